@@ -1,0 +1,3 @@
+from offload.cli import main
+
+main()

@@ -1,0 +1,54 @@
+"""The mlir-offload command line. Each command lives in the module that owns its job; heavy modules
+(mlir, llvmlite) are imported inside the commands that need them, never here."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from offload import __version__
+from offload.errors import OffloadError
+
+# Modules that each export COMMANDS: a list of click commands.
+COMMAND_MODULES = (
+    "offload.cmd_packager",  # package, inspect, extract
+    "offload.cmd_device",  # device
+    "offload.cmd_host",  # compile, link, verify
+    "offload.cmd_ship",  # ship, config, doctor
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mlir-offload")
+def cli() -> None:
+    """Turn MLIR GPU-dialect programs into clang-compatible offload bundles."""
+
+
+for _name in COMMAND_MODULES:
+    for _command in getattr(importlib.import_module(_name), "COMMANDS", ()):
+        cli.add_command(_command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: compiler-style one-line errors; exit 1 for errors, 2 for usage errors."""
+    try:
+        # Commands return None; ctx.exit(N) (e.g. from --help or a failed check) comes back as N.
+        status = cli.main(args=argv, prog_name="mlir-offload", standalone_mode=False)
+    except OffloadError as e:
+        click.echo(e.render(), err=True)
+        sys.exit(1)
+    except click.UsageError as e:
+        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
+        click.echo(f"mlir-offload: error: {e.format_message()}{hint}", err=True)
+        sys.exit(2)
+    except click.Abort:
+        click.echo("mlir-offload: error: aborted", err=True)
+        sys.exit(1)
+    except click.ClickException as e:
+        click.echo(f"mlir-offload: error: {e.format_message()}", err=True)
+        sys.exit(e.exit_code)
+    except BrokenPipeError:
+        sys.exit(1)
+    sys.exit(status if isinstance(status, int) else 0)

@@ -1,0 +1,21 @@
+from conftest import run_cli
+
+
+def test_unknown_command_is_a_one_line_usage_error():
+    r = run_cli("no-such-command")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("mlir-offload: error: ")
+
+
+def test_help_lists_commands_and_exits_zero():
+    r = run_cli("--help")
+    assert r.returncode == 0
+    assert "Usage:" in r.stdout
+
+
+def test_heavy_modules_are_not_imported_for_help():
+    import subprocess, sys
+    code = "import sys; from offload.cli import cli; print(sorted(m for m in ('mlir','llvmlite') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
