@@ -15,7 +15,8 @@ from offload.errors import OffloadError
 COMMAND_MODULES = (
     "offload.cmd_packager",  # package, inspect, extract
     "offload.cmd_device",  # device
-    "offload.cmd_host",  # compile, link, verify
+    "offload.cmd_host",  # compile, link
+    "offload.cmd_verify",  # verify
     "offload.cmd_ship",  # ship, config, doctor
 )
 

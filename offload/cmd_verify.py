@@ -1,0 +1,3 @@
+"""Commands of this module (filled in by its issue)."""
+
+COMMANDS: list = []
