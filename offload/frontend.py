@@ -1,0 +1,108 @@
+"""Reading an MLIR GPU program: parse text or bytecode, turn MLIR diagnostics into OffloadError, and
+outline `gpu.launch` bodies into gpu.module/gpu.func kernels. Shared by the device and host steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from offload.errors import Location, OffloadError
+from offload.fsutil import read_input
+
+
+@dataclass
+class Program:
+    """A parsed, outlined MLIR program. `module` carries `gpu.container_module`; its gpu.modules are
+    the device code and the rest is host code. The context owns every object reachable from it."""
+
+    path: str
+    context: Any  # mlir.ir.Context
+    module: Any  # mlir.ir.Module
+    # Diagnostics the context reported outside any failing call (warnings, remarks), in order.
+    diagnostics: list[str] = field(default_factory=list)
+
+    def gpu_modules(self) -> list:
+        """The `gpu.module` operations at the top level, in source order."""
+        return [op for op in self.module.body.operations if op.operation.name == "gpu.module"]
+
+    def require_gpu_modules(self) -> list:
+        """The gpu.modules, or an error when the program has no device code at all."""
+        modules = self.gpu_modules()
+        if not modules:
+            raise OffloadError("no gpu.module or gpu.launch in the input: nothing to compile for the device",
+                               location_of(self.module.operation.location, self.path))
+        return modules
+
+
+def load_program(path: str) -> Program:
+    """Parse `path` (MLIR text or bytecode) and outline its gpu.launch bodies (gpu-kernel-outlining)."""
+    import mlir.ir as ir
+    import mlir.passmanager as passmanager
+
+    read_input(path)  # a missing or unreadable file becomes a plain one-line error first
+    context = ir.Context()
+    diagnostics: list[str] = []
+
+    def keep_quiet(diagnostic) -> bool:
+        # Errors also arrive in the MLIRError that fails the call; keep the rest for the caller.
+        diagnostics.append(str(diagnostic))
+        return True
+
+    context.attach_diagnostic_handler(keep_quiet)
+    with context:
+        module = run_mlir(lambda: ir.Module.parseFile(str(path), context), path)
+        outline = passmanager.PassManager.parse("builtin.module(gpu-kernel-outlining)", context)
+        run_mlir(lambda: outline.run(module.operation), path)
+    return Program(path=str(path), context=context, module=module, diagnostics=diagnostics)
+
+
+def run_mlir(action, path: str, what: str = ""):
+    """Run an MLIR call; its failure becomes one OffloadError at the first error's location."""
+    import mlir.ir as ir
+
+    try:
+        return action()
+    except ir.MLIRError as e:
+        raise mlir_error(e, path, what) from None
+
+
+def mlir_error(error, path: str, what: str = "") -> OffloadError:
+    """The first error diagnostic of an MLIRError as an OffloadError with its file:line:col."""
+    diagnostics = list(getattr(error, "error_diagnostics", []) or [])
+    prefix = f"{what}: " if what else ""
+    if not diagnostics:
+        text = str(error).split("\n")
+        return OffloadError(prefix + " ".join(part.strip() for part in text if part.strip()), Location(path))
+    first = diagnostics[0]
+    message = first.message
+    for note in first.notes:
+        message += f" (note: {note.message})"
+    return OffloadError(prefix + message, location_of(first.location, path))
+
+
+def location_of(location, path: str) -> Location:
+    """The first file:line:col inside an MLIR location (fused, call-site and named ones included)."""
+    found = _file_location(location)
+    if found is None:
+        return Location(path)
+    filename, line, col = found
+    # A module parsed from a buffer calls its file "-": name the input instead.
+    return Location(path if filename in ("-", "") else filename, line, col)
+
+
+def _file_location(location):
+    try:
+        if location.is_a_file():
+            return location.filename, location.start_line, location.start_col
+        if location.is_a_fused():
+            for inner in location.locations:
+                found = _file_location(inner)
+                if found is not None:
+                    return found
+        if location.is_a_callsite():
+            return _file_location(location.callee) or _file_location(location.caller)
+        if location.is_a_name():
+            return _file_location(location.child_loc)
+    except (AttributeError, ValueError):
+        return None
+    return None
