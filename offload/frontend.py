@@ -41,6 +41,9 @@ def load_program(path: str) -> Program:
 
     read_input(path)  # a missing or unreadable file becomes a plain one-line error first
     context = ir.Context()
+    # A Python diagnostic handler called from a pass-manager worker thread aborts the process
+    # (nanobind: GIL not held); single-threaded passes also keep the output order deterministic.
+    context.enable_multithreading(False)
     diagnostics: list[str] = []
 
     def keep_quiet(diagnostic) -> bool:
