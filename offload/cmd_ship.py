@@ -1,3 +1,150 @@
-"""Commands of this module (filled in by its issue)."""
+"""Commands `ship` (an archive a target machine builds with clang and make alone), `config` (project
+settings, link flags) and `doctor` (can this machine link a bundle?)."""
 
-COMMANDS: list = []
+from __future__ import annotations
+
+import os
+
+import click
+
+from offload.errors import OffloadError
+
+
+# ---- config --------------------------------------------------------------------------------------
+
+def _setting_options(function):
+    """One option per mlir-offload.toml key (the keys are flag names), all defaulting to None."""
+    from offload.config import KEYS, _bool
+
+    for spec in reversed(KEYS):
+        if spec.check is _bool:
+            option = click.option(f"--{spec.name}/--no-{spec.name}", default=None, help=spec.help)
+        elif spec.name == "link-bitcode":
+            option = click.option(f"--{spec.name}", multiple=True, default=(), help=spec.help)
+        elif spec.name in ("opt-level", "target-clang"):
+            option = click.option(f"--{spec.name}", type=int, default=None, help=spec.help)
+        else:
+            option = click.option(f"--{spec.name}", default=None, help=spec.help)
+        function = option(function)
+    return function
+
+
+@click.group(invoke_without_command=True)
+@click.option("--cflags", is_flag=True, help="flags clang needs to compile CUDA/HIP sources for the bundle's link")
+@click.option("--ldflags", is_flag=True, help="flags clang needs to link a bundle (like llvm-config --ldflags)")
+@click.option("--offload-kind", type=click.Choice(["cuda", "hip"]), default=None,
+              help="runtime of the link (default: from offload-arch, else cuda)")
+@click.pass_context
+def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | None) -> None:
+    """Project settings (mlir-offload.toml) and the flags a target link needs."""
+    if ctx.invoked_subcommand is not None:
+        if cflags or ldflags:
+            raise click.UsageError("--cflags/--ldflags do not combine with a subcommand")
+        return
+    if not (cflags or ldflags):
+        click.echo(ctx.get_help())
+        return
+    from offload import config as project
+
+    try:
+        from offload.linking import link_flags
+    except ImportError:
+        raise OffloadError("--cflags/--ldflags: offload/linking.py (the link command) is not in this build yet") from None
+
+    settings = project.resolve({}, None)
+    kind = offload_kind or _offload_kind_of(settings["offload-arch"].value)
+    cflag_list, ldflag_list = link_flags(kind, settings["cuda-path"].value, settings["rocm-path"].value,
+                                         settings["target-clang"].value)
+    words = (cflag_list if cflags else []) + (ldflag_list if ldflags else [])
+    click.echo(" ".join(_shell_word(w) for w in words))
+
+
+def _offload_kind_of(archs: str | None) -> str:
+    if archs and all(a.strip().startswith("gfx") for a in archs.split(",")):
+        return "hip"
+    return "cuda"
+
+
+def _shell_word(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word)
+
+
+@config.command("show")
+@click.argument("input", required=False, type=click.Path(dir_okay=True))
+@_setting_options
+def config_show(input: str | None, **flags) -> None:
+    """Print every effective setting and where it came from (flag, file:line, default).
+
+    INPUT (a file or folder, default: the current folder) is where the search for mlir-offload.toml
+    starts; it walks up to the root. The output is itself a valid mlir-offload.toml."""
+    from offload import config as project
+
+    start = input if input is not None else os.getcwd()
+    found = project.find_config(start)
+    loaded = project.load_config(found) if found else None
+    settings = project.resolve(flags, start, loaded)
+    click.echo(f"# configuration file: {found if found else 'none (searched from ' + str(start) + ' up)'}")
+    rows = []
+    for key, setting in settings.items():
+        value = project.render_toml_value(setting.value)
+        text = f"{key} = {value}" if value else f"# {key} = (unset)"
+        rows.append((text, setting.origin))
+    width = max(len(t) for t, _ in rows)
+    for text, origin in rows:
+        click.echo(f"{text.ljust(width)}  # {origin}")
+
+
+# ---- doctor --------------------------------------------------------------------------------------
+
+@click.command()
+@click.option("--bundle", "bundle", type=click.Path(), default=None,
+              help="a shipped archive (.tar.gz) or an unpacked one (its folder or manifest.json)")
+@click.option("--clang", "clangs", multiple=True, help="a clang to consider besides those found")
+@click.option("--cuda-path", default=None, help="CUDA toolkit to use (default: found)")
+@click.option("--rocm-path", default=None, help="ROCm install to use (default: found)")
+@click.pass_context
+def doctor(ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda_path: str | None,
+           rocm_path: str | None) -> None:
+    """What this machine has for linking bundles; with --bundle, whether it can link that one.
+
+    Exits 1 when no clang here can link the bundle (or, without --bundle, when there is no usable clang)."""
+    from offload import doctor as doc
+
+    found = doc.find_clangs(list(clangs))
+    cuda = doc.find_cuda(cuda_path)
+    rocm = doc.find_rocm(rocm_path)
+    for line in doc.report_machine(found, cuda, rocm):
+        click.echo(line)
+    if bundle is None:
+        if not any(c.linker_wrapper for c in found):
+            click.echo("no clang with clang-linker-wrapper: this machine cannot link bundles "
+                       "(fix: install clang-22 and clang-tools-22)")
+            ctx.exit(1)
+        return
+    from offload.ship import read_bundle_needs
+
+    needs, wrapper_shipped = read_bundle_needs(bundle)
+    click.echo(f"bundle {needs.name}: entry profile clang {needs.entry_profile}, producer LLVM "
+               f"{needs.producer_llvm}, {', '.join(needs.offload_kinds)} {', '.join(needs.archs)}, "
+               f"device images {needs.device_image}, host {needs.host_format}")
+    candidates = [c for c in (clangs and [doc.describe_clang(c) for c in clangs] or found) if c] or [None]
+    usable = None
+    for clang in candidates:
+        findings = doc.bundle_findings(needs, clang, cuda, rocm, wrapper_shipped)
+        blocking = [f for f in findings if f.blocking]
+        name = f"clang {clang.version} ({clang.path})" if clang else "clang"
+        click.echo(f"{name}: {'can link it' if not blocking else 'cannot link it'}")
+        for f in findings:
+            click.echo(f"  {'problem' if f.blocking else 'note'}: {f.problem}")
+            click.echo(f"    fix: {f.fix}")
+        if not blocking and usable is None:
+            usable = clang
+    if usable is None:
+        click.echo(f"this machine cannot link {needs.name}")
+        ctx.exit(1)
+    click.echo(f"this machine can link {needs.name}: make CLANG={usable.path}")
+
+
+COMMANDS = [config, doctor]

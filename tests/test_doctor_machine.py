@@ -1,0 +1,30 @@
+"""`mlir-offload doctor` finds the real toolchains of this machine and says when it cannot link."""
+
+from __future__ import annotations
+
+from conftest import find_tool, require_tool, run_cli
+
+
+def test_doctor_lists_clangs_and_cuda(clang22, clang19):
+    result = run_cli("doctor")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "clang 22." in out and "clang 19." in out
+    assert "clang-linker-wrapper" in out
+    if find_tool("ptxas"):
+        assert "ptxas ok" in out and "nvlink ok" in out and "libcudart ok" in out
+
+
+def test_doctor_reports_cuda_version(clang22):
+    require_tool("ptxas")
+    result = run_cli("doctor", "--cuda-path", "/usr/local/cuda")
+    assert result.returncode == 0
+    cuda_line = next(l for l in result.stdout.splitlines() if l.startswith("CUDA"))
+    version = cuda_line.split()[1]
+    assert version[0].isdigit() and "." in version
+
+
+def test_doctor_bad_cuda_path_says_not_found(clang22, tmp_path):
+    result = run_cli("doctor", "--cuda-path", str(tmp_path))
+    assert result.returncode == 0
+    assert "CUDA: not found" in result.stdout
