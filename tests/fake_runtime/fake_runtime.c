@@ -528,6 +528,29 @@ EXPORT void REG(RegisterManagedVar)(void *handle, void **host_var_ptr, void *ini
     log_end();
 }
 
+EXPORT void REG(RegisterSurface)(void **handle, const void *host_var, const void **device_address,
+                                 const char *device_name, int dim, int ext) {
+    (void)host_var; (void)device_address;
+    log_begin(__func__);
+    log_int("handle", handle ? ((struct registration *)handle)->id : 0);
+    log_str("name", device_name);
+    log_int("dim", dim);
+    log_int("extern", ext);
+    log_end();
+}
+
+EXPORT void REG(RegisterTexture)(void **handle, const void *host_var, const void **device_address,
+                                 const char *device_name, int dim, int norm, int ext) {
+    (void)host_var; (void)device_address;
+    log_begin(__func__);
+    log_int("handle", handle ? ((struct registration *)handle)->id : 0);
+    log_str("name", device_name);
+    log_int("dim", dim);
+    log_int("normalized", norm);
+    log_int("extern", ext);
+    log_end();
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Launch. */
 static struct { dim3 grid, block; size_t shmem; void *stream; int valid; } call_config[64];
