@@ -59,7 +59,11 @@ def device_options(command):
 def device_settings(**kwargs):
     """The device options of a command (None = not given) -> (list[Target], DeviceOptions)."""
     from offload.serialize import DeviceOptions, parse_offload_arch
+    from offload.config import fill_unset
 
+    # mlir-offload.toml, found by walking up from the command's input, fills what the flags did not give.
+    context = click.get_current_context(silent=True)
+    kwargs = fill_unset(kwargs, (context.params.get("input_path") if context else None) or None)
     given = {name: kwargs.get(name) for name in OPTION_NAMES}
     arch = given.pop("offload_arch")
     if isinstance(arch, (list, tuple)):

@@ -1,0 +1,47 @@
+# mlir-offload.mk: build offload bundles from MLIR in a (GNU) Makefile, and link them with clang.
+#
+#   OFFLOAD_ARCH = sm_80,sm_90             # empty: mlir-offload.toml beside the sources, else the default
+#   OFFLOAD_BUNDLES = a.offload.bc b.offload.bc
+#   include $(shell mlir-offload config --mk)
+#   app: main.o $(OFFLOAD_BUNDLES)
+#   	$(OFFLOAD_LINK) -o $@ $^ $(LDLIBS)
+#
+# Variables (set them before or after the include, or on the make command line):
+#   MLIR_OFFLOAD        the mlir-offload command                   (default: mlir-offload)
+#   OFFLOAD_ARCH        --offload-arch of every compile            (default: empty, see above)
+#   MLIR_OFFLOAD_FLAGS  more compile flags: -O2, --portable, --link-bitcode=lib.bc, --target-clang=19
+#   OFFLOAD_CLANG       the clang that links                       (default: clang)
+#   OFFLOAD_LDFLAGS     what that link needs                       (default: mlir-offload config --ldflags)
+#   OFFLOAD_CUFLAGS     what clang needs to compile .cu for it     (default: mlir-offload config --cflags)
+#
+# Each compile also writes %.offload.d (-MD -MF): the bundle depends on its .mlir input, the bitcode
+# libraries it links and the mlir-offload.toml it used, so editing any of them rebuilds it. Every
+# output is written whole or not at all (temporary file + rename), so `make -j` is safe.
+
+MLIR_OFFLOAD ?= mlir-offload
+OFFLOAD_ARCH ?=
+MLIR_OFFLOAD_FLAGS ?=
+OFFLOAD_CLANG ?= clang
+
+# Asked once per make run, and only when used.
+OFFLOAD_LDFLAGS ?= $(eval OFFLOAD_LDFLAGS := $(shell $(MLIR_OFFLOAD) config --ldflags))$(OFFLOAD_LDFLAGS)
+OFFLOAD_CUFLAGS ?= $(eval OFFLOAD_CUFLAGS := $(shell $(MLIR_OFFLOAD) config --cflags))$(OFFLOAD_CUFLAGS)
+
+OFFLOAD_COMPILE = $(MLIR_OFFLOAD) compile $(if $(strip $(OFFLOAD_ARCH)),--offload-arch=$(strip $(OFFLOAD_ARCH))) \
+                  $(MLIR_OFFLOAD_FLAGS)
+OFFLOAD_LINK = $(OFFLOAD_CLANG) $(OFFLOAD_LDFLAGS) $(LDFLAGS)
+
+%.offload.bc: %.mlir
+	$(OFFLOAD_COMPILE) $< -o $@ -MD -MF $(@:.bc=.d)
+
+# Portable bundles (--portable / --host-format=obj) are ELF objects.
+%.offload.o: %.mlir
+	$(OFFLOAD_COMPILE) --host-format=obj $< -o $@ -MD -MF $(@:.o=.d)
+
+# CUDA sources that join the same device link (-fgpu-rdc: device LTO with the bundles).
+%.cu.o: %.cu
+	$(OFFLOAD_CLANG) -x cuda -fgpu-rdc --offload-new-driver $(OFFLOAD_CUFLAGS) \
+	  $(foreach a,$(subst $(,), ,$(OFFLOAD_ARCH)),--offload-arch=$(a)) $(CUFLAGS) -c $< -o $@
+
+, := ,
+-include $(sort $(wildcard *.offload.d) $(OFFLOAD_BUNDLES:.offload.bc=.offload.d) $(OFFLOAD_BUNDLES:.offload.o=.offload.d))
