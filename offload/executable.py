@@ -258,11 +258,13 @@ class OffloadEntry:
 @dataclass
 class EntrySection:
     name: str
-    profile_major: int
+    profile_major: int  # the target clang whose layout this section has
     entries: list[OffloadEntry]
-    # Whether the executable's registration code iterates this section (__start_/__stop_ symbols
-    # defined); None when the symbol table was stripped and that cannot be told.
+    # Whether the executable's registration code iterates this section: the linker wrapper's code
+    # walks __start_<name>..__stop_<name>, so both symbols exist exactly when it does (even for an
+    # empty or absent section). None when the symbol table was stripped and that cannot be told.
     registered: bool | None
+    range_bytes: int | None  # __stop_ - __start_ when registered
 
 
 _FIELD_FORMATS = {"i16": "H", "i32": "I", "i64": "Q", "ptr": "Q"}
@@ -280,37 +282,44 @@ def _entry_section_layouts() -> dict[str, tuple[int, dict]]:
     return layouts
 
 
-def read_entry_sections(elf: ElfFile) -> list[EntrySection]:
+def _parse_entries(elf: ElfFile, section: Section, layout: dict) -> list[OffloadEntry]:
+    names = [f.split(":")[0] for f in layout["fields"]]
+    types = [f.split(":")[1] for f in layout["fields"]]
+    fmt = "<" + "".join(_FIELD_FORMATS[t] for t in types)
+    stride = layout["struct_size"]
+    raw = elf.section_data(section)
     relocations = None
+    entries = []
+    for start in range(0, len(raw) - stride + 1, stride):
+        values = dict(zip(names, struct.unpack_from(fmt, raw, start)))
+        for index, (name, type_) in enumerate(zip(names, types)):
+            # A linker that leaves pointer fields to dynamic relocations (PIE) stores them as addends.
+            if type_ == "ptr" and values[name] == 0:
+                if relocations is None:
+                    relocations = elf.relative_relocations()
+                values[name] = relocations.get(section.address + start + struct.calcsize(fmt[:1 + index]), 0)
+        symbol_name = elf.read_c_string(values["name"]) if values["name"] else None
+        entries.append(OffloadEntry(section.name, symbol_name or "", values["address"], values["size"],
+                                    values["flags"], values.get("kind")))
+    return entries
+
+
+def read_entry_sections(elf: ElfFile) -> list[EntrySection]:
     found = []
     for section_name, (major, layout) in sorted(_entry_section_layouts().items()):
         section = elf.section(section_name)
-        if section is None:
+        start = elf.symbol(f"__start_{section_name}")
+        stop = elf.symbol(f"__stop_{section_name}")
+        if section is None and start is None and stop is None:
             continue
-        names = [f.split(":")[0] for f in layout["fields"]]
-        fmt = "<" + "".join(_FIELD_FORMATS[f.split(":")[1]] for f in layout["fields"])
-        pointer_fields = {n for n, f in zip(names, layout["fields"]) if f.endswith(":ptr")}
-        stride = layout["struct_size"]
-        raw = elf.section_data(section)
-        entries = []
-        for start in range(0, len(raw) - stride + 1, stride):
-            values = dict(zip(names, struct.unpack_from(fmt, raw, start)))
-            for pointer in pointer_fields:
-                if values[pointer] == 0:
-                    if relocations is None:
-                        relocations = elf.relative_relocations()
-                    offset = list(names).index(pointer)
-                    field_offset = struct.calcsize(fmt[: 1 + offset])
-                    values[pointer] = relocations.get(section.address + start + field_offset, 0)
-            name = elf.read_c_string(values["name"]) if values["name"] else None
-            entries.append(OffloadEntry(section_name, name or "", values["address"], values["size"],
-                                        values["flags"], values.get("kind")))
-        if elf.symbols:
-            registered = (elf.symbol(f"__start_{section_name}") is not None
-                          and elf.symbol(f"__stop_{section_name}") is not None)
+        entries = _parse_entries(elf, section, layout) if section is not None else []
+        if not elf.symbols:
+            registered, range_bytes = None, None
+        elif start is not None and stop is not None:
+            registered, range_bytes = True, stop.value - start.value
         else:
-            registered = None
-        found.append(EntrySection(section_name, major, entries, registered))
+            registered, range_bytes = False, None
+        found.append(EntrySection(section_name, major, entries, registered, range_bytes))
     return found
 
 

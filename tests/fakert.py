@@ -160,6 +160,74 @@ def run_executable(exe: str | os.PathLike, runtime: str = "cuda", env: dict | No
     return Result(proc.returncode, proc.stdout, proc.stderr, events)
 
 
+CUDA_PATH = "/usr/local/cuda"
+LIBDEVICE = f"{CUDA_PATH}/nvvm/libdevice/libdevice.10.bc"
+
+
+def fatbinary_wrapper_dir() -> str:
+    """toolchain/scripts: holds the fatbinary wrapper clang <= 19 needs with CUDA 13 (DESIGN.md §5)."""
+    from importlib import resources
+
+    return str(resources.files("offload.toolchain_data").joinpath("scripts"))
+
+
+def _run_tool(cmd: list[str], env: dict | None = None) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
+
+
+def clang_cuda_link(clang: str, major: int, inputs: list[str], output: str | os.PathLike,
+                    extra: list[str] = ()) -> None:
+    """The working link of a host object/bundle with embedded CUDA images:
+    clang --offload-new-driver IN -L/usr/local/cuda/lib64 -lcudart -Wno-unknown-cuda-version -o OUT,
+    with toolchain/scripts first on PATH for clang <= 19."""
+    env = dict(os.environ)
+    if major <= 19:
+        env["PATH"] = fatbinary_wrapper_dir() + os.pathsep + env["PATH"]
+    _run_tool([clang, "--offload-new-driver", *map(str, inputs), f"-L{CUDA_PATH}/lib64", "-lcudart",
+               "-Wno-unknown-cuda-version", *extra, "-o", str(output)], env=env)
+
+
+def build_reference_cuda_app(tmp: str | os.PathLike, major: int, host_ll: str | os.PathLike,
+                             device_ll: list[tuple[str | os.PathLike, str]]) -> Path:
+    """Hand-written modules -> executable, as clang does it: each (device .ll, arch) -> bitcode with
+    libdevice linked (only needed, internalized) -> one OffloadBinary -> embedded in the host object
+    (-fembed-offload-object) -> clang_cuda_link. Tools of LLVM `major` throughout."""
+    tmp = Path(tmp)
+    llvm_as = require_tool(f"llvm-as-{major}", major)
+    llvm_link = require_tool(f"llvm-link-{major}", major)
+    packager = (require_tool("llvm-offload-binary-22", 22) if major >= 22
+                else require_tool(f"clang-offload-packager-{major}", major))
+    clang = require_tool(f"clang-{major}", major)
+    images = []
+    for index, (device, arch) in enumerate(device_ll):
+        device_bc, linked_bc = tmp / f"device{index}.bc", tmp / f"device{index}.linked.bc"
+        _run_tool([llvm_as, str(device), "-o", str(device_bc)])
+        _run_tool([llvm_link, str(device_bc), "--only-needed", "--internalize", LIBDEVICE, "-o", str(linked_bc)])
+        images.append(f"--image=file={linked_bc},triple=nvptx64-nvidia-cuda,arch={arch},kind=cuda")
+    blob, host_o, app = tmp / "device.offload", tmp / "host.o", tmp / "app"
+    _run_tool([packager, "-o", str(blob), *images])
+    _run_tool([clang, "-c", str(host_ll), "-Xclang", f"-fembed-offload-object={blob}", "-o", str(host_o)])
+    clang_cuda_link(clang, major, [str(host_o)], app)
+    return app
+
+
+def build_reference_hip_app(tmp: str | os.PathLike, hip_lib_dir: str | os.PathLike) -> Path:
+    """tests/fake_runtime/hip_*.ll -> gfx90a executable linked by clang 22 against the fake libamdhip64:
+    clang-22 --offload-new-driver host.o -L<fake> -lamdhip64 -o app (no --rocm-path needed)."""
+    tmp = Path(tmp)
+    llvm_as = require_tool("llvm-as-22", 22)
+    packager = require_tool("llvm-offload-binary-22", 22)
+    clang = require_tool("clang-22", 22)
+    device_bc, blob, host_o, app = tmp / "device.bc", tmp / "device.offload", tmp / "host.o", tmp / "app"
+    _run_tool([llvm_as, str(FAKE_RUNTIME_SOURCES / "hip_device.ll"), "-o", str(device_bc)])
+    _run_tool([packager, "-o", str(blob), f"--image=file={device_bc},triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip"])
+    _run_tool([clang, "-c", str(FAKE_RUNTIME_SOURCES / "hip_host_clang22.ll"), "-Xclang",
+               f"-fembed-offload-object={blob}", "-o", str(host_o)])
+    _run_tool([clang, "--offload-new-driver", str(host_o), f"-L{hip_lib_dir}", "-lamdhip64", "-o", str(app)])
+    return app
+
+
 def fatbin_cubins(exe_path: str | os.PathLike) -> dict[str, set[str]]:
     """{arch: kernel symbol names} of the device images linked into the executable."""
     from offload.executable import fatbin_cubins as read_cubins

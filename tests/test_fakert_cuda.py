@@ -4,59 +4,23 @@ against the fake runtime. These are also the working link command lines the `lin
 
 from __future__ import annotations
 
-import os
-import subprocess
-from importlib import resources
 from pathlib import Path
 
 import pytest
 
-from conftest import SHARED_REFERENCE, require_tool
-from fakert import arg_f32, arg_i32, arg_ptr, fake_cuda, fatbin_cubins, ptr_value  # noqa: F401
-
-CUDA_PATH = "/usr/local/cuda"
-LIBDEVICE = f"{CUDA_PATH}/nvvm/libdevice/libdevice.10.bc"
-FATBINARY_WRAPPER_DIR = str(resources.files("offload.toolchain_data").joinpath("scripts"))
-
-
-def run(cmd: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
-    return proc
-
-
-def build_reference_app(tmp: Path, major: int, host_ll: str) -> Path:
-    """Device module -> bitcode with libdevice linked (only needed, internalized) -> OffloadBinary ->
-    embedded in the host object as clang's -fembed-offload-object does -> linked by clang."""
-    llvm_as = require_tool(f"llvm-as-{major}", major)
-    llvm_link = require_tool(f"llvm-link-{major}", major)
-    packager = require_tool("llvm-offload-binary-22" if major >= 22 else f"clang-offload-packager-{major}", major)
-    clang = require_tool(f"clang-{major}", major)
-    device_bc, linked_bc, blob = tmp / "device.bc", tmp / "device.linked.bc", tmp / "device.offload"
-    host_o, app = tmp / "host.o", tmp / "app"
-    run([llvm_as, str(SHARED_REFERENCE / "handwritten_device.ll"), "-o", str(device_bc)])
-    run([llvm_link, str(device_bc), "--only-needed", "--internalize", LIBDEVICE, "-o", str(linked_bc)])
-    run([packager, "-o", str(blob),
-         f"--image=file={linked_bc},triple=nvptx64-nvidia-cuda,arch=sm_80,kind=cuda"])
-    run([clang, "-c", str(SHARED_REFERENCE / host_ll), "-Xclang", f"-fembed-offload-object={blob}",
-         "-o", str(host_o)])
-    env = dict(os.environ)
-    if major <= 19:
-        # clang 19's linker wrapper speaks a fatbinary option CUDA 13 dropped (DESIGN.md §5).
-        env["PATH"] = FATBINARY_WRAPPER_DIR + os.pathsep + env["PATH"]
-    run([clang, "--offload-new-driver", str(host_o), f"-L{CUDA_PATH}/lib64", "-lcudart",
-         "-Wno-unknown-cuda-version", "-o", str(app)], env=env)
-    return app
-
+from conftest import SHARED_REFERENCE
+from fakert import arg_f32, arg_i32, arg_ptr, build_reference_cuda_app, fake_cuda, fatbin_cubins, ptr_value  # noqa: F401
 
 @pytest.fixture(scope="module")
 def app22(tmp_path_factory) -> Path:
-    return build_reference_app(tmp_path_factory.mktemp("ref22"), 22, "handwritten_host_clang22.ll")
+    return build_reference_cuda_app(tmp_path_factory.mktemp("ref22"), 22, SHARED_REFERENCE / "handwritten_host_clang22.ll",
+                                    [(SHARED_REFERENCE / "handwritten_device.ll", "sm_80")])
 
 
 @pytest.fixture(scope="module")
 def app19(tmp_path_factory) -> Path:
-    return build_reference_app(tmp_path_factory.mktemp("ref19"), 19, "handwritten_host_clang19.ll")
+    return build_reference_cuda_app(tmp_path_factory.mktemp("ref19"), 19, SHARED_REFERENCE / "handwritten_host_clang19.ll",
+                                    [(SHARED_REFERENCE / "handwritten_device.ll", "sm_80")])
 
 
 def assert_reference_run(result) -> None:

@@ -4,33 +4,16 @@ libamdhip64 provides -lamdhip64), then run against the fake."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import require_tool
-from fakert import FAKE_RUNTIME_SOURCES, arg_f64, arg_i32, arg_ptr, fake_hip, fatbin_cubins, ptr_value  # noqa: F401
-
-
-def run(cmd: list[str]) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
+from fakert import arg_f64, arg_i32, arg_ptr, build_reference_hip_app, fake_hip, fatbin_cubins, ptr_value  # noqa: F401
 
 
 @pytest.fixture(scope="module")
 def hip_app(tmp_path_factory, fake_hip) -> Path:
-    tmp = tmp_path_factory.mktemp("hip22")
-    llvm_as = require_tool("llvm-as-22", 22)
-    packager = require_tool("llvm-offload-binary-22", 22)
-    clang = require_tool("clang-22", 22)
-    device_bc, blob, host_o, app = tmp / "device.bc", tmp / "device.offload", tmp / "host.o", tmp / "app"
-    run([llvm_as, str(FAKE_RUNTIME_SOURCES / "hip_device.ll"), "-o", str(device_bc)])
-    run([packager, "-o", str(blob), f"--image=file={device_bc},triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip"])
-    run([clang, "-c", str(FAKE_RUNTIME_SOURCES / "hip_host_clang22.ll"), "-Xclang",
-         f"-fembed-offload-object={blob}", "-o", str(host_o)])
-    run([clang, "--offload-new-driver", str(host_o), *fake_hip.link_flags, "-o", str(app)])
-    return app
+    return build_reference_hip_app(tmp_path_factory.mktemp("hip22"), fake_hip.lib_dir)
 
 
 def test_hip_app_registers_and_launches(hip_app, fake_hip):
