@@ -27,8 +27,19 @@ def compile_command(input_path: str, output: str, textual: bool, target_clang: s
 
     load_profile(target_clang)  # an unknown --target-clang fails before any work
     targets, options = device_settings(**device_kwargs)
+    check_output_name(output, target_clang, textual)
     data = compile_bundle(input_path, targets, options, target_clang, emit="ll" if textual else "bc")
     atomic_write(output, data)
+
+
+def check_output_name(output: str, target_clang, textual: bool) -> None:
+    """A bundle for a clang that cannot read our bitcode is an ELF object: clang picks an input's language
+    from its suffix, so such a bundle named .bc would be misread at link time."""
+    from offload.pipeline import plan_host_format
+
+    if not textual and plan_host_format(target_clang) == "obj" and output.endswith((".bc", ".ll")):
+        raise OffloadError(f"a bundle for clang {target_clang} is an ELF object (that clang cannot read LLVM "
+                           f"bitcode this new): name the output .o, not '{output}'")
 
 
 @click.command("link", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True})

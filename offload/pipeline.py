@@ -36,6 +36,14 @@ def producer_llvm_version() -> str:
     return ".".join(str(part) for part in llvm.llvm_version_info)
 
 
+def plan_host_format(target_clang) -> str:
+    """"bc" when the target clang reads our LLVM's bitcode, else "obj" (profile data decides)."""
+    from offload.profiles import load_profile
+
+    readable = int(producer_llvm_version().split(".")[0]) <= load_profile(target_clang).bitcode_reads_llvm_up_to
+    return "bc" if readable else "obj"
+
+
 def plan_bundle(targets, target_clang: int | str | None) -> BundlePlan:
     """The profile, and whether the target clang can read our LLVM's bitcode (profile data decides)."""
     from offload.profiles import load_profile

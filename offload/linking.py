@@ -1,0 +1,161 @@
+"""`mlir-offload link`: find the target clang and the vendor toolkit, check that the bundle fits that clang,
+and run `clang --offload-new-driver BUNDLE ... -l<runtime> -o APP`.
+
+A bundle whose offload entries follow another clang's layout links without error into an executable that
+registers no kernel (DESIGN.md §5), and LLVM bitcode newer than the clang cannot be read: both are refused
+here with the reason and the fix. The data that decides is the profiles' (toolchain/profiles/)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass, field
+
+from offload.errors import OffloadError
+
+# What each offload kind links (flags beside the toolkit path).
+RUNTIME_LINK = {
+    "cuda": {"library": "cudart", "library_dirs": ("lib64", "lib"), "path_flag": "--cuda-path",
+             "quiet": ("-Wno-unknown-cuda-version",)},
+    "hip": {"library": "amdhip64", "library_dirs": ("lib",), "path_flag": "--rocm-path", "quiet": ()},
+}
+
+
+@dataclass
+class LinkPlan:
+    clang: object  # offload.doctor.Clang
+    command: list[str]
+    env_path_prepend: list[str] = field(default_factory=list)
+
+    def printable(self) -> str:
+        prefix = f"PATH={shlex.quote(os.pathsep.join(self.env_path_prepend))}:$PATH " if self.env_path_prepend else ""
+        return prefix + " ".join(shlex.quote(part) for part in self.command)
+
+
+def find_target_clang(explicit: str | None, profile_major: int):
+    """--clang PATH, else clang-N of the bundle's profile, else /usr/lib/llvm-N/bin/clang, else clang."""
+    from offload.doctor import describe_clang
+
+    if explicit:
+        clang = describe_clang(explicit)
+        if clang is None:
+            raise OffloadError(f"--clang {explicit}: not found or not a clang")
+        return clang
+    for candidate in (f"clang-{profile_major}", f"/usr/lib/llvm-{profile_major}/bin/clang", "clang"):
+        clang = describe_clang(candidate)
+        if clang is not None:
+            return clang
+    raise OffloadError(f"no clang found: install clang-{profile_major} and clang-tools-{profile_major}, "
+                       "or pass --clang PATH")
+
+
+def compatibility_problem(record, images, clang) -> str | None:
+    """Why `clang` cannot link this bundle correctly (reason and fix), or None."""
+    from offload.packager import ImageKind
+    from offload.profiles import available_profiles, load_profile
+
+    bundle_profile = load_profile(record.profile)
+    layout = bundle_profile.entries.get("layout", "?")
+    if clang.major not in available_profiles():
+        known = ", ".join(map(str, available_profiles()))
+        return (f"{clang.path} is clang {clang.version}, for which mlir-offload has no profile (profiles: {known}); "
+                f"the bundle was made for clang {record.profile} ({layout} entries): pass --clang clang-{record.profile}")
+    clang_profile = load_profile(clang.major)
+    same_layout = (clang_profile.entries == bundle_profile.entries
+                   and clang_profile.offload_kind == bundle_profile.offload_kind)
+    if not same_layout:
+        return (f"bundle was made for clang {record.profile} ({layout} entries) but {clang.path} is clang "
+                f"{clang.version} ({clang_profile.entries.get('layout', '?')} entries), which would link an "
+                f"executable that registers no kernel: recompile with --target-clang {clang.major} "
+                f"or pass --clang clang-{record.profile}")
+    has_bitcode = record.host_format == "bc" or any(i.image_kind == ImageKind.BITCODE for i in images)
+    if has_bitcode and record.producer_llvm_major > clang_profile.bitcode_reads_llvm_up_to:
+        return (f"the bundle holds LLVM {record.producer_llvm} bitcode, which clang {clang.version} cannot read "
+                f"(it reads up to LLVM {clang_profile.bitcode_reads_llvm_up_to}): recompile with "
+                f"--target-clang {clang.major} (host object + native device images)")
+    return None
+
+
+def plan_link(bundle: str, inputs: list[str], output: str, clang_path: str | None = None,
+              cuda_path: str | None = None, rocm_path: str | None = None) -> LinkPlan:
+    from importlib import resources
+
+    from offload.annotations.embed import read_bundle_record
+    from offload.doctor import find_cuda, find_rocm
+    from offload.fsutil import read_input
+    from offload.profiles import load_profile
+
+    data = read_input(bundle)
+    record, images = read_bundle_record(data, bundle)
+    clang = find_target_clang(clang_path, record.profile)
+    problem = compatibility_problem(record, images, clang)
+    if problem:
+        raise OffloadError(problem)
+    if clang.linker_wrapper is None:
+        raise OffloadError(f"no clang-linker-wrapper beside {clang.path}: install clang-tools-{clang.major}")
+    kinds = sorted({target.split(":", 1)[0] for target in record.targets})
+    command = [clang.path, "--offload-new-driver"]
+    if record.host_format == "obj" and bundle.endswith((".bc", ".ll")):
+        # clang picks the input language from the suffix: an ELF object named .bc must be read as an object.
+        raise OffloadError(f"'{bundle}' is an ELF object (made for clang {record.profile}) but named like "
+                           "bitcode, so clang would misread it: rename it to .o")
+    command.append(bundle)
+    command += inputs
+    path_prepend: list[str] = []
+    for kind in kinds:
+        spec = RUNTIME_LINK.get(kind)
+        if spec is None:
+            raise OffloadError(f"the bundle targets offload kind '{kind}', which link does not know")
+        root = None
+        if kind == "cuda":
+            cuda = find_cuda(cuda_path)
+            if cuda is None:
+                raise OffloadError("no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart): install it "
+                                   "or pass --cuda-path DIR")
+            root = cuda.root
+            if load_profile(clang.major).cuda.get("fatbinary_needs_image3_wrapper") and (cuda.major or 0) >= 13:
+                # clang <= 19 calls fatbinary --image=..., which CUDA 13 rejects (DESIGN.md §5).
+                path_prepend.append(str(resources.files("offload.toolchain_data").joinpath("scripts")))
+        else:
+            rocm = find_rocm(rocm_path)
+            root = rocm.root
+        if root:
+            command.append(f"{spec['path_flag']}={root}")
+            for sub in spec["library_dirs"]:
+                if os.path.isdir(os.path.join(root, sub)):
+                    command.append(f"-L{os.path.join(root, sub)}")
+                    break
+        command += [*spec["quiet"], f"-l{spec['library']}"]
+    command += ["-o", output]
+    return LinkPlan(clang, command, path_prepend)
+
+
+def link_bundle(bundle: str, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,
+                rocm_path: str | None = None, dry_run: bool = False, verbose: bool = False) -> None:
+    import click
+
+    plan = plan_link(bundle, inputs, output, clang, cuda_path, rocm_path)
+    if dry_run or verbose:
+        click.echo(plan.printable(), err=not dry_run)
+    if dry_run:
+        return
+    env = dict(os.environ)
+    if plan.env_path_prepend:
+        env["PATH"] = os.pathsep.join(plan.env_path_prepend + [env.get("PATH", "")])
+    try:
+        done = subprocess.run(plan.command, env=env, capture_output=True, text=True)
+    except OSError as e:
+        raise OffloadError(f"cannot run {plan.command[0]}: {e.strerror}") from None
+    if verbose and done.stderr:
+        click.echo(done.stderr.rstrip(), err=True)
+    if done.returncode != 0:
+        lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+        errors = [line for line in lines if "error" in line] or lines
+        detail = " | ".join(errors[:3])[:600]
+        if os.path.exists(output) and not os.path.getsize(output):
+            os.unlink(output)
+        raise OffloadError(f"clang {plan.clang.version} failed to link (exit {done.returncode}): {detail}")
+
+
+__all__ = ["LinkPlan", "compatibility_problem", "find_target_clang", "link_bundle", "plan_link"]
