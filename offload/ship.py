@@ -111,8 +111,15 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
 def target_link_words(profile: Profile, offload_kind: str, bundle: str) -> list[str]:
     """The exact clang command line `mlir-offload link` uses, with the target's clang, toolkit path and
     output left as placeholders (offload/linking.py is the one place that knows it)."""
-    from offload.linking import link_command
-
+    try:
+        from offload.linking import link_command
+    except ImportError:
+        # Provisional until offload/linking.py lands: the link line of DESIGN.md section 1.
+        toolkit = (["--offload-new-driver", f"--cuda-path={CUDA_PATH}", "-Wno-unknown-cuda-version"]
+                   if offload_kind == "cuda" else ["--offload-new-driver", "-fgpu-rdc", f"--rocm-path={ROCM_PATH}"])
+        libraries = ([f"-L{CUDA_PATH}/lib64", "-lcudart"] if offload_kind == "cuda"
+                     else [f"-L{ROCM_PATH}/lib", "-lamdhip64"])
+        return [CLANG, *toolkit, bundle, *libraries, "-o", OUTPUT]
     return link_command(clang=CLANG, inputs=[bundle], output=OUTPUT, offload_kind=offload_kind,
                         cuda_path=CUDA_PATH, rocm_path=ROCM_PATH, target_clang=profile.clang_major)
 

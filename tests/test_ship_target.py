@@ -1,0 +1,195 @@
+"""`mlir-offload ship`: the archive builds on a machine with only clang, the CUDA toolkit and make.
+
+The bundles here are made from the hand-written reference modules by the real tools (clang 22 embeds
+an OffloadBinary written by our packager); the target side runs with a scrubbed environment in which
+the Python package cannot be imported, and the executable runs against the fake CUDA runtime.
+Portable bundles use offload/portable.py (llvmlite NVPTX + ptxas cubin, llvmlite x86-64 object) and
+link with clang 19 and clang 22.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+from conftest import SHARED_REFERENCE, require_tool, run_cli
+from fakert import fake_cuda  # noqa: F401  (session fixture)
+
+LIBDEVICE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
+
+
+def _bundle(work: Path, major: int, portable: bool) -> Path:
+    """A real bundle: reference host module for clang `major` with the reference device image."""
+    from offload.packager import ImageKind, OffloadImage, write_binary
+    from offload.portable import convert_device_images, host_to_object
+    from offload.profiles import load_profile
+
+    llvm_link = require_tool("llvm-link-22", 22)
+    clang = require_tool("clang-22", 22)
+    require_tool("ptxas")
+    device = work / "device.bc"
+    subprocess.run([llvm_link, str(SHARED_REFERENCE / "handwritten_device.ll"), LIBDEVICE, "--only-needed",
+                    "--internalize", "-o", str(device)], check=True)
+    image = OffloadImage(int(ImageKind.BITCODE), load_profile(major).offload_kind_value("cuda"), 0,
+                         {"triple": "nvptx64-nvidia-cuda", "arch": "sm_80"}, device.read_bytes())
+    images = [image]
+    if portable:
+        images, _ = convert_device_images(images, "cubin")
+        assert images[0].image_kind == ImageKind.CUBIN
+    package = work / f"images{major}.bin"
+    package.write_bytes(write_binary(images))
+    host_bc = work / f"host{major}.bc"
+    subprocess.run([clang, "-c", "-emit-llvm", "-Wno-override-module", f"-Xclang",
+                    f"-fembed-offload-object={package}",
+                    str(SHARED_REFERENCE / f"handwritten_host_clang{major}.ll"), "-o", str(host_bc)], check=True)
+    if not portable:
+        return host_bc
+    host_o = work / f"host{major}.o"
+    host_o.write_bytes(host_to_object(host_bc.read_bytes()))
+    return host_o
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    """name -> archive: bitcode bundle for clang 22, portable bundles for clang 19 and 22."""
+    work = tmp_path_factory.mktemp("ship")
+    archives = {}
+    for name, major, portable in (("app", 22, False), ("port19", 19, True), ("port22", 22, True)):
+        bundle = _bundle(work, major, portable)
+        out = work / f"{name}.tar.gz"
+        result = run_cli("ship", str(bundle), "-o", str(out))
+        assert result.returncode == 0, result.stderr
+        archives[name] = out
+    return archives
+
+
+def _scrubbed_env(tmp: Path) -> dict:
+    """PATH without the Python package: a python3/python that fails and leaves a mark if run."""
+    shims = tmp / "shims"
+    shims.mkdir(exist_ok=True)
+    for name in ("python3", "python"):
+        shim = shims / name
+        shim.write_text(f"#!/bin/sh\ntouch {tmp}/python-was-run\nexit 99\n")
+        shim.chmod(0o755)
+    return {"PATH": f"{shims}:/usr/bin:/bin", "HOME": str(tmp), "LANG": "C"}
+
+
+def _unpack(archive: Path, dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["tar", "xzf", str(archive), "-C", str(dest)], check=True)
+    (top,) = list(dest.iterdir())
+    return top
+
+
+def _make(folder: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "-C", str(folder), *args], env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_archive_is_deterministic_and_complete(shipped, tmp_path):
+    again = tmp_path / "app.tar.gz"
+    bundle_dir = tmp_path / "b"
+    with tarfile.open(shipped["app"]) as tar:
+        names = sorted(tar.getnames())
+        assert all(m.mtime == 0 and m.uid == 0 and m.gid == 0 for m in tar.getmembers())
+        bundle = tar.extractfile("app/app.offload.bc").read()
+    assert names == ["app", "app/Makefile", "app/SHA256SUMS", "app/app.offload.bc", "app/build.sh",
+                     "app/manifest.json"]
+    bundle_dir.mkdir()
+    (bundle_dir / "x.bc").write_bytes(bundle)
+    assert run_cli("ship", str(bundle_dir / "x.bc"), "-o", str(again), "--app", "app").returncode == 0
+    assert again.read_bytes() == shipped["app"].read_bytes()
+
+
+def test_manifest_records_producer_profile_targets_and_hashes(shipped, tmp_path):
+    top = _unpack(shipped["app"], tmp_path)
+    manifest = json.loads((top / "manifest.json").read_text())
+    assert manifest["entry_profile"] == 22 and manifest["producer_llvm"] == 22
+    assert manifest["host_format"] == "bc" and manifest["device_image"] == "bitcode"
+    assert manifest["entries"] == ["fill", "vsqrt"]
+    assert [(t["arch"], t["offload_kind"], t["image_kind"]) for t in manifest["targets"]] == [("sm_80", "cuda", "bitcode")]
+    import hashlib
+    assert manifest["files"]["app.offload.bc"] == hashlib.sha256((top / "app.offload.bc").read_bytes()).hexdigest()
+    assert manifest["tool"].startswith("mlir-offload ")
+    port = json.loads((_unpack(shipped["port19"], tmp_path / "p") / "manifest.json").read_text())
+    assert port["entry_profile"] == 19 and port["producer_llvm"] is None and port["host_format"] == "obj"
+    assert port["targets"][0]["image_kind"] == "cubin" and "tools/fatbinary" in port["files"]
+
+
+@pytest.mark.parametrize("name, clang", [("app", "clang-22"), ("port22", "clang-22"), ("port19", "clang-19")])
+def test_builds_without_python_and_runs(shipped, tmp_path, fake_cuda, name, clang):  # noqa: F811
+    require_tool(clang, int(clang.split("-")[1]))
+    top = _unpack(shipped[name], tmp_path / "unpacked")
+    env = _scrubbed_env(tmp_path)
+    result = _make(top, env, f"CLANG={clang}", "APP=demo")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "demo: built with" in result.stdout
+    assert not (tmp_path / "python-was-run").exists()
+    assert (top / "demo").is_file() and not (top / "demo.tmp").exists()
+    run = fake_cuda.run(top / "demo")
+    assert run.kernels_registered() == ["fill", "vsqrt"] or sorted(run.kernels_registered()) == ["fill", "vsqrt"]
+    assert len(run.launches()) == 2
+
+
+def test_bitcode_bundle_with_too_old_clang_builds_nothing(shipped, tmp_path, clang19):
+    top = _unpack(shipped["app"], tmp_path)
+    result = _make(top, _scrubbed_env(tmp_path), "CLANG=clang-19")
+    assert result.returncode != 0
+    assert "clang 19.1" in result.stderr and "too old for this bundle" in result.stderr
+    assert "re-ship with --portable" in result.stderr
+    assert not (top / "app").exists() and not (top / "app.tmp").exists()
+
+
+def test_no_clang_is_a_clear_error(shipped, tmp_path):
+    top = _unpack(shipped["app"], tmp_path)
+    result = _make(top, _scrubbed_env(tmp_path), "CLANG=no-such-clang")
+    assert result.returncode != 0
+    assert "clang not found ('no-such-clang')" in result.stderr and "fix:" in result.stderr
+    assert not (top / "app").exists()
+
+
+def test_tampered_file_is_refused(shipped, tmp_path, clang22):
+    top = _unpack(shipped["app"], tmp_path)
+    with open(top / "app.offload.bc", "r+b") as f:
+        f.seek(100)
+        byte = f.read(1)
+        f.seek(100)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    result = _make(top, _scrubbed_env(tmp_path), "CLANG=clang-22")
+    assert result.returncode != 0
+    assert "files differ from the manifest (SHA256SUMS): app.offload.bc" in result.stderr
+    assert not (top / "app").exists() and not (top / "app.tmp").exists()
+
+
+def test_corrupted_archive_is_reported(shipped, tmp_path):
+    broken = tmp_path / "broken.tar.gz"
+    broken.write_bytes(shipped["app"].read_bytes()[:600])
+    result = run_cli("doctor", "--bundle", str(broken))
+    assert result.returncode == 1
+    assert "damaged archive" in result.stderr and "Traceback" not in result.stderr
+    assert subprocess.run(["tar", "xzf", str(broken), "-C", str(tmp_path)], capture_output=True).returncode != 0
+
+
+def test_doctor_on_a_bundle(shipped, clang22, clang19):
+    ok = run_cli("doctor", "--bundle", str(shipped["app"]), "--clang", "clang-22")
+    assert ok.returncode == 0, ok.stdout
+    assert "can link it" in ok.stdout
+    refused = run_cli("doctor", "--bundle", str(shipped["app"]), "--clang", "clang-19")
+    assert refused.returncode == 1
+    assert "offload entries follow clang 22's layout" in refused.stdout and "fix: use clang 22" in refused.stdout
+    portable = run_cli("doctor", "--bundle", str(shipped["port19"]), "--clang", "clang-19")
+    assert portable.returncode == 0, portable.stdout
+    assert "note: clang 19's linker wrapper calls fatbinary" in portable.stdout
+
+
+def test_bad_inputs_to_ship(tmp_path):
+    garbage = tmp_path / "x.bc"
+    garbage.write_bytes(b"not a bundle")
+    result = run_cli("ship", str(garbage), "-o", str(tmp_path / "x.tar.gz"))
+    assert result.returncode == 1 and "not a bundle" in result.stderr
+    assert not (tmp_path / "x.tar.gz").exists()
