@@ -34,9 +34,18 @@ def _setting_options(function):
 @click.option("--ldflags", is_flag=True, help="flags clang needs to link a bundle (like llvm-config --ldflags)")
 @click.option("--offload-kind", type=click.Choice(["cuda", "hip"]), default=None,
               help="runtime of the link (default: from offload-arch, else cuda)")
+@click.option("--mk", is_flag=True, help="path of mlir-offload.mk (for a Makefile's include)")
+@click.option("--cmake-dir", is_flag=True, help="folder of MLIROffload.cmake (for CMAKE_MODULE_PATH)")
 @click.pass_context
-def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | None) -> None:
+def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | None, mk: bool,
+           cmake_dir: bool) -> None:
     """Project settings (mlir-offload.toml) and the flags a target link needs."""
+    if mk or cmake_dir:
+        from importlib import resources
+
+        data = resources.files("offload.toolchain_data")
+        click.echo(str(data.joinpath("mlir-offload.mk") if mk else data.joinpath("cmake")))
+        return
     if ctx.invoked_subcommand is not None:
         if cflags or ldflags:
             raise click.UsageError("--cflags/--ldflags do not combine with a subcommand")
@@ -46,15 +55,25 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
         return
     from offload import config as project
 
-    try:
-        from offload.linking import link_flags
-    except ImportError:
-        raise OffloadError("--cflags/--ldflags: offload/linking.py (the link command) is not in this build yet") from None
+    from offload.doctor import find_cuda, find_rocm
+    from offload.linking import RUNTIME_LINK
 
     settings = project.resolve({}, None)
     kind = offload_kind or _offload_kind_of(settings["offload-arch"].value)
-    cflag_list, ldflag_list = link_flags(kind, settings["cuda-path"].value, settings["rocm-path"].value,
-                                         settings["target-clang"].value)
+    spec = RUNTIME_LINK[kind]
+    if kind == "cuda":
+        toolkit = find_cuda(settings["cuda-path"].value)
+        root = toolkit.root if toolkit else None
+    else:
+        root = find_rocm(settings["rocm-path"].value).root
+    if root is None:
+        raise OffloadError(f"no {'CUDA toolkit' if kind == 'cuda' else 'ROCm'} found: set "
+                           f"{'cuda-path' if kind == 'cuda' else 'rocm-path'} in mlir-offload.toml")
+    library_dir = next((os.path.join(root, d) for d in spec["library_dirs"] if os.path.isdir(os.path.join(root, d))),
+                       os.path.join(root, spec["library_dirs"][0]))
+    toolkit_flag = f"{spec['path_flag']}={root}"
+    cflag_list = ["--offload-new-driver", "-fgpu-rdc", toolkit_flag, *spec["quiet"]]
+    ldflag_list = ["--offload-new-driver", toolkit_flag, f"-L{library_dir}", *spec["quiet"], f"-l{spec['library']}"]
     words = (cflag_list if cflags else []) + (ldflag_list if ldflags else [])
     click.echo(" ".join(_shell_word(w) for w in words))
 

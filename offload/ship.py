@@ -109,19 +109,14 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
 # ---- the target's link line ----------------------------------------------------------------------
 
 def target_link_words(profile: Profile, offload_kind: str, bundle: str) -> list[str]:
-    """The exact clang command line `mlir-offload link` uses, with the target's clang, toolkit path and
-    output left as placeholders (offload/linking.py is the one place that knows it)."""
-    try:
-        from offload.linking import link_command
-    except ImportError:
-        # Provisional until offload/linking.py lands: the link line of DESIGN.md section 1.
-        toolkit = (["--offload-new-driver", f"--cuda-path={CUDA_PATH}", "-Wno-unknown-cuda-version"]
-                   if offload_kind == "cuda" else ["--offload-new-driver", "-fgpu-rdc", f"--rocm-path={ROCM_PATH}"])
-        libraries = ([f"-L{CUDA_PATH}/lib64", "-lcudart"] if offload_kind == "cuda"
-                     else [f"-L{ROCM_PATH}/lib", "-lamdhip64"])
-        return [CLANG, *toolkit, bundle, *libraries, "-o", OUTPUT]
-    return link_command(clang=CLANG, inputs=[bundle], output=OUTPUT, offload_kind=offload_kind,
-                        cuda_path=CUDA_PATH, rocm_path=ROCM_PATH, target_clang=profile.clang_major)
+    """The clang command line `mlir-offload link` uses (offload/linking.py's RUNTIME_LINK), with the
+    target's clang, toolkit path and output left as placeholders."""
+    from offload.linking import RUNTIME_LINK
+
+    spec = RUNTIME_LINK[offload_kind]
+    root = CUDA_PATH if offload_kind == "cuda" else ROCM_PATH
+    return [CLANG, "--offload-new-driver", bundle, f"{spec['path_flag']}={root}",
+            f"-L{root}/{spec['library_dirs'][0]}", *spec["quiet"], f"-l{spec['library']}", "-o", OUTPUT]
 
 
 def _sh_word(word: str) -> str:

@@ -115,3 +115,23 @@ def test_config_show_output_is_a_valid_config(project, tmp_path_factory):
     (other / "mlir-offload.toml").write_text(result.stdout)
     again = load_config(other / "mlir-offload.toml")
     assert again.values["opt-level"] == 2 and again.values["target-clang"] == 19
+
+
+def test_ldflags_and_cflags_are_what_a_cuda_link_needs(tmp_path):
+    from conftest import require_tool
+    require_tool("ptxas")
+    (tmp_path / "mlir-offload.toml").write_text('cuda-path = "/usr/local/cuda"\n')
+    ld = run_cli("config", "--ldflags", cwd=tmp_path)
+    assert ld.returncode == 0, ld.stderr
+    assert ld.stdout.split() == ["--offload-new-driver", "--cuda-path=/usr/local/cuda", "-L/usr/local/cuda/lib64",
+                                 "-Wno-unknown-cuda-version", "-lcudart"]
+    cf = run_cli("config", "--cflags", cwd=tmp_path)
+    assert cf.stdout.split()[:3] == ["--offload-new-driver", "-fgpu-rdc", "--cuda-path=/usr/local/cuda"]
+
+
+def test_mk_and_cmake_paths_exist():
+    import os
+    mk = run_cli("config", "--mk").stdout.strip()
+    cmake = run_cli("config", "--cmake-dir").stdout.strip()
+    assert mk.endswith("mlir-offload.mk") and os.path.isfile(mk)
+    assert os.path.isfile(os.path.join(cmake, "MLIROffload.cmake"))
