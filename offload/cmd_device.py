@@ -129,7 +129,9 @@ def _render(image, emit: str) -> bytes:
         return image.bitcode
     import llvmlite.binding as llvm
 
-    return str(llvm.parse_bitcode(image.bitcode, llvm.create_context())).encode()
+    from offload.serialize.pipeline import fresh_context
+
+    return str(llvm.parse_bitcode(image.bitcode, fresh_context())).encode()
 
 
 COMMANDS = [device_command]

@@ -71,7 +71,7 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     # A fresh LLVM context per call: named struct types never pick up suffixes from earlier calls.
-    context = llvm.create_context()
+    context = fresh_context()
     lowered_by_pipeline: dict[str, list[LoweredModule]] = {}
     images = []
     for target in targets:
@@ -130,10 +130,35 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions) ->
                         kernels.append(symbol)
                     if attributes:
                         _add_passthrough(op, attributes, ir)
+            _check_fully_lowered(gpu_module, name, program.path, ir)
             text = run_mlir(lambda: llvm_dialect.translate_module_to_llvmir(gpu_module.operation),
                             program.path, f"cannot translate gpu.module @{name} to LLVM IR")
             lowered.append(LoweredModule(name, text, kernels, locations))
         return lowered
+
+
+TRANSLATABLE_DIALECTS = ("llvm.", "nvvm.", "rocdl.")
+
+
+def _check_fully_lowered(gpu_module, name: str, path: str, ir) -> None:
+    """Ops the lowering left behind (partial conversion) would crash MLIR's LLVM translation, taking
+    the process with it: name the first one instead."""
+    leftovers = []
+
+    def visit(op):
+        if op.name != "gpu.module" and not op.name.startswith(TRANSLATABLE_DIALECTS):
+            leftovers.append(op)
+            return ir.WalkResult.SKIP  # its body (e.g. linalg.yield) says nothing more
+        return ir.WalkResult.ADVANCE
+
+    gpu_module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if not leftovers:
+        return
+    # A conversion cast only marks where a real leftover's value flows; prefer the real op.
+    culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
+    raise OffloadError(f"'{culprit.name}' in gpu.module @{name} cannot be lowered to device code "
+                       "(no NVVM/ROCDL lowering for it: lower it to scf/arith/memref/gpu ops first)",
+                       location_of(culprit.location, path))
 
 
 def _is_dynamic_shared_memory(op, ir) -> bool:
@@ -174,6 +199,17 @@ def _add_passthrough(op, attributes: list[tuple[str, str]], ir) -> None:
 # --- stages 2..: LLVM (llvmlite) -------------------------------------------------------------------
 
 _target_machines: dict[tuple, object] = {}
+_contexts: list = []
+
+
+def fresh_context():
+    """A new LLVM context that lives as long as the process: llvmlite frees modules when Python
+    collects them, and a module freed after its context crashes the process."""
+    import llvmlite.binding as llvm
+
+    context = llvm.create_context()
+    _contexts.append(context)
+    return context
 
 
 def target_machine(target: Target, opt_level: int = 3):
@@ -201,7 +237,9 @@ def serialize(lowered: list[LoweredModule], target: Target, kind: TargetKind, op
     internalize(linked, keep=set(kernels) | set(user_globals))
     optimize(linked, machine, options.opt_level, target, reflect)
     check_unresolved(linked, kind, target, kernels, exported)
-    return DeviceImage(target=target, bitcode=linked.as_bitcode(), kernels=kernels, globals=user_globals)
+    bitcode = linked.as_bitcode()
+    linked.close()
+    return DeviceImage(target=target, bitcode=bitcode, kernels=kernels, globals=user_globals)
 
 
 def parse_lowered(lowered: LoweredModule, target: Target, data_layout: str, context):
@@ -427,7 +465,7 @@ def emit_assembly(bitcode: bytes, target: Target) -> str:
     """PTX (or AMDGPU assembly) for an image: for inspection and tests."""
     import llvmlite.binding as llvm
 
-    return target_machine(target).emit_assembly(llvm.parse_bitcode(bitcode, llvm.create_context()))
+    return target_machine(target).emit_assembly(llvm.parse_bitcode(bitcode, fresh_context()))
 
 
 def emit_object(bitcode: bytes, target: Target) -> bytes:
@@ -435,7 +473,7 @@ def emit_object(bitcode: bytes, target: Target) -> bytes:
     inline asm (ockl has some) would abort the process, so it is refused here; use llc for those."""
     import llvmlite.binding as llvm
 
-    module = llvm.parse_bitcode(bitcode, llvm.create_context())
+    module = llvm.parse_bitcode(bitcode, fresh_context())
     if target.offload_kind == "hip" and _has_inline_asm(module):
         raise OffloadError(f"cannot emit a {target.arch} object in-process: the module has inline asm, "
                            "which llvmlite's AMDGPU target cannot assemble (use llc)")

@@ -1,0 +1,5 @@
+module {
+  func.func @nothing_on_the_device() {
+    return
+  }
+}
