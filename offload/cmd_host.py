@@ -42,23 +42,56 @@ def check_output_name(output: str, target_clang, textual: bool) -> None:
                            f"bitcode this new): name the output .o, not '{output}'")
 
 
-@click.command("link", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": True})
-@click.argument("bundle", metavar="BUNDLE.bc", type=click.Path(dir_okay=False))
-@click.argument("inputs", nargs=-1, type=click.UNPROCESSED, metavar="[OBJECTS, LIBRARIES, CLANG FLAGS]...")
-@click.option("-o", "output", required=True, type=click.Path(dir_okay=False), help="Output executable.")
-@click.option("--clang", "clang", default=None, metavar="PATH",
-              help="The clang to link with (default: clang-N for the bundle's profile N, then clang).")
-@click.option("--cuda-path", "cuda_path", default=None, metavar="DIR", help="CUDA toolkit (default: found).")
-@click.option("--rocm-path", "rocm_path", default=None, metavar="DIR", help="ROCm (default: found).")
-@click.option("--dry-run", "dry_run", is_flag=True, help="Print the clang command instead of running it.")
-@click.option("-v", "verbose", is_flag=True, help="Print the clang command before running it.")
-def link_command(bundle: str, inputs: tuple[str, ...], output: str, clang: str | None, cuda_path: str | None,
-                 rocm_path: str | None, dry_run: bool, verbose: bool) -> None:
-    """Link BUNDLE.bc (and objects, libraries, clang flags) into an executable with the target's clang."""
+LINK_HELP = """Link BUNDLE.bc (and objects, libraries, clang flags) into an executable with the target's clang.
+
+\b
+Options of link itself (every other argument goes to clang unchanged):
+  -o APP            output executable (required)
+  --clang PATH      the clang to link with (default: clang-N of the bundle's profile N, then clang)
+  --cuda-path DIR   CUDA toolkit (default: found)
+  --rocm-path DIR   ROCm (default: found)
+  --dry-run         print the clang command instead of running it
+  -v                print the clang command (and clang's messages) while running it
+"""
+LINK_VALUE_OPTIONS = {"-o": "output", "--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path"}
+LINK_FLAGS = {"--dry-run": "dry_run", "-v": "verbose"}
+
+
+# Clang flags pass through untouched, so click must not parse them (it would split -L/x/h into -L -h ...).
+@click.command("link", help=LINK_HELP, add_help_option=False,
+               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED, metavar="BUNDLE.bc [OBJECTS, LIBRARIES, FLAGS]... -o APP")
+@click.pass_context
+def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     from offload.linking import link_bundle
 
-    link_bundle(bundle, list(inputs), output, clang=clang, cuda_path=cuda_path, rocm_path=rocm_path,
-                dry_run=dry_run, verbose=verbose)
+    settings = {"output": None, "clang": None, "cuda_path": None, "rocm_path": None,
+                "dry_run": False, "verbose": False}
+    passthrough: list[str] = []
+    items = list(arguments)
+    while items:
+        item = items.pop(0)
+        name, _, inline = item.partition("=")
+        if item in ("-h", "--help"):
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        elif name in LINK_VALUE_OPTIONS and (inline or (not _ and items)):
+            settings[LINK_VALUE_OPTIONS[name]] = inline if _ else items.pop(0)
+        elif name in LINK_VALUE_OPTIONS:
+            raise click.UsageError(f"option '{name}' requires a value", ctx)
+        elif item in LINK_FLAGS:
+            settings[LINK_FLAGS[item]] = True
+        else:
+            passthrough.append(item)
+    bundles = [a for a in passthrough if not a.startswith("-")]
+    if not bundles:
+        raise click.UsageError("missing argument 'BUNDLE.bc'", ctx)
+    if settings["output"] is None:
+        raise click.UsageError("missing option '-o'", ctx)
+    bundle = bundles[0]
+    passthrough.remove(bundle)
+    link_bundle(bundle, passthrough, settings["output"], clang=settings["clang"], cuda_path=settings["cuda_path"],
+                rocm_path=settings["rocm_path"], dry_run=settings["dry_run"], verbose=settings["verbose"])
 
 
 COMMANDS = [compile_command, link_command]
