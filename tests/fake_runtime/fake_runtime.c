@@ -638,6 +638,8 @@ EXPORT rt_error API(MallocAsync)(void **ptr, size_t size, void *stream) {
 }
 EXPORT rt_error API(Free)(void *ptr) {
     BEGIN(ERR(InvalidValue));
+    /* The real cudaFree/hipFree also free managed (cudaMallocManaged) memory. */
+    if (ptr && remove_allocation(ptr, MEM_MANAGED)) { log_ptr("ptr", ptr); free(ptr); return finish(SUCCESS); }
     return free_common(ptr, MEM_DEVICE);
 }
 EXPORT rt_error API(FreeAsync)(void *ptr, void *stream) {
