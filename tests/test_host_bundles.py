@@ -1,0 +1,151 @@
+"""compile + link + run on the fake runtimes: examples/all_host_ops.mlir (every host GPU op, four kernels in
+two gpu.modules) for sm_80+sm_90 with clang 22 and clang 19, and for gfx90a with clang 22. Each bundle is
+compiled and linked once per session; the tests assert the exact registrations, launch configurations and
+argument bytes (memref descriptors: pointer, offset, size, stride)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, require_tool, run_cli
+from fakert import arg_f32, arg_i64, arg_ptr, fake_cuda, fake_hip, fatbin_cubins, ptr_value  # noqa: F401
+
+ALL_OPS = REPO / "examples" / "all_host_ops.mlir"
+KERNELS = ["fill", "iota", "scale", "accumulate"]
+N = 1000
+
+
+def compile_and_link(tmp: Path, arch: str, clang: int, link_flags=(), bundle_name="app.offload.bc"):
+    bundle, app = tmp / bundle_name, tmp / "app"
+    done = run_cli("compile", str(ALL_OPS), "--offload-arch", arch, "--target-clang", str(clang), "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("link", str(bundle), *link_flags, "-o", str(app), "-v")
+    assert done.returncode == 0, done.stderr
+    return bundle, app, done.stderr
+
+
+@pytest.fixture(scope="module")
+def cuda22(tmp_path_factory):
+    require_tool("clang-22", 22)
+    return compile_and_link(tmp_path_factory.mktemp("cuda22"), "sm_80,sm_90", 22)
+
+
+@pytest.fixture(scope="module")
+def cuda19(tmp_path_factory):
+    require_tool("clang-19", 19)
+    return compile_and_link(tmp_path_factory.mktemp("cuda19"), "sm_80,sm_90", 19, bundle_name="app.offload.o")
+
+
+@pytest.fixture(scope="module")
+def hip22(tmp_path_factory, fake_hip):
+    require_tool("clang-22", 22)
+    return compile_and_link(tmp_path_factory.mktemp("hip22"), "gfx90a", 22, [f"-L{fake_hip.lib_dir}"])
+
+
+def memref_1d(args, first: int):
+    """(allocated, aligned, offset, size, stride) of a rank-1 memref argument starting at args[first]."""
+    a = args[first:first + 5]
+    return arg_ptr(a[0]), arg_ptr(a[1]), arg_i64(a[2]), arg_i64(a[3]), arg_i64(a[4])
+
+
+def check_run(result, api: str):
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert result.kernels_registered() == KERNELS
+    launches = result.launches()
+    assert [launch["kernel"] for launch in launches] == ["iota", "scale", "accumulate", "fill"]
+    for launch in launches:
+        assert launch["grid"] == [4, 1, 1] and launch["block"] == [256, 1, 1] and launch["ret"] == 0
+    assert [launch["shared_mem"] for launch in launches] == [0, 0, 1024, 0]
+    # The async chain runs on one stream; the synchronous iota on the stream gpu-async-region made for it.
+    iota, scale, accumulate, fill = launches
+    assert scale["stream"] == accumulate["stream"] != 0 and fill["stream"] not in (0, scale["stream"])
+    x_alloc = [c for c in result.calls(f"{api}Malloc")]
+    managed, = result.calls(f"{api}MallocManaged")
+    x_ptr, y_ptr = ptr_value(x_alloc[0]["ptr"]), ptr_value(x_alloc[1]["ptr"])
+    k_ptr = ptr_value(managed["ptr"])
+    assert [c["size"] for c in x_alloc] == [4 * N, 4 * N] and managed["size"] == 4 * N
+    assert memref_1d(iota["args"], 0) == (k_ptr, k_ptr, 0, N, 1) and arg_i64(iota["args"][5]) == N
+    assert memref_1d(scale["args"], 0) == (x_ptr, x_ptr, 0, N, 1)
+    assert arg_f32(scale["args"][5]) == 3.0 and arg_i64(scale["args"][6]) == N
+    assert memref_1d(accumulate["args"], 0) == (x_ptr, x_ptr, 0, N, 1)
+    assert memref_1d(accumulate["args"], 5) == (y_ptr, y_ptr, 0, N, 1)
+    assert memref_1d(accumulate["args"], 10) == (k_ptr, k_ptr, 0, N, 1)
+    assert arg_f32(fill["args"][5]) == 1.0
+    # Every host op reached the runtime.
+    apis = set(result.apis())
+    for name in ("SetDevice", "HostRegister", "HostUnregister", "StreamCreate", "StreamSynchronize",
+                 "StreamDestroy", "StreamWaitEvent", "EventCreate", "EventRecord", "EventDestroy",
+                 "MemsetAsync", "MemcpyAsync", "Free"):
+        assert api + name in apis, name
+    # memset of 0 is one byte memset; of 1.0f (bytes differ) a copy of the pattern.
+    memset, = result.calls(f"{api}MemsetAsync")
+    assert (ptr_value(memset["dst"]), memset["value"], memset["size"]) == (k_ptr, 0, 4 * N)
+    assert sorted(ptr_value(c["ptr"]) for c in result.calls(f"{api}Free")) == sorted([x_ptr, y_ptr, k_ptr])
+    # Nothing of upstream's runtime wrapper library is referenced.
+    assert "mgpu" not in result.stderr
+
+
+def test_cuda_clang22_registers_launches_and_passes_memref_descriptors(cuda22, fake_cuda):
+    _bundle, app, link_log = cuda22
+    assert "--offload-new-driver" in link_log and "-lcudart" in link_log
+    check_run(fake_cuda.run(app), "cuda")
+
+
+def test_cuda_clang22_fatbin_has_a_cubin_per_arch_with_every_kernel(cuda22):
+    assert fatbin_cubins(cuda22[1]) == {"sm_80": set(KERNELS), "sm_90": set(KERNELS)}
+
+
+def test_cuda_clang19_bundle_is_an_object_with_cubins_and_runs(cuda19, fake_cuda):
+    bundle, app, link_log = cuda19
+    assert bundle.read_bytes()[:4] == b"\x7fELF"
+    assert "clang-19" in link_log and "toolchain/scripts" in link_log  # the CUDA 13 fatbinary wrapper
+    objdump = require_tool("llvm-objdump-22", 22)
+    listing = subprocess.run([objdump, "--offloading", str(bundle)], capture_output=True, text=True).stdout
+    assert listing.count("OFFLOADING IMAGE") == 2 and "cubin" in listing
+    check_run(fake_cuda.run(app), "cuda")
+    assert fatbin_cubins(app) == {"sm_80": set(KERNELS), "sm_90": set(KERNELS)}
+
+
+# AMDGPU code objects carry no parameter sizes the fake can read: tell it (memref = 5 x 8 bytes).
+HIP_ARG_SIZES = ";".join([
+    "iota:" + ",".join(["8"] * 6), "scale:" + ",".join(["8"] * 5 + ["4", "8"]),
+    "accumulate:" + ",".join(["8"] * 16), "fill:" + ",".join(["8"] * 5 + ["4", "8"])])
+
+
+def test_hip_gfx90a_registers_and_launches(hip22, fake_hip):
+    check_run(fake_hip.run(hip22[1], env={"FAKE_RT_ARG_SIZES": HIP_ARG_SIZES}), "hip")
+    assert fatbin_cubins(hip22[1]) == {"gfx90a": set(KERNELS)}
+
+
+def test_runtime_failure_names_the_api_and_the_error(cuda22, fake_cuda):
+    result = fake_cuda.run(cuda22[1], env={"FAKE_RT_FAIL": "cudaMallocManaged"})
+    assert result.returncode == 1
+    assert result.stderr.startswith("cudaMallocManaged: ")
+    assert result.calls("cudaLaunchKernel") == []
+
+
+def test_link_refuses_a_clang19_bundle_with_clang22(cuda19, tmp_path):
+    done = run_cli("link", str(cuda19[0]), "--clang", "clang-22", "-o", str(tmp_path / "x"))
+    assert done.returncode == 1
+    assert "bundle was made for clang 19" in done.stderr and "--target-clang 22" in done.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_link_refuses_a_clang22_bundle_with_clang19(cuda22, tmp_path):
+    done = run_cli("link", str(cuda22[0]), "--clang", "clang-19", "-o", str(tmp_path / "x"))
+    assert done.returncode == 1
+    assert "bundle was made for clang 22" in done.stderr and "--target-clang 19" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_link_dry_run_prints_the_clang_command(cuda22, tmp_path):
+    done = run_cli("link", str(cuda22[0]), "-L/opt/x/lib", "-lm", "-o", str(tmp_path / "app"), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    words = done.stdout.split()
+    assert words[1] == "--offload-new-driver" and "-L/opt/x/lib" in words and "-lm" in words
+    assert words[-2:] == ["-o", str(tmp_path / "app")]
+    assert not (tmp_path / "app").exists()
