@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from offload.build_options import build_options
 from offload.cmd_device import device_options, device_settings
 from offload.errors import OffloadError
 
@@ -18,6 +19,7 @@ from offload.errors import OffloadError
               help="Major version of the clang that links the bundle (default 22): offload entry layout, "
                    "kind values, and whether it reads our bitcode (toolchain/profiles/clangN.toml).")
 @device_options
+@build_options
 def compile_command(input_path: str, output: str, textual: bool, target_clang: str | None,
                     **device_kwargs) -> None:
     """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver`."""
@@ -25,21 +27,31 @@ def compile_command(input_path: str, output: str, textual: bool, target_clang: s
     from offload.pipeline import compile_bundle
     from offload.profiles import load_profile
 
+    from offload.build_options import build_settings, write_side_outputs
+
+    # --portable/--device-image/--host-format/-MD/-MF, and --target-clang, filled from mlir-offload.toml.
+    build = build_settings(input_path, output, target_clang, textual, device_kwargs)
+    target_clang = build.target_clang
     load_profile(target_clang)  # an unknown --target-clang fails before any work
     targets, options = device_settings(**device_kwargs)
-    check_output_name(output, target_clang, textual)
-    data = compile_bundle(input_path, targets, options, target_clang, emit="ll" if textual else "bc")
+    check_output_name(output, target_clang, textual, build.host_format)
+    data = compile_bundle(input_path, targets, options, target_clang, emit="ll" if textual else "bc",
+                          device_image=build.device_image, host_format=build.host_format, ptx_out=build.ptx)
     atomic_write(output, data)
+    write_side_outputs(build, input_path, output, options)
 
 
-def check_output_name(output: str, target_clang, textual: bool) -> None:
+def check_output_name(output: str, target_clang, textual: bool, host_format: str | None = None) -> None:
     """A bundle for a clang that cannot read our bitcode is an ELF object: clang picks an input's language
     from its suffix, so such a bundle named .bc would be misread at link time."""
     from offload.pipeline import plan_host_format
 
-    if not textual and plan_host_format(target_clang) == "obj" and output.endswith((".bc", ".ll")):
-        raise OffloadError(f"a bundle for clang {target_clang} is an ELF object (that clang cannot read LLVM "
-                           f"bitcode this new): name the output .o, not '{output}'")
+    if not textual and plan_host_format(target_clang, host_format) == "obj" and output.endswith((".bc", ".ll")):
+        why = "that clang cannot read LLVM bitcode this new" if host_format is None else "--host-format=obj or --portable"
+        from offload.profiles import load_profile
+
+        raise OffloadError(f"a bundle for clang {load_profile(target_clang).clang_major} is an ELF object ({why}): name the output .o, "
+                           f"not '{output}'")
 
 
 LINK_HELP = """Link BUNDLE.bc (and objects, libraries, clang flags) into an executable with the target's clang.

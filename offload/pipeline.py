@@ -36,16 +36,22 @@ def producer_llvm_version() -> str:
     return ".".join(str(part) for part in llvm.llvm_version_info)
 
 
-def plan_host_format(target_clang) -> str:
-    """"bc" when the target clang reads our LLVM's bitcode, else "obj" (profile data decides)."""
+def plan_host_format(target_clang, host_format: str | None = None) -> str:
+    """"bc" when the target clang reads our LLVM's bitcode, else "obj" (profile data decides), unless the
+    user asked for one (--host-format, --portable)."""
     from offload.profiles import load_profile
 
+    if host_format is not None:
+        return host_format
     readable = int(producer_llvm_version().split(".")[0]) <= load_profile(target_clang).bitcode_reads_llvm_up_to
     return "bc" if readable else "obj"
 
 
-def plan_bundle(targets, target_clang: int | str | None) -> BundlePlan:
-    """The profile, and whether the target clang can read our LLVM's bitcode (profile data decides)."""
+def plan_bundle(targets, target_clang: int | str | None, device_image: str | None = None,
+                host_format: str | None = None) -> BundlePlan:
+    """The profile, and whether the target clang can read our LLVM's bitcode (profile data decides the
+    default formats; device_image/host_format are the user's --device-image/--host-format/--portable)."""
+    from offload.build_options import choose_formats
     from offload.profiles import load_profile
 
     profile = load_profile(target_clang)
@@ -54,24 +60,25 @@ def plan_bundle(targets, target_clang: int | str | None) -> BundlePlan:
         raise OffloadError(f"--offload-arch mixes offload kinds ({', '.join(kinds)}): the host code calls one "
                            "runtime, compile one bundle per kind")
     producer = producer_llvm_version()
-    readable = int(producer.split(".")[0]) <= profile.bitcode_reads_llvm_up_to
-    return BundlePlan(profile, kinds[0], producer, "bc" if readable else "obj",
-                      "bitcode" if readable else "cubin")
+    device, host = choose_formats(profile, producer, device_image, host_format)
+    return BundlePlan(profile, kinds[0], producer, host, device)
 
 
-def compile_bundle(path: str, targets, options, target_clang=None, emit: str = "bc") -> bytes:
-    """The whole compile: returns the bytes of the bundle (bitcode, textual IR, or ELF object)."""
+def compile_bundle(path: str, targets, options, target_clang=None, emit: str = "bc", device_image: str | None = None,
+                   host_format: str | None = None, ptx_out: dict | None = None) -> bytes:
+    """The whole compile: returns the bytes of the bundle (bitcode, textual IR, or ELF object).
+    With device_image "ptx", the PTX of each NVPTX image is put in ptx_out (arch -> text)."""
     from offload.frontend import load_program
     from offload.serialize import compile_device, symbol_name
 
-    plan = plan_bundle(targets, target_clang)
+    plan = plan_bundle(targets, target_clang, device_image, host_format)
     if emit == "ll" and plan.host_format != "bc":
         raise OffloadError(f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
                            "cannot read; bundles for it are ELF objects: drop -S")
     program = load_program(path)
     images = compile_device(program, targets, options)
     record = make_record(plan, images)
-    offload_images = package(images, plan, record, options)
+    offload_images = package(images, plan, record, options, ptx_out)
     lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename))
     host = annotate(lowered, images, offload_images, plan, record)
     return emit_bundle(host, plan, emit)
@@ -84,7 +91,7 @@ def make_record(plan: BundlePlan, images):
                         tuple(f"{i.target.offload_kind}:{i.target.arch}" for i in images))
 
 
-def package(images, plan: BundlePlan, record, options) -> list:
+def package(images, plan: BundlePlan, record, options, ptx_out: dict | None = None) -> list:
     """DeviceImages -> OffloadImages (offload kind value from the profile, the record in the strings)."""
     from offload.packager import ImageKind, OffloadImage
     from offload.portable import convert_device_images
@@ -96,7 +103,9 @@ def package(images, plan: BundlePlan, record, options) -> list:
             image_kind=int(ImageKind.BITCODE),
             offload_kind=plan.profile.offload_kind_value(image.target.offload_kind),
             flags=0, strings=strings, data=image.bitcode))
-    converted, _ptx = convert_device_images(offload_images, plan.device_image, opt_level=options.opt_level)
+    converted, ptx = convert_device_images(offload_images, plan.device_image, opt_level=options.opt_level)
+    if ptx_out is not None:
+        ptx_out.update(ptx)
     return converted
 
 

@@ -26,18 +26,6 @@ NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
 AMDGCN_TRIPLE = "amdgcn-amd-amdhsa"
 
 
-def portable_formats(portable: bool, device_image: str | None, host_format: str | None) -> tuple[str, str]:
-    """(device image format, host format): --portable means cubin (+PTX beside) and an ELF object;
-    the finer flags win over it."""
-    device = device_image or ("ptx" if portable else "bitcode")
-    host = host_format or ("obj" if portable else "bc")
-    if device not in DEVICE_IMAGE_FORMATS:
-        raise OffloadError(f"--device-image must be one of {', '.join(DEVICE_IMAGE_FORMATS)}, got '{device}'")
-    if host not in HOST_FORMATS:
-        raise OffloadError(f"--host-format must be one of {', '.join(HOST_FORMATS)}, got '{host}'")
-    return device, host
-
-
 def _llvm():
     import llvmlite.binding as llvm
 
