@@ -38,10 +38,14 @@ OFFLOAD_LINK = $(OFFLOAD_CLANG) $(OFFLOAD_LDFLAGS) $(LDFLAGS)
 %.offload.o: %.mlir
 	$(OFFLOAD_COMPILE) --host-format=obj $< -o $@ -MD -MF $(@:.o=.d)
 
-# CUDA sources that join the same device link (-fgpu-rdc: device LTO with the bundles).
-%.cu.o: %.cu
+# CUDA sources that join the same device link (-fgpu-rdc: device LTO with the bundles). Named %.o (not
+# %.cu.o, which make's built-in `%: %.o` would turn into a circular way of remaking the .cu).
+%.o: %.cu
 	$(OFFLOAD_CLANG) -x cuda -fgpu-rdc --offload-new-driver $(OFFLOAD_CUFLAGS) \
 	  $(foreach a,$(subst $(,), ,$(OFFLOAD_ARCH)),--offload-arch=$(a)) $(CUFLAGS) -c $< -o $@
 
 , := ,
--include $(sort $(wildcard *.offload.d) $(OFFLOAD_BUNDLES:.offload.bc=.offload.d) $(OFFLOAD_BUNDLES:.offload.o=.offload.d))
+# The dependency files hold rules: keep the including Makefile's default goal (its first target).
+mlir_offload_default_goal := $(.DEFAULT_GOAL)
+-include $(sort $(wildcard *.offload.d) $(addsuffix .offload.d,$(basename $(basename $(OFFLOAD_BUNDLES)))))
+.DEFAULT_GOAL := $(mlir_offload_default_goal)
