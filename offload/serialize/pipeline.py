@@ -16,6 +16,7 @@ from offload.errors import Location, OffloadError
 from offload.frontend import Program, location_of, run_mlir
 from offload.serialize.kinds import KINDS, TargetKind, function_attributes
 from offload.serialize.libraries import bitcode_bytes
+from offload.serialize.processes import map_forked
 from offload.serialize.targets import Target, check_ptx_feature
 
 RENAME_SCHEMES = ("module-prefix",)
@@ -62,25 +63,42 @@ def symbol_name(module_name: str, symbol: str, rename: str | None) -> str:
     raise OffloadError(f"unknown --rename scheme '{rename}' (valid: {', '.join(RENAME_SCHEMES)})")
 
 
-def compile_device(program: Program, targets: list[Target], options: DeviceOptions) -> list[DeviceImage]:
-    """Every gpu.module of `program`, for every target: one LLVM bitcode image per target."""
-    import llvmlite.binding as llvm
-
+def compile_device(program: Program, targets: list[Target], options: DeviceOptions,
+                   *, jobs: int | None = None) -> list[DeviceImage]:
+    """Every gpu.module of `program`, for every target: one LLVM bitcode image per target. The MLIR
+    lowering runs here (once per distinct pipeline); the LLVM stages of the targets run side by side
+    in up to `jobs` forked processes (default: one per CPU), each in its own LLVM context, so an
+    image is the same whichever other targets were asked for and however many jobs ran."""
     _check_options(options, targets)
     program.require_gpu_modules()
-    llvm.initialize_all_targets()
-    llvm.initialize_all_asmprinters()
-    # A fresh LLVM context per call: named struct types never pick up suffixes from earlier calls.
-    context = fresh_context()
     lowered_by_pipeline: dict[str, list[LoweredModule]] = {}
-    images = []
+    work = []
     for target in targets:
-        kind = KINDS[target.offload_kind]
-        pipeline = kind.lowering_pipeline(target)
+        pipeline = KINDS[target.offload_kind].lowering_pipeline(target)
         if pipeline not in lowered_by_pipeline:  # sm_80 and sm_90 share one NVVM lowering
             lowered_by_pipeline[pipeline] = lower_to_llvm_ir(program, pipeline, options)
-        images.append(serialize(lowered_by_pipeline[pipeline], target, kind, options, program.path, context))
-    return images
+        work.append(SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path))
+    return map_forked(serialize_job, work, [t.arch for t in targets], jobs)
+
+
+@dataclass(frozen=True)
+class SerializeJob:
+    """What the LLVM stages of one target need: plain data, so that a forked child can run them."""
+
+    lowered: list[LoweredModule]
+    target: Target
+    options: DeviceOptions
+    path: str
+
+
+def serialize_job(job: SerializeJob) -> DeviceImage:
+    import llvmlite.binding as llvm
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    # A fresh LLVM context per image: named struct types never pick up suffixes from other images.
+    return serialize(job.lowered, job.target, KINDS[job.target.offload_kind], job.options, job.path,
+                     fresh_context())
 
 
 def _check_options(options: DeviceOptions, targets: list[Target]) -> None:

@@ -1,0 +1,104 @@
+"""Independent per-target serializations side by side, in forked child processes.
+
+llvmlite holds one process-wide lock around every call into LLVM, so threads would only take turns;
+forked children share nothing and run on separate cores. Each child sends its result (or the
+OffloadError it raised) back pickled through a pipe; a child that dies (an LLVM abort) becomes an
+OffloadError naming its target instead of taking the command down. Results come back in input order
+and the first failing item's error is the one raised, exactly as a sequential loop would."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import selectors
+import signal
+from typing import Callable, Sequence, TypeVar
+
+from offload.errors import OffloadError
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+def worker_count(items: int, jobs: int | None = None) -> int:
+    """How many children run at once: `jobs` if given, else one per usable CPU; never more than items."""
+    if jobs is None:
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(items, jobs))
+
+
+def map_forked(function: Callable[[Item], Result], items: Sequence[Item], names: Sequence[str],
+               jobs: int | None = None) -> list[Result]:
+    """[function(item) for item in items], in up to `jobs` forked children at a time (in this process
+    when that is 1 or the platform cannot fork). names[i] says what items[i] is, for errors."""
+    workers = worker_count(len(items), jobs)
+    if workers <= 1 or not hasattr(os, "fork"):
+        return [function(item) for item in items]
+    outcomes: list = [None] * len(items)
+    pending = list(range(len(items)))
+    selector = selectors.DefaultSelector()
+    received: dict[int, list[bytes]] = {}
+    try:
+        while pending or selector.get_map():
+            while pending and len(selector.get_map()) < workers:
+                index = pending.pop(0)
+                pid, fd = _start(function, items[index])
+                selector.register(fd, selectors.EVENT_READ, (index, pid))
+                received[index] = []
+            for key, _ in selector.select():
+                index, pid = key.data
+                chunk = os.read(key.fd, 1 << 20)
+                if chunk:
+                    received[index].append(chunk)
+                    continue
+                selector.unregister(key.fd)
+                os.close(key.fd)
+                _, status = os.waitpid(pid, 0)
+                outcomes[index] = _outcome(b"".join(received.pop(index)), status, names[index])
+    finally:
+        for key in list(selector.get_map().values()):  # interrupted: leave no child behind
+            _, pid = key.data
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(key.fd)
+        selector.close()
+    for outcome in outcomes:
+        if isinstance(outcome, OffloadError):
+            raise outcome
+    return outcomes
+
+
+def _start(function, item) -> tuple[int, int]:
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, and leave without running the parent's exit handlers
+        status = 0
+        try:
+            os.close(read_fd)
+            try:
+                payload = ("ok", function(item))
+            except OffloadError as e:
+                payload = ("error", e.message, e.location)
+            except Exception as e:  # a bug: report it as one line rather than lose it
+                payload = ("error", f"internal error: {type(e).__name__}: {e}", None)
+            with os.fdopen(write_fd, "wb") as out:
+                out.write(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+        except BaseException:
+            status = 70
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    return pid, read_fd
+
+
+def _outcome(data: bytes, status: int, name: str):
+    if os.WIFSIGNALED(status):
+        how = f"was killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
+    elif os.waitstatus_to_exitcode(status) != 0 or not data:
+        how = f"exited with status {os.waitstatus_to_exitcode(status)}"
+    else:
+        payload = pickle.loads(data)
+        if payload[0] == "ok":
+            return payload[1]
+        return OffloadError(payload[1], payload[2])
+    return OffloadError(f"internal error: serializing the {name} image {how} (LLVM aborted?)")

@@ -1,0 +1,62 @@
+"""The per-target LLVM stages run in forked children (offload/serialize/processes.py): the images are
+byte-identical to a one-process run, errors keep their message and location, a dying child becomes
+one OffloadError naming its target, and results keep the order of the targets."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from offload.errors import Location, OffloadError
+from offload.serialize.processes import map_forked
+
+DATA = Path(__file__).parent / "data" / "device"
+
+
+def test_forked_images_equal_one_process_images():
+    from offload.frontend import load_program
+    from offload.serialize import DeviceOptions, compile_device, parse_offload_arch
+
+    program = load_program(str(DATA / "features.mlir"))
+    targets = parse_offload_arch("sm_80,sm_90,gfx90a")
+    alone = compile_device(program, targets, DeviceOptions(), jobs=1)
+    forked = compile_device(program, targets, DeviceOptions(), jobs=3)
+    assert [i.target.arch for i in forked] == ["sm_80", "sm_90", "gfx90a"]
+    for one, other in zip(alone, forked):
+        assert one.bitcode == other.bitcode and one.bitcode[:2] == b"BC"
+        assert one.kernels == other.kernels and one.globals == other.globals
+    # An image does not depend on which other targets were compiled with it.
+    (sm_90_alone,) = compile_device(program, parse_offload_arch("sm_90"), DeviceOptions())
+    assert sm_90_alone.bitcode == forked[1].bitcode
+
+
+def _square_or_fail(n: int) -> int:
+    if n == 3:
+        raise OffloadError("three is refused", Location("in.mlir", 3, 7))
+    if n == 4:
+        os.abort()  # what an LLVM fatal error does to the process
+    return n * n
+
+
+def test_results_in_order_from_several_children():
+    assert map_forked(_square_or_fail, [1, 2, 5, 6], ["a", "b", "c", "d"], jobs=2) == [1, 4, 25, 36]
+
+
+def test_child_error_keeps_message_and_location():
+    with pytest.raises(OffloadError) as caught:
+        map_forked(_square_or_fail, [1, 3, 2], ["a", "b", "c"], jobs=2)
+    assert caught.value.render() == "in.mlir:3:7: error: three is refused"
+
+
+def test_dying_child_is_an_error_naming_its_target():
+    with pytest.raises(OffloadError) as caught:
+        map_forked(_square_or_fail, [1, 4], ["sm_80", "gfx90a"], jobs=2)
+    assert "gfx90a" in caught.value.message and "SIGABRT" in caught.value.message
+
+
+def test_first_failing_item_wins_like_a_sequential_loop():
+    with pytest.raises(OffloadError) as caught:
+        map_forked(_square_or_fail, [4, 3], ["sm_80", "sm_90"], jobs=2)
+    assert "sm_80" in caught.value.message
