@@ -13,7 +13,10 @@
 # PORTABLE), with the dependency file mlir-offload writes (input, bitcode libraries, mlir-offload.toml),
 # and an INTERFACE library <name> carrying the bundles as link inputs plus `mlir-offload config --ldflags`.
 
-cmake_minimum_required(VERSION 3.20)
+# DEPFILE with the Makefile generators needs CMake 3.20 (a module must not set the includer's policies).
+if(CMAKE_VERSION VERSION_LESS 3.20)
+  message(FATAL_ERROR "MLIROffload.cmake needs CMake 3.20 or newer (DEPFILE of add_custom_command)")
+endif()
 
 find_program(MLIR_OFFLOAD_EXECUTABLE NAMES mlir-offload DOC "the mlir-offload command")
 
@@ -70,10 +73,21 @@ function(mlir_offload_add_bundle name)
     message(FATAL_ERROR "mlir_offload_add_bundle(${name}): mlir-offload config --ldflags failed: ${error}")
   endif()
   separate_arguments(ldflags UNIX_COMMAND "${ldflags}")
+  # Options go before the objects on the link line, libraries (-lcudart) after them.
+  set(link_options)
+  set(link_libraries)
+  foreach(flag IN LISTS ldflags)
+    if(flag MATCHES "^-l")
+      list(APPEND link_libraries "${flag}")
+    else()
+      list(APPEND link_options "${flag}")
+    endif()
+  endforeach()
 
   add_library(${name} INTERFACE)
   add_dependencies(${name} ${name}_bundles)
   target_sources(${name} INTERFACE ${outputs})
-  target_link_options(${name} INTERFACE ${ldflags})
+  target_link_options(${name} INTERFACE ${link_options})
+  target_link_libraries(${name} INTERFACE ${link_libraries})
   set_target_properties(${name} PROPERTIES MLIR_OFFLOAD_BUNDLES "${outputs}")
 endfunction()
