@@ -214,8 +214,11 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
 
     bundle_name = f"{name}.offload.{'bc' if is_bitcode(bundle) else 'o'}"
     atomic_write(output, build_archive(name, bundle, bundle_name, flags, ptx))
+    from offload.ship import read_manifest
+
+    toolkit = "ROCM_PATH" if read_manifest(output)["targets"][0]["offload_kind"] == "hip" else "CUDA_PATH"
     click.echo(f"{output}: {name} ({bundle_name}); on the target: tar xzf {os.path.basename(output)} && "
-               f"make -C {name} [CLANG=clang] [CUDA_PATH=...]")
+               f"make -C {name} [CLANG=clang] [{toolkit}=...]")
 
 
 COMMANDS = [config, doctor, ship]

@@ -35,6 +35,8 @@ def shipped(tmp_path_factory):
         out = work / f"{name}.tar.gz"
         result = run_cli("ship", str(SAXPY), *flags, "-o", str(out))
         assert result.returncode == 0, result.stderr
+        toolkit = "ROCM_PATH" if SHIPS[name][2] == "hip" else "CUDA_PATH"
+        assert f"make -C {name} [CLANG=clang] [{toolkit}=...]" in result.stdout
         archives[name] = out
     return archives
 
@@ -219,3 +221,15 @@ def test_config_file_sets_portable_and_target_clang(tmp_path, ptxas):
     assert result.returncode == 0, result.stderr
     record, _ = read_bundle_record((tmp_path / "b.bc").read_bytes(), "b.bc")
     assert record.profile == 22 and record.host_format == "bc"
+
+
+def test_hip_without_rocm_is_a_clear_error(shipped, tmp_path, clang22):
+    import glob
+
+    if glob.glob("/opt/rocm/lib/libamdhip64.so*") or glob.glob("/usr/lib/*-linux-gnu/libamdhip64.so*"):
+        pytest.skip("this machine has a HIP runtime")
+    top = _unpack(shipped["hip22"], tmp_path)
+    result = _make(top, _scrubbed_env(tmp_path), "CLANG=clang-22")
+    assert result.returncode != 0
+    assert "no ROCm (libamdhip64) found" in result.stderr and "make ROCM_PATH=" in result.stderr
+    assert not (top / "hip22").exists() and not (top / "hip22.tmp").exists()
