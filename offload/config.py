@@ -100,9 +100,10 @@ KEYS: tuple[Key, ...] = (
     Key("cuda-path", _str, None, "CUDA toolkit of the link (default: found)", is_path=True),
     Key("rocm-path", _str, None, "ROCm install of the link (default: found)", is_path=True),
     Key("portable", _bool, False, "cubin+PTX device images and an ELF host object (any LLVM version)"),
-    Key("device-image", _choice("bitcode", "cubin", "ptx"), "bitcode",
+    # Unset format keys: the target clang's profile decides (bitcode where it reads ours, else native).
+    Key("device-image", _choice("bitcode", "cubin", "ptx"), None,
         "device image format: bitcode (device LTO on the target), cubin, ptx (cubin + PTX beside)"),
-    Key("host-format", _choice("bc", "obj"), "bc", "host part as LLVM bitcode or as an ELF object"),
+    Key("host-format", _choice("bc", "obj"), None, "host part as LLVM bitcode or as an ELF object"),
 )
 KEYS_BY_NAME = {k.name: k for k in KEYS}
 
