@@ -103,7 +103,9 @@ def main() -> None:
             for name, run in configurations.items():
                 results[name].append(run())
     best = {name: (min(r[0] for r in runs), max(r[1] for r in runs)) for name, runs in results.items()}
-    print(f"kernels: {args.kernels}, best of {args.runs} interleaved runs (wall time, peak RSS)")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"kernels: {args.kernels}, best of {args.runs} interleaved runs (wall time, peak RSS incl. children); "
+          f"{os.cpu_count()} CPUs, load average {load}")
     for name, (seconds, peak) in best.items():
         tool = " (mlir-opt-22 + mlir-translate-22)" if name.startswith("baseline") else ""
         print(f"{name}: {seconds:.3f} s, peak {peak / 1024:.0f} MiB{tool}")
