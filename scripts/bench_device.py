@@ -54,8 +54,8 @@ def generate(kernels: int) -> str:
         return str(module)
 
 
-def measure(command: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of a child process."""
+def measure(command: list[str]) -> tuple[float, int, float]:
+    """Wall seconds, peak RSS (KiB) and CPU seconds (user + system) of a child process and its children."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
@@ -63,7 +63,7 @@ def measure(command: list[str]) -> tuple[float, int]:
     stderr = process.stderr.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed: {' '.join(command)}\n{stderr}")
-    return elapsed, usage.ru_maxrss
+    return elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -80,15 +80,15 @@ def main() -> None:
         ours = [sys.executable, "-m", "offload", "device", str(source), "-o", str(Path(tmp) / "out.offload")]
         lowered = Path(tmp) / "baseline.mlir"
 
-        def baseline(opt_level: int) -> tuple[float, int]:
+        def baseline(opt_level: int) -> tuple[float, int, float]:
             pipeline = ("builtin.module("
                         f"nvvm-attach-target{{chip=sm_90 features=+ptx78 O={opt_level}}},"
                         f"nvvm-attach-target{{chip=sm_80 features=+ptx70 O={opt_level}}},"
                         "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
                         f"gpu-module-to-binary{{format=llvm toolkit={args.cuda}}})")
-            t1, m1 = measure([mlir_opt, str(source), f"--pass-pipeline={pipeline}", "-o", str(lowered)])
-            t2, m2 = measure([mlir_translate, "--mlir-to-llvmir", str(lowered), "-o", str(Path(tmp) / "b.ll")])
-            return t1 + t2, max(m1, m2)
+            t1, m1, c1 = measure([mlir_opt, str(source), f"--pass-pipeline={pipeline}", "-o", str(lowered)])
+            t2, m2, c2 = measure([mlir_translate, "--mlir-to-llvmir", str(lowered), "-o", str(Path(tmp) / "b.ll")])
+            return t1 + t2, max(m1, m2), c1 + c2
 
         configurations = {
             "ours     -O3 sm_80,sm_90,gfx90a": lambda: measure(ours + ["--offload-arch", "sm_80,sm_90,gfx90a"]),
@@ -98,22 +98,26 @@ def main() -> None:
             "baseline O=0 sm_80,sm_90       ": lambda: baseline(0),
         }
         # Runs interleave the configurations, so that load from elsewhere hits them alike; best of each.
-        results: dict[str, list[tuple[float, int]]] = {name: [] for name in configurations}
+        results: dict[str, list[tuple[float, int, float]]] = {name: [] for name in configurations}
         for _ in range(args.runs):
             for name, run in configurations.items():
                 results[name].append(run())
-    best = {name: (min(r[0] for r in runs), max(r[1] for r in runs)) for name, runs in results.items()}
+    best = {name: (min(r[0] for r in runs), max(r[1] for r in runs), min(r[2] for r in runs))
+            for name, runs in results.items()}
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"kernels: {args.kernels}, best of {args.runs} interleaved runs (wall time, peak RSS incl. children); "
+    print(f"kernels: {args.kernels}, best of {args.runs} interleaved runs (wall time, CPU time, peak RSS, children "
+          "included; our per-target LLVM stages run in parallel processes, so wall < CPU); "
           f"{os.cpu_count()} CPUs, load average {load}")
-    for name, (seconds, peak) in best.items():
+    for name, (seconds, peak, cpu) in best.items():
         tool = " (mlir-opt-22 + mlir-translate-22)" if name.startswith("baseline") else ""
-        print(f"{name}: {seconds:.3f} s, peak {peak / 1024:.0f} MiB{tool}")
+        print(f"{name}: {seconds:.3f} s, CPU {cpu:.3f} s, peak {peak / 1024:.0f} MiB{tool}")
     headline = best["ours     -O3 sm_80,sm_90       "][0] / best["baseline O=3 sm_80,sm_90       "][0]
     unoptimized = best["ours     -O0 sm_80,sm_90       "][0] / best["baseline O=0 sm_80,sm_90       "][0]
     print(f"ratio ours/baseline on sm_80,sm_90, default flags (-O3 vs O=3, both optimize): {headline:.2f} "
           f"(goal <= 1.0: {'met' if headline <= 1.0 else 'missed'})")
     print(f"ratio ours/baseline on sm_80,sm_90, no optimizer (-O0 vs O=0): {unoptimized:.2f}")
+    cpu = best["ours     -O3 sm_80,sm_90       "][2] / best["baseline O=3 sm_80,sm_90       "][2]
+    print(f"ratio of CPU time on sm_80,sm_90, default flags: {cpu:.2f}")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from offload.errors import Location, OffloadError
 from offload.frontend import Program, location_of, run_mlir
 from offload.serialize.kinds import KINDS, TargetKind, function_attributes
 from offload.serialize.libraries import bitcode_bytes
-from offload.serialize.processes import map_forked
+from offload.serialize.processes import map_forked, worker_count
 from offload.serialize.targets import Target, check_ptx_feature
 
 RENAME_SCHEMES = ("module-prefix",)
@@ -71,6 +71,9 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
     image is the same whichever other targets were asked for and however many jobs ran."""
     _check_options(options, targets)
     program.require_gpu_modules()
+    if jobs is None and options.opt_level == 0:
+        jobs = 1  # without the optimizer a target's LLVM stages cost less than forking a child
+    preload = _preload_llvm() if worker_count(len(targets), jobs) > 1 else None
     lowered_by_pipeline: dict[str, list[LoweredModule]] = {}
     work = []
     for target in targets:
@@ -78,7 +81,28 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
         if pipeline not in lowered_by_pipeline:  # sm_80 and sm_90 share one NVVM lowering
             lowered_by_pipeline[pipeline] = lower_to_llvm_ir(program, pipeline, options)
         work.append(SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path))
+    if preload is not None:
+        preload.join()  # no other thread may run when the children are forked
     return map_forked(serialize_job, work, [t.arch for t in targets], jobs)
+
+
+def _preload_llvm() -> threading.Thread:
+    """Load and initialize llvmlite's LLVM in this process while MLIR lowers (the library load waits
+    on the disk and the dynamic linker, not on the GIL): forked children inherit it instead of each
+    loading the 180 MB library again."""
+
+    def load():
+        try:
+            import llvmlite.binding as llvm
+
+            llvm.initialize_all_targets()
+            llvm.initialize_all_asmprinters()
+        except Exception:  # noqa: BLE001 - the children load it again and report what fails
+            pass
+
+    thread = threading.Thread(target=load, name="llvmlite-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 @dataclass(frozen=True)
