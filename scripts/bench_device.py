@@ -118,6 +118,10 @@ def main() -> None:
     print(f"ratio ours/baseline on sm_80,sm_90, no optimizer (-O0 vs O=0): {unoptimized:.2f}")
     cpu = best["ours     -O3 sm_80,sm_90       "][2] / best["baseline O=3 sm_80,sm_90       "][2]
     print(f"ratio of CPU time on sm_80,sm_90, default flags: {cpu:.2f}")
+    import llvmlite.binding as llvm
+
+    print(f"llvmlite's LLVM {'.'.join(map(str, llvm.llvm_version_info))}: assertions "
+          f"{llvm.llvm_assertions_state} (mlir-opt-22 is a release build)")
 
 
 if __name__ == "__main__":
