@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_REFERENCE = REPO.parent / "shared" / "reference"
+# Hand-written reference modules (copied from the design notes' shared/reference).
+SHARED_REFERENCE = REPO / "tests" / "data" / "reference"
 
 
 def find_tool(name: str, llvm_major: int | None = None) -> str | None:
