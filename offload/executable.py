@@ -271,11 +271,13 @@ _FIELD_FORMATS = {"i16": "H", "i32": "I", "i64": "Q", "ptr": "Q"}
 
 
 def _entry_section_layouts() -> dict[str, tuple[int, dict]]:
-    """section name -> (clang major, entries table) from the target-clang profiles."""
+    """section name -> (clang major, entries table) from the target-clang profiles. Profiles that share a
+    section share its layout (clang 21 and 22): the newest names it, so adding an older profile changes
+    no label; a bundle's own record (mlir-offload.profile) says which clang it was made for."""
     from offload.profiles import available_profiles, load_profile
 
     layouts = {}
-    for major in available_profiles():
+    for major in reversed(available_profiles()):
         entries = load_profile(major).entries
         for section in entries["section"].values():
             layouts.setdefault(section, (major, entries))

@@ -108,6 +108,7 @@ def plan_link(bundle: str, inputs: list[str], output: str, clang_path: str | Non
         if spec is None:
             raise OffloadError(f"the bundle targets offload kind '{kind}', which link does not know")
         root = None
+        toolkit_on_path = False
         if kind == "cuda":
             cuda = find_cuda(cuda_path)
             if cuda is None:
@@ -115,13 +116,18 @@ def plan_link(bundle: str, inputs: list[str], output: str, clang_path: str | Non
                                    "or pass --cuda-path DIR")
             root = cuda.root
             if load_profile(clang.major).cuda.get("fatbinary_needs_image3_wrapper") and (cuda.major or 0) >= 13:
-                # clang <= 19 calls fatbinary --image=..., which CUDA 13 rejects (DESIGN.md §5).
+                # clang 19/21 call fatbinary --image=..., which CUDA 13 rejects (DESIGN.md §5). clang 21 forwards
+                # --cuda-path to its linker wrapper, which then runs <cuda>/bin/fatbinary before PATH's: the
+                # toolkit goes on PATH behind the rewriting script instead of --cuda-path.
                 path_prepend.append(str(resources.files("offload.toolchain_data").joinpath("scripts")))
+                path_prepend.append(os.path.join(root, "bin"))
+                toolkit_on_path = True
         else:
             rocm = find_rocm(rocm_path)
             root = rocm.root
         if root:
-            command.append(f"{spec['path_flag']}={root}")
+            if not toolkit_on_path:
+                command.append(f"{spec['path_flag']}={root}")
             for sub in spec["library_dirs"]:
                 if os.path.isdir(os.path.join(root, sub)):
                     command.append(f"-L{os.path.join(root, sub)}")

@@ -22,7 +22,7 @@ from importlib import resources
 
 from offload import __version__
 from offload.errors import OffloadError
-from offload.profiles import Profile, load_profile
+from offload.profiles import Profile, available_profiles, load_profile
 
 MANIFEST_FORMAT = "mlir-offload-ship/1"
 DEVICE_SECTIONS = {"cuda": ".nv_fatbin", "hip": ".hip_fatbin"}
@@ -83,9 +83,15 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
         raise OffloadError(f"{name}: no offload entries (or entries of several clang layouts): not a bundle "
                            f"that clang can register")
     profile = load_profile(sections[0].profile_major)
+    offload_images = read_offload_images(data, name)
+    # clang 21 and 22 share one entry layout: the bundle's record names the clang it was made for.
+    recorded = offload_images[0].strings.get("mlir-offload.profile", "") if offload_images else ""
+    if recorded.isdigit() and int(recorded) in available_profiles() and \
+            load_profile(int(recorded)).entries == profile.entries:
+        profile = load_profile(int(recorded))
     kind_names = {v: k for k, v in profile.offload_kind.items()}
     images = []
-    for image in read_offload_images(data, name):
+    for image in offload_images:
         kind = kind_names.get(image.offload_kind)
         if kind not in DEVICE_SECTIONS:
             raise OffloadError(f"{name}: image for {image.strings.get('arch')} has offload kind "
