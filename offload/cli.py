@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
         # Commands return None; ctx.exit(N) (e.g. from --help or a failed check) comes back as N.
         status = cli.main(args=argv, prog_name="mlir-offload", standalone_mode=False)
     except OffloadError as e:
-        click.echo(e.render(), err=True)
+        _echo_error(e.render())
         sys.exit(1)
     except click.UsageError as e:
         hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
@@ -52,4 +53,18 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except BrokenPipeError:
         sys.exit(1)
+    except Exception as e:  # a bug of ours: still one line for the user, the traceback on request
+        if os.environ.get("MLIR_OFFLOAD_TRACEBACK"):
+            raise
+        detail = " ".join(str(e).split())
+        _echo_error(f"mlir-offload: error: internal error ({type(e).__name__}: {detail}); rerun with "
+                    "MLIR_OFFLOAD_TRACEBACK=1 and report the traceback")
+        sys.exit(1)
     sys.exit(status if isinstance(status, int) else 0)
+
+
+def _echo_error(line: str) -> None:
+    # File names with undecodable bytes arrive as surrogate escapes: print their original bytes.
+    sys.stderr.flush()
+    sys.stderr.buffer.write(os.fsencode(line) + b"\n")
+    sys.stderr.flush()

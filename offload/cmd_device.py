@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from offload.errors import OffloadError
-from offload.fsutil import atomic_write
+from offload.fsutil import STDOUT, atomic_write, refuse_input_as_output
 
 # Defaults applied by device_settings (every option defaults to None = "not given", so that a project
 # configuration can be merged in between the command line and these).
@@ -98,6 +98,10 @@ def device_command(input_path: str, output: str, emit: str, target_clang: str | 
 
     targets, options = device_settings(**device_kwargs)
     profile = load_profile(target_clang)
+    refuse_input_as_output(output, [input_path, *options.link_bitcode, options.libdevice])
+    if emit != "offload" and output == STDOUT:
+        raise OffloadError(f"--emit={emit} writes one file per target into a folder: name a folder with -o, "
+                           "not '-' (standard output)")
     images = compile_device(load_program(input_path), targets, options)
     if emit == "offload":
         atomic_write(output, offload_binary(images, profile))

@@ -35,10 +35,24 @@ def compile_command(input_path: str, output: str, textual: bool, target_clang: s
     load_profile(target_clang)  # an unknown --target-clang fails before any work
     targets, options = device_settings(**device_kwargs)
     check_output_name(output, target_clang, textual, build.host_format)
+    check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
     data = compile_bundle(input_path, targets, options, target_clang, emit="ll" if textual else "bc",
                           device_image=build.device_image, host_format=build.host_format, ptx_out=build.ptx)
     atomic_write(output, data)
     write_side_outputs(build, input_path, output, options)
+
+
+def check_output_place(output: str, build, inputs: list) -> None:
+    """Not over an input; `-o -` (standard output) only for the bundle alone: side files are named
+    after the output, and a dependency rule needs a file as its target."""
+    from offload.fsutil import STDOUT, refuse_input_as_output
+
+    refuse_input_as_output(output, inputs)
+    if output == STDOUT and build.dependency_file:
+        raise OffloadError("-MD writes a make rule for the -o file: name a file with -o, not '-' (standard output)")
+    if output == STDOUT and build.device_image == "ptx":
+        raise OffloadError("--device-image=ptx (or --portable) writes <out>.<arch>.ptx beside the bundle: "
+                           "name a file with -o, not '-' (standard output)")
 
 
 def check_output_name(output: str, target_clang, textual: bool, host_format: str | None = None) -> None:
@@ -102,6 +116,12 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
         raise click.UsageError("missing option '-o'", ctx)
     bundle = bundles[0]
     passthrough.remove(bundle)
+    from offload.fsutil import refuse_input_as_output
+
+    refuse_input_as_output(settings["output"], bundles)  # clang would overwrite the bundle or an object
+    if bundle.endswith((".mlir", ".mlirbc")):
+        raise OffloadError(f"'{bundle}' is an MLIR program, not a bundle: compile it first "
+                           f"(mlir-offload compile {bundle} --offload-arch ARCH -o BUNDLE.bc)")
     link_bundle(bundle, passthrough, settings["output"], clang=settings["clang"], cuda_path=settings["cuda_path"],
                 rocm_path=settings["rocm_path"], dry_run=settings["dry_run"], verbose=settings["verbose"])
 

@@ -9,7 +9,7 @@ import os
 import click
 
 from offload.errors import OffloadError
-from offload.fsutil import atomic_write, read_input
+from offload.fsutil import atomic_write, read_input, refuse_input_as_output
 
 # The characters an extracted file's generated name may contain.
 _SAFE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.")
@@ -47,6 +47,7 @@ def package_command(output: str, images: tuple[str, ...], target_clang: str | No
 
     profile = load_profile(target_clang)
     specs = [parse_image_spec(spec) for spec in images]
+    refuse_input_as_output(output, [spec.file for spec in specs])
     built = [build_image(spec, profile.offload_kind_value) for spec in specs]
     atomic_write(output, write_binary(built))
 

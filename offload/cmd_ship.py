@@ -187,6 +187,11 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
     from offload.fsutil import atomic_write, read_input
     from offload.ship import build_archive
 
+    from offload.fsutil import STDOUT, refuse_input_as_output
+
+    if output == STDOUT:
+        raise OffloadError("ship writes an archive file: name it with -o APP.tar.gz, not '-' (standard output)")
+    refuse_input_as_output(output, [input_path])
     name = app or os.path.basename(output).removesuffix(".gz").removesuffix(".tar").removesuffix(".tgz")
     if not name or "/" in name or name.startswith("."):
         raise OffloadError(f"cannot name the app after '{output}': pass --app NAME")

@@ -277,7 +277,11 @@ def find_config(start: str | os.PathLike | None) -> Path | None:
     """The nearest mlir-offload.toml in the folder of `start` (a file or folder) or above it."""
     here = Path(start) if start is not None else Path.cwd()
     here = here.resolve()
-    if not here.is_dir():
+    try:
+        is_folder = here.is_dir()
+    except OSError:  # e.g. a name too long for the file system: the input's own read reports it
+        is_folder = False
+    if not is_folder:
         here = here.parent
     for folder in (here, *here.parents):
         candidate = folder / CONFIG_NAME
@@ -286,10 +290,13 @@ def find_config(start: str | os.PathLike | None) -> Path | None:
     return None
 
 
-def _syntax_location(path: Path, error: tomllib.TOMLDecodeError) -> tuple[Location, str]:
+def _syntax_location(path: Path, error: tomllib.TOMLDecodeError, text: str = "") -> tuple[Location, str]:
     # Python's tomllib ends its messages with "(at line L, column C)" and has no attributes for them
     # before 3.14; take them off the end when they are there.
     message = str(error)
+    if message.endswith(" (at end of document)"):  # the end: the last line, after its last character
+        lines = text.rstrip("\n").split("\n")
+        return Location(str(path), len(lines), len(lines[-1]) + 1), message[:-len(" (at end of document)")] + " at the end of the file"
     head, sep, tail = message.rpartition(" (at line ")
     if sep and tail.endswith(")"):
         line_text, _, col_text = tail[:-1].partition(", column ")
@@ -310,7 +317,7 @@ def load_config(path: str | os.PathLike) -> ProjectConfig:
     except UnicodeDecodeError:
         raise OffloadError("configuration is not UTF-8 text", Location(str(path))) from None
     except tomllib.TOMLDecodeError as e:
-        location, message = _syntax_location(path, e)
+        location, message = _syntax_location(path, e, text)
         raise OffloadError(f"invalid TOML: {message}", location) from None
     positions = key_positions(text)
 

@@ -39,7 +39,10 @@ def load_program(path: str) -> Program:
     import mlir.ir as ir
     import mlir.passmanager as passmanager
 
-    read_input(path)  # a missing or unreadable file becomes a plain one-line error first
+    data = read_input(path)  # a missing or unreadable file becomes a plain one-line error first
+    if not data.strip():
+        raise OffloadError("the input is empty: expected an MLIR module with gpu.module or gpu.launch",
+                           Location(str(path)))
     context = ir.Context()
     # A Python diagnostic handler called from a pass-manager worker thread aborts the process
     # (nanobind: GIL not held); single-threaded passes also keep the output order deterministic.
@@ -53,7 +56,10 @@ def load_program(path: str) -> Program:
 
     context.attach_diagnostic_handler(keep_quiet)
     with context:
-        module = run_mlir(lambda: ir.Module.parseFile(str(path), context), path)
+        if _utf8_path(str(path)):
+            module = run_mlir(lambda: ir.Module.parseFile(str(path), context), path)
+        else:  # MLIR takes UTF-8 file names only: parse the bytes already read (locations name the input)
+            module = run_mlir(lambda: ir.Module.parse(data, context), path)
         outline = passmanager.PassManager.parse("builtin.module(gpu-kernel-outlining)", context)
         run_mlir(lambda: outline.run(module.operation), path)
     return Program(path=str(path), context=context, module=module, diagnostics=diagnostics)
@@ -79,6 +85,8 @@ def mlir_error(error, path: str, what: str = "") -> OffloadError:
     first = diagnostics[0]
     message = first.message
     for note in first.notes:
+        if note.message.startswith("see current operation"):
+            continue  # the verifier's dump of the op in generic form: noise next to the location
         message += f" (note: {note.message})"
     return OffloadError(prefix + message, location_of(first.location, path))
 
@@ -89,6 +97,8 @@ def location_of(location, path: str) -> Location:
     if found is None:
         return Location(path)
     filename, line, col = found
+    if not line:  # line 0 (e.g. an empty module) points at nothing: name the file alone
+        return Location(path if filename in ("-", "") else filename)
     # A module parsed from a buffer calls its file "-": name the input instead.
     return Location(path if filename in ("-", "") else filename, line, col)
 
@@ -109,3 +119,11 @@ def _file_location(location):
     except (AttributeError, ValueError):
         return None
     return None
+
+
+def _utf8_path(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+        return True
+    except UnicodeEncodeError:  # undecodable bytes of a file name arrive as surrogate escapes
+        return False

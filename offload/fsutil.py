@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 from offload.errors import OffloadError
 
 
+STDOUT = "-"  # `-o -`: the output goes to standard output, as with clang and the LLVM tools
+
+
 def atomic_write(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> None:
+    if str(path) == STDOUT:
+        write_stdout(data)
+        return
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     try:
@@ -27,6 +34,39 @@ def atomic_write(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> Non
     except BaseException:
         _unlink_quietly(tmp)
         raise
+
+
+def write_stdout(data: bytes) -> None:
+    """`-o -`: text goes anywhere, binary output never to a terminal (as llvm-as refuses)."""
+    if sys.stdout.isatty() and not _is_text(data):
+        raise OffloadError("refusing to write binary output to a terminal: redirect standard output "
+                           "(-o - > FILE) or name a file with -o")
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+
+
+def refuse_input_as_output(output: str | os.PathLike, inputs) -> None:
+    """An output that is one of the inputs would destroy it: refuse before any work."""
+    if str(output) == STDOUT or not os.path.exists(output):
+        return
+    for given in inputs:
+        try:
+            same = given is not None and os.path.samefile(output, given)
+        except OSError:
+            same = False
+        if same:
+            raise OffloadError(f"output '{output}' is the input '{given}': choose another -o")
+
+
+def _is_text(data: bytes) -> bool:
+    if b"\0" in data:
+        return False
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 def read_input(path: str | os.PathLike) -> bytes:

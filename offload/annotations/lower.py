@@ -122,19 +122,48 @@ def detach_device_code(host, path: str, device_symbol=lambda module, kernel: ker
 
 
 def lower_to_llvm(host, path: str) -> None:
+    reject_unranked_memref_arguments(host, path)
     pm_run(ASYNC_PIPELINE, host, path, "making host GPU operations asynchronous")
     host_shared_allocs_synchronous(host)
     pm_run(HOST_PIPELINE, host, path, "lowering the host code")
     # Upstream lowers the async-token ops to streams; what is left of the gpu dialect must be launches.
+    others = []  # collected, not raised: an exception inside the walk callback becomes a RuntimeError
+
     def reject_other_gpu_ops(op):
         name = op.operation.name
         if name.startswith("gpu.") and name not in ("gpu.launch_func", "gpu.binary"):
-            from offload.frontend import location_of
-
-            raise OffloadError(f"host operation '{name}' is not supported", location_of(op.location, path))
+            others.append(op)
         return _walk_advance()
 
     host.walk(reject_other_gpu_ops)
+    if others:
+        from offload.frontend import location_of
+
+        raise OffloadError(f"host operation '{others[0].operation.name}' is not supported",
+                           location_of(others[0].location, path))
+
+
+def reject_unranked_memref_arguments(host, path: str) -> None:
+    """gpu-to-llvm passes an unranked memref as (rank, pointer to a descriptor on the host stack): the
+    kernel would read host memory. Refuse it at the launch instead of failing on the GPU."""
+    import mlir.ir as ir
+
+    from offload.frontend import location_of
+
+    found = []  # an exception raised inside the walk callback would reach us as a RuntimeError
+
+    def check(op):
+        if op.operation.name == "gpu.launch_func":
+            found.extend((op, operand.type) for operand in op.operation.operands
+                         if isinstance(operand.type.maybe_downcast(), ir.UnrankedMemRefType))
+        return _walk_advance()
+
+    host.walk(check)
+    if found:
+        op, unranked = found[0]
+        raise OffloadError(f"gpu.launch_func passes an unranked {unranked}, whose descriptor would stay in "
+                           "host memory: memref.cast it to a ranked memref before the launch",
+                           location_of(op.location, path))
 
 
 def host_shared_allocs_synchronous(host) -> None:

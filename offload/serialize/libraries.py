@@ -26,6 +26,9 @@ def find_libdevice(explicit: str | None) -> str:
             path = path / "libdevice.10.bc"
         if path.is_file():
             return str(path)
+        if Path(explicit).is_dir():
+            raise OffloadError(f"--libdevice '{explicit}' is a folder without libdevice.10.bc: "
+                               "name the file or the folder that holds it (CUDA: nvvm/libdevice)")
         raise OffloadError(f"--libdevice '{explicit}' does not exist (expected libdevice.10.bc or its folder)")
     candidates = [Path(os.environ[v]) / LIBDEVICE_IN_TOOLKIT for v in CUDA_ENV if os.environ.get(v)]
     candidates += [Path(root) / LIBDEVICE_IN_TOOLKIT for root in STANDARD_CUDA_ROOTS]

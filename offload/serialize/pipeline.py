@@ -382,7 +382,11 @@ def link_device_libraries(module, kind: TargetKind, target: Target, options: Dev
     plan = kind.plan_libraries(target, options, _declared_calls(module, kind.library_prefixes))
     module.link_in(_module_flags(plan.module_flags, target, data_layout, context))
     for path in plan.files:
-        library = llvm.parse_bitcode(_library_bytes(path), context)
+        try:
+            library = llvm.parse_bitcode(_library_bytes(path), context)
+        except RuntimeError as e:
+            raise OffloadError(f"device library '{path}' is not valid LLVM bitcode ({' '.join(str(e).split())}): "
+                               "point --libdevice or --rocm-device-lib-path at the toolkit's library") from None
         library.triple = target.triple
         library.data_layout = data_layout
         _link(module, library, f"device library '{path}'")
