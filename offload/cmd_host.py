@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from offload.build_options import build_options
@@ -48,6 +50,11 @@ def check_output_place(output: str, build, inputs: list) -> None:
     from offload.fsutil import STDOUT, refuse_input_as_output
 
     refuse_input_as_output(output, inputs)
+    for written in (output, build.dependency_file):
+        # Checked before the work: a missing folder of the -MF file must not leave the bundle alone behind.
+        folder = os.path.dirname(written or "") or "."
+        if written and written != STDOUT and not os.path.isdir(folder):
+            raise OffloadError(f"cannot write '{written}': no such folder '{folder}'")
     if output == STDOUT and build.dependency_file:
         raise OffloadError("-MD writes a make rule for the -o file: name a file with -o, not '-' (standard output)")
     if output == STDOUT and build.device_image == "ptx":
@@ -76,6 +83,8 @@ Options of link itself (every other argument goes to clang unchanged):
   --clang PATH      the clang to link with (default: clang-N of the bundle's profile N, then clang)
   --cuda-path DIR   CUDA toolkit (default: found)
   --rocm-path DIR   ROCm (default: found)
+  --ptx FILE        add this PTX (from `compile --portable`: BUNDLE.<arch>.ptx) to the executable's fatbin
+                    beside the arch's cubin, so newer GPUs JIT-compile it (repeat per arch; CUDA)
   --dry-run         print the clang command instead of running it
   -v                print the clang command (and clang's messages) while running it
 """
@@ -92,7 +101,7 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     from offload.linking import link_bundle
 
     settings = {"output": None, "clang": None, "cuda_path": None, "rocm_path": None,
-                "dry_run": False, "verbose": False}
+                "dry_run": False, "verbose": False, "ptx": []}
     passthrough: list[str] = []
     items = list(arguments)
     while items:
@@ -101,6 +110,10 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
         if item in ("-h", "--help"):
             click.echo(ctx.get_help())
             ctx.exit(0)
+        elif name == "--ptx" and (inline or (not _ and items and not items[0].startswith("-"))):
+            settings["ptx"].append(inline if _ else items.pop(0))
+        elif name == "--ptx":
+            raise click.UsageError("option '--ptx' requires a value", ctx)
         elif name in LINK_VALUE_OPTIONS and (inline or (not _ and items)):
             settings[LINK_VALUE_OPTIONS[name]] = inline if _ else items.pop(0)
         elif name in LINK_VALUE_OPTIONS:
@@ -123,7 +136,8 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
         raise OffloadError(f"'{bundle}' is an MLIR program, not a bundle: compile it first "
                            f"(mlir-offload compile {bundle} --offload-arch ARCH -o BUNDLE.bc)")
     link_bundle(bundle, passthrough, settings["output"], clang=settings["clang"], cuda_path=settings["cuda_path"],
-                rocm_path=settings["rocm_path"], dry_run=settings["dry_run"], verbose=settings["verbose"])
+                rocm_path=settings["rocm_path"], dry_run=settings["dry_run"], verbose=settings["verbose"],
+                ptx=settings["ptx"])
 
 
 COMMANDS = [compile_command, link_command]

@@ -128,6 +128,10 @@ def check_executable(path: str) -> VerifyReport:
         for section_name, images in exe.device_sections.items():
             archs = ", ".join(sorted({i.arch for i in images}))
             report.notes.insert(0, f"{section_name}: {len(images)} device image(s) for {archs}")
+            for image in sorted((i for i in images if i.kind == "ptx"), key=lambda i: i.arch, reverse=True):
+                # The driver JIT-compiles it on GPUs that none of the SASS images fits.
+                report.notes.insert(1, f"PTX for {image.arch}{' (compressed)' if image.compressed else ''}: "
+                                       f"forward compatibility to newer GPUs")
         for section in walked:
             names = ", ".join(e.name for e in section.entries)
             report.notes.insert(0, f"{section.name} (clang {section.profile_major} layout): "

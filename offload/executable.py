@@ -23,6 +23,7 @@ HIP_FATBIN_SECTION = ".hip_fatbin"
 CUDA_FATBIN_MAGIC = 0xBA55ED50
 FATBIN_ENTRY_ELF, FATBIN_ENTRY_PTX = 2, 1
 FATBIN_FLAG_COMPRESSED = 0x2000
+FATBIN_FLAG_COMPRESSED_ZSTD = 0x8000  # CUDA 13 fatbinary compresses PTX with zstd by default
 CLANG_OFFLOAD_BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 COMPRESSED_BUNDLE_MAGIC = b"CCOB"
 
@@ -206,7 +207,7 @@ def parse_cuda_fatbin(data: bytes) -> list[DeviceCodeObject]:
             images.append(DeviceCodeObject(
                 arch=f"sm_{sm}" if kind == FATBIN_ENTRY_ELF else f"compute_{sm}",
                 kind={FATBIN_ENTRY_ELF: "elf", FATBIN_ENTRY_PTX: "ptx"}.get(kind, f"kind{kind}"),
-                compressed=bool(flags & FATBIN_FLAG_COMPRESSED),
+                compressed=bool(flags & (FATBIN_FLAG_COMPRESSED | FATBIN_FLAG_COMPRESSED_ZSTD)),
                 data=body,
             ))
             entry += entry_header + payload

@@ -27,9 +27,12 @@ class LinkPlan:
     clang: object  # offload.doctor.Clang
     command: list[str]
     env_path_prepend: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # for the fatbinary wrapper (PTX images)
+    ptx: list = field(default_factory=list)  # offload.portable.PtxImage: checked in the executable
 
     def printable(self) -> str:
         prefix = f"PATH={shlex.quote(os.pathsep.join(self.env_path_prepend))}:$PATH " if self.env_path_prepend else ""
+        prefix += "".join(f"{name}={shlex.quote(value)} " for name, value in sorted(self.env.items()))
         return prefix + " ".join(shlex.quote(part) for part in self.command)
 
 
@@ -78,7 +81,7 @@ def compatibility_problem(record, images, clang) -> str | None:
 
 
 def plan_link(bundle: str, inputs: list[str], output: str, clang_path: str | None = None,
-              cuda_path: str | None = None, rocm_path: str | None = None) -> LinkPlan:
+              cuda_path: str | None = None, rocm_path: str | None = None, ptx: list[str] = ()) -> LinkPlan:
     from importlib import resources
 
     from offload.annotations.embed import read_bundle_record
@@ -103,6 +106,13 @@ def plan_link(bundle: str, inputs: list[str], output: str, clang_path: str | Non
     command.append(bundle)
     command += inputs
     path_prepend: list[str] = []
+    env: dict[str, str] = {}
+    ptx_images = []
+    if ptx:
+        from offload.portable import check_ptx_files
+
+        cuda_archs = sorted(t.split(":", 1)[1] for t in record.targets if t.startswith("cuda:"))
+        ptx_images = check_ptx_files(list(ptx), cuda_archs, bundle)
     for kind in kinds:
         spec = RUNTIME_LINK.get(kind)
         if spec is None:
@@ -122,6 +132,9 @@ def plan_link(bundle: str, inputs: list[str], output: str, clang_path: str | Non
                 path_prepend.append(str(resources.files("offload.toolchain_data").joinpath("scripts")))
                 path_prepend.append(os.path.join(root, "bin"))
                 toolkit_on_path = True
+            if ptx_images:
+                env, extra = _ptx_through_fatbinary_wrapper(load_profile(clang.major), cuda, ptx_images, path_prepend)
+                command += extra
         else:
             rocm = find_rocm(rocm_path)
             root = rocm.root
@@ -134,19 +147,47 @@ def plan_link(bundle: str, inputs: list[str], output: str, clang_path: str | Non
                     break
         command += [*spec["quiet"], f"-l{spec['library']}"]
     command += ["-o", output]
-    return LinkPlan(clang, command, path_prepend)
+    return LinkPlan(clang, command, path_prepend, env, ptx_images)
+
+
+def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list[str]) -> tuple[dict, list[str]]:
+    """Environment and clang flags that make the linker wrapper's fatbinary step run
+    toolchain/scripts/fatbinary, which adds the PTX images (kind=ptx) beside the linked cubins."""
+    from importlib import resources
+
+    from offload.portable import PTX_ENVIRONMENT, REAL_FATBINARY_ENVIRONMENT, ptx_environment
+
+    if cuda.fatbinary is None:
+        raise OffloadError(f"CUDA at {cuda.root} has no bin/fatbinary: PTX images cannot be added")
+    scripts = str(resources.files("offload.toolchain_data").joinpath("scripts"))
+    extra = []
+    if profile.cuda.get("fatbinary_lookup") == "cuda_path":
+        # This linker wrapper runs <--cuda-path>/bin/fatbinary; scripts/bin/fatbinary is the wrapper.
+        extra.append(f"-Wl,--cuda-path={scripts}")
+    elif scripts not in path_prepend:
+        path_prepend.insert(0, scripts)
+    return {PTX_ENVIRONMENT: ptx_environment(ptx_images), REAL_FATBINARY_ENVIRONMENT: cuda.fatbinary}, extra
 
 
 def link_bundle(bundle: str, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,
-                rocm_path: str | None = None, dry_run: bool = False, verbose: bool = False) -> None:
+                rocm_path: str | None = None, dry_run: bool = False, verbose: bool = False,
+                ptx: list[str] = ()) -> None:
     import click
 
-    plan = plan_link(bundle, inputs, output, clang, cuda_path, rocm_path)
+    plan = plan_link(bundle, inputs, output, clang, cuda_path, rocm_path, ptx)
+    if plan.ptx:
+        from offload.portable import inputs_with_device_code
+
+        archs = ", ".join(image.arch for image in plan.ptx)
+        for other in inputs_with_device_code(inputs):
+            click.echo(f"mlir-offload: warning: {other} carries device code too, but the PTX added by --ptx "
+                       f"covers only {bundle}'s kernels: on a GPU newer than {archs} the driver JIT-compiles "
+                       f"that PTX and {other}'s kernels fail to launch", err=True)
     if dry_run or verbose:
         click.echo(plan.printable(), err=not dry_run)
     if dry_run:
         return
-    env = dict(os.environ)
+    env = dict(os.environ, **plan.env)
     if plan.env_path_prepend:
         env["PATH"] = os.pathsep.join(plan.env_path_prepend + [env.get("PATH", "")])
     try:
@@ -162,6 +203,14 @@ def link_bundle(bundle: str, inputs: list[str], output: str, clang: str | None =
         if os.path.exists(output) and not os.path.getsize(output):
             os.unlink(output)
         raise OffloadError(f"clang {plan.clang.version} failed to link (exit {done.returncode}): {detail}")
+    if plan.ptx:
+        from offload.portable import missing_ptx
+
+        missing = missing_ptx(output, plan.ptx)
+        if missing:
+            os.unlink(output)
+            raise OffloadError(f"the linked executable has no PTX for {', '.join(missing)}: clang {plan.clang.version}'s "
+                               f"linker wrapper did not run mlir-offload's fatbinary wrapper (removed {output})")
 
 
 __all__ = ["LinkPlan", "compatibility_problem", "find_target_clang", "link_bundle", "plan_link"]

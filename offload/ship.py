@@ -5,7 +5,11 @@ The archive (deterministic tar.gz, one top folder named after the app):
   SHA256SUMS      coreutils format, every other file of the archive (checked on the target)
   Makefile        POSIX make front end: CLANG=, CUDA_PATH=/ROCM_PATH=, LDFLAGS=/LDLIBS=, APP=
   build.sh        POSIX sh: checks files and clang, links to APP.tmp, verifies it, renames it to APP
-  <app>.offload.bc | <app>.offload.o, ptx/<app>.<arch>.ptx (ptx mode), tools/fatbinary (clang <= 19)
+  <app>.offload.bc | <app>.offload.o
+  ptx/<app>.<arch>.ptx (ptx mode: build.sh adds each to the executable's fatbin as kind=ptx, so that a
+                       GPU newer than the listed archs JIT-compiles it)
+  tools/bin/fatbinary  the fatbinary wrapper (toolchain/scripts/fatbinary) when the link needs it: for
+                       the PTX images, and for clang <= 19/21 whose --image= option CUDA 13 rejects
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ DEVICE_SECTIONS = {"cuda": ".nv_fatbin", "hip": ".hip_fatbin"}
 
 # Placeholders for values the target decides; rendered as shell variables in build.sh.
 CLANG, CUDA_PATH, ROCM_PATH, OUTPUT = "\0CLANG\0", "\0CUDA_PATH\0", "\0ROCM_PATH\0", "\0OUTPUT\0"
+FATBINARY_WRAPPER = "tools/bin/fatbinary"
 
 
 @dataclass
@@ -146,10 +151,14 @@ def _sh_word(word: str) -> str:
 # ---- generated files -----------------------------------------------------------------------------
 
 def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile, link_words: list[str],
-                    needs_fatbinary_wrapper: bool) -> str:
+                    needs_fatbinary_wrapper: bool, ptx_files: dict[str, str] | None = None) -> str:
+    """build.sh; `ptx_files` maps arch -> archive path of its PTX (relative: the link runs in the
+    archive's folder, whatever characters the folder's path has)."""
     kind = facts.offload_kinds[0]
     entry_section = profile.entries["section"][kind]
-    link = " ".join(_sh_word(w) for w in link_words) + ' $LDFLAGS $LDLIBS'
+    # The fatbinary wrapper, for a clang that looks for fatbinary in <--cuda-path>/bin (set by find_cuda).
+    link = " ".join(_sh_word(w) for w in link_words) + \
+        ' ${WRAPPER_CUDA_PATH:+"-Wl,--cuda-path=$WRAPPER_CUDA_PATH"} $LDFLAGS $LDLIBS'
     bitcode_llvm = facts.bitcode_llvm or ""
     template = resources.files("offload.toolchain_data").joinpath("ship", "build.sh.in").read_text("utf-8")
     values = {
@@ -158,6 +167,8 @@ def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile,
         "@OFFLOAD_KIND@": kind, "@DEVICE_SECTION@": DEVICE_SECTIONS[kind],
         "@ENTRY_SECTION@": entry_section, "@ENTRY_SIZE@": str(profile.entries["struct_size"]),
         "@ENTRIES@": str(len(facts.entries)), "@FATBINARY_WRAPPER@": "1" if needs_fatbinary_wrapper else "",
+        "@PTX_IMAGES@": shlex.quote("\n".join(f"{arch}={path}" for arch, path in sorted((ptx_files or {}).items()))),
+        "@FATBINARY_LOOKUP@": str(profile.cuda.get("fatbinary_lookup", "path")),
         "@LINK@": link,
     }
     for key, value in values.items():
@@ -191,12 +202,13 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
     if facts.bitcode_llvm and facts.bitcode_llvm > profile.bitcode_reads_llvm_up_to:
         raise OffloadError(f"{bundle_name}: holds LLVM {facts.bitcode_llvm} bitcode, which clang "
                            f"{profile.clang_major} cannot read: ship with --portable (cubin images, ELF host object)")
+    ptx_files = check_shipped_ptx(ptx or {}, facts, bundle_name, app)
     needs_wrapper = kind == "cuda" and bool(profile.cuda.get("fatbinary_needs_image3_wrapper"))
     payload: dict[str, bytes] = {bundle_name: bundle_data}
     for arch, text in sorted((ptx or {}).items()):
-        payload[f"ptx/{app}.{arch}.ptx"] = text.encode("utf-8")
-    if needs_wrapper:
-        payload["tools/fatbinary"] = fatbinary_wrapper()
+        payload[ptx_files[arch]] = text.encode("utf-8")
+    if needs_wrapper or ptx_files:
+        payload[FATBINARY_WRAPPER] = fatbinary_wrapper()
     manifest = {
         "format": MANIFEST_FORMAT,
         "tool": f"mlir-offload {__version__}",
@@ -216,9 +228,32 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
     files["manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8")
     files["Makefile"] = render_makefile(app, bundle_name).encode("utf-8")
     files["build.sh"] = render_build_sh(app, bundle_name, facts, profile,
-                                        target_link_words(profile, kind, bundle_name), needs_wrapper).encode("utf-8")
+                                        target_link_words(profile, kind, bundle_name), needs_wrapper,
+                                        ptx_files).encode("utf-8")
     files["SHA256SUMS"] = "".join(f"{sha256(data)}  {name}\n" for name, data in sorted(files.items())).encode()
-    return deterministic_tar_gz(app, files, executable={"build.sh", "tools/fatbinary"})
+    return deterministic_tar_gz(app, files, executable={"build.sh", FATBINARY_WRAPPER})
+
+
+def check_shipped_ptx(ptx: dict[str, str], facts: BundleFacts, bundle_name: str, app: str) -> dict[str, str]:
+    """arch -> archive path of each PTX text, after checking that it is for one of the bundle's CUDA
+    archs and self-contained (what `link --ptx` checks too: build.sh cannot stop to ask)."""
+    from offload.portable import ptx_external_functions, ptx_target_arch
+
+    cuda_archs = {i["arch"] for i in facts.images if i["offload_kind"] == "cuda"}
+    files = {}
+    for arch, text in sorted(ptx.items()):
+        name = f"ptx/{app}.{arch}.ptx"
+        declared = ptx_target_arch(text, name)
+        if declared != arch or arch not in cuda_archs:
+            raise OffloadError(f"{name}: PTX for {declared}, but {bundle_name} has "
+                               f"{', '.join(sorted(cuda_archs)) or 'no CUDA image'}")
+        external = ptx_external_functions(text)
+        if external:
+            raise OffloadError(f"{name}: the PTX calls {', '.join(external[:3])} defined elsewhere, so a GPU newer "
+                               f"than {arch} could not JIT-compile it alone: link that device code into the bundle "
+                               f"(--link-bitcode) or ship with --device-image=cubin")
+        files[arch] = name
+    return files
 
 
 def deterministic_tar_gz(top: str, files: dict[str, bytes], executable: set[str]) -> bytes:
@@ -282,4 +317,4 @@ def read_bundle_needs(path: str):
         offload_kinds=sorted({t["offload_kind"] for t in targets}), archs=[t["arch"] for t in targets],
         device_image=manifest["device_image"],
         host_format=manifest["host_format"])
-    return needs, "tools/fatbinary" in manifest.get("files", {})
+    return needs, FATBINARY_WRAPPER in manifest.get("files", {})

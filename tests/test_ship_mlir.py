@@ -56,7 +56,7 @@ def test_manifests_follow_the_profile(shipped, tmp_path):
     m19 = json.loads((_unpack(shipped["cuda19"], tmp_path / "a") / "manifest.json").read_text())
     assert (m19["entry_profile"], m19["host_format"], m19["device_image"], m19["producer_llvm"]) == (19, "obj", "ptx", None)
     assert [t["image_kind"] for t in m19["targets"]] == ["cubin"]
-    assert "ptx/cuda19.sm_80.ptx" in m19["files"] and "tools/fatbinary" in m19["files"]
+    assert "ptx/cuda19.sm_80.ptx" in m19["files"] and "tools/bin/fatbinary" in m19["files"]
     assert m19["flags"] == SHIPS["cuda19"][0] and m19["entries"] == ["saxpy"]
     m22 = json.loads((_unpack(shipped["cuda22"], tmp_path / "b") / "manifest.json").read_text())
     assert (m22["entry_profile"], m22["host_format"], m22["device_image"], m22["producer_llvm"]) == (22, "bc", "bitcode", 22)

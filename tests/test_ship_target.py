@@ -118,7 +118,7 @@ def test_manifest_records_producer_profile_targets_and_hashes(shipped, tmp_path)
     assert manifest["tool"].startswith("mlir-offload ")
     port = json.loads((_unpack(shipped["port19"], tmp_path / "p") / "manifest.json").read_text())
     assert port["entry_profile"] == 19 and port["producer_llvm"] is None and port["host_format"] == "obj"
-    assert port["targets"][0]["image_kind"] == "cubin" and "tools/fatbinary" in port["files"]
+    assert port["targets"][0]["image_kind"] == "cubin" and "tools/bin/fatbinary" in port["files"]
 
 
 @pytest.mark.parametrize("name, clang", [("app", "clang-22"), ("port22", "clang-22"), ("port19", "clang-19")])

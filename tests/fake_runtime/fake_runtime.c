@@ -382,7 +382,7 @@ static void __attribute__((constructor)) fake_runtime_loaded(void) {
 /* CUDA fatbin: header {u32 magic 0xBA55ED50, u16 version, u16 header size, u64 payload size}, then
  * entries {u16 kind (1 PTX, 2 ELF), u16 version, u32 header size, u64 payload size, u32 compressed
  * size, u32 ?, u16 minor, u16 major, u32 sm, u32 name offset, u32 name size, u64 flags (0x2000:
- * compressed), u64 0, u64 uncompressed size}, each followed by its payload. */
+ * compressed; 0x8000: zstd-compressed, CUDA 13), u64 0, u64 uncompressed size}, each followed by its payload. */
 static void log_cuda_fatbin(const unsigned char *fb) {
     uint32_t magic; uint16_t version, header_size; uint64_t fat_size;
     memcpy(&magic, fb, 4);
@@ -402,7 +402,7 @@ static void log_cuda_fatbin(const unsigned char *fb) {
         memcpy(&payload, e + 8, 8);
         memcpy(&sm, e + 0x1c, 4);
         memcpy(&flags, e + 0x28, 8);
-        int compressed = (flags & 0x2000) != 0;
+        int compressed = (flags & (0x2000 | 0x8000)) != 0;
         put("%s{\"kind\":\"%s\",\"sm\":%u,\"size\":%llu,\"compressed\":%s}", first ? "" : ",",
             kind == 2 ? "elf" : kind == 1 ? "ptx" : "other", sm, (unsigned long long)payload,
             compressed ? "true" : "false");
