@@ -4,9 +4,9 @@ beside a bundle; each also settable in mlir-offload.toml (flags win; the profile
 default format).
 
 PTX (`--device-image=ptx`, the default of `--portable` for CUDA) is written as `<out>.<arch>.ptx` beside
-the bundle: clang-nvlink-wrapper rejects PTX images inside a bundle, so the target link never uses these
-files. They are for the archive (`ship` puts them under ptx/) — forward compatibility to newer GPUs is
-up to the user (e.g. loading them with the CUDA driver's JIT); the executable itself holds SASS only.
+the bundle: clang-nvlink-wrapper rejects PTX images inside a bundle, so the target link adds them to the
+executable's fatbin instead (`mlir-offload link --ptx FILE`, or a shipped archive's build.sh, through
+toolchain/scripts/fatbinary): newer GPUs JIT-compile that PTX.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def build_options(command):
     """Decorator adding --portable, --device-image, --host-format, -MD and -MF to a click command."""
     options = [
         click.option("--portable/--no-portable", "portable", default=None,
-                     help="Version-proof bundle: cubin images (+ PTX beside the bundle) and an ELF host object, "
+                     help="Version-proof bundle: cubin images (+ PTX beside the bundle, for link --ptx) and an ELF host object, "
                           "linkable by any clang of the entry profile whatever its LLVM version."),
         click.option("--device-image", "device_image", type=click.Choice(DEVICE_IMAGE_FORMATS), default=None,
                      help="bitcode (device LTO on the target; default where the target clang reads our bitcode), "
