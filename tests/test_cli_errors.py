@@ -202,3 +202,21 @@ def test_unexpected_exception_is_one_line_and_traceback_on_request(work):
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={**os.environ, "MLIR_OFFLOAD_TRACEBACK": "1"})
     assert shown.returncode == 1 and "Traceback" in shown.stderr and "TypeError: bad" in shown.stderr
+
+
+@pytest.mark.parametrize("spelling, expected", [
+    ("SM_80", "unknown offload architecture 'SM_80': did you mean 'sm_80'? (arch names are lower case)"),
+    ("GFX90A", "unknown offload architecture 'GFX90A': did you mean 'gfx90a'? (arch names are lower case)"),
+    ("gfx90a:xnack+", "target-id features ('gfx90a:xnack+') are not supported: use 'gfx90a' (code for the "
+                      "default xnack/sramecc setting, which runs in either mode)"),
+])
+def test_arch_spelling_mistakes_name_the_fix(work, spelling, expected):
+    line = one_error(run_cli("device", "saxpy.mlir", "--offload-arch", spelling, "-o", "x.bin", cwd=work))
+    assert line == f"mlir-offload: error: {expected}"
+
+
+def test_missing_folder_of_a_side_output_fails_before_writing_the_bundle(work):
+    line = one_error(run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80", "-MD", "-MF", "deps/s.d",
+                             "-o", "s.bc", cwd=work))
+    assert line == "mlir-offload: error: cannot write 'deps/s.d': no such folder 'deps'"
+    only(work, "saxpy.mlir")  # the bundle was not written without its dependency file

@@ -77,6 +77,12 @@ def target_for(arch: str) -> Target:
         return Target("cuda", arch, NVPTX_TRIPLE, ptx_feature_for(arch))
     if arch in AMDGPU_PROCESSORS:
         return Target("hip", arch, AMDGPU_TRIPLE, "")
+    if arch.lower() in NVPTX_MIN_PTX or arch.lower() in AMDGPU_PROCESSORS:
+        raise OffloadError(f"unknown offload architecture '{arch}': did you mean '{arch.lower()}'? "
+                           "(arch names are lower case)")
+    if arch.startswith("gfx") and ":" in arch and arch.split(":")[0] in AMDGPU_PROCESSORS:
+        raise OffloadError(f"target-id features ('{arch}') are not supported: use '{arch.split(':')[0]}' "
+                           "(code for the default xnack/sramecc setting, which runs in either mode)")
     if arch.startswith("sm_") or arch.startswith("compute_"):
         valid = ", ".join(NVPTX_MIN_PTX)
         raise OffloadError(f"unknown CUDA architecture '{arch}' (valid: {valid})")
