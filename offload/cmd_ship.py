@@ -215,6 +215,13 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
         if flags:
             raise click.UsageError(f"compile flags ({' '.join(flags)}) only apply to an .mlir input")
         bundle, ptx = read_input(input_path), {}
+        from offload.packager import read_offload_images
+
+        try:  # unreadable: an error naming the user's file, not the archive's member
+            read_offload_images(bundle, input_path)
+        except OffloadError as e:
+            raise OffloadError(f"{e.message} (not a bundle: ship takes IN.mlir or what mlir-offload compile wrote)",
+                               e.location) from None
     from offload.packager.detect import is_bitcode
 
     bundle_name = f"{name}.offload.{'bc' if is_bitcode(bundle) else 'o'}"

@@ -179,7 +179,7 @@ def test_link_of_a_non_bundle_says_what_it_is(work):
                     "(mlir-offload compile saxpy.mlir --offload-arch ARCH -o BUNDLE.bc)")
     (work / "notes.txt").write_text("hello\n")
     line = one_error(run_cli("link", "notes.txt", "-o", "app", cwd=work))
-    assert line == "notes.txt:1:1: error: not valid LLVM IR: expected top-level entity"
+    assert line == "notes.txt:1:1: error: expected top-level entity"
     only(work, "saxpy.mlir", "notes.txt")
 
 
@@ -220,3 +220,11 @@ def test_missing_folder_of_a_side_output_fails_before_writing_the_bundle(work):
                              "-o", "s.bc", cwd=work))
     assert line == "mlir-offload: error: cannot write 'deps/s.d': no such folder 'deps'"
     only(work, "saxpy.mlir")  # the bundle was not written without its dependency file
+
+
+def test_ship_of_a_non_bundle_names_the_users_file(work):
+    (work / "notes.txt").write_text("hello\n")
+    line = one_error(run_cli("ship", "notes.txt", "-o", "a.tar.gz", cwd=work))
+    assert line == ("notes.txt:1:1: error: expected top-level entity (not a bundle: ship takes "
+                    "IN.mlir or what mlir-offload compile wrote)")
+    only(work, "saxpy.mlir", "notes.txt")

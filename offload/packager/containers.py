@@ -93,7 +93,7 @@ def _ir_error(message: str, name: str, bitcode: bool) -> OffloadError:
             where, _, text = line[len("<string>:"):].partition(": error: ")
             parts = where.split(":")
             if len(parts) == 2 and all(p.isdigit() for p in parts):
-                return OffloadError(f"not valid LLVM IR: {text}", Location(name, int(parts[0]), int(parts[1])))
+                return OffloadError(text, Location(name, int(parts[0]), int(parts[1])))
     detail = " ".join(message.split())
     return OffloadError(f"'{name}': cannot read {'bitcode' if bitcode else 'LLVM IR'}: {detail}")
 
