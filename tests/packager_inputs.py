@@ -41,3 +41,18 @@ def make_inputs(directory: Path) -> dict[str, Path]:
     subprocess.run([llc, "-march=nvptx64", "-mcpu=sm_80", "dev.ll", "-o", "dev.s"], cwd=directory, check=True)
     subprocess.run([ptxas, "-arch", "sm_80", "dev.s", "-o", "dev.cubin"], cwd=directory, check=True)
     return {name: directory / name for name in ("dev.bc", "hip.bc", "dev.s", "dev.cubin", "dev.ll")}
+
+
+def host_module_embedding(blob: bytes, with_function: bool = False):
+    """An llvmlite.ir host module embedding `blob` as clang's -fembed-offload-object does."""
+    import llvmlite.ir as ir
+
+    from offload.annotations.embed import embed_offload_binary
+
+    module = ir.Module("host")
+    module.triple = "x86_64-unknown-linux-gnu"
+    embed_offload_binary(module, blob)
+    if with_function:
+        f = ir.Function(module, ir.FunctionType(ir.VoidType(), []), "main_stub")
+        ir.IRBuilder(f.append_basic_block()).ret_void()
+    return module

@@ -7,7 +7,7 @@ import os
 
 import pytest
 from conftest import run_cli
-from packager_inputs import make_inputs
+from packager_inputs import host_module_embedding, make_inputs
 
 from offload.packager import OffloadImage, read_binary, write_binary
 
@@ -150,19 +150,10 @@ def test_extract_never_escapes_dir(tmp_path):
 
 def test_inspect_reads_bitcode_embedding(inputs, tmp_path):
     import llvmlite.binding as llvm
-    import llvmlite.ir as ir
 
     blob = write_binary([OffloadImage(2, 2, 0, {"triple": "nvptx64-nvidia-cuda", "arch": "sm_90"},
                                       inputs["dev.bc"].read_bytes())])
-    module = ir.Module("host")
-    module.triple = "x86_64-unknown-linux-gnu"
-    array = ir.ArrayType(ir.IntType(8), len(blob))
-    g = ir.GlobalVariable(module, array, "llvm.embedded.object")
-    g.initializer = ir.Constant(array, bytearray(blob))
-    g.global_constant = True
-    g.linkage = "private"
-    g.section = ".llvm.offloading"
-    g.align = 8
+    module = host_module_embedding(blob)
     (tmp_path / "host.bc").write_bytes(llvm.parse_assembly(str(module)).as_bitcode())
     r = run_cli("inspect", str(tmp_path / "host.bc"), "--json")
     assert r.returncode == 0, r.stderr

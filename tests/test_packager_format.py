@@ -15,6 +15,7 @@ from offload.packager import (ImageKind, OffloadBinaryError, OffloadImage, detec
 from offload.packager.bitcode_ident import bitcode_producer
 from offload.packager.llvm_order import dense_map_order
 from offload.packager.strtab import build_string_table
+from packager_inputs import host_module_embedding
 
 text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=40)
 images_strategy = st.lists(
@@ -127,21 +128,7 @@ def test_bitcode_producer_of_both_llvm_versions(tmp_path):
 
 
 def _module_embedding(blob: bytes, with_function: bool = True):
-    import llvmlite.ir as ir
-
-    module = ir.Module("host")
-    module.triple = "x86_64-unknown-linux-gnu"
-    array = ir.ArrayType(ir.IntType(8), len(blob))
-    g = ir.GlobalVariable(module, array, "llvm.embedded.object")
-    g.initializer = ir.Constant(array, bytearray(blob))
-    g.global_constant = True
-    g.linkage = "private"
-    g.section = ".llvm.offloading"
-    g.align = 8
-    if with_function:
-        f = ir.Function(module, ir.FunctionType(ir.VoidType(), []), "main_stub")
-        ir.IRBuilder(f.append_basic_block()).ret_void()
-    return module
+    return host_module_embedding(blob, with_function)
 
 
 def test_containers_ir_bitcode_and_plain_modules():

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 from conftest import require_tool, run_cli
-from packager_inputs import make_inputs
+from packager_inputs import host_module_embedding, make_inputs
 
 from offload.packager import ImageKind, read_binary, read_offload_images, write_binary
 
@@ -97,23 +97,13 @@ def test_random_extra_keys_in_llvm_order(tools, inputs, tmp_path):
 
 def test_llvm_objdump_reads_an_object_embedding_our_blob(inputs, tmp_path):
     import llvmlite.binding as llvm
-    import llvmlite.ir as ir
 
     objdump = require_tool("llvm-objdump-22", 22)
     blob_path = tmp_path / "ours.bin"
     r = run_cli("package", "-o", str(blob_path), f"--image=file={inputs['dev.cubin']},{NV},arch=sm_80,kind=cuda",
                 f"--image=file={inputs['hip.bc']},{AMD},arch=gfx90a,kind=hip")
     assert r.returncode == 0, r.stderr
-    blob = blob_path.read_bytes()
-    module = ir.Module("host")
-    module.triple = "x86_64-unknown-linux-gnu"
-    array = ir.ArrayType(ir.IntType(8), len(blob))
-    embedded = ir.GlobalVariable(module, array, "llvm.embedded.object")
-    embedded.initializer = ir.Constant(array, bytearray(blob))
-    embedded.global_constant = True
-    embedded.linkage = "private"
-    embedded.section = ".llvm.offloading"
-    embedded.align = 8
+    module = host_module_embedding(blob_path.read_bytes())
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     machine = llvm.Target.from_triple(module.triple).create_target_machine()
