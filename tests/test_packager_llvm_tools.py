@@ -103,7 +103,8 @@ def test_llvm_objdump_reads_an_object_embedding_our_blob(inputs, tmp_path):
     r = run_cli("package", "-o", str(blob_path), f"--image=file={inputs['dev.cubin']},{NV},arch=sm_80,kind=cuda",
                 f"--image=file={inputs['hip.bc']},{AMD},arch=gfx90a,kind=hip")
     assert r.returncode == 0, r.stderr
-    module = host_module_embedding(blob_path.read_bytes())
+    blob = blob_path.read_bytes()
+    module = host_module_embedding(blob)
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     machine = llvm.Target.from_triple(module.triple).create_target_machine()
