@@ -134,7 +134,7 @@ def doctor(ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda
     found = doc.find_clangs(list(clangs))
     cuda = doc.find_cuda(cuda_path)
     rocm = doc.find_rocm(rocm_path)
-    for line in doc.report_machine(found, cuda, rocm):
+    for line in doc.report_machine(found, cuda, rocm) + doc.report_compiler():
         click.echo(line)
     if bundle is None:
         if not any(c.linker_wrapper for c in found):

@@ -11,6 +11,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from offload.errors import OffloadError
 from offload.profiles import available_profiles, load_profile
 
 ROCM_DEVICE_LIB_DIRS = ("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", "/usr/lib/amdgcn/bitcode")
@@ -242,4 +243,32 @@ def report_machine(clangs: list[Clang], cuda: CudaToolkit | None, rocm: Rocm) ->
         lines.append(f"CUDA {cuda.version or '(version unknown)'}: {cuda.root} ({', '.join(parts)})")
     lines.append(f"ROCm: {rocm.root or 'no install'} (device libs: {rocm.device_libs or 'not found'}; "
                  f"libamdhip64: {rocm.libamdhip64 or 'not found'})")
+    return lines
+
+
+def report_compiler() -> list[str]:
+    """What this machine has for *making* bundles (the build side): MLIR bindings and llvmlite.
+    A target machine needs neither, so their absence is reported, never an error."""
+    from importlib import metadata
+
+    from offload.frontend import import_mlir
+
+    lines = []
+    try:
+        ir, _ = import_mlir()
+        try:
+            version = metadata.version("xtc-mlir-python-bindings")
+        except metadata.PackageNotFoundError:
+            version = "version unknown"
+        lines.append(f"MLIR Python bindings ({version}): {os.path.dirname(os.path.dirname(ir.__file__))}")
+    except OffloadError:
+        lines.append("MLIR Python bindings: not loadable (this machine can link bundles, not compile them)")
+    try:
+        import llvmlite
+        import llvmlite.binding as llvm
+
+        lines.append(f"llvmlite {llvmlite.__version__}: LLVM {'.'.join(map(str, llvm.llvm_version_info))}, "
+                     f"assertions {llvm.llvm_assertions_state}")
+    except (ImportError, OSError):
+        lines.append("llvmlite: not loadable (this machine can link bundles, not compile them)")
     return lines

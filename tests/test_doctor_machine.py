@@ -28,3 +28,19 @@ def test_doctor_bad_cuda_path_says_not_found(clang22, tmp_path):
     result = run_cli("doctor", "--cuda-path", str(tmp_path))
     assert result.returncode == 0
     assert "CUDA: not found" in result.stdout
+
+
+def test_doctor_reports_the_build_side_and_tolerates_its_absence(clang22, tmp_path):
+    import os
+
+    r = run_cli("doctor")
+    assert r.returncode == 0, r.stderr
+    assert "MLIR Python bindings (" in r.stdout and "llvmlite 0.50" in r.stdout
+    # A target machine has no MLIR: doctor says so and still judges the link side.
+    fake = tmp_path / "site" / "mlir"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('no MLIR here')\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
+    r = run_cli("doctor", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "MLIR Python bindings: not loadable (this machine can link bundles, not compile them)" in r.stdout
