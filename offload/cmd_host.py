@@ -75,21 +75,26 @@ def check_output_name(output: str, target_clang, textual: bool, host_format: str
                            f"not '{output}'")
 
 
-LINK_HELP = """Link BUNDLE.bc (and objects, libraries, clang flags) into an executable with the target's clang.
+LINK_HELP = """Link bundles (and objects, libraries, clang flags) into an executable with the target's clang.
 
+\b
+Every input file with an mlir-offload record is a bundle: each is checked against the clang (entry
+layout, bitcode it can read), and all must be made for the same clang. Other inputs go to clang.
 \b
 Options of link itself (every other argument goes to clang unchanged):
   -o APP            output executable (required)
-  --clang PATH      the clang to link with (default: clang-N of the bundle's profile N, then clang)
+  --clang PATH      the clang to link with (default: clang-N of the bundles' profile N, then clang)
   --cuda-path DIR   CUDA toolkit (default: found)
   --rocm-path DIR   ROCm (default: found)
   --ptx FILE        add this PTX (from `compile --portable`: BUNDLE.<arch>.ptx) to the executable's fatbin
                     beside the arch's cubin, so newer GPUs JIT-compile it (repeat per arch; CUDA)
+  --ptx-beside      add the PTX files compile wrote beside each bundle (BUNDLE.<arch>.ptx, where they
+                    exist and are not older than it; none for an arch several bundles have PTX for)
   --dry-run         print the clang command instead of running it
   -v                print the clang command (and clang's messages) while running it
 """
 LINK_VALUE_OPTIONS = {"-o": "output", "--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path"}
-LINK_FLAGS = {"--dry-run": "dry_run", "-v": "verbose"}
+LINK_FLAGS = {"--dry-run": "dry_run", "-v": "verbose", "--ptx-beside": "ptx_beside"}
 
 
 # Clang flags pass through untouched, so click must not parse them (it would split -L/x/h into -L -h ...).
@@ -98,10 +103,8 @@ LINK_FLAGS = {"--dry-run": "dry_run", "-v": "verbose"}
 @click.argument("arguments", nargs=-1, type=click.UNPROCESSED, metavar="BUNDLE.bc [OBJECTS, LIBRARIES, FLAGS]... -o APP")
 @click.pass_context
 def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
-    from offload.linking import link_bundle
-
     settings = {"output": None, "clang": None, "cuda_path": None, "rocm_path": None,
-                "dry_run": False, "verbose": False, "ptx": []}
+                "dry_run": False, "verbose": False, "ptx": [], "ptx_beside": False}
     passthrough: list[str] = []
     items = list(arguments)
     while items:
@@ -122,22 +125,23 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
             settings[LINK_FLAGS[item]] = True
         else:
             passthrough.append(item)
-    bundles = [a for a in passthrough if not a.startswith("-")]
-    if not bundles:
+    positional = [a for a in passthrough if not a.startswith("-")]
+    if not positional:
         raise click.UsageError("missing argument 'BUNDLE.bc'", ctx)
     if settings["output"] is None:
         raise click.UsageError("missing option '-o'", ctx)
-    bundle = bundles[0]
-    passthrough.remove(bundle)
     from offload.fsutil import refuse_input_as_output
 
-    refuse_input_as_output(settings["output"], bundles)  # clang would overwrite the bundle or an object
-    if bundle.endswith((".mlir", ".mlirbc")):
-        raise OffloadError(f"'{bundle}' is an MLIR program, not a bundle: compile it first "
-                           f"(mlir-offload compile {bundle} --offload-arch ARCH -o BUNDLE.bc)")
-    link_bundle(bundle, passthrough, settings["output"], clang=settings["clang"], cuda_path=settings["cuda_path"],
-                rocm_path=settings["rocm_path"], dry_run=settings["dry_run"], verbose=settings["verbose"],
-                ptx=settings["ptx"])
+    refuse_input_as_output(settings["output"], positional)  # clang would overwrite the bundle or an object
+    for item in positional:
+        if item.endswith((".mlir", ".mlirbc")):
+            raise OffloadError(f"'{item}' is an MLIR program, not a bundle: compile it first "
+                               f"(mlir-offload compile {item} --offload-arch ARCH -o BUNDLE.bc)")
+    from offload.linking import find_bundles, link_bundle
+
+    link_bundle(find_bundles(passthrough), passthrough, settings["output"], clang=settings["clang"],
+                cuda_path=settings["cuda_path"], rocm_path=settings["rocm_path"], dry_run=settings["dry_run"],
+                verbose=settings["verbose"], ptx=settings["ptx"], ptx_beside=settings["ptx_beside"])
 
 
 COMMANDS = [compile_command, link_command]

@@ -80,8 +80,66 @@ def compatibility_problem(record, images, clang) -> str | None:
     return None
 
 
-def plan_link(bundle: str, inputs: list[str], output: str, clang_path: str | None = None,
-              cuda_path: str | None = None, rocm_path: str | None = None, ptx: list[str] = ()) -> LinkPlan:
+@dataclass(frozen=True)
+class LinkBundle:
+    path: str
+    record: object  # offload.annotations.embed.BundleRecord
+    images: list
+
+
+def find_bundles(arguments: list[str]) -> list[LinkBundle]:
+    """The mlir-offload bundles among a link's arguments (files with an mlir-offload record); other
+    files (objects, archives, a clang -fgpu-rdc object) and flags are clang's. Without any bundle, the
+    first file argument's reading error says why it is not one."""
+    from offload.annotations.embed import read_bundle_record
+    from offload.fsutil import read_input
+
+    files = [a for a in arguments if not a.startswith("-") and os.path.isfile(a)]
+    bundles = []
+    for path in files:
+        try:
+            record, images = read_bundle_record(read_input(path), path)
+        except OffloadError:
+            continue  # not a bundle: clang judges it
+        bundles.append(LinkBundle(path, record, images))
+    if not bundles:
+        first = next((a for a in arguments if not a.startswith("-")), None)
+        if first is None:
+            raise OffloadError("no bundle among the link's inputs")
+        read_bundle_record(read_input(first), first)  # raises: why the first input is not a bundle
+        raise OffloadError(f"no mlir-offload bundle among the link's inputs ({' '.join(files)})")
+    return bundles
+
+
+def ptx_files_beside(bundle: str, images) -> list[str]:
+    """The PTX files `compile --device-image=ptx` (or --portable) wrote beside `bundle` for its CUDA
+    cubin images (`<bundle>.<arch>.ptx`) and that are not older than it (compile writes them after the
+    bundle; an older one belongs to an earlier compile)."""
+    import click
+
+    from offload.packager import ImageKind
+
+    archs = sorted({image.strings.get("arch", "") for image in images
+                    if image.image_kind == ImageKind.CUBIN and image.strings.get("triple", "").startswith("nvptx")})
+    found = []
+    for arch in archs:
+        path = f"{bundle}.{arch}.ptx"
+        if not os.path.isfile(path):
+            continue
+        if os.path.getmtime(path) < os.path.getmtime(bundle):
+            click.echo(f"mlir-offload: warning: {path} is older than {bundle}, so an earlier compile wrote it: "
+                       "not added (recompile the bundle, or delete the file)", err=True)
+            continue
+        found.append(path)
+    return found
+
+
+def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = None,
+              cuda_path: str | None = None, rocm_path: str | None = None, ptx: list[str] = (),
+              ptx_beside: bool = False) -> LinkPlan:
+    """`bundles`: one bundle path (linked first, before `inputs`), or the LinkBundles of find_bundles(inputs),
+    where `inputs` holds every link argument in the user's order. `ptx_beside`: add each bundle's
+    ptx_files_beside (what the Makefile and CMake rules ask for) unless --ptx files are given."""
     from importlib import resources
 
     from offload.annotations.embed import read_bundle_record
@@ -89,30 +147,41 @@ def plan_link(bundle: str, inputs: list[str], output: str, clang_path: str | Non
     from offload.fsutil import read_input
     from offload.profiles import load_profile
 
-    data = read_input(bundle)
-    record, images = read_bundle_record(data, bundle)
-    clang = find_target_clang(clang_path, record.profile)
-    problem = compatibility_problem(record, images, clang)
-    if problem:
-        raise OffloadError(problem)
+    if isinstance(bundles, str):
+        record, images = read_bundle_record(read_input(bundles), bundles)
+        inputs = [bundles, *inputs]
+        bundles = [LinkBundle(bundles, record, images)]
+    first = bundles[0]
+    for other in bundles[1:]:
+        if other.record.profile != first.record.profile:
+            raise OffloadError(f"{first.path} was made for clang {first.record.profile} but {other.path} for clang "
+                               f"{other.record.profile}: one executable takes one entry layout, recompile them "
+                               "with the same --target-clang")
+    clang = find_target_clang(clang_path, first.record.profile)
+    for bundle in bundles:
+        problem = compatibility_problem(bundle.record, bundle.images, clang)
+        if problem:
+            raise OffloadError(problem if len(bundles) == 1 else f"{bundle.path}: {problem}")
     if clang.linker_wrapper is None:
         raise OffloadError(f"no clang-linker-wrapper beside {clang.path}: install clang-tools-{clang.major}")
-    kinds = sorted({target.split(":", 1)[0] for target in record.targets})
+    kinds = sorted({target.split(":", 1)[0] for bundle in bundles for target in bundle.record.targets})
     command = [clang.path, "--offload-new-driver"]
-    if record.host_format == "obj" and bundle.endswith((".bc", ".ll")):
-        # clang picks the input language from the suffix: an ELF object named .bc must be read as an object.
-        raise OffloadError(f"'{bundle}' is an ELF object (made for clang {record.profile}) but named like "
-                           "bitcode, so clang would misread it: rename it to .o")
-    command.append(bundle)
+    for bundle in bundles:
+        if bundle.record.host_format == "obj" and bundle.path.endswith((".bc", ".ll")):
+            # clang picks the input language from the suffix: an ELF object named .bc must be read as an object.
+            raise OffloadError(f"'{bundle.path}' is an ELF object (made for clang {bundle.record.profile}) but named "
+                               "like bitcode, so clang would misread it: rename it to .o")
     command += inputs
     path_prepend: list[str] = []
     env: dict[str, str] = {}
     ptx_images = []
+    if ptx_beside and not ptx:
+        ptx = _one_ptx_source(bundles)
     if ptx:
         from offload.portable import check_ptx_files
 
-        cuda_archs = sorted(t.split(":", 1)[1] for t in record.targets if t.startswith("cuda:"))
-        ptx_images = check_ptx_files(list(ptx), cuda_archs, bundle)
+        cuda_archs = sorted({t.split(":", 1)[1] for b in bundles for t in b.record.targets if t.startswith("cuda:")})
+        ptx_images = check_ptx_files(list(ptx), cuda_archs, " ".join(b.path for b in bundles))
     for kind in kinds:
         spec = RUNTIME_LINK.get(kind)
         if spec is None:
@@ -150,6 +219,27 @@ def plan_link(bundle: str, inputs: list[str], output: str, clang_path: str | Non
     return LinkPlan(clang, command, path_prepend, env, ptx_images)
 
 
+def _one_ptx_source(bundles: list[LinkBundle]) -> list[str]:
+    """The PTX files beside the bundles, where one bundle alone has PTX for an arch: the driver JIT-compiles
+    one PTX image per arch, so several bundles' PTX for one arch (each with only its own kernels) cannot
+    stand in for their linked cubin; those archs get none, with a warning."""
+    import click
+
+    by_arch: dict[str, list[str]] = {}
+    for bundle in bundles:
+        for path in ptx_files_beside(bundle.path, bundle.images):
+            by_arch.setdefault(path.rsplit(".", 2)[-2], []).append(path)
+    chosen = []
+    for arch, paths in sorted(by_arch.items()):
+        if len(paths) == 1:
+            chosen += paths
+        else:
+            click.echo(f"mlir-offload: warning: {', '.join(paths)}: PTX of several bundles for {arch} not added "
+                       f"(a GPU newer than {arch} JIT-compiles one PTX image, which would lack the other bundles' "
+                       f"kernels): the executable runs only where its {arch} cubin does", err=True)
+    return chosen
+
+
 def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list[str]) -> tuple[dict, list[str]]:
     """Environment and clang flags that make the linker wrapper's fatbinary step run
     toolchain/scripts/fatbinary, which adds the PTX images (kind=ptx) beside the linked cubins."""
@@ -169,20 +259,26 @@ def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list
     return {PTX_ENVIRONMENT: ptx_environment(ptx_images), REAL_FATBINARY_ENVIRONMENT: cuda.fatbinary}, extra
 
 
-def link_bundle(bundle: str, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,
+def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,
                 rocm_path: str | None = None, dry_run: bool = False, verbose: bool = False,
-                ptx: list[str] = ()) -> None:
+                ptx: list[str] = (), ptx_beside: bool = False) -> None:
+    """`bundles` and `inputs` as plan_link takes them."""
     import click
 
-    plan = plan_link(bundle, inputs, output, clang, cuda_path, rocm_path, ptx)
+    plan = plan_link(bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside)
     if plan.ptx:
         from offload.portable import inputs_with_device_code
 
+        if isinstance(bundles, str):
+            owners = [bundles]
+        else:  # the bundles whose PTX was added: <bundle>.<arch>.ptx
+            owners = [b.path for b in bundles
+                      if any(image.path.startswith(os.path.abspath(b.path) + ".") for image in plan.ptx)]
         archs = ", ".join(image.arch for image in plan.ptx)
-        for other in inputs_with_device_code(inputs):
-            click.echo(f"mlir-offload: warning: {other} carries device code too, but the PTX added by --ptx "
-                       f"covers only {bundle}'s kernels: on a GPU newer than {archs} the driver JIT-compiles "
-                       f"that PTX and {other}'s kernels fail to launch", err=True)
+        for other in inputs_with_device_code([i for i in inputs if i not in owners]):
+            click.echo(f"mlir-offload: warning: {other} carries device code too, but the added PTX "
+                       f"covers only {' and '.join(owners) or 'its bundle'}'s kernels: on a GPU newer than {archs} "
+                       f"the driver JIT-compiles that PTX and {other}'s kernels fail to launch", err=True)
     if dry_run or verbose:
         click.echo(plan.printable(), err=not dry_run)
     if dry_run:
@@ -213,4 +309,5 @@ def link_bundle(bundle: str, inputs: list[str], output: str, clang: str | None =
                                f"linker wrapper did not run mlir-offload's fatbinary wrapper (removed {output})")
 
 
-__all__ = ["LinkPlan", "compatibility_problem", "find_target_clang", "link_bundle", "plan_link"]
+__all__ = ["LinkBundle", "LinkPlan", "compatibility_problem", "find_bundles", "find_target_clang", "link_bundle",
+           "plan_link", "ptx_files_beside"]

@@ -1,7 +1,7 @@
 # mlir-offload.mk: build offload bundles from MLIR in a (GNU) Makefile, and link them with clang.
 #
 #   OFFLOAD_ARCH = sm_80,sm_90             # empty: mlir-offload.toml beside the sources, else the default
-#   OFFLOAD_BUNDLES = a.offload.bc b.offload.bc
+#   OFFLOAD_BUNDLES = a$(OFFLOAD_BUNDLE_SUFFIX) b$(OFFLOAD_BUNDLE_SUFFIX)
 #   include $(shell mlir-offload config --mk)
 #   app: main.o $(OFFLOAD_BUNDLES)
 #   	$(OFFLOAD_LINK) -o $@ $^ $(LDLIBS)
@@ -10,9 +10,18 @@
 #   MLIR_OFFLOAD        the mlir-offload command                   (default: mlir-offload)
 #   OFFLOAD_ARCH        --offload-arch of every compile            (default: empty, see above)
 #   MLIR_OFFLOAD_FLAGS  more compile flags: -O2, --portable, --link-bitcode=lib.bc, --target-clang=19
-#   OFFLOAD_CLANG       the clang that links                       (default: clang)
-#   OFFLOAD_LDFLAGS     what that link needs                       (default: mlir-offload config --ldflags)
+#   OFFLOAD_CLANG       the clang that links (and compiles .cu)    (default: clang)
+#   OFFLOAD_CUDA_PATH   CUDA toolkit of the link                   (default: empty, mlir-offload finds it)
 #   OFFLOAD_CUFLAGS     what clang needs to compile .cu for it     (default: mlir-offload config --cflags)
+#   OFFLOAD_BUNDLE_SUFFIX  .offload.o where MLIR_OFFLOAD_FLAGS has --portable or --host-format=obj (an ELF
+#                       host object, which clang must not read as bitcode), else .offload.bc; a bundle for
+#                       a clang that cannot read our bitcode (e.g. --target-clang=19) is an object too:
+#                       add --portable, or compile names the fix
+#
+# The link step is `mlir-offload link` with OFFLOAD_CLANG, not plain clang: it checks every bundle against
+# that clang (entry layout, bitcode it can read: a bundle for another clang would link into an executable
+# that registers no kernel), runs clang 19/21's linker wrapper with CUDA 13 through the fatbinary wrapper,
+# and adds the PTX files of --portable bundles (<bundle>.<arch>.ptx) to the executable's fatbin.
 #
 # Each compile also writes %.offload.d (-MD -MF): the bundle depends on its .mlir input, the bitcode
 # libraries it links and the mlir-offload.toml it used, so editing any of them rebuilds it. Every
@@ -23,13 +32,16 @@ OFFLOAD_ARCH ?=
 MLIR_OFFLOAD_FLAGS ?=
 OFFLOAD_CLANG ?= clang
 
+OFFLOAD_CUDA_PATH ?=
+OFFLOAD_BUNDLE_SUFFIX ?= $(if $(filter --portable --host-format=obj,$(MLIR_OFFLOAD_FLAGS)),.offload.o,.offload.bc)
+
 # Asked once per make run, and only when used.
-OFFLOAD_LDFLAGS ?= $(eval OFFLOAD_LDFLAGS := $(shell $(MLIR_OFFLOAD) config --ldflags))$(OFFLOAD_LDFLAGS)
 OFFLOAD_CUFLAGS ?= $(eval OFFLOAD_CUFLAGS := $(shell $(MLIR_OFFLOAD) config --cflags))$(OFFLOAD_CUFLAGS)
 
 OFFLOAD_COMPILE = $(MLIR_OFFLOAD) compile $(if $(strip $(OFFLOAD_ARCH)),--offload-arch=$(strip $(OFFLOAD_ARCH))) \
                   $(MLIR_OFFLOAD_FLAGS)
-OFFLOAD_LINK = $(OFFLOAD_CLANG) $(OFFLOAD_LDFLAGS) $(LDFLAGS)
+OFFLOAD_LINK = $(MLIR_OFFLOAD) link --clang=$(OFFLOAD_CLANG) --ptx-beside \
+               $(if $(strip $(OFFLOAD_CUDA_PATH)),--cuda-path=$(strip $(OFFLOAD_CUDA_PATH))) $(LDFLAGS)
 
 %.offload.bc: %.mlir
 	$(OFFLOAD_COMPILE) $< -o $@ -MD -MF $(@:.bc=.d)

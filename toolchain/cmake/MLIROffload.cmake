@@ -4,18 +4,26 @@
 #   include(MLIROffload)
 #   mlir_offload_add_bundle(kernels SOURCES a.mlir b.mlir ARCHS sm_80 FLAGS -O3)
 #   add_executable(app main.cpp)
-#   target_link_libraries(app PRIVATE kernels)     # the bundles and the link flags they need
+#   target_link_libraries(app PRIVATE kernels)     # the bundles, and `mlir-offload link` as the linker
 #
 # The executable must be linked by clang (CMAKE_CXX_COMPILER=clang++ of the bundle's profile).
 # mlir_offload_add_bundle(<name> SOURCES <.mlir>... [ARCHS <arch>...] [FLAGS <flag>...]
 #                         [TARGET_CLANG <major>] [PORTABLE])
 # adds one compile step per source (output <binary dir>/<source name>.offload.bc, or .offload.o with
 # PORTABLE), with the dependency file mlir-offload writes (input, bitcode libraries, mlir-offload.toml),
-# and an INTERFACE library <name> carrying the bundles as link inputs plus `mlir-offload config --ldflags`.
+# and an INTERFACE library <name> carrying the bundles as link inputs.
+#
+# Every executable or shared library that links <name> directly gets `mlir-offload link --clang --ptx-beside`
+# as its C/CXX_LINKER_LAUNCHER (set at the end of the configure step), so CMake's link line
+# `<compiler> <flags> <objects> -o <target> <libraries>` runs through it: it checks each bundle against
+# that compiler (entry layout, readable bitcode), runs clang 19/21's linker wrapper with CUDA 13, adds the
+# PTX files of PORTABLE bundles and the runtime library. A target linking the bundles only through another
+# library needs mlir_offload_link(<target>) itself.
 
-# DEPFILE with the Makefile generators needs CMake 3.20 (a module must not set the includer's policies).
-if(CMAKE_VERSION VERSION_LESS 3.20)
-  message(FATAL_ERROR "MLIROffload.cmake needs CMake 3.20 or newer (DEPFILE of add_custom_command)")
+# DEPFILE with the Makefile generators needs CMake 3.20, <LANG>_LINKER_LAUNCHER 3.21 (a module must not
+# set the includer's policies).
+if(CMAKE_VERSION VERSION_LESS 3.21)
+  message(FATAL_ERROR "MLIROffload.cmake needs CMake 3.21 or newer (<LANG>_LINKER_LAUNCHER, DEPFILE)")
 endif()
 
 find_program(MLIR_OFFLOAD_EXECUTABLE NAMES mlir-offload DOC "the mlir-offload command")
@@ -65,29 +73,44 @@ function(mlir_offload_add_bundle name)
   endforeach()
 
   add_custom_target(${name}_bundles DEPENDS ${outputs})
-  execute_process(COMMAND "${MLIR_OFFLOAD_EXECUTABLE}" config --ldflags
-                  WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
-                  OUTPUT_VARIABLE ldflags OUTPUT_STRIP_TRAILING_WHITESPACE
-                  RESULT_VARIABLE status ERROR_VARIABLE error)
-  if(NOT status EQUAL 0)
-    message(FATAL_ERROR "mlir_offload_add_bundle(${name}): mlir-offload config --ldflags failed: ${error}")
-  endif()
-  separate_arguments(ldflags UNIX_COMMAND "${ldflags}")
-  # Options go before the objects on the link line, libraries (-lcudart) after them.
-  set(link_options)
-  set(link_libraries)
-  foreach(flag IN LISTS ldflags)
-    if(flag MATCHES "^-l")
-      list(APPEND link_libraries "${flag}")
-    else()
-      list(APPEND link_options "${flag}")
-    endif()
-  endforeach()
-
   add_library(${name} INTERFACE)
   add_dependencies(${name} ${name}_bundles)
   target_sources(${name} INTERFACE ${outputs})
-  target_link_options(${name} INTERFACE ${link_options})
-  target_link_libraries(${name} INTERFACE ${link_libraries})
   set_target_properties(${name} PROPERTIES MLIR_OFFLOAD_BUNDLES "${outputs}")
+  set_property(GLOBAL APPEND PROPERTY MLIR_OFFLOAD_BUNDLE_LIBRARIES ${name})
+  get_property(deferred GLOBAL PROPERTY MLIR_OFFLOAD_LAUNCHERS_DEFERRED)
+  if(NOT deferred)
+    set_property(GLOBAL PROPERTY MLIR_OFFLOAD_LAUNCHERS_DEFERRED TRUE)
+    cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _mlir_offload_link_users "${CMAKE_SOURCE_DIR}")
+  endif()
+endfunction()
+
+# The link of <target> runs `mlir-offload link --clang <compiler> --ptx-beside <compiler's link line>`.
+function(mlir_offload_link target)
+  set(launcher "${MLIR_OFFLOAD_EXECUTABLE}" link --ptx-beside --clang)
+  set_target_properties(${target} PROPERTIES C_LINKER_LAUNCHER "${launcher}" CXX_LINKER_LAUNCHER "${launcher}")
+endfunction()
+
+# At the end of the configure step: mlir_offload_link() every executable and shared library of `dir` and
+# its subdirectories that links a bundle library directly.
+function(_mlir_offload_link_users dir)
+  get_property(bundle_libraries GLOBAL PROPERTY MLIR_OFFLOAD_BUNDLE_LIBRARIES)
+  get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(target IN LISTS targets)
+    get_target_property(type ${target} TYPE)
+    if(NOT type MATCHES "^(EXECUTABLE|SHARED_LIBRARY|MODULE_LIBRARY)$")
+      continue()
+    endif()
+    get_target_property(libraries ${target} LINK_LIBRARIES)
+    foreach(library IN LISTS libraries)
+      if(library IN_LIST bundle_libraries)
+        mlir_offload_link(${target})
+        break()
+      endif()
+    endforeach()
+  endforeach()
+  get_property(subdirectories DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
+  foreach(subdirectory IN LISTS subdirectories)
+    _mlir_offload_link_users("${subdirectory}")
+  endforeach()
 endfunction()
