@@ -179,7 +179,7 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
 
     IN.mlir is compiled first with `mlir-offload compile` and every other flag given here
     (--offload-arch, -O, --portable, --target-clang, ...); a bundle (.offload.bc / .offload.o) is
-    shipped as it is."""
+    shipped as it is, with the PTX files compile wrote beside it (BUNDLE.<arch>.ptx)."""
     import subprocess
     import sys
     import tempfile
@@ -218,10 +218,14 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
         from offload.packager import read_offload_images
 
         try:  # unreadable: an error naming the user's file, not the archive's member
-            read_offload_images(bundle, input_path)
+            images = read_offload_images(bundle, input_path)
         except OffloadError as e:
             raise OffloadError(f"{e.message} (not a bundle: ship takes IN.mlir or what mlir-offload compile wrote)",
                                e.location) from None
+        from offload.linking import ptx_files_beside
+
+        for path in ptx_files_beside(input_path, images):  # <bundle>.<arch>.ptx from compile --device-image=ptx
+            ptx[path.rsplit(".", 2)[-2]] = read_input(path).decode("utf-8", errors="replace")
     from offload.packager.detect import is_bitcode
 
     bundle_name = f"{name}.offload.{'bc' if is_bitcode(bundle) else 'o'}"

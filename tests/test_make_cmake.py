@@ -1,7 +1,8 @@
 """examples/cmake: mlir_offload_add_bundle() from toolchain/cmake/MLIROffload.cmake in a CMake project
 (cmake >= 3.20, Makefile generator), built with clang++-22 for sm_80 and sm_90, bitcode and PORTABLE
-(cubin + ELF host object), and run on the fake CUDA runtime; the bundle's dependency file makes CMake
-rebuild it when mlir-offload.toml changes."""
+(cubin + ELF host object + PTX beside), and PORTABLE for clang 19 with clang++-19, linked through
+`mlir-offload link` (the linker launcher MLIROffload.cmake sets), and run on the fake CUDA runtime; the
+bundle's dependency file makes CMake rebuild it when mlir-offload.toml changes."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, require_tool
+from conftest import REPO, require_tool, run_cli
 from fakert import fake_cuda, fatbin_cubins  # noqa: F401  (session fixture)
 
 EXAMPLE = REPO / "examples" / "cmake"
@@ -25,28 +26,45 @@ def _run(*cmd: str) -> subprocess.CompletedProcess:
     return result
 
 
-@pytest.fixture(scope="module")
-def projects(tmp_path_factory):
-    """variant -> (source folder, build folder): "bitcode" and "portable", configured and built."""
-    cmake = require_tool("cmake")
-    clangxx = require_tool("clang++-22", 22)
-    require_tool("ptxas")
-    work = tmp_path_factory.mktemp("cmake")
-    # The mlir-offload command of this Python (a user's would come from pip's console script).
-    wrapper = work / "bin" / "mlir-offload"
+def _mlir_offload_command(folder: Path) -> Path:
+    """The mlir-offload command of this Python (a user's would come from pip's console script)."""
+    wrapper = folder / "bin" / "mlir-offload"
     wrapper.parent.mkdir()
     wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m offload "$@"\n')
     wrapper.chmod(0o755)
-    built = {}
-    for variant in ("bitcode", "portable"):
-        source, build = work / variant / "src", work / variant / "build"
-        shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build"))
-        (source / "mlir-offload.toml").write_text("opt-level = 3\n")
-        _run(cmake, "-S", str(source), "-B", str(build), f"-DCMAKE_CXX_COMPILER={clangxx}",
-             f"-DMLIR_OFFLOAD_EXECUTABLE={wrapper}", f"-DVADD_PORTABLE={'ON' if variant == 'portable' else 'OFF'}")
-        _run(cmake, "--build", str(build), "-j2")
-        built[variant] = (source, build)
-    return built
+    return wrapper
+
+
+def _configure_and_build(work: Path, variant: str, clangxx: str, *options: str) -> tuple[Path, Path]:
+    cmake = require_tool("cmake")
+    source, build = work / variant / "src", work / variant / "build"
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build"))
+    (source / "mlir-offload.toml").write_text("opt-level = 3\n")
+    _run(cmake, "-S", str(source), "-B", str(build), f"-DCMAKE_CXX_COMPILER={clangxx}",
+         f"-DMLIR_OFFLOAD_EXECUTABLE={_mlir_offload_command(work / variant)}", *options)
+    _run(cmake, "--build", str(build), "-j2")
+    return source, build
+
+
+@pytest.fixture(scope="module")
+def projects(tmp_path_factory):
+    """variant -> (source folder, build folder): "bitcode" and "portable", configured and built."""
+    require_tool("cmake")
+    clangxx = require_tool("clang++-22", 22)
+    require_tool("ptxas")
+    work = tmp_path_factory.mktemp("cmake")
+    return {variant: _configure_and_build(work, variant, clangxx,
+                                          f"-DVADD_PORTABLE={'ON' if variant == 'portable' else 'OFF'}")
+            for variant in ("bitcode", "portable")}
+
+
+@pytest.fixture(scope="module")
+def project19(tmp_path_factory):
+    require_tool("cmake")
+    clangxx = require_tool("clang++-19", 19)
+    require_tool("ptxas")
+    return _configure_and_build(tmp_path_factory.mktemp("cmake19"), "portable19", clangxx,
+                                "-DVADD_PORTABLE=ON", "-DVADD_TARGET_CLANG=19")
 
 
 @pytest.mark.parametrize("variant, bundle", [("bitcode", "vadd.offload.bc"), ("portable", "vadd.offload.o")])
@@ -71,3 +89,36 @@ def test_dependency_file_reaches_cmake(projects):
     os.utime(source / "mlir-offload.toml", (later, later))
     rebuilt = _run(cmake, "--build", str(build)).stdout
     assert "mlir-offload compile vadd.mlir" in rebuilt and "Linking CXX executable vadd" in rebuilt
+
+
+def test_portable_link_adds_the_ptx_beside_the_bundle(projects):
+    _, build = projects["portable"]
+    assert (build / "vadd.offload.o.sm_80.ptx").is_file() and (build / "vadd.offload.o.sm_90.ptx").is_file()
+    verified = run_cli("verify", str(build / "vadd"))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "PTX for compute_80" in verified.stdout and "PTX for compute_90" in verified.stdout
+
+
+def test_clang19_portable_builds_and_runs(project19, fake_cuda):  # noqa: F811
+    _, build = project19
+    verified = run_cli("verify", str(build / "vadd"))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "(clang 19 layout): 1 entries: vadd" in verified.stdout and "PTX for compute_90" in verified.stdout
+    run = fake_cuda.run(build / "vadd")
+    assert run.returncode == 1 and run.stdout.startswith("vadd.mlir: MISMATCH (")
+    assert run.kernels_registered() == ["vadd"] and len(run.launches()) == 1
+    assert fatbin_cubins(build / "vadd") == {"sm_80": {"vadd"}, "sm_90": {"vadd"}}
+
+
+def test_cmake_link_refuses_a_bundle_for_another_clang(project19, tmp_path):
+    # The clang 19 bundle, linked by clang++-22: the launcher's check fails the build with the reason.
+    source, _ = project19
+    cmake = require_tool("cmake")
+    clangxx = require_tool("clang++-22", 22)
+    build = tmp_path / "build"
+    _run(cmake, "-S", str(source), "-B", str(build), f"-DCMAKE_CXX_COMPILER={clangxx}",
+         f"-DMLIR_OFFLOAD_EXECUTABLE={source.parent / 'bin' / 'mlir-offload'}", "-DVADD_PORTABLE=ON",
+         "-DVADD_TARGET_CLANG=19")
+    result = subprocess.run([cmake, "--build", str(build)], capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0 and not (build / "vadd").exists()
+    assert "mlir-offload: error: bundle was made for clang 19 (legacy entries)" in result.stdout + result.stderr
