@@ -22,15 +22,36 @@ COMMAND_MODULES = (
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# The commands each module exports, so that a run imports only the module of its command (`device`
+# need not import the packager, host, verify and ship modules); a test checks it against COMMANDS.
+COMMAND_NAMES = {
+    "offload.cmd_packager": ("package", "inspect", "extract"),
+    "offload.cmd_device": ("device",),
+    "offload.cmd_host": ("compile", "link"),
+    "offload.cmd_verify": ("verify",),
+    "offload.cmd_ship": ("ship", "config", "doctor"),
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module when the command is looked up (--help lists them all)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | {n for names in COMMAND_NAMES.values() for n in names})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            module = next((m for m, names in COMMAND_NAMES.items() if cmd_name in names), None)
+            if module is not None:
+                for command in getattr(importlib.import_module(module), "COMMANDS", ()):
+                    self.commands.setdefault(command.name, command)
+        return self.commands.get(cmd_name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mlir-offload")
 def cli() -> None:
     """Turn MLIR GPU-dialect programs into clang-compatible offload bundles."""
-
-
-for _name in COMMAND_MODULES:
-    for _command in getattr(importlib.import_module(_name), "COMMANDS", ()):
-        cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> None:
