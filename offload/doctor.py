@@ -149,6 +149,12 @@ def find_cuda(cuda_path: str | None = None) -> CudaToolkit | None:
     return None
 
 
+def fatbinary_wrapper_needed(profile, cuda: CudaToolkit) -> bool:
+    """Whether this clang's linker wrapper (its profile) calls `fatbinary --image=`, which the CUDA 13+
+    fatbinary rejects, so that the link needs toolchain/scripts/fatbinary first on PATH."""
+    return bool(profile.cuda.get("fatbinary_needs_image3_wrapper")) and (cuda.major or 0) >= 13
+
+
 def _cuda_version(root: str, ptxas: str | None) -> str:
     try:
         return json.loads(Path(root, "version.json").read_text())["cuda"]["version"]
@@ -208,8 +214,7 @@ def bundle_findings(needs: BundleNeeds, clang: Clang | None, cuda: CudaToolkit |
                 if getattr(cuda, name) is None:
                     findings.append(Finding(f"CUDA at {cuda.root} has no {name}",
                                             "install the full CUDA toolkit or pass CUDA_PATH="))
-            if (profile.cuda.get("fatbinary_needs_image3_wrapper") and clang.major == needs.entry_profile
-                    and (cuda.major or 0) >= 13):
+            if clang.major == needs.entry_profile and fatbinary_wrapper_needed(profile, cuda):
                 findings.append(Finding(
                     f"clang {clang.major}'s linker wrapper calls fatbinary with --image=, which CUDA "
                     f"{cuda.version}'s fatbinary rejects",

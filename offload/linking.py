@@ -143,7 +143,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
     from importlib import resources
 
     from offload.annotations.embed import read_bundle_record
-    from offload.doctor import find_cuda, find_rocm
+    from offload.doctor import fatbinary_wrapper_needed, find_cuda, find_rocm
     from offload.fsutil import read_input
     from offload.profiles import load_profile
 
@@ -194,7 +194,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
                 raise OffloadError("no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart): install it "
                                    "or pass --cuda-path DIR")
             root = cuda.root
-            if load_profile(clang.major).cuda.get("fatbinary_needs_image3_wrapper") and (cuda.major or 0) >= 13:
+            if fatbinary_wrapper_needed(load_profile(clang.major), cuda):
                 # clang 19/21 call fatbinary --image=..., which CUDA 13 rejects (DESIGN.md §5). clang 21 forwards
                 # --cuda-path to its linker wrapper, which then runs <cuda>/bin/fatbinary before PATH's: the
                 # toolkit goes on PATH behind the rewriting script instead of --cuda-path.
