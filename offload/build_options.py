@@ -58,12 +58,18 @@ def requested_formats(portable: bool | None, device_image: str | None,
     return device_image, host_format
 
 
+def reads_bitcode_of(profile, producer_llvm: str) -> bool:
+    """Whether the target clang (its profile) reads LLVM `producer_llvm` ("22.1.0") bitcode: bitcode is
+    only backward compatible."""
+    return int(producer_llvm.split(".")[0]) <= profile.bitcode_reads_llvm_up_to
+
+
 def choose_formats(profile, producer_llvm: str, device_image: str | None,
                    host_format: str | None) -> tuple[str, str]:
     """The formats of a bundle for the target clang's profile: what the user asked, else bitcode where
     that clang reads our LLVM's bitcode and native code where it does not. Bitcode asked for a clang
     that cannot read it is refused (the link would fail on the target)."""
-    readable = int(producer_llvm.split(".")[0]) <= profile.bitcode_reads_llvm_up_to
+    readable = reads_bitcode_of(profile, producer_llvm)
     device = device_image or ("bitcode" if readable else "cubin")
     host = host_format or ("bc" if readable else "obj")
     if not readable and (device == "bitcode" or host == "bc"):

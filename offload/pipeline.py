@@ -39,12 +39,12 @@ def producer_llvm_version() -> str:
 def plan_host_format(target_clang, host_format: str | None = None) -> str:
     """"bc" when the target clang reads our LLVM's bitcode, else "obj" (profile data decides), unless the
     user asked for one (--host-format, --portable)."""
+    from offload.build_options import reads_bitcode_of
     from offload.profiles import load_profile
 
     if host_format is not None:
         return host_format
-    readable = int(producer_llvm_version().split(".")[0]) <= load_profile(target_clang).bitcode_reads_llvm_up_to
-    return "bc" if readable else "obj"
+    return "bc" if reads_bitcode_of(load_profile(target_clang), producer_llvm_version()) else "obj"
 
 
 def plan_bundle(targets, target_clang: int | str | None, device_image: str | None = None,
