@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
+from offload.portable import HOST_TRIPLE
 
-HOST_TRIPLE = "x86_64-pc-linux-gnu"
 EMIT_FORMATS = ("bc", "ll")
 
 
@@ -122,6 +122,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
 
     from offload.annotations import embed, entries, launch, runtime
     from offload.packager import write_binary
+    from offload.portable import verified_module
 
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
@@ -148,10 +149,11 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     embed.embed_offload_binary(annotations, write_binary(offload_images))
     embed.add_record_metadata(annotations, record)
 
-    host = _parse_assembly(llvm, lowered.llvm_ir, "lowered host module")
+    host = verified_module(llvm.parse_assembly, lowered.llvm_ir, "internal error: cannot read the lowered host module")
     host.triple = HOST_TRIPLE
     host.data_layout = str(machine.target_data)
-    host.link_in(_parse_assembly(llvm, str(annotations), "host annotations"))
+    host.link_in(verified_module(llvm.parse_assembly, str(annotations),
+                                 "internal error: cannot read the host annotations"))
     # The shims had to be external to resolve the host's declarations; nothing else may call them.
     for name in lowered.runtime_functions:
         host.get_function(name).linkage = llvm.Linkage.internal
@@ -210,12 +212,3 @@ def emit_bundle(host, plan: BundlePlan, emit: str) -> bytes:
     obj = host_to_object(bitcode)
     check_offloading_section(obj)
     return obj
-
-
-def _parse_assembly(llvm, text: str, what: str):
-    try:
-        module = llvm.parse_assembly(text)
-        module.verify()
-    except RuntimeError as e:
-        raise OffloadError(f"internal error: cannot read the {what}: {' '.join(str(e).split())}") from None
-    return module

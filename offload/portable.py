@@ -211,13 +211,19 @@ def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:
     return machine.emit_object(module)
 
 
-def _parse(llvm, bitcode: bytes, what: str):
+def verified_module(parse, source, failure: str):
+    """`parse(source)` (llvmlite's parse_bitcode or parse_assembly), verified; LLVM's complaint becomes
+    one OffloadError line after `failure`."""
     try:
-        module = llvm.parse_bitcode(bitcode)
+        module = parse(source)
         module.verify()
     except RuntimeError as e:
-        raise OffloadError(f"cannot read the {what} image as LLVM bitcode: {' '.join(str(e).split())}") from None
+        raise OffloadError(f"{failure}: {' '.join(str(e).split())}") from None
     return module
+
+
+def _parse(llvm, bitcode: bytes, what: str):
+    return verified_module(llvm.parse_bitcode, bitcode, f"cannot read the {what} image as LLVM bitcode")
 
 
 # ---- the pipeline stage: images and host before emission ----------------------------------------
