@@ -25,7 +25,6 @@ DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
 HOST_FORMATS = ("bc", "obj")
 HOST_TRIPLE = "x86_64-pc-linux-gnu"
 NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
-AMDGCN_TRIPLE = "amdgcn-amd-amdhsa"
 
 
 def _llvm():
@@ -192,13 +191,14 @@ def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = 3) -> bytes:
             return f.read()
 
 
-def bitcode_to_amdgpu_object(bitcode: bytes, arch: str, features: str = "", opt_level: int = 3) -> bytes:
-    """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target)."""
-    llvm = _llvm()
-    module = _parse(llvm, bitcode, arch)
-    machine = llvm.Target.from_triple(AMDGCN_TRIPLE).create_target_machine(
-        cpu=arch, features=features, opt=opt_level, reloc="pic")
-    return machine.emit_object(module)
+def bitcode_to_amdgpu_object(bitcode: bytes, arch: str, opt_level: int = 3) -> bytes:
+    """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
+    device side's emitter (which knows that inline asm needs llc)."""
+    from offload.serialize import emit_object, parse_offload_arch
+
+    _parse(_llvm(), bitcode, arch)  # an unreadable image is a one-line error, not an LLVM abort
+    (target,) = parse_offload_arch(arch)
+    return emit_object(bitcode, target, opt_level)
 
 
 def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:
@@ -253,7 +253,7 @@ def convert_device_images(images: list, device_image: str, cuda_path: str | None
             ptx_by_arch[arch] = ptx_by_arch.get(arch, "") + ptx
         elif triple.startswith("amdgcn"):
             converted.append(replace(image, image_kind=int(ImageKind.OBJECT),
-                                     data=bitcode_to_amdgpu_object(image.data, arch, "", opt_level)))
+                                     data=bitcode_to_amdgpu_object(image.data, arch, opt_level)))
         else:
             raise OffloadError(f"no native image format for triple '{triple}'")
     return converted, (ptx_by_arch if device_image == "ptx" else {})

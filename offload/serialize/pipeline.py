@@ -514,16 +514,62 @@ def emit_assembly(bitcode: bytes, target: Target) -> str:
     return target_machine(target).emit_assembly(llvm.parse_bitcode(bitcode, fresh_context()))
 
 
-def emit_object(bitcode: bytes, target: Target) -> bytes:
+def emit_object(bitcode: bytes, target: Target, opt_level: int = 3) -> bytes:
     """A relocatable object for an image. llvmlite has no AMDGPU assembly parser: an AMDGPU module with
-    inline asm (ockl has some) would abort the process, so it is refused here; use llc for those."""
+    inline asm (ockl has some) would abort the process in-process, so it goes through llc instead."""
     import llvmlite.binding as llvm
 
     module = llvm.parse_bitcode(bitcode, fresh_context())
     if target.offload_kind == "hip" and _has_inline_asm(module):
-        raise OffloadError(f"cannot emit a {target.arch} object in-process: the module has inline asm, "
-                           "which llvmlite's AMDGPU target cannot assemble (use llc)")
-    return target_machine(target).emit_object(module)
+        return llc_object(bitcode, target, opt_level)
+    return target_machine(target, opt_level).emit_object(module)
+
+
+def find_llc(llvm_major: int, candidates: tuple[str, ...] | None = None) -> str | None:
+    """An llc of our LLVM major (an older one could not read our bitcode), by Debian name first."""
+    import shutil
+    import subprocess
+
+    names = candidates or (f"llc-{llvm_major}", f"/usr/lib/llvm-{llvm_major}/bin/llc", "llc")
+    for name in names:
+        path = shutil.which(name)
+        if path is None:
+            continue
+        try:
+            banner = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        words = banner.split()
+        # "LLVM version 22.1.8": the major must be ours.
+        if "version" in words and words.index("version") + 1 < len(words):
+            if words[words.index("version") + 1].split(".")[0] == str(llvm_major):
+                return path
+    return None
+
+
+def llc_object(bitcode: bytes, target: Target, opt_level: int = 3, llc: str | None = None) -> bytes:
+    """The object of an image through an external llc of our LLVM major, or a one-line refusal with the fix."""
+    import subprocess
+
+    import llvmlite.binding as llvm
+
+    major = llvm.llvm_version_info[0]
+    llc = llc or find_llc(major)
+    if llc is None:
+        raise OffloadError(
+            f"cannot emit a {target.arch} object: its device code has inline asm (from the ROCm device "
+            f"libraries), which llvmlite's AMDGPU target cannot assemble, and no llc of LLVM {major} was found "
+            f"(looked for llc-{major}, /usr/lib/llvm-{major}/bin/llc, llc): install llvm-{major}, or keep "
+            f"bitcode device images (--device-image=bitcode) for a clang that reads LLVM {major} bitcode")
+    command = [llc, f"-mtriple={target.triple}", f"-mcpu={target.arch}", f"-O{opt_level}",
+               "--relocation-model=pic", "-filetype=obj", "-o", "-", "-"]
+    if target.features:
+        command.insert(3, f"-mattr={target.features}")
+    done = subprocess.run(command, input=bitcode, capture_output=True)
+    if done.returncode != 0 or not done.stdout:
+        detail = " ".join(done.stderr.decode("utf-8", "replace").split()) or f"exit status {done.returncode}"
+        raise OffloadError(f"llc failed to emit the {target.arch} object: {detail}")
+    return done.stdout
 
 
 def _has_inline_asm(module) -> bool:
