@@ -61,7 +61,7 @@ def requested_formats(portable: bool | None, device_image: str | None,
 def reads_bitcode_of(profile, producer_llvm: str) -> bool:
     """Whether the target clang (its profile) reads LLVM `producer_llvm` ("22.1.0") bitcode: bitcode is
     only backward compatible."""
-    return int(producer_llvm.split(".")[0]) <= profile.bitcode_reads_llvm_up_to
+    return profile.reads_bitcode_of(int(producer_llvm.split(".")[0]))
 
 
 def choose_formats(profile, producer_llvm: str, device_image: str | None,

@@ -198,7 +198,7 @@ def bundle_findings(needs: BundleNeeds, clang: Clang | None, cuda: CudaToolkit |
             f"{clang.path} is clang {clang.version} but the bundle's offload entries follow clang "
             f"{needs.entry_profile}'s layout: the executable would register no kernels",
             f"use clang {needs.entry_profile} (CLANG=clang-{needs.entry_profile}) or {remake}"))
-    elif needs.has_bitcode and needs.producer_llvm > profile.bitcode_reads_llvm_up_to:
+    elif needs.has_bitcode and not profile.reads_bitcode_of(needs.producer_llvm):
         findings.append(Finding(
             f"the bundle holds LLVM {needs.producer_llvm} bitcode, which clang {clang.major} cannot read",
             "re-ship with --portable (cubin device images, ELF host object)"))

@@ -73,7 +73,7 @@ def compatibility_problem(record, images, clang) -> str | None:
                 f"executable that registers no kernel: recompile with --target-clang {clang.major} "
                 f"or pass --clang clang-{record.profile}")
     has_bitcode = record.host_format == "bc" or any(i.image_kind == ImageKind.BITCODE for i in images)
-    if has_bitcode and record.producer_llvm_major > clang_profile.bitcode_reads_llvm_up_to:
+    if has_bitcode and not clang_profile.reads_bitcode_of(record.producer_llvm_major):
         return (f"the bundle holds LLVM {record.producer_llvm} bitcode, which clang {clang.version} cannot read "
                 f"(it reads up to LLVM {clang_profile.bitcode_reads_llvm_up_to}): recompile with "
                 f"--target-clang {clang.major} (host object + native device images)")

@@ -28,6 +28,10 @@ class Profile:
     bitcode_reads_llvm_up_to: int
     cuda: dict = field(default_factory=dict)
 
+    def reads_bitcode_of(self, llvm_major: int) -> bool:
+        """Whether this clang reads bitcode written by LLVM `llvm_major` (bitcode is only backward compatible)."""
+        return llvm_major <= self.bitcode_reads_llvm_up_to
+
     def offload_kind_value(self, kind: str) -> int:
         try:
             return self.offload_kind[kind]

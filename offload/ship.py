@@ -199,7 +199,7 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
         raise OffloadError(f"{bundle_name}: mixes CUDA and HIP images; ship one runtime per archive")
     profile = load_profile(facts.entry_profile)
     kind = facts.offload_kinds[0]
-    if facts.bitcode_llvm and facts.bitcode_llvm > profile.bitcode_reads_llvm_up_to:
+    if facts.bitcode_llvm and not profile.reads_bitcode_of(facts.bitcode_llvm):
         raise OffloadError(f"{bundle_name}: holds LLVM {facts.bitcode_llvm} bitcode, which clang "
                            f"{profile.clang_major} cannot read: ship with --portable (cubin images, ELF host object)")
     ptx_files = check_shipped_ptx(ptx or {}, facts, bundle_name, app)
