@@ -8,22 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, require_tool
+from conftest import require_tool
 from fakert import fake_cuda, fatbin_cubins  # noqa: F401  (session fixture)
-
-EXAMPLE = REPO / "examples" / "hpc-make"
-MLIR_OFFLOAD = f"{sys.executable} -m offload"
-
-
-def _make(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "-C", str(folder), f"MLIR_OFFLOAD={MLIR_OFFLOAD}", *args],
-                          capture_output=True, text=True, timeout=300)
+from hpc_make import fresh_copy
+from hpc_make import make as _make
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +24,7 @@ def built(tmp_path_factory):
     require_tool("clang++-22", 22)
     require_tool("ptxas")
     require_tool("make")
-    folder = tmp_path_factory.mktemp("hpc") / "hpc-make"
-    # Without outputs of a build someone ran in the source tree.
-    outputs = shutil.ignore_patterns("*.o", "*.offload.bc", "*.offload.d", "*.ptx", "helpers.bc", "hpc-app")
-    shutil.copytree(EXAMPLE, folder, ignore=outputs)
+    folder = fresh_copy(tmp_path_factory.mktemp("hpc"))
     result = _make(folder, "-j2")
     assert result.returncode == 0, result.stdout + result.stderr
     return folder

@@ -9,23 +9,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tarfile
 import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, require_tool, run_cli
+from conftest import require_tool, run_cli
 from fakert import fake_cuda, fatbin_cubins  # noqa: F401  (session fixture)
+from hpc_make import fresh_copy
+from hpc_make import make as _make
 
-EXAMPLE = REPO / "examples" / "hpc-make"
 PORTABLE_19 = "MLIR_OFFLOAD_FLAGS=--target-clang=19 --portable"
-
-
-def _make(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "-C", str(folder), f"MLIR_OFFLOAD={sys.executable} -m offload", *args],
-                          capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -35,9 +29,7 @@ def built19(tmp_path_factory):
     require_tool("clang++-19", 19)
     require_tool("ptxas")
     require_tool("make")
-    folder = tmp_path_factory.mktemp("hpc19") / "hpc-make"
-    outputs = shutil.ignore_patterns("*.o", "*.offload.bc", "*.offload.d", "*.ptx", "helpers.bc", "hpc-app")
-    shutil.copytree(EXAMPLE, folder, ignore=outputs)
+    folder = fresh_copy(tmp_path_factory.mktemp("hpc19"))
     result = _make(folder, "-j2", "OFFLOAD_CLANG=clang-19", "CXX=clang++-19", PORTABLE_19)
     assert result.returncode == 0, result.stdout + result.stderr
     return folder, result
