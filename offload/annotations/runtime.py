@@ -10,7 +10,8 @@ Async model (upstream's): an async token is a stream. `gpu.wait async` creates a
 dependency runs on its dependency's stream, a further dependency is an event recorded on that stream
 and waited for; `gpu.wait [tokens]` synchronizes and destroys the streams. Synchronous GPU ops are put on
 streams by gpu-async-region, with a wait before the next host operation that touches memory.
-Allocation and free are immediate (cudaMalloc/cudaFree), copies and sets are queued on the stream.
+Allocation and free are immediate (cudaMalloc/cudaFree; the frees wait for the device, so freeing after
+queued work is safe), copies and sets are queued on the stream.
 """
 
 from __future__ import annotations
