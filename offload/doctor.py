@@ -81,13 +81,18 @@ def _run_version(argv: list[str]) -> str:
     return done.stdout + done.stderr
 
 
-def clang_version(path: str) -> str | None:
-    """'22.1.8' from `clang --version` ("... clang version 22.1.8 (...)"), None if it is no clang."""
+def tool_version(path: str, product: str) -> str | None:
+    """'22.1.8' from `TOOL --version` ("... <product> version 22.1.8 ..."), None if it does not say so."""
     words = _run_version([path, "--version"]).split()
     for i, word in enumerate(words[:-1]):
-        if word == "version" and i > 0 and words[i - 1] == "clang":
+        if word == "version" and i > 0 and words[i - 1] == product:
             return words[i + 1]
     return None
+
+
+def clang_version(path: str) -> str | None:
+    """'22.1.8' from `clang --version` ("... clang version 22.1.8 (...)"), None if it is no clang."""
+    return tool_version(path, "clang")
 
 
 def describe_clang(path: str) -> Clang | None:

@@ -74,14 +74,6 @@ class ElfFile:
     def symbol(self, name: str) -> Symbol | None:
         return next((s for s in self.symbols if s.name == name), None)
 
-    def read_address(self, address: int, size: int) -> bytes | None:
-        """Bytes at a virtual address, from the section that holds it."""
-        for s in self.sections:
-            if s.address and s.type != SHT_NOBITS and s.address <= address and address + size <= s.address + s.size:
-                start = s.offset + address - s.address
-                return self.data[start:start + size]
-        return None
-
     def read_c_string(self, address: int) -> str | None:
         for s in self.sections:
             if s.address and s.type != SHT_NOBITS and s.address <= address < s.address + s.size:

@@ -528,22 +528,15 @@ def emit_object(bitcode: bytes, target: Target, opt_level: int = 3) -> bytes:
 def find_llc(llvm_major: int, candidates: tuple[str, ...] | None = None) -> str | None:
     """An llc of our LLVM major (an older one could not read our bitcode), by Debian name first."""
     import shutil
-    import subprocess
+
+    from offload.doctor import tool_version
 
     names = candidates or (f"llc-{llvm_major}", f"/usr/lib/llvm-{llvm_major}/bin/llc", "llc")
     for name in names:
         path = shutil.which(name)
-        if path is None:
-            continue
-        try:
-            banner = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
-        except (OSError, subprocess.SubprocessError):
-            continue
-        words = banner.split()
         # "LLVM version 22.1.8": the major must be ours.
-        if "version" in words and words.index("version") + 1 < len(words):
-            if words[words.index("version") + 1].split(".")[0] == str(llvm_major):
-                return path
+        if path and (tool_version(path, "LLVM") or "").split(".")[0] == str(llvm_major):
+            return path
     return None
 
 
