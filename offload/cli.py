@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -12,40 +13,44 @@ import click
 from offload import __version__
 from offload.errors import OffloadError
 
-# Modules that each export COMMANDS: a list of click commands.
-COMMAND_MODULES = (
-    "offload.cmd_packager",  # package, inspect, extract
-    "offload.cmd_device",  # device
-    "offload.cmd_host",  # compile, link
-    "offload.cmd_verify",  # verify
-    "offload.cmd_ship",  # ship, config, doctor
-)
-
-
-# The commands each module exports, so that a run imports only the module of its command (`device`
-# need not import the packager, host, verify and ship modules); a test checks it against COMMANDS.
-COMMAND_NAMES = {
-    "offload.cmd_packager": ("package", "inspect", "extract"),
-    "offload.cmd_device": ("device",),
-    "offload.cmd_host": ("compile", "link"),
-    "offload.cmd_verify": ("verify",),
-    "offload.cmd_ship": ("ship", "config", "doctor"),
+# The command table: name -> (module exporting COMMAND, one-line summary). It drives lazy import (a run
+# imports only its command's module), `--help` (summaries without importing) and "did you mean".
+COMMANDS: dict[str, tuple[str, str]] = {
+    "compile": ("offload.commands.compile", "Compile an MLIR GPU program into one host bundle for clang's offload driver."),
+    "link": ("offload.commands.link", "Link bundles, objects and flags into an executable with the target's clang."),
+    "verify": ("offload.commands.verify", "Check that a linked executable carries and registers its device code."),
+    "ship": ("offload.commands.ship", "Archive a bundle with a Makefile and build.sh that need only clang and make."),
+    "device": ("offload.commands.device", "Serialize the gpu.modules of a program to one device image per target."),
+    "package": ("offload.commands.package", "Bundle device images into one OffloadBinary (as llvm-offload-binary)."),
+    "inspect": ("offload.commands.inspect", "List the images of an OffloadBinary, a bundle or an object."),
+    "extract": ("offload.commands.extract", "Write each image of an OffloadBinary to a file in a folder."),
+    "config": ("offload.commands.config", "Show project settings (mlir-offload.toml) and the flags a link needs."),
+    "doctor": ("offload.commands.doctor", "Say what this machine has for linking bundles, and whether it can link one."),
 }
 
 
 class LazyGroup(click.Group):
-    """A group that imports a command's module when the command is looked up (--help lists them all)."""
+    """A group that imports a command's module only when that command runs."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(self.commands) | {n for names in COMMAND_NAMES.values() for n in names})
+        return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands:
-            module = next((m for m, names in COMMAND_NAMES.items() if cmd_name in names), None)
-            if module is not None:
-                for command in getattr(importlib.import_module(module), "COMMANDS", ()):
-                    self.commands.setdefault(command.name, command)
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.add_command(importlib.import_module(COMMANDS[cmd_name][0]).COMMAND, cmd_name)
         return self.commands.get(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS and name not in self.commands:
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else f"; commands: {', '.join(COMMANDS)}"
+            ctx.fail(f"no such command '{name}'{hint}")
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, summary) for name, (_, summary) in COMMANDS.items()])
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

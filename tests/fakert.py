@@ -165,10 +165,10 @@ LIBDEVICE = f"{CUDA_PATH}/nvvm/libdevice/libdevice.10.bc"
 
 
 def fatbinary_wrapper_dir() -> str:
-    """toolchain/scripts: holds the fatbinary wrapper clang <= 19 needs with CUDA 13 (DESIGN.md §5)."""
+    """offload/data/scripts: holds the fatbinary wrapper clang <= 19 needs with CUDA 13 (DESIGN.md §5)."""
     from importlib import resources
 
-    return str(resources.files("offload.toolchain_data").joinpath("scripts"))
+    return str(resources.files("offload.data").joinpath("scripts"))
 
 
 def _run_tool(cmd: list[str], env: dict | None = None) -> None:
@@ -180,7 +180,7 @@ def clang_cuda_link(clang: str, major: int, inputs: list[str], output: str | os.
                     extra: list[str] = ()) -> None:
     """The working link of a host object/bundle with embedded CUDA images:
     clang --offload-new-driver IN -L/usr/local/cuda/lib64 -lcudart -Wno-unknown-cuda-version -o OUT,
-    with toolchain/scripts first on PATH for clang <= 19."""
+    with offload/data/scripts first on PATH for clang <= 19."""
     env = dict(os.environ)
     if major <= 19:
         env["PATH"] = fatbinary_wrapper_dir() + os.pathsep + env["PATH"]
@@ -230,7 +230,7 @@ def build_reference_hip_app(tmp: str | os.PathLike, hip_lib_dir: str | os.PathLi
 
 def fatbin_cubins(exe_path: str | os.PathLike) -> dict[str, set[str]]:
     """{arch: kernel symbol names} of the device images linked into the executable."""
-    from offload.executable import fatbin_cubins as read_cubins
+    from offload.target.executable import fatbin_cubins as read_cubins
 
     return read_cubins(str(exe_path))
 

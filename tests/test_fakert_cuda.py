@@ -1,5 +1,5 @@
 """Self-tests of the fake CUDA runtime harness: the hand-written reference modules (DESIGN.md, shared/reference)
-linked by the real clang 22 and clang 19 (through toolchain/scripts/fatbinary) against CUDA 13, then run
+linked by the real clang 22 and clang 19 (through offload/data/scripts/fatbinary) against CUDA 13, then run
 against the fake runtime. These are also the working link command lines the `link` command uses."""
 
 from __future__ import annotations

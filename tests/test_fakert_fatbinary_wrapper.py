@@ -1,4 +1,4 @@
-"""toolchain/scripts/fatbinary: clang-19's `--image=profile=...` options rewritten to CUDA 13's `--image3=...`,
+"""offload/data/scripts/fatbinary: clang-19's `--image=profile=...` options rewritten to CUDA 13's `--image3=...`,
 handed to the next real fatbinary on PATH (never to itself)."""
 
 from __future__ import annotations

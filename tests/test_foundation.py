@@ -8,7 +8,7 @@ import pytest
 from conftest import REPO
 from offload.errors import Location, OffloadError
 from offload.fsutil import atomic_write
-from offload.profiles import available_profiles, load_profile
+from offload.formats.profiles import available_profiles, load_profile
 
 
 def test_error_renders_one_line_with_location():

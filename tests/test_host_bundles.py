@@ -102,7 +102,7 @@ def test_cuda_clang22_fatbin_has_a_cubin_per_arch_with_every_kernel(cuda22):
 def test_cuda_clang19_bundle_is_an_object_with_cubins_and_runs(cuda19, fake_cuda):
     bundle, app, link_log = cuda19
     assert bundle.read_bytes()[:4] == b"\x7fELF"
-    assert "clang-19" in link_log and "toolchain/scripts" in link_log  # the CUDA 13 fatbinary wrapper
+    assert "clang-19" in link_log and "offload/data/scripts" in link_log  # the CUDA 13 fatbinary wrapper
     objdump = require_tool("llvm-objdump-22", 22)
     listing = subprocess.run([objdump, "--offloading", str(bundle)], capture_output=True, text=True).stdout
     assert listing.count("OFFLOADING IMAGE") == 2 and "cubin" in listing

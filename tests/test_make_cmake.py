@@ -1,4 +1,4 @@
-"""examples/cmake: mlir_offload_add_bundle() from toolchain/cmake/MLIROffload.cmake in a CMake project
+"""examples/cmake: mlir_offload_add_bundle() from offload/data/cmake/MLIROffload.cmake in a CMake project
 (cmake >= 3.20, Makefile generator), built with clang++-22 for sm_80 and sm_90, bitcode and PORTABLE
 (cubin + ELF host object + PTX beside), and PORTABLE for clang 19 with clang++-19, linked through
 `mlir-offload link` (the linker launcher MLIROffload.cmake sets), and run on the fake CUDA runtime; the

@@ -1,5 +1,5 @@
 """examples/hpc-make: a C++ main, a CUDA .cu (clang-22 -fgpu-rdc --offload-new-driver) and two .mlir
-programs in one executable, built by a Makefile that includes toolchain/mlir-offload.mk, with device
+programs in one executable, built by a Makefile that includes offload/data/mlir-offload.mk, with device
 LTO across them (one cubin per arch holds every kernel); run on the fake CUDA runtime. The dependency
 files of the bundles (-MD -MF) make edits of a .mlir, the linked helpers.bc or mlir-offload.toml
 rebuild exactly what depends on them."""

@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offload.errors import OffloadError
-from offload.packager import (ImageKind, OffloadBinaryError, OffloadImage, detect_image_kind, read_binary,
+from offload.formats.offloadbinary import (ImageKind, OffloadBinaryError, OffloadImage, detect_image_kind, read_binary,
                               read_offload_images, write_binary, write_binary_v2)
-from offload.packager.bitcode_ident import bitcode_producer
-from offload.packager.llvm_order import dense_map_order
-from offload.packager.strtab import build_string_table
+from offload.formats.offloadbinary.bitcode_ident import bitcode_producer
+from offload.formats.offloadbinary.llvm_order import dense_map_order
+from offload.formats.offloadbinary.strtab import build_string_table
 from packager_inputs import host_module_embedding
 
 text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=40)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from offload.packager import OffloadBinaryError, OffloadImage, read_binary, write_binary, write_binary_v2
+from offload.formats.offloadbinary import OffloadBinaryError, OffloadImage, read_binary, write_binary, write_binary_v2
 
 SEED_IMAGES = [
     OffloadImage(2, 2, 0, {"arch": "sm_80", "triple": "nvptx64-nvidia-cuda", "feature": "+ptx80"}, b"BC\xc0\xde" * 30),

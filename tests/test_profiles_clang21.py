@@ -1,5 +1,5 @@
 """Target-clang profiles as data: every profile is self-consistent, the clang 21 profile (verified on Debian's
-clang 21.1.8, see toolchain/profiles/clang21.toml) drives compile's entry layout and kind values, and link
+clang 21.1.8, see offload/data/profiles/clang21.toml) drives compile's entry layout and kind values, and link
 accepts or refuses bundles across clang 19/21/22 by what the profiles say. No clang 21 is needed here."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ FIELD_BYTES = {"i16": 2, "i32": 4, "i64": 8, "ptr": 8}
 
 
 def profile_tables() -> dict[int, dict]:
-    root = resources.files("offload.toolchain_data").joinpath("profiles")
+    root = resources.files("offload.data").joinpath("profiles")
     return {int(p.name[len("clang"):-len(".toml")]): tomllib.loads(p.read_text("utf-8"))
             for p in root.iterdir() if p.name.startswith("clang") and p.name.endswith(".toml")}
 
@@ -117,8 +117,8 @@ def test_clang21_bundle_is_an_object_with_v1_entries(bundles):
 
 @pytest.mark.parametrize("name, offload_kind, image_kind", [("cuda21", 2, 3), ("hip21", 4, 1)])
 def test_clang21_entry_and_image_kinds(bundles, name, offload_kind, image_kind):
-    from offload.executable import read_elf, read_entry_sections
-    from offload.packager import read_offload_images
+    from offload.target.executable import read_elf, read_entry_sections
+    from offload.formats.offloadbinary import read_offload_images
 
     data = bundles[name].read_bytes()
     (section,) = [s for s in read_entry_sections(read_elf(data, name)) if s.entries]
@@ -140,15 +140,15 @@ def test_clang21_refuses_llvm22_bitcode(tmp_path):
 # ---- link across clang 19 / 21 / 22 ------------------------------------------------------------
 
 def clang_record(major: int):
-    from offload.doctor import Clang
+    from offload.target.doctor import Clang
 
     return Clang(path=f"/opt/llvm-{major}/bin/clang", version=f"{major}.1.8", major=major,
                  linker_wrapper=f"/opt/llvm-{major}/bin/clang-linker-wrapper", packager=None, lld=None)
 
 
 def link_problem(bundle: Path, clang_major: int) -> str | None:
-    from offload.annotations.embed import read_bundle_record
-    from offload.linking import compatibility_problem
+    from offload.formats.bundle import read_bundle_record
+    from offload.target.link import compatibility_problem
 
     record, images = read_bundle_record(bundle.read_bytes(), bundle.name)
     return compatibility_problem(record, images, clang_record(clang_major))
@@ -181,7 +181,7 @@ def test_link_clang21_bundle_with_clang22_dry_run(bundles, tmp_path):
     done = run_cli("link", str(bundles["cuda21"]), "--clang", "clang-22", "--dry-run", "-o", str(tmp_path / "app"))
     assert done.returncode == 0, done.stderr
     assert "--offload-new-driver" in done.stdout and "-lcudart" in done.stdout
-    assert "toolchain/scripts" not in done.stdout  # clang 22 needs no fatbinary wrapper
+    assert "offload/data/scripts" not in done.stdout  # clang 22 needs no fatbinary wrapper
 
 
 def test_wrapper_link_puts_cuda_on_path_not_cuda_path(bundles, tmp_path):
@@ -191,6 +191,6 @@ def test_wrapper_link_puts_cuda_on_path_not_cuda_path(bundles, tmp_path):
     done = run_cli("link", str(bundles["cuda19"]), "--clang", "clang-19", "--dry-run", "-o", str(tmp_path / "app"))
     assert done.returncode == 0, done.stderr
     path_prefix, _, command = done.stdout.partition(" ")
-    assert path_prefix.startswith("PATH=") and "toolchain/scripts" in path_prefix
+    assert path_prefix.startswith("PATH=") and "offload/data/scripts" in path_prefix
     assert path_prefix.split("=", 1)[1].split(":")[1].endswith("/bin")  # the CUDA toolkit's bin, behind it
     assert "--cuda-path" not in command and "-lcudart" in command

@@ -1,6 +1,6 @@
 """PTX for forward compatibility inside the executable: `compile --portable` writes <out>.<arch>.ptx,
 and the target link (`mlir-offload link --ptx`, a shipped build.sh) adds each as a `kind=ptx` image to
-the executable's .nv_fatbin beside the arch's cubin, through toolchain/scripts/fatbinary (clang 22: via
+the executable's .nv_fatbin beside the arch's cubin, through offload/data/scripts/fatbinary (clang 22: via
 -Wl,--cuda-path; clang 19: via PATH). Checked in the fatbin itself, by `verify`, and by the fake CUDA
 runtime that logs the entries of the fatbin it is handed.
 """
@@ -17,7 +17,7 @@ from fakert import fake_cuda  # noqa: F401  (session fixture)
 from test_ship_target import _make, _scrubbed_env, _unpack
 
 SAXPY = REPO / "examples" / "saxpy.mlir"
-WRAPPER = REPO / "toolchain" / "scripts" / "fatbinary"
+WRAPPER = REPO / "offload" / "data" / "scripts" / "fatbinary"
 
 # name -> (ship flags, clang on the target, archs)
 SHIPS = {
@@ -28,7 +28,7 @@ SHIPS = {
 
 def _fatbin_images(exe: Path) -> list[tuple[str, str]]:
     """(kind, arch) of every image in the executable's .nv_fatbin, e.g. ("ptx", "compute_80")."""
-    from offload.executable import CUDA_FATBIN_SECTION, read_executable
+    from offload.target.executable import CUDA_FATBIN_SECTION, read_executable
 
     images = read_executable(str(exe)).device_sections[CUDA_FATBIN_SECTION]
     assert not any(i.compressed for i in images)  # PTX is stored uncompressed so that verify can read it
@@ -130,7 +130,7 @@ def test_link_ptx_for_one_arch_and_dry_run(portable_bundle, tmp_path):
 
 
 def test_link_without_ptx_has_sass_only(portable_bundle, tmp_path):
-    from offload.portable import PtxImage, missing_ptx
+    from offload.target.ptx import PtxImage, missing_ptx
 
     require_tool("clang-22", 22)
     app = tmp_path / "app"
@@ -196,7 +196,7 @@ def recording_fatbinary(tmp_path) -> tuple[Path, Path]:
 
 def _wrapper(args: list[str], ptx: str, real: Path, via_link: bool = False) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin", "MLIR_OFFLOAD_PTX": ptx, "MLIR_OFFLOAD_FATBINARY": str(real)}
-    # toolchain/scripts/bin/fatbinary is the same script, for linker wrappers that look in <cuda-path>/bin.
+    # offload/data/scripts/bin/fatbinary is the same script, for linker wrappers that look in <cuda-path>/bin.
     program = WRAPPER.parent / "bin" / "fatbinary" if via_link else WRAPPER
     return subprocess.run([str(program), *args], env=env, capture_output=True, text=True)
 

@@ -25,9 +25,9 @@ LIBDEVICE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
 
 def _bundle(work: Path, major: int, portable: bool) -> Path:
     """A real bundle: reference host module for clang `major` with the reference device image."""
-    from offload.packager import ImageKind, OffloadImage, write_binary
-    from offload.portable import convert_device_images, host_to_object
-    from offload.profiles import load_profile
+    from offload.formats.offloadbinary import ImageKind, OffloadImage, write_binary
+    from offload.build.native import convert_device_images, host_to_object
+    from offload.formats.profiles import load_profile
 
     llvm_link = require_tool("llvm-link-22", 22)
     clang = require_tool("clang-22", 22)

@@ -1,0 +1,339 @@
+"""Host lowering: a copy of the program's host part, lowered to the LLVM dialect and translated to LLVM IR.
+
+Stages (each a function from one IR to the next):
+  detach_device_code  gpu.module -> empty gpu.binary placeholder (the device step compiles gpu.modules;
+                      the placeholder keeps gpu.launch_func verifiable without re-checking kernel types)
+  lower_to_llvm       synchronous GPU ops become async ones on streams (gpu-async-region), then upstream
+                      gpu-to-llvm turns host GPU ops into mgpu* calls (implemented by runtime.py, never by
+                      libmlir_cuda_runtime) and leaves gpu.launch_func with LLVM-typed operands
+  launches_to_calls   gpu.launch_func -> call of the kernel's host stub (launch.py defines the stubs)
+  translate           LLVM dialect -> LLVM IR text
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from offload.errors import OffloadError
+
+# Order follows upstream's gpu-lower-to-nvvm-pipeline host part; gpu-async-region first so that the
+# synchronous forms of gpu.alloc/memcpy/memset/dealloc (rejected by gpu-to-llvm) run on a stream.
+ASYNC_PIPELINE = "builtin.module(func.func(gpu-async-region))"
+HOST_PIPELINE = (
+    "builtin.module("
+    "convert-vector-to-scf,"
+    "lower-affine,"
+    "convert-scf-to-cf,"
+    "expand-strided-metadata,"
+    "gpu-to-llvm,"
+    "convert-math-to-llvm,"
+    "convert-math-to-libm,"
+    "finalize-memref-to-llvm,"
+    "convert-vector-to-llvm,"
+    "convert-arith-to-llvm,"
+    "convert-index-to-llvm,"
+    "convert-cf-to-llvm,"
+    "convert-func-to-llvm,"
+    "reconcile-unrealized-casts)"
+)
+# After launches became func.calls: those (and their declarations) go to the LLVM dialect too.
+CALLS_PIPELINE = "builtin.module(convert-func-to-llvm,reconcile-unrealized-casts)"
+
+# Launch-config parameters every stub takes before the kernel's own arguments (see launch.py).
+STUB_CONFIG_PARAMS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_bytes", "stream")
+
+
+def stub_name(kernel: str) -> str:
+    """Host stub of a kernel, named as clang names an extern "C" kernel's stub."""
+    return f"__device_stub__{kernel}"
+
+
+@dataclass
+class KernelLaunch:
+    """What the host passes to one kernel: its LLVM argument types (memrefs already expanded)."""
+
+    kernel: str
+    gpu_module: str
+    arg_types: list  # llvmlite.ir types, in kernel-argument order
+
+
+@dataclass
+class LoweredHost:
+    llvm_ir: str  # the host module as LLVM IR text (MLIR's translation), stubs declared, not defined
+    launches: dict[str, KernelLaunch] = field(default_factory=dict)  # kernel name -> launch signature
+    runtime_functions: list[str] = field(default_factory=list)  # mgpu* functions the host calls
+
+
+def lower_host(program, device_symbol=lambda module, kernel: kernel) -> LoweredHost:
+    """The host part of `program` as LLVM IR; program.module itself is left untouched.
+    `device_symbol(gpu module, kernel)` is the kernel's name in the device image (see --rename)."""
+    import mlir.ir as ir
+
+    from offload.build.frontend import run_mlir
+
+    with program.context, ir.Location.unknown():
+        host = program.module.operation.clone()
+        detach_device_code(host, program.path, device_symbol)
+        lower_to_llvm(host, program.path)
+        launches = launches_to_calls(host, program.path, device_symbol)
+        pm_run(CALLS_PIPELINE, host, program.path)
+        remove_placeholders(host)
+        runtime_functions = sorted(
+            name for name in _function_names(host, declarations_only=True) if name.startswith("mgpu"))
+        from mlir.dialects import llvm as llvm_dialect
+
+        llvm_ir = run_mlir(lambda: llvm_dialect.translate_module_to_llvmir(host.operation), program.path,
+                           "translating the host module to LLVM IR")
+        host.erase()
+    return LoweredHost(llvm_ir=str(llvm_ir), launches=launches, runtime_functions=runtime_functions)
+
+
+def detach_device_code(host, path: str, device_symbol=lambda module, kernel: kernel) -> dict[str, str]:
+    """Replace every gpu.module by an empty gpu.binary of the same name; returns kernel -> gpu.module.
+
+    Two gpu.modules with a kernel of the same name would give two device symbols of one name:
+    an error here, at the second kernel."""
+    import mlir.ir as ir
+    from mlir.dialects import gpu
+
+    from offload.build.frontend import location_of
+
+    placeholder_object = ir.Attribute.parse('#gpu.object<#nvvm.target, "">')
+    placeholder_handler = ir.Attribute.parse("#gpu.select_object<0>")
+    kernel_modules: dict[str, str] = {}
+    for op in list(host.regions[0].blocks[0].operations):
+        if op.operation.name != "gpu.module":
+            continue
+        module_name = ir.StringAttr(op.attributes["sym_name"]).value
+        for inner in op.regions[0].blocks[0].operations:
+            if inner.operation.name != "gpu.func" or "gpu.kernel" not in inner.attributes:
+                continue
+            kernel = device_symbol(module_name, ir.StringAttr(inner.attributes["sym_name"]).value)
+            if kernel in kernel_modules and kernel_modules[kernel] != module_name:
+                raise OffloadError(
+                    f"kernel name collision: '{kernel}' is defined in gpu.module @{kernel_modules[kernel]} "
+                    f"and @{module_name}; device images name kernels without their module, rename one",
+                    location_of(inner.location, path))
+            kernel_modules[kernel] = module_name
+        with ir.InsertionPoint(op), op.location:
+            gpu.BinaryOp(module_name, ir.ArrayAttr.get([placeholder_object]), offloadingHandler=placeholder_handler)
+        op.operation.erase()
+    return kernel_modules
+
+
+def lower_to_llvm(host, path: str) -> None:
+    reject_unranked_memref_arguments(host, path)
+    pm_run(ASYNC_PIPELINE, host, path, "making host GPU operations asynchronous")
+    host_shared_allocs_synchronous(host)
+    pm_run(HOST_PIPELINE, host, path, "lowering the host code")
+    # Upstream lowers the async-token ops to streams; what is left of the gpu dialect must be launches.
+    others = []  # collected, not raised: an exception inside the walk callback becomes a RuntimeError
+
+    def reject_other_gpu_ops(op):
+        name = op.operation.name
+        if name.startswith("gpu.") and name not in ("gpu.launch_func", "gpu.binary"):
+            others.append(op)
+        return _walk_advance()
+
+    host.walk(reject_other_gpu_ops)
+    if others:
+        from offload.build.frontend import location_of
+
+        raise OffloadError(f"host operation '{others[0].operation.name}' is not supported",
+                           location_of(others[0].location, path))
+
+
+def reject_unranked_memref_arguments(host, path: str) -> None:
+    """gpu-to-llvm passes an unranked memref as (rank, pointer to a descriptor on the host stack): the
+    kernel would read host memory. Refuse it at the launch instead of failing on the GPU."""
+    import mlir.ir as ir
+
+    from offload.build.frontend import location_of
+
+    found = []  # an exception raised inside the walk callback would reach us as a RuntimeError
+
+    def check(op):
+        if op.operation.name == "gpu.launch_func":
+            found.extend((op, operand.type) for operand in op.operation.operands
+                         if isinstance(operand.type.maybe_downcast(), ir.UnrankedMemRefType))
+        return _walk_advance()
+
+    host.walk(check)
+    if found:
+        op, unranked = found[0]
+        raise OffloadError(f"gpu.launch_func passes an unranked {unranked}, whose descriptor would stay in "
+                           "host memory: memref.cast it to a ranked memref before the launch",
+                           location_of(op.location, path))
+
+
+def host_shared_allocs_synchronous(host) -> None:
+    """gpu-async-region also puts `gpu.alloc host_shared` on a stream, which gpu-to-llvm rejects: such an
+    allocation (managed memory) needs no stream order, so it becomes synchronous again and its token
+    is replaced by its dependency."""
+    import mlir.ir as ir
+    from mlir.dialects import gpu
+
+    found = []
+
+    def collect(op):
+        if op.operation.name == "gpu.alloc" and "hostShared" in op.attributes:
+            view = op.operation.opview
+            if view.asyncToken is not None and len(view.asyncDependencies) == 1:
+                found.append(view)
+        return _walk_advance()
+
+    host.walk(collect)
+    for alloc in found:
+        with ir.InsertionPoint(alloc.operation), alloc.location:
+            replacement = gpu.AllocOp(alloc.memref.type, None, [], list(alloc.dynamicSizes),
+                                      list(alloc.symbolOperands), hostShared=True)
+        alloc.memref.replace_all_uses_with(replacement.memref)
+        alloc.asyncToken.replace_all_uses_with(alloc.asyncDependencies[0])
+        alloc.operation.erase()
+
+
+def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]:
+    """Each gpu.launch_func becomes `func.call @__device_stub__K(grid, block, shared bytes, stream, args)`.
+
+    A launch without a stream (synchronous) passes null and waits for the default stream afterwards,
+    as MLIR's synchronous launch semantics require."""
+    import mlir.ir as ir
+    from mlir.dialects import func, llvm
+
+    from offload.build.frontend import location_of
+
+    launch_ops = []
+
+    def collect(op):
+        if op.operation.name == "gpu.launch_func":
+            launch_ops.append(op.operation.opview)
+        return _walk_advance()
+
+    host.walk(collect)
+    i64 = ir.IntegerType.get_signless(64)
+    i32 = ir.IntegerType.get_signless(32)
+    ptr = llvm.PointerType.get()
+    launches: dict[str, KernelLaunch] = {}
+    declared: dict[str, object] = {}
+    module_body = host.regions[0].blocks[0]
+    for launch in launch_ops:
+        location = location_of(launch.location, path)
+        module_name = _root_symbol(launch.kernel)
+        kernel = device_symbol(module_name, _leaf_symbol(launch.kernel))
+        if launch.clusterSizeX is not None:
+            raise OffloadError(f"launch of '{kernel}' with a cluster size is not supported "
+                               "(cudaLaunchKernel takes no cluster dimensions)", location)
+        kernel_args = list(launch.kernelOperands)
+        arg_types = [_llvmlite_type(a.type, kernel, location) for a in kernel_args]
+        previous = launches.get(kernel)
+        if previous is None:
+            launches[kernel] = KernelLaunch(kernel, module_name, arg_types)
+        elif [str(t) for t in previous.arg_types] != [str(t) for t in arg_types]:
+            raise OffloadError(f"kernel '{kernel}' is launched with different argument types "
+                               f"({', '.join(map(str, previous.arg_types))} before, "
+                               f"{', '.join(map(str, arg_types))} here)", location)
+        name = stub_name(kernel)
+        with ir.InsertionPoint(launch.operation), launch.location:
+            config = [_as_i64(v, i64) for v in (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ,
+                                                launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
+            shared = launch.dynamicSharedMemorySize
+            if shared is None:
+                shared = llvm.ConstantOp(i32, ir.IntegerAttr.get(i32, 0)).result
+            stream = launch.asyncObject
+            synchronous = stream is None
+            if synchronous:
+                stream = llvm.ZeroOp(ptr).result
+            operands = config + [shared, stream] + kernel_args
+            if name not in declared:
+                with ir.InsertionPoint(module_body):
+                    decl = func.FuncOp(name, ir.FunctionType.get([o.type for o in operands], []),
+                                       visibility="private")
+                declared[name] = decl
+            func.CallOp([], ir.FlatSymbolRefAttr.get(name), operands)
+            if synchronous:
+                if "mgpuStreamSynchronize" not in declared:
+                    with ir.InsertionPoint(module_body):
+                        declared["mgpuStreamSynchronize"] = func.FuncOp(
+                            "mgpuStreamSynchronize", ir.FunctionType.get([ptr], []), visibility="private")
+                func.CallOp([], ir.FlatSymbolRefAttr.get("mgpuStreamSynchronize"), [stream])
+        launch.operation.erase()
+    return launches
+
+
+def remove_placeholders(host) -> None:
+    for op in list(host.regions[0].blocks[0].operations):
+        if op.operation.name == "gpu.binary":
+            op.operation.erase()
+    if "gpu.container_module" in host.attributes:
+        del host.attributes["gpu.container_module"]
+
+
+def pm_run(pipeline: str, op, path: str, what: str = "") -> None:
+    import mlir.passmanager as passmanager
+
+    from offload.build.frontend import run_mlir
+
+    manager = passmanager.PassManager.parse(pipeline)
+    run_mlir(lambda: manager.run(op), path, what)
+
+
+def _function_names(host, declarations_only: bool) -> list[str]:
+    import mlir.ir as ir
+
+    names = []
+    for op in host.regions[0].blocks[0].operations:
+        if op.operation.name == "llvm.func":
+            if declarations_only and len(op.regions[0].blocks) > 0:
+                continue
+            names.append(ir.StringAttr(op.attributes["sym_name"]).value)
+    return names
+
+
+def _root_symbol(attr) -> str:
+    import mlir.ir as ir
+
+    return ir.SymbolRefAttr(attr).value[0]
+
+
+def _leaf_symbol(attr) -> str:
+    import mlir.ir as ir
+
+    return ir.SymbolRefAttr(attr).value[-1]
+
+
+def _as_i64(value, i64):
+    """Launch dimensions arrive as i64 after lowering (index); anything narrower is widened."""
+    from mlir.dialects import llvm
+
+    if value.type == i64:
+        return value
+    return llvm.ZExtOp(i64, value).result
+
+
+def _llvmlite_type(mlir_type, kernel: str, location):
+    """The llvmlite.ir type of one LLVM-dialect kernel operand."""
+    import llvmlite.ir as lir
+    import mlir.ir as ir
+    from mlir.dialects import llvm
+
+    t = mlir_type.maybe_downcast()
+    if isinstance(t, ir.IntegerType):
+        return lir.IntType(t.width)
+    if isinstance(t, ir.F32Type):
+        return lir.FloatType()
+    if isinstance(t, ir.F64Type):
+        return lir.DoubleType()
+    if isinstance(t, ir.F16Type):
+        return lir.HalfType()
+    if isinstance(t, llvm.PointerType):
+        return lir.PointerType(addrspace=t.address_space or 0)
+    if isinstance(t, ir.VectorType) and t.rank == 1 and t.has_static_shape:
+        return lir.VectorType(_llvmlite_type(t.element_type, kernel, location), t.shape[0])
+    raise OffloadError(f"kernel '{kernel}' takes an argument of type {mlir_type}, which the host stub "
+                       "cannot pass (supported: integers, f16/f32/f64, pointers, 1-D vectors)", location)
+
+
+def _walk_advance():
+    import mlir.ir as ir
+
+    return ir.WalkResult.ADVANCE

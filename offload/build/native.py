@@ -1,0 +1,166 @@
+"""Version-proof bundles: device images as native code and the host part as an ELF object, so that
+any clang whose entry profile matches links them whatever its LLVM version (bitcode is only backward
+compatible: LLVM 22 bitcode can fail in clang 19).
+
+Measured with clang 19.1.7 / 22.1.8 and CUDA 13 (tests/test_ship_target.py, tests/test_ship_mlir.py):
+- a cubin image must be *relocatable* (`ptxas -c`): the linker wrapper runs nvlink over it, and
+  nvlink rejects an executable cubin;
+- a PTX image (kind 5) or a fatbinary image (kind 4) is rejected by clang-nvlink-wrapper
+  ("Unsupported file type"), so PTX for forward compatibility travels beside the bundle, not in it;
+  the target link adds it to the executable's fatbin through the fatbinary wrapper
+  (offload/data/scripts/fatbinary, `mlir-offload link --ptx`, a shipped build.sh).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, replace
+
+from offload.errors import OffloadError
+
+DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
+HOST_FORMATS = ("bc", "obj")
+HOST_TRIPLE = "x86_64-pc-linux-gnu"
+NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
+
+
+def _llvm():
+    import llvmlite.binding as llvm
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    return llvm
+
+
+def find_ptxas(cuda_path: str | None = None) -> str:
+    from offload.target.doctor import find_cuda
+
+    cuda = find_cuda(cuda_path)
+    path = (cuda.ptxas if cuda else None) or shutil.which("ptxas")
+    if path is None:
+        raise OffloadError("cubin device images need ptxas from the CUDA toolkit: install it or pass "
+                           "--cuda-path (or use --device-image=bitcode)")
+    return path
+
+
+def ptx_feature(arch: str) -> str:
+    """The PTX ISA feature (+ptxNN) the device side uses for `arch` (its arch table is the authority)."""
+    from offload.build.device import parse_offload_arch
+
+    (target,) = parse_offload_arch(arch)
+    return target.features
+
+
+# ---- stages --------------------------------------------------------------------------------------
+
+def bitcode_to_ptx(bitcode: bytes, arch: str, features: str, opt_level: int = 3) -> str:
+    """NVPTX bitcode image -> PTX text (llvmlite's NVPTX back end)."""
+    llvm = _llvm()
+    module = _parse(llvm, bitcode, arch)
+    machine = llvm.Target.from_triple(NVPTX_TRIPLE).create_target_machine(
+        cpu=arch, features=features, opt=opt_level)
+    return machine.emit_assembly(module)
+
+
+def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = 3) -> bytes:
+    """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it)."""
+    with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:
+        src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(ptx)
+        done = subprocess.run([ptxas, "-c", f"-arch={arch}", f"-O{opt_level}", src, "-o", out],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            detail = " ".join((done.stderr or done.stdout).split())[:400]
+            raise OffloadError(f"ptxas failed for {arch}: {detail}")
+        with open(out, "rb") as f:
+            return f.read()
+
+
+def bitcode_to_amdgpu_object(bitcode: bytes, arch: str, opt_level: int = 3) -> bytes:
+    """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
+    device side's emitter (which knows that inline asm needs llc)."""
+    from offload.build.device import emit_object, parse_offload_arch
+
+    _parse(_llvm(), bitcode, arch)  # an unreadable image is a one-line error, not an LLVM abort
+    (target,) = parse_offload_arch(arch)
+    return emit_object(bitcode, target, opt_level)
+
+
+def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:
+    """Host bundle bitcode -> x86-64 ELF object (PIC, as clang's default PIE link wants), keeping the
+    `.llvm.offloading` section the target's linker wrapper reads."""
+    llvm = _llvm()
+    module = _parse(llvm, host_bitcode, "host")
+    machine = llvm.Target.from_triple(module.triple or HOST_TRIPLE).create_target_machine(
+        opt=opt_level, reloc="pic")
+    return machine.emit_object(module)
+
+
+def verified_module(parse, source, failure: str):
+    """`parse(source)` (llvmlite's parse_bitcode or parse_assembly), verified; LLVM's complaint becomes
+    one OffloadError line after `failure`."""
+    try:
+        module = parse(source)
+        module.verify()
+    except RuntimeError as e:
+        raise OffloadError(f"{failure}: {' '.join(str(e).split())}") from None
+    return module
+
+
+def _parse(llvm, bitcode: bytes, what: str):
+    return verified_module(llvm.parse_bitcode, bitcode, f"cannot read the {what} image as LLVM bitcode")
+
+
+# ---- the pipeline stage: images and host before emission ----------------------------------------
+
+def convert_device_images(images: list, device_image: str, cuda_path: str | None = None,
+                          opt_level: int = 3) -> tuple[list, dict[str, str]]:
+    """OffloadImages with bitcode -> native images for `device_image` in (cubin, ptx).
+
+    Returns (new images, PTX texts by "<arch>" for NVPTX images): the caller ships the PTX beside the
+    bundle in "ptx" mode. "bitcode" returns the images unchanged."""
+    from offload.formats.offloadbinary import ImageKind
+
+    if device_image == "bitcode":
+        return list(images), {}
+    ptxas = None
+    converted, ptx_by_arch = [], {}
+    for image in images:
+        if image.image_kind != ImageKind.BITCODE:
+            converted.append(image)
+            continue
+        triple, arch = image.strings.get("triple", ""), image.strings.get("arch", "")
+        if triple.startswith("nvptx"):
+            ptxas = ptxas or find_ptxas(cuda_path)
+            ptx = bitcode_to_ptx(image.data, arch, ptx_feature(arch), opt_level)
+            converted.append(replace(image, image_kind=int(ImageKind.CUBIN),
+                                     data=ptx_to_cubin(ptx, arch, ptxas, opt_level)))
+            ptx_by_arch[arch] = ptx_by_arch.get(arch, "") + ptx
+        elif triple.startswith("amdgcn"):
+            converted.append(replace(image, image_kind=int(ImageKind.OBJECT),
+                                     data=bitcode_to_amdgpu_object(image.data, arch, opt_level)))
+        else:
+            raise OffloadError(f"no native image format for triple '{triple}'")
+    return converted, (ptx_by_arch if device_image == "ptx" else {})
+
+
+def check_offloading_section(obj: bytes, llvm_objdump: str | None = None) -> int:
+    """Number of offloading images `llvm-objdump --offloading` finds in an ELF object; an error when the
+    section did not survive (the target would link an executable without GPU code)."""
+    tool = llvm_objdump or shutil.which("llvm-objdump-22") or shutil.which("llvm-objdump")
+    if tool is None:
+        raise OffloadError("llvm-objdump not found: cannot check the host object's .llvm.offloading section")
+    with tempfile.TemporaryDirectory(prefix="mlir-offload-obj-") as tmp:
+        path = os.path.join(tmp, "host.o")
+        with open(path, "wb") as f:
+            f.write(obj)
+        done = subprocess.run([tool, "--offloading", path], capture_output=True, text=True)
+    count = sum(1 for line in done.stdout.splitlines() if line.startswith("OFFLOADING IMAGE"))
+    if done.returncode != 0 or count == 0:
+        raise OffloadError("the host object has no .llvm.offloading images: the target would link an "
+                           "executable without GPU code")
+    return count

@@ -1,0 +1,214 @@
+"""`mlir-offload compile`: an MLIR GPU program -> one host bundle clang links with --offload-new-driver.
+
+Named stages, each from one representation to the next:
+  load       .mlir -> Program                                   (offload.build.frontend)
+  device     Program -> DeviceImage per gpu.module x target     (offload.build.device)
+  package    DeviceImages -> OffloadBinary bytes                 (offload.formats.offloadbinary; cubin/objects for old clangs)
+  lower      Program -> host LLVM IR, launches as stub calls      (offload.build.host.lower)
+  annotate   host IR + stubs, runtime shims, entries, embedded object, bundle record (llvmlite)
+  emit       bitcode, textual IR, or an ELF object for a clang older than our LLVM
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from offload.errors import OffloadError
+from offload.build.native import HOST_TRIPLE
+
+EMIT_FORMATS = ("bc", "ll")
+
+
+@dataclass(frozen=True)
+class BundlePlan:
+    """How the bundle is made for one target clang: bitcode where it can read ours, else native code."""
+
+    profile: object  # offload.formats.profiles.Profile
+    offload_kind: str
+    producer_llvm: str  # "22.1.0"
+    host_format: str  # "bc" | "obj"
+    device_image: str  # "bitcode" | "cubin" (portable.convert_device_images names)
+
+
+def producer_llvm_version() -> str:
+    import llvmlite.binding as llvm
+
+    return ".".join(str(part) for part in llvm.llvm_version_info)
+
+
+def plan_host_format(target_clang, host_format: str | None = None) -> str:
+    """"bc" when the target clang reads our LLVM's bitcode, else "obj" (profile data decides), unless the
+    user asked for one (--host-format, --portable)."""
+    from offload.build.options import reads_bitcode_of
+    from offload.formats.profiles import load_profile
+
+    if host_format is not None:
+        return host_format
+    return "bc" if reads_bitcode_of(load_profile(target_clang), producer_llvm_version()) else "obj"
+
+
+def plan_bundle(targets, target_clang: int | str | None, device_image: str | None = None,
+                host_format: str | None = None) -> BundlePlan:
+    """The profile, and whether the target clang can read our LLVM's bitcode (profile data decides the
+    default formats; device_image/host_format are the user's --device-image/--host-format/--portable)."""
+    from offload.build.options import choose_formats
+    from offload.formats.profiles import load_profile
+
+    profile = load_profile(target_clang)
+    kinds = sorted({t.offload_kind for t in targets})
+    if len(kinds) != 1:
+        raise OffloadError(f"--offload-arch mixes offload kinds ({', '.join(kinds)}): the host code calls one "
+                           "runtime, compile one bundle per kind")
+    producer = producer_llvm_version()
+    device, host = choose_formats(profile, producer, device_image, host_format)
+    return BundlePlan(profile, kinds[0], producer, host, device)
+
+
+def compile_bundle(path: str, targets, options, target_clang=None, emit: str = "bc", device_image: str | None = None,
+                   host_format: str | None = None, ptx_out: dict | None = None) -> bytes:
+    """The whole compile: returns the bytes of the bundle (bitcode, textual IR, or ELF object).
+    With device_image "ptx", the PTX of each NVPTX image is put in ptx_out (arch -> text)."""
+    from offload.build.frontend import load_program
+    from offload.build.device import compile_device, symbol_name
+
+    plan = plan_bundle(targets, target_clang, device_image, host_format)
+    if emit == "ll" and plan.host_format != "bc":
+        raise OffloadError(f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
+                           "cannot read; bundles for it are ELF objects: drop -S")
+    program = load_program(path)
+    images = compile_device(program, targets, options)
+    record = make_record(plan, images)
+    offload_images = package(images, plan, record, options, ptx_out)
+    lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename))
+    host = annotate(lowered, images, offload_images, plan, record)
+    return emit_bundle(host, plan, emit)
+
+
+def make_record(plan: BundlePlan, images):
+    from offload.formats.bundle import BundleRecord
+
+    return BundleRecord(plan.profile.clang_major, plan.producer_llvm, plan.host_format,
+                        tuple(f"{i.target.offload_kind}:{i.target.arch}" for i in images))
+
+
+def package(images, plan: BundlePlan, record, options, ptx_out: dict | None = None) -> list:
+    """DeviceImages -> OffloadImages (offload kind value from the profile, the record in the strings)."""
+    from offload.formats.offloadbinary import ImageKind, OffloadImage
+    from offload.build.native import convert_device_images
+
+    offload_images = []
+    for image in images:
+        strings = {"triple": image.target.triple, "arch": image.target.arch, **record.image_strings()}
+        offload_images.append(OffloadImage(
+            image_kind=int(ImageKind.BITCODE),
+            offload_kind=plan.profile.offload_kind_value(image.target.offload_kind),
+            flags=0, strings=strings, data=image.bitcode))
+    converted, ptx = convert_device_images(offload_images, plan.device_image, opt_level=options.opt_level)
+    if ptx_out is not None:
+        ptx_out.update(ptx)
+    return converted
+
+
+def lower(program, device_symbol):
+    from offload.build.host.lower import lower_host
+
+    return lower_host(program, device_symbol)
+
+
+def annotate(lowered, images, offload_images, plan: BundlePlan, record):
+    """Host IR + stubs + runtime shims + entries + embedded OffloadBinary, as one llvmlite module."""
+    import llvmlite.binding as llvm
+    import llvmlite.ir as ir
+
+    from offload.build.host import embed, entries, launch, runtime
+    from offload.formats.offloadbinary import write_binary
+    from offload.build.native import verified_module
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    machine = llvm.Target.from_triple(HOST_TRIPLE).create_target_machine(reloc="pic")
+    annotations = ir.Module("mlir_offload.annotations")
+    annotations.triple = HOST_TRIPLE
+    annotations.data_layout = str(machine.target_data)
+    emitter = runtime.RuntimeEmitter(annotations, runtime.runtime_for(plan.offload_kind))
+    emitter.define_shims(lowered.runtime_functions)
+
+    symbols = []
+    for kernel in device_kernels(images, lowered):
+        launch_signature = lowered.launches.get(kernel)
+        arg_types = launch_signature.arg_types if launch_signature else []
+        handle = launch.define_stub(emitter, kernel, arg_types)
+        symbols.append(entries.OffloadSymbol(kernel, handle))
+    for name, size, flags in device_globals(images):
+        shadow = ir.GlobalVariable(annotations, ir.ArrayType(ir.IntType(8), size), f"__mlir_offload_shadow.{name}")
+        shadow.linkage = "internal"
+        shadow.initializer = ir.Constant(shadow.value_type, None)
+        shadow.align = 8
+        symbols.append(entries.OffloadSymbol(name, shadow, size, flags))
+    entries.add_entries(annotations, plan.profile, plan.offload_kind, symbols)
+    embed.embed_offload_binary(annotations, write_binary(offload_images))
+    embed.add_record_metadata(annotations, record)
+
+    host = verified_module(llvm.parse_assembly, lowered.llvm_ir, "internal error: cannot read the lowered host module")
+    host.triple = HOST_TRIPLE
+    host.data_layout = str(machine.target_data)
+    host.link_in(verified_module(llvm.parse_assembly, str(annotations),
+                                 "internal error: cannot read the host annotations"))
+    # The shims had to be external to resolve the host's declarations; nothing else may call them.
+    for name in lowered.runtime_functions:
+        host.get_function(name).linkage = llvm.Linkage.internal
+    try:
+        host.verify()
+    except RuntimeError as e:
+        raise OffloadError(f"internal error: the annotated host module is invalid: {' '.join(str(e).split())}") from None
+    return host
+
+
+def device_kernels(images, lowered) -> list[str]:
+    """Every kernel of the device images (each image must hold the same ones); a launch of a kernel no
+    image defines is an error (the executable would fail to find it)."""
+    kernels: list[str] = []
+    for image in images:
+        for kernel in image.kernels:
+            if kernel not in kernels:
+                kernels.append(kernel)
+    for image in images:
+        missing = [k for k in kernels if k not in image.kernels]
+        if missing:
+            raise OffloadError(f"the {image.target.arch} image lacks kernel(s) {', '.join(missing)}")
+    for kernel in lowered.launches:
+        if kernel not in kernels:
+            raise OffloadError(f"the host launches kernel '{kernel}', which no device image defines")
+    return kernels
+
+
+def device_globals(images) -> list[tuple[str, int, int]]:
+    """(name, size in bytes, entry flags) of each device global, sizes read from the first image."""
+    import llvmlite.binding as llvm
+
+    names = [g for g in images[0].globals] if images else []
+    if not names:
+        return []
+    module = llvm.parse_bitcode(images[0].bitcode)
+    target_data = llvm.create_target_data(module.data_layout)
+    found = []
+    for name in names:
+        var = module.get_global_variable(name)
+        size = target_data.get_abi_size(var.global_value_type)
+        # Entry flag 16 = constant: NVPTX and AMDGPU both keep constants in address space 4.
+        constant_flag = 16 if "addrspace(4)" in str(var.type) else 0
+        found.append((name, max(size, 1), constant_flag))
+    return found
+
+
+def emit_bundle(host, plan: BundlePlan, emit: str) -> bytes:
+    if emit == "ll":
+        return str(host).encode()
+    bitcode = host.as_bitcode()
+    if plan.host_format == "bc":
+        return bitcode
+    from offload.build.native import check_offloading_section, host_to_object
+
+    obj = host_to_object(bitcode)
+    check_offloading_section(obj)
+    return obj

@@ -1,0 +1,1 @@
+"""Thin click commands: parse arguments, call the build or target side, report."""

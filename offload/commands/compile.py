@@ -1,0 +1,77 @@
+"""Command `compile`: an MLIR GPU program -> one self-contained host bundle for clang's offload driver."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from offload.build.options import build_options
+from offload.commands.device import device_options, device_settings
+from offload.errors import OffloadError
+
+@click.command("compile")
+@click.argument("input_path", metavar="IN.mlir", type=click.Path(dir_okay=False))
+@click.option("-o", "output", required=True, type=click.Path(dir_okay=False),
+              help="Output bundle: host LLVM bitcode with the device images embedded "
+                   "(an ELF object when the target clang cannot read our LLVM's bitcode).")
+@click.option("-S", "textual", is_flag=True, help="Write textual LLVM IR instead of bitcode.")
+@click.option("--target-clang", "target_clang", default=None, metavar="N",
+              help="Major version of the clang that links the bundle (default 22): offload entry layout, "
+                   "kind values, and whether it reads our bitcode (offload/data/profiles/clangN.toml).")
+@device_options
+@build_options
+def compile_command(input_path: str, output: str, textual: bool, target_clang: str | None,
+                    **device_kwargs) -> None:
+    """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver`."""
+    from offload.fsutil import atomic_write
+    from offload.build.stages import compile_bundle
+    from offload.formats.profiles import load_profile
+
+    from offload.build.options import build_settings, write_side_outputs
+
+    # --portable/--device-image/--host-format/-MD/-MF, and --target-clang, filled from mlir-offload.toml.
+    build = build_settings(input_path, output, target_clang, textual, device_kwargs)
+    target_clang = build.target_clang
+    load_profile(target_clang)  # an unknown --target-clang fails before any work
+    targets, options = device_settings(**device_kwargs)
+    check_output_name(output, target_clang, textual, build.host_format)
+    check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
+    data = compile_bundle(input_path, targets, options, target_clang, emit="ll" if textual else "bc",
+                          device_image=build.device_image, host_format=build.host_format, ptx_out=build.ptx)
+    atomic_write(output, data)
+    write_side_outputs(build, input_path, output, options)
+
+
+def check_output_place(output: str, build, inputs: list) -> None:
+    """Not over an input; `-o -` (standard output) only for the bundle alone: side files are named
+    after the output, and a dependency rule needs a file as its target."""
+    from offload.fsutil import STDOUT, refuse_input_as_output
+
+    refuse_input_as_output(output, inputs)
+    for written in (output, build.dependency_file):
+        # Checked before the work: a missing folder of the -MF file must not leave the bundle alone behind.
+        folder = os.path.dirname(written or "") or "."
+        if written and written != STDOUT and not os.path.isdir(folder):
+            raise OffloadError(f"cannot write '{written}': no such folder '{folder}'")
+    if output == STDOUT and build.dependency_file:
+        raise OffloadError("-MD writes a make rule for the -o file: name a file with -o, not '-' (standard output)")
+    if output == STDOUT and build.device_image == "ptx":
+        raise OffloadError("--device-image=ptx (or --portable) writes <out>.<arch>.ptx beside the bundle: "
+                           "name a file with -o, not '-' (standard output)")
+
+
+def check_output_name(output: str, target_clang, textual: bool, host_format: str | None = None) -> None:
+    """A bundle for a clang that cannot read our bitcode is an ELF object: clang picks an input's language
+    from its suffix, so such a bundle named .bc would be misread at link time."""
+    from offload.build.stages import plan_host_format
+
+    if not textual and plan_host_format(target_clang, host_format) == "obj" and output.endswith((".bc", ".ll")):
+        why = "that clang cannot read LLVM bitcode this new" if host_format is None else "--host-format=obj or --portable"
+        from offload.formats.profiles import load_profile
+
+        raise OffloadError(f"a bundle for clang {load_profile(target_clang).clang_major} is an ELF object ({why}): name the output .o, "
+                           f"not '{output}'")
+
+
+COMMAND = compile_command

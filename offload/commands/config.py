@@ -1,0 +1,114 @@
+"""Command `config`: project settings (mlir-offload.toml) and the flags a target link needs."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from offload.errors import OffloadError
+
+def _setting_options(function):
+    """One option per mlir-offload.toml key (the keys are flag names), all defaulting to None."""
+    from offload.config import KEYS, _bool
+
+    for spec in reversed(KEYS):
+        if spec.check is _bool:
+            option = click.option(f"--{spec.name}/--no-{spec.name}", default=None, help=spec.help)
+        elif spec.name == "link-bitcode":
+            option = click.option(f"--{spec.name}", multiple=True, default=(), help=spec.help)
+        elif spec.name in ("opt-level", "target-clang"):
+            option = click.option(f"--{spec.name}", type=int, default=None, help=spec.help)
+        else:
+            option = click.option(f"--{spec.name}", default=None, help=spec.help)
+        function = option(function)
+    return function
+
+
+@click.group(invoke_without_command=True)
+@click.option("--cflags", is_flag=True, help="flags clang needs to compile CUDA/HIP sources for the bundle's link")
+@click.option("--ldflags", is_flag=True, help="flags clang needs to link a bundle (like llvm-config --ldflags)")
+@click.option("--offload-kind", type=click.Choice(["cuda", "hip"]), default=None,
+              help="runtime of the link (default: from offload-arch, else cuda)")
+@click.option("--mk", is_flag=True, help="path of mlir-offload.mk (for a Makefile's include)")
+@click.option("--cmake-dir", is_flag=True, help="folder of MLIROffload.cmake (for CMAKE_MODULE_PATH)")
+@click.pass_context
+def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | None, mk: bool,
+           cmake_dir: bool) -> None:
+    """Project settings (mlir-offload.toml) and the flags a target link needs."""
+    if mk or cmake_dir:
+        from importlib import resources
+
+        data = resources.files("offload.data")
+        click.echo(str(data.joinpath("mlir-offload.mk") if mk else data.joinpath("cmake")))
+        return
+    if ctx.invoked_subcommand is not None:
+        if cflags or ldflags:
+            raise click.UsageError("--cflags/--ldflags do not combine with a subcommand")
+        return
+    if not (cflags or ldflags):
+        click.echo(ctx.get_help())
+        return
+    from offload import config as project
+
+    from offload.target.doctor import find_cuda, find_rocm
+    from offload.target.link import RUNTIME_LINK
+
+    settings = project.resolve({}, None)
+    kind = offload_kind or _offload_kind_of(settings["offload-arch"].value)
+    spec = RUNTIME_LINK[kind]
+    if kind == "cuda":
+        toolkit = find_cuda(settings["cuda-path"].value)
+        root = toolkit.root if toolkit else None
+    else:
+        root = find_rocm(settings["rocm-path"].value).root
+    if root is None:
+        raise OffloadError(f"no {'CUDA toolkit' if kind == 'cuda' else 'ROCm'} found: set "
+                           f"{'cuda-path' if kind == 'cuda' else 'rocm-path'} in mlir-offload.toml")
+    library_dir = next((os.path.join(root, d) for d in spec["library_dirs"] if os.path.isdir(os.path.join(root, d))),
+                       os.path.join(root, spec["library_dirs"][0]))
+    toolkit_flag = f"{spec['path_flag']}={root}"
+    cflag_list = ["--offload-new-driver", "-fgpu-rdc", toolkit_flag, *spec["quiet"]]
+    ldflag_list = ["--offload-new-driver", toolkit_flag, f"-L{library_dir}", *spec["quiet"], f"-l{spec['library']}"]
+    words = (cflag_list if cflags else []) + (ldflag_list if ldflags else [])
+    click.echo(" ".join(_shell_word(w) for w in words))
+
+
+def _offload_kind_of(archs: str | None) -> str:
+    if archs and all(a.strip().startswith("gfx") for a in archs.split(",")):
+        return "hip"
+    return "cuda"
+
+
+def _shell_word(word: str) -> str:
+    import shlex
+
+    return shlex.quote(word)
+
+
+@config.command("show")
+@click.argument("input", required=False, type=click.Path(dir_okay=True))
+@_setting_options
+def config_show(input: str | None, **flags) -> None:
+    """Print every effective setting and where it came from (flag, file:line, default).
+
+    INPUT (a file or folder, default: the current folder) is where the search for mlir-offload.toml
+    starts; it walks up to the root. The output is itself a valid mlir-offload.toml."""
+    from offload import config as project
+
+    start = input if input is not None else os.getcwd()
+    found = project.find_config(start)
+    loaded = project.load_config(found) if found else None
+    settings = project.resolve(flags, start, loaded)
+    click.echo(f"# configuration file: {found if found else 'none (searched from ' + str(start) + ' up)'}")
+    rows = []
+    for key, setting in settings.items():
+        value = project.render_toml_value(setting.value)
+        text = f"{key} = {value}" if value else f"# {key} = (unset)"
+        rows.append((text, setting.origin))
+    width = max(len(t) for t, _ in rows)
+    for text, origin in rows:
+        click.echo(f"{text.ljust(width)}  # {origin}")
+
+
+COMMAND = config

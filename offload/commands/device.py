@@ -1,0 +1,141 @@
+"""Command `device`: serialize every gpu.module of an MLIR program to one LLVM bitcode image per target,
+bundled as an OffloadBinary (or written per target for inspection). Its options are a reusable decorator
+(`device_options`) and `device_settings` turns them into (targets, DeviceOptions), for `compile` too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from offload.errors import OffloadError
+from offload.fsutil import STDOUT, atomic_write, refuse_input_as_output
+
+# Defaults applied by device_settings (every option defaults to None = "not given", so that a project
+# configuration can be merged in between the command line and these).
+DEFAULTS = {
+    "opt_level": 3,
+    "prec_sqrt": True,  # IEEE square root, as nvcc
+    "prec_div": True,
+    "ftz": False,
+    "fast_math": False,
+    "link_bitcode": [],
+    "libdevice": None,
+    "rocm_device_lib_path": None,
+    "rename": None,
+}
+OPTION_NAMES = ("offload_arch", *DEFAULTS)
+
+
+def device_options(command):
+    """Decorator adding the device-compilation options to a click command."""
+    options = [
+        click.option("--offload-arch", "offload_arch", multiple=True, metavar="ARCH[,ARCH...]",
+                     help="Targets, e.g. sm_80,sm_90,gfx90a (repeatable)."),
+        click.option("-O", "opt_level", type=click.Choice(["0", "1", "2", "3"]), default=None,
+                     help="Device optimization level (-O0..-O3, default 3)."),
+        click.option("--prec-sqrt/--no-prec-sqrt", "prec_sqrt", default=None,
+                     help="IEEE-rounded f32 square root (default) or approximate."),
+        click.option("--prec-div/--no-prec-div", "prec_div", default=None,
+                     help="IEEE-rounded f32 division (default) or approximate."),
+        click.option("--ftz", "ftz", is_flag=True, default=None, help="Flush f32 denormals to zero."),
+        click.option("--fast-math", "fast_math", is_flag=True, default=None,
+                     help="Approximate sqrt/div, flush denormals, finite math only (as nvcc --use_fast_math)."),
+        click.option("--link-bitcode", "link_bitcode", multiple=True, type=click.Path(dir_okay=False),
+                     help="Link this device bitcode library into every image of its triple (repeatable)."),
+        click.option("--libdevice", "libdevice", default=None, type=click.Path(),
+                     help="libdevice.10.bc (default: $CUDA_HOME, the standard toolkit, the nvidia-nvvm wheel)."),
+        click.option("--rocm-device-lib-path", "rocm_device_lib_path", default=None, type=click.Path(),
+                     help="Folder with ocml.bc/ockl.bc/oclc_*.bc (default: $ROCM_PATH, /opt/rocm, system)."),
+        click.option("--rename", "rename", type=click.Choice(["module-prefix"]), default=None,
+                     help="module-prefix: every gpu.module's exported symbol becomes <module>_<symbol>, "
+                          "so two gpu.modules may define the same name."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def device_settings(**kwargs):
+    """The device options of a command (None = not given) -> (list[Target], DeviceOptions)."""
+    from offload.build.device import DeviceOptions, parse_offload_arch
+    from offload.config import fill_unset
+
+    # mlir-offload.toml, found by walking up from the command's input, fills what the flags did not give.
+    context = click.get_current_context(silent=True)
+    kwargs = fill_unset(kwargs, (context.params.get("input_path") if context else None) or None)
+    given = {name: kwargs.get(name) for name in OPTION_NAMES}
+    arch = given.pop("offload_arch")
+    if isinstance(arch, (list, tuple)):
+        arch = ",".join(arch) if arch else None
+    if not arch:
+        raise OffloadError("no offload target: pass --offload-arch, e.g. --offload-arch sm_80,gfx90a")
+    targets = parse_offload_arch(arch)
+    settings = {}
+    for name, default in DEFAULTS.items():
+        value = given.get(name)
+        if name == "link_bitcode":
+            value = list(value) if value else None
+        settings[name] = default if value is None else value
+    settings["opt_level"] = int(settings["opt_level"])
+    return targets, DeviceOptions(**settings)
+
+
+@click.command("device")
+@click.argument("input_path", metavar="IN.mlir", type=click.Path(dir_okay=False))
+@click.option("-o", "output", required=True, type=click.Path(),
+              help="Output OffloadBinary (or, with --emit=bc|ll, a folder for one module per target).")
+@click.option("--emit", "emit", type=click.Choice(["offload", "bc", "ll"]), default="offload", show_default=True,
+              help="offload: one OffloadBinary with an image per target; bc/ll: per-target modules.")
+@click.option("--target-clang", "target_clang", default=None, metavar="N",
+              help="Major version of the clang that links the result (default 22): sets the HIP kind value.")
+@device_options
+def device_command(input_path: str, output: str, emit: str, target_clang: str | None, **device_kwargs) -> None:
+    """Serialize the gpu.modules of IN.mlir to LLVM bitcode per target, device libraries linked."""
+    from offload.build.frontend import load_program
+    from offload.formats.profiles import load_profile
+    from offload.build.device import compile_device
+
+    targets, options = device_settings(**device_kwargs)
+    profile = load_profile(target_clang)
+    refuse_input_as_output(output, [input_path, *options.link_bitcode, options.libdevice])
+    if emit != "offload" and output == STDOUT:
+        raise OffloadError(f"--emit={emit} writes one file per target into a folder: name a folder with -o, "
+                           "not '-' (standard output)")
+    images = compile_device(load_program(input_path), targets, options)
+    if emit == "offload":
+        atomic_write(output, offload_binary(images, profile))
+        return
+    folder = Path(output)
+    if folder.exists() and not folder.is_dir():
+        raise OffloadError(f"--emit={emit} writes one file per target into a folder; '{output}' is a file")
+    # Render everything first: nothing is written unless every target succeeded.
+    rendered = [(folder / f"{Path(input_path).stem}.{image.target.arch}.{emit}", _render(image, emit))
+                for image in images]
+    folder.mkdir(parents=True, exist_ok=True)
+    for path, data in rendered:
+        atomic_write(path, data)
+
+
+def offload_binary(images, profile) -> bytes:
+    """The OffloadBinary of device images: one bitcode image per target, strings triple and arch."""
+    from offload.formats.offloadbinary import ImageKind, OffloadImage, write_binary
+
+    return write_binary([
+        OffloadImage(image_kind=ImageKind.BITCODE, offload_kind=profile.offload_kind_value(image.target.offload_kind),
+                     flags=0, strings={"triple": image.target.triple, "arch": image.target.arch}, data=image.bitcode)
+        for image in images
+    ])
+
+
+def _render(image, emit: str) -> bytes:
+    if emit == "bc":
+        return image.bitcode
+    import llvmlite.binding as llvm
+
+    from offload.build.device.pipeline import fresh_context
+
+    return str(llvm.parse_bitcode(image.bitcode, fresh_context())).encode()
+
+
+COMMAND = device_command

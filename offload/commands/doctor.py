@@ -1,0 +1,57 @@
+"""Command `doctor`: can this machine link a bundle?"""
+
+from __future__ import annotations
+
+import click
+
+@click.command()
+@click.option("--bundle", "bundle", type=click.Path(), default=None,
+              help="a shipped archive (.tar.gz) or an unpacked one (its folder or manifest.json)")
+@click.option("--clang", "clangs", multiple=True, help="a clang to consider besides those found")
+@click.option("--cuda-path", default=None, help="CUDA toolkit to use (default: found)")
+@click.option("--rocm-path", default=None, help="ROCm install to use (default: found)")
+@click.pass_context
+def doctor(ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda_path: str | None,
+           rocm_path: str | None) -> None:
+    """What this machine has for linking bundles; with --bundle, whether it can link that one.
+
+    Exits 1 when no clang here can link the bundle (or, without --bundle, when there is no usable clang)."""
+    from offload.build.about import report_compiler
+    from offload.target import doctor as doc
+
+    found = doc.find_clangs(list(clangs))
+    cuda = doc.find_cuda(cuda_path)
+    rocm = doc.find_rocm(rocm_path)
+    for line in doc.report_machine(found, cuda, rocm) + report_compiler():
+        click.echo(line)
+    if bundle is None:
+        if not any(c.linker_wrapper for c in found):
+            click.echo("no clang with clang-linker-wrapper: this machine cannot link bundles "
+                       "(fix: install clang-22 and clang-tools-22)")
+            ctx.exit(1)
+        return
+    from offload.target.ship import read_bundle_needs
+
+    needs, wrapper_shipped = read_bundle_needs(bundle)
+    click.echo(f"bundle {needs.name}: entry profile clang {needs.entry_profile}, producer LLVM "
+               f"{needs.producer_llvm}, {', '.join(needs.offload_kinds)} {', '.join(needs.archs)}, "
+               f"device images {needs.device_image}, host {needs.host_format}")
+    candidates = [c for c in (clangs and [doc.describe_clang(c) for c in clangs] or found) if c] or [None]
+    usable = None
+    for clang in candidates:
+        findings = doc.bundle_findings(needs, clang, cuda, rocm, wrapper_shipped)
+        blocking = [f for f in findings if f.blocking]
+        name = f"clang {clang.version} ({clang.path})" if clang else "clang"
+        click.echo(f"{name}: {'can link it' if not blocking else 'cannot link it'}")
+        for f in findings:
+            click.echo(f"  {'problem' if f.blocking else 'note'}: {f.problem}")
+            click.echo(f"    fix: {f.fix}")
+        if not blocking and usable is None:
+            usable = clang
+    if usable is None:
+        click.echo(f"this machine cannot link {needs.name}")
+        ctx.exit(1)
+    click.echo(f"this machine can link {needs.name}: make CLANG={usable.path}")
+
+
+COMMAND = doctor

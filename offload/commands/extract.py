@@ -1,0 +1,57 @@
+"""Command `extract`: write each image of an OffloadBinary under a generated safe name."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from offload.errors import OffloadError
+from offload.commands.inspect import _load_images, offload_kind_label
+from offload.fsutil import atomic_write
+
+# The characters an extracted file's generated name may contain.
+_SAFE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.")
+_MAX_NAME_PART = 64
+
+
+def _safe_part(text: str, fallback: str) -> str:
+    part = "".join(c if c in _SAFE_NAME_CHARS else "_" for c in text)[:_MAX_NAME_PART].strip(".")
+    return part or fallback
+
+
+def extracted_name(index: int, image) -> str:
+    """`<index>-<offload kind>-<arch>.<ext>`, from a fixed character set whatever the strings say."""
+    from offload.formats.offloadbinary import IMAGE_KIND_EXTENSION
+    from offload.formats.offloadbinary.model import ImageKind
+
+    kind_name, _ = offload_kind_label(image.offload_kind)
+    try:
+        extension = IMAGE_KIND_EXTENSION[ImageKind(image.image_kind)]
+    except ValueError:
+        extension = "bin"
+    return f"{index}-{_safe_part(kind_name, 'unknown')}-{_safe_part(image.arch, 'noarch')}.{extension}"
+
+
+@click.command("extract")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("-o", "directory", required=True, type=click.Path(file_okay=False), help="Directory to write into.")
+def extract_command(file: str, directory: str) -> None:
+    """Write each image under a generated safe name in DIR."""
+    images = _load_images(file)
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        raise OffloadError(f"cannot create directory '{directory}': {e.strerror}") from None
+    root = os.path.realpath(directory)
+    for index, image in enumerate(images):
+        name = extracted_name(index, image)
+        path = os.path.join(root, name)
+        # The name is built from a fixed character set; check anyway that it stays directly in DIR.
+        if os.path.dirname(path) != root or name in (".", ".."):
+            raise OffloadError(f"refusing to write '{name}' outside '{directory}'")
+        atomic_write(path, image.data)
+        click.echo(os.path.join(directory, name))
+
+
+COMMAND = extract_command

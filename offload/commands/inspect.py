@@ -1,0 +1,93 @@
+"""Command `inspect`: the images (and bundle record) of an OffloadBinary or a file that embeds one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import click
+
+from offload.errors import OffloadError
+from offload.fsutil import read_input
+
+def offload_kind_label(value: int) -> tuple[str, list[int]]:
+    """The kind's name and the target clangs (profiles) that give it this value: HIP is 3 up to
+    LLVM 20 and 4 from 21, so the value alone does not say which clang it is for."""
+    from offload.formats.profiles import available_profiles, load_profile
+
+    names: dict[str, list[int]] = {}
+    for major in available_profiles():
+        for kind, kind_value in load_profile(major).offload_kind.items():
+            if kind_value == value:
+                names.setdefault(kind, []).append(major)
+    if not names:
+        return ("none" if value == 0 else "unknown"), []
+    name = "/".join(sorted(names))
+    return name, sorted({m for majors in names.values() for m in majors})
+
+
+def _image_record(index: int, image) -> dict:
+    from offload.formats.offloadbinary import image_kind_name
+    from offload.formats.offloadbinary.bitcode_ident import bitcode_producer
+    from offload.formats.offloadbinary.model import ImageKind
+
+    kind_name, clangs = offload_kind_label(image.offload_kind)
+    record = {
+        "index": index,
+        "offload_kind": {"name": kind_name, "value": image.offload_kind, "target_clang": clangs},
+        "image_kind": {"name": image_kind_name(image.image_kind), "value": image.image_kind},
+        "flags": image.flags,
+        "triple": image.triple,
+        "arch": image.arch,
+        "strings": dict(image.strings),
+        "size": len(image.data),
+        "sha256": hashlib.sha256(image.data).hexdigest(),
+    }
+    if image.image_kind == ImageKind.BITCODE:
+        record["producer"] = bitcode_producer(image.data)
+    return record
+
+
+def _shown(text: str) -> str:
+    """A string as it can be printed on one line: as-is when plain, JSON-quoted otherwise."""
+    plain = text and all(c.isprintable() and not c.isspace() or c == " " for c in text) and text.strip() == text
+    return text if plain else json.dumps(text)
+
+
+def _load_images(file: str) -> list:
+    from offload.formats.offloadbinary import read_offload_images
+
+    images = read_offload_images(read_input(file), file)
+    if not images:
+        raise OffloadError(f"'{file}' contains no offloading images")
+    return images
+
+
+@click.command("inspect")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def inspect_command(file: str, as_json: bool) -> None:
+    """List the images of an OffloadBinary, or of the bitcode, IR or ELF object that embeds them."""
+    records = [_image_record(i, image) for i, image in enumerate(_load_images(file))]
+    if as_json:
+        click.echo(json.dumps({"file": file, "images": records}, indent=2))
+        return
+    click.echo(f"{_shown(file)}: {len(records)} image{'s' if len(records) != 1 else ''}")
+    for r in records:
+        kind = r["offload_kind"]
+        clangs = f"; target clang {', '.join(map(str, kind['target_clang']))}" if kind["target_clang"] else ""
+        click.echo(f"image {r['index']}:")
+        click.echo(f"  offload kind  {kind['name']} ({kind['value']}{clangs})")
+        click.echo(f"  image kind    {r['image_kind']['name']} ({r['image_kind']['value']})")
+        click.echo(f"  triple        {_shown(r['triple'])}")
+        click.echo(f"  arch          {_shown(r['arch'])}")
+        click.echo(f"  flags         {r['flags']}")
+        for key, value in r["strings"].items():
+            click.echo(f"  string        {_shown(key)}={_shown(value)}")
+        click.echo(f"  size          {r['size']}")
+        click.echo(f"  sha256        {r['sha256']}")
+        if "producer" in r:
+            click.echo(f"  producer      {r['producer'] or 'unknown'}")
+
+
+COMMAND = inspect_command

@@ -1,0 +1,78 @@
+"""Command `link`: bundles, objects and flags -> an executable, through the target's clang."""
+
+from __future__ import annotations
+
+import click
+
+from offload.errors import OffloadError
+
+LINK_HELP = """Link bundles (and objects, libraries, clang flags) into an executable with the target's clang.
+
+\b
+Every input file with an mlir-offload record is a bundle: each is checked against the clang (entry
+layout, bitcode it can read), and all must be made for the same clang. Other inputs go to clang.
+\b
+Options of link itself (every other argument goes to clang unchanged):
+  -o APP            output executable (required)
+  --clang PATH      the clang to link with (default: clang-N of the bundles' profile N, then clang)
+  --cuda-path DIR   CUDA toolkit (default: found)
+  --rocm-path DIR   ROCm (default: found)
+  --ptx FILE        add this PTX (from `compile --portable`: BUNDLE.<arch>.ptx) to the executable's fatbin
+                    beside the arch's cubin, so newer GPUs JIT-compile it (repeat per arch; CUDA)
+  --ptx-beside      add the PTX files compile wrote beside each bundle (BUNDLE.<arch>.ptx, where they
+                    exist and are not older than it; none for an arch several bundles have PTX for)
+  --dry-run         print the clang command instead of running it
+  -v                print the clang command (and clang's messages) while running it
+"""
+LINK_VALUE_OPTIONS = {"-o": "output", "--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path"}
+LINK_FLAGS = {"--dry-run": "dry_run", "-v": "verbose", "--ptx-beside": "ptx_beside"}
+
+
+# Clang flags pass through untouched, so click must not parse them (it would split -L/x/h into -L -h ...).
+@click.command("link", help=LINK_HELP, add_help_option=False,
+               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED, metavar="BUNDLE.bc [OBJECTS, LIBRARIES, FLAGS]... -o APP")
+@click.pass_context
+def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
+    settings = {"output": None, "clang": None, "cuda_path": None, "rocm_path": None,
+                "dry_run": False, "verbose": False, "ptx": [], "ptx_beside": False}
+    passthrough: list[str] = []
+    items = list(arguments)
+    while items:
+        item = items.pop(0)
+        name, _, inline = item.partition("=")
+        if item in ("-h", "--help"):
+            click.echo(ctx.get_help())
+            ctx.exit(0)
+        elif name == "--ptx" and (inline or (not _ and items and not items[0].startswith("-"))):
+            settings["ptx"].append(inline if _ else items.pop(0))
+        elif name == "--ptx":
+            raise click.UsageError("option '--ptx' requires a value", ctx)
+        elif name in LINK_VALUE_OPTIONS and (inline or (not _ and items)):
+            settings[LINK_VALUE_OPTIONS[name]] = inline if _ else items.pop(0)
+        elif name in LINK_VALUE_OPTIONS:
+            raise click.UsageError(f"option '{name}' requires a value", ctx)
+        elif item in LINK_FLAGS:
+            settings[LINK_FLAGS[item]] = True
+        else:
+            passthrough.append(item)
+    positional = [a for a in passthrough if not a.startswith("-")]
+    if not positional:
+        raise click.UsageError("missing argument 'BUNDLE.bc'", ctx)
+    if settings["output"] is None:
+        raise click.UsageError("missing option '-o'", ctx)
+    from offload.fsutil import refuse_input_as_output
+
+    refuse_input_as_output(settings["output"], positional)  # clang would overwrite the bundle or an object
+    for item in positional:
+        if item.endswith((".mlir", ".mlirbc")):
+            raise OffloadError(f"'{item}' is an MLIR program, not a bundle: compile it first "
+                               f"(mlir-offload compile {item} --offload-arch ARCH -o BUNDLE.bc)")
+    from offload.target.link import find_bundles, link_bundle
+
+    link_bundle(find_bundles(passthrough), passthrough, settings["output"], clang=settings["clang"],
+                cuda_path=settings["cuda_path"], rocm_path=settings["rocm_path"], dry_run=settings["dry_run"],
+                verbose=settings["verbose"], ptx=settings["ptx"], ptx_beside=settings["ptx_beside"])
+
+
+COMMAND = link_command

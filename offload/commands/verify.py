@@ -1,0 +1,162 @@
+"""`mlir-offload verify APP`: check that a linked executable really carries and registers its device code.
+
+What it checks (each failure names what is missing):
+- a device code section is present (.nv_fatbin for CUDA, .hip_fatbin for HIP);
+- the executable's registration code walks an entries range (__start_/__stop_ of the entries section
+  of some target-clang profile) and that range is not empty;
+- no offload entries sit in a section the registration code does not walk (a bundle made for another
+  clang: such executables link and silently register nothing);
+- every entry's offload kind is one the registration code handles, and its device section exists;
+- every registered kernel (and device global) is a symbol of the device image of every arch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import click
+
+from offload.errors import OffloadError
+
+DEVICE_SECTION = {"cuda": ".nv_fatbin", "hip": ".hip_fatbin"}
+REGISTER_FATBIN = {"cuda": "__cudaRegisterFatBinary", "hip": "__hipRegisterFatBinary"}
+
+
+@dataclass
+class VerifyReport:
+    path: str
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _entry_offload_kind(entry, section) -> str | None:
+    """"cuda" / "hip" for an entry, from its kind field (clang >= 20 layout) or its section (legacy)."""
+    from offload.formats.profiles import load_profile
+
+    profile = load_profile(section.profile_major)
+    if entry.kind is None:
+        return next((k for k, s in profile.entries["section"].items() if s == section.name), None)
+    return next((k for k, v in profile.offload_kind.items() if v == entry.kind and k in DEVICE_SECTION), None)
+
+
+def _image_has_symbol(image, name: str, is_kernel: bool) -> bool:
+    if image.kind == "ptx":
+        # A PTX image declares kernels as `.entry name(` and globals as `.global ... name`.
+        words = image.data.decode("utf-8", errors="replace").replace("(", " ( ").replace("[", " [ ").split()
+        if is_kernel:
+            return any(w == ".entry" and i + 1 < len(words) and words[i + 1] == name for i, w in enumerate(words))
+        return name in words
+    return name in (image.kernels() if is_kernel else image.symbols())
+
+
+def check_executable(path: str) -> VerifyReport:
+    from offload.target.executable import ExecutableError, read_executable
+
+    report = VerifyReport(path)
+    try:
+        exe = read_executable(path)
+    except ExecutableError as e:
+        raise OffloadError(e.message) from None
+
+    if not exe.device_sections:
+        report.problems.append(
+            f"{path}: no device code section (.nv_fatbin for CUDA, .hip_fatbin for HIP): was it linked "
+            f"without --offload-new-driver?")
+    if not exe.entry_sections:
+        report.problems.append(f"{path}: no offload entries section: it registers no kernel")
+
+    walked = [s for s in exe.entry_sections if s.registered is not False]
+    walked_names = ", ".join(s.name for s in walked if s.registered) or "none"
+    for section in exe.entry_sections:
+        if section.registered is True and section.range_bytes == 0:
+            report.problems.append(
+                f"{path}: the registration range __start_{section.name}..__stop_{section.name} is empty: "
+                f"no kernel or variable is registered")
+        if section.registered is False and section.entries:
+            why = ("it has no registration code (linked without --offload-new-driver?)" if walked_names == "none"
+                   else f"its registration code walks {walked_names} (entries made for clang "
+                        f"{section.profile_major}, linked by another clang)")
+            report.problems.append(
+                f"{path}: {len(section.entries)} offload entries in section {section.name} are never "
+                f"registered: {why}")
+    if any(s.registered is None for s in exe.entry_sections):
+        report.notes.append("symbol table stripped: which entries section is registered was not checked")
+
+    symbols_checked = 0  # (registered symbol, device image) pairs found
+    for section in walked:
+        for entry in section.entries:
+            kind = _entry_offload_kind(entry, section)
+            what = "kernel" if entry.is_kernel else "variable"
+            if kind is None:
+                report.problems.append(
+                    f"{path}: {what} '{entry.name}' in {section.name} has offload kind {entry.kind}, which "
+                    f"clang {section.profile_major}'s registration code does not handle")
+                continue
+            images = exe.device_sections.get(DEVICE_SECTION[kind])
+            if images is None:
+                if exe.device_sections:
+                    report.problems.append(
+                        f"{path}: {kind} {what} '{entry.name}' is registered but there is no "
+                        f"{DEVICE_SECTION[kind]} section")
+                continue
+            if not images:
+                report.problems.append(f"{path}: {DEVICE_SECTION[kind]} holds no device image")
+                continue
+            for image in images:
+                if image.compressed:
+                    report.notes.append(f"{image.arch}: compressed image, symbols not checked")
+                    continue
+                if not _image_has_symbol(image, entry.name, entry.is_kernel):
+                    report.problems.append(
+                        f"{path}: {what} '{entry.name}' is registered but missing from the {image.arch} "
+                        f"device image in {DEVICE_SECTION[kind]}")
+                else:
+                    symbols_checked += 1
+
+    symbols = {s.name for s in exe.elf.symbols} | {s.name for s in exe.elf.dynamic_symbols}
+    for kind, section_name in DEVICE_SECTION.items():
+        if section_name in exe.device_sections and symbols and REGISTER_FATBIN[kind] not in symbols:
+            report.problems.append(
+                f"{path}: {section_name} is present but nothing calls {REGISTER_FATBIN[kind]}: the device "
+                f"code is never registered")
+
+    if report.ok:
+        for section_name, images in exe.device_sections.items():
+            archs = ", ".join(sorted({i.arch for i in images}))
+            report.notes.insert(0, f"{section_name}: {len(images)} device image(s) for {archs}")
+            for image in sorted((i for i in images if i.kind == "ptx"), key=lambda i: i.arch, reverse=True):
+                # The driver JIT-compiles it on GPUs that none of the SASS images fits.
+                report.notes.insert(1, f"PTX for {image.arch}{' (compressed)' if image.compressed else ''}: "
+                                       f"forward compatibility to newer GPUs")
+        for section in walked:
+            names = ", ".join(e.name for e in section.entries)
+            report.notes.insert(0, f"{section.name} (clang {section.profile_major} layout): "
+                                   f"{len(section.entries)} entries: {names}")
+        report.notes.insert(0, f"{symbols_checked} symbol/image check(s) passed")
+    return report
+
+
+@click.command("verify")
+@click.argument("app", type=click.Path(dir_okay=False))
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing when the executable is fine.")
+@click.pass_context
+def verify(ctx: click.Context, app: str, quiet: bool) -> None:
+    """Check that executable APP carries and registers device code for every kernel it launches.
+
+    Exit 1 and name each missing piece when it does not."""
+    report = check_executable(app)
+    if not report.ok:
+        for problem in report.problems:
+            click.echo(f"mlir-offload: error: {problem}", err=True)
+        ctx.exit(1)
+    if not quiet:
+        click.echo(f"{app}: ok")
+        for note in report.notes:
+            click.echo(f"  {note}")
+
+
+COMMAND = verify

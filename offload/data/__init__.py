@@ -1,0 +1,1 @@
+"""Package data: target-clang profiles, Makefile and CMake fragments, ship templates, scripts."""

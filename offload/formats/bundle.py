@@ -1,0 +1,61 @@
+"""The bundle record: what a bundle is (target clang profile, producer LLVM, host format, targets),
+written by `compile` and read back by link, inspect, verify, ship and doctor.
+
+It travels in two places: string keys of every OffloadBinary image (machine-readable from a bitcode or
+ELF bundle alike, through offload.formats.offloadbinary.read_offload_images) and a named metadata node
+`!mlir_offload.bundle` for people reading the IR.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from offload.errors import OffloadError
+
+EMBEDDED_OBJECT = "llvm.embedded.object"
+OFFLOADING_SECTION = ".llvm.offloading"
+RECORD_PREFIX = "mlir-offload."
+RECORD_METADATA = "mlir_offload.bundle"
+
+
+@dataclass(frozen=True)
+class BundleRecord:
+    profile: int  # target clang major whose entry layout the bundle uses
+    producer_llvm: str  # "22.1.0": the LLVM that wrote the bitcode in the bundle
+    host_format: str  # "bc" (bitcode) | "obj" (ELF object)
+    targets: tuple[str, ...]  # "cuda:sm_80", ...
+
+    @property
+    def producer_llvm_major(self) -> int:
+        return int(self.producer_llvm.split(".")[0])
+
+    def image_strings(self) -> dict[str, str]:
+        """Extra OffloadBinary string keys (after "triple" and "arch")."""
+        return {
+            RECORD_PREFIX + "profile": str(self.profile),
+            RECORD_PREFIX + "producer": f"LLVM {self.producer_llvm}",
+            RECORD_PREFIX + "host": self.host_format,
+        }
+
+
+def read_bundle_record(data: bytes, name: str):
+    """(BundleRecord, images) of a bundle file; an error naming what is missing otherwise."""
+    from offload.formats.offloadbinary import read_offload_images
+
+    images = read_offload_images(data, name)
+    if not images:
+        raise OffloadError(f"'{name}' has no {OFFLOADING_SECTION} images: it is not an mlir-offload bundle")
+    first = images[0].strings
+    key = RECORD_PREFIX + "profile"
+    if key not in first:
+        raise OffloadError(f"'{name}' holds offload images without an mlir-offload record ({key}): it was not "
+                           "made by `mlir-offload compile`")
+    producer = first.get(RECORD_PREFIX + "producer", "LLVM 0").split()[-1]
+    targets = tuple(f"{_kind_name(image)}:{image.strings.get('arch', '?')}" for image in images)
+    record = BundleRecord(int(first[key]), producer, first.get(RECORD_PREFIX + "host", "bc"), targets)
+    return record, images
+
+
+def _kind_name(image) -> str:
+    triple = image.strings.get("triple", "")
+    return "hip" if triple.startswith("amdgcn") else "cuda" if triple.startswith("nvptx") else triple

@@ -1,0 +1,88 @@
+"""Target-clang profiles: the per-release differences (kind values, entry layout, sections) as data."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from offload.errors import OffloadError
+
+DEFAULT_TARGET_CLANG = 22
+
+
+@dataclass(frozen=True)
+class Profile:
+    clang_major: int
+    llvm_major: int
+    status: str  # "verified" (linked with a real clang) or "source" (read from LLVM's release sources)
+    evidence: str
+    offload_kind: dict[str, int]
+    entries: dict
+    bitcode_reads_llvm_up_to: int
+    cuda: dict = field(default_factory=dict)
+
+    def reads_bitcode_of(self, llvm_major: int) -> bool:
+        """Whether this clang reads bitcode written by LLVM `llvm_major` (bitcode is only backward compatible)."""
+        return llvm_major <= self.bitcode_reads_llvm_up_to
+
+    def offload_kind_value(self, kind: str) -> int:
+        try:
+            return self.offload_kind[kind]
+        except KeyError:
+            known = ", ".join(sorted(self.offload_kind))
+            raise OffloadError(f"unknown offload kind '{kind}' (expected one of: {known})") from None
+
+
+def _profile_files() -> dict[int, str]:
+    root = resources.files("offload.data").joinpath("profiles")
+    found = {}
+    for entry in root.iterdir():
+        name = entry.name
+        if name.startswith("clang") and name.endswith(".toml"):
+            found[int(name[len("clang"):-len(".toml")])] = entry.read_text(encoding="utf-8")
+    return found
+
+
+@lru_cache(maxsize=None)
+def _all_profiles() -> dict[int, Profile]:
+    profiles = {}
+    for major, text in _profile_files().items():
+        data = tomllib.loads(text)
+        profiles[major] = Profile(
+            clang_major=data["clang_major"],
+            llvm_major=data["llvm_major"],
+            status=data["status"],
+            evidence=data["evidence"],
+            offload_kind=dict(data["offload_kind"]),
+            entries=dict(data["entries"]),
+            bitcode_reads_llvm_up_to=data["bitcode"]["reads_llvm_up_to"],
+            cuda=dict(data.get("cuda", {})),
+        )
+    return profiles
+
+
+def available_profiles() -> list[int]:
+    return sorted(_all_profiles())
+
+
+def load_profile(clang_major: int | str | None = None) -> Profile:
+    major = DEFAULT_TARGET_CLANG if clang_major is None else clang_major
+    try:
+        major = int(major)
+    except (TypeError, ValueError):
+        raise OffloadError(f"--target-clang expects a clang major version, got '{clang_major}'") from None
+    profiles = _all_profiles()
+    if major not in profiles:
+        known = ", ".join(str(m) for m in sorted(profiles))
+        raise OffloadError(
+            f"no profile for target clang {major} (profiles exist for clang {known}; "
+            f"see offload/data/profiles/ for what a profile records)"
+        )
+    return profiles[major]

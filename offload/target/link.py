@@ -1,0 +1,313 @@
+"""`mlir-offload link`: find the target clang and the vendor toolkit, check that the bundle fits that clang,
+and run `clang --offload-new-driver BUNDLE ... -l<runtime> -o APP`.
+
+A bundle whose offload entries follow another clang's layout links without error into an executable that
+registers no kernel (DESIGN.md §5), and LLVM bitcode newer than the clang cannot be read: both are refused
+here with the reason and the fix. The data that decides is the profiles' (offload/data/profiles/)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass, field
+
+from offload.errors import OffloadError
+
+# What each offload kind links (flags beside the toolkit path).
+RUNTIME_LINK = {
+    "cuda": {"library": "cudart", "library_dirs": ("lib64", "lib"), "path_flag": "--cuda-path",
+             "quiet": ("-Wno-unknown-cuda-version",)},
+    "hip": {"library": "amdhip64", "library_dirs": ("lib",), "path_flag": "--rocm-path", "quiet": ()},
+}
+
+
+@dataclass
+class LinkPlan:
+    clang: object  # offload.target.doctor.Clang
+    command: list[str]
+    env_path_prepend: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # for the fatbinary wrapper (PTX images)
+    ptx: list = field(default_factory=list)  # offload.target.ptx.PtxImage: checked in the executable
+
+    def printable(self) -> str:
+        prefix = f"PATH={shlex.quote(os.pathsep.join(self.env_path_prepend))}:$PATH " if self.env_path_prepend else ""
+        prefix += "".join(f"{name}={shlex.quote(value)} " for name, value in sorted(self.env.items()))
+        return prefix + " ".join(shlex.quote(part) for part in self.command)
+
+
+def find_target_clang(explicit: str | None, profile_major: int):
+    """--clang PATH, else clang-N of the bundle's profile, else /usr/lib/llvm-N/bin/clang, else clang."""
+    from offload.target.doctor import describe_clang
+
+    if explicit:
+        clang = describe_clang(explicit)
+        if clang is None:
+            raise OffloadError(f"--clang {explicit}: not found or not a clang")
+        return clang
+    for candidate in (f"clang-{profile_major}", f"/usr/lib/llvm-{profile_major}/bin/clang", "clang"):
+        clang = describe_clang(candidate)
+        if clang is not None:
+            return clang
+    raise OffloadError(f"no clang found: install clang-{profile_major} and clang-tools-{profile_major}, "
+                       "or pass --clang PATH")
+
+
+def compatibility_problem(record, images, clang) -> str | None:
+    """Why `clang` cannot link this bundle correctly (reason and fix), or None."""
+    from offload.formats.offloadbinary import ImageKind
+    from offload.formats.profiles import available_profiles, load_profile
+
+    bundle_profile = load_profile(record.profile)
+    layout = bundle_profile.entries.get("layout", "?")
+    if clang.major not in available_profiles():
+        known = ", ".join(map(str, available_profiles()))
+        return (f"{clang.path} is clang {clang.version}, for which mlir-offload has no profile (profiles: {known}); "
+                f"the bundle was made for clang {record.profile} ({layout} entries): pass --clang clang-{record.profile}")
+    clang_profile = load_profile(clang.major)
+    same_layout = (clang_profile.entries == bundle_profile.entries
+                   and clang_profile.offload_kind == bundle_profile.offload_kind)
+    if not same_layout:
+        return (f"bundle was made for clang {record.profile} ({layout} entries) but {clang.path} is clang "
+                f"{clang.version} ({clang_profile.entries.get('layout', '?')} entries), which would link an "
+                f"executable that registers no kernel: recompile with --target-clang {clang.major} "
+                f"or pass --clang clang-{record.profile}")
+    has_bitcode = record.host_format == "bc" or any(i.image_kind == ImageKind.BITCODE for i in images)
+    if has_bitcode and not clang_profile.reads_bitcode_of(record.producer_llvm_major):
+        return (f"the bundle holds LLVM {record.producer_llvm} bitcode, which clang {clang.version} cannot read "
+                f"(it reads up to LLVM {clang_profile.bitcode_reads_llvm_up_to}): recompile with "
+                f"--target-clang {clang.major} (host object + native device images)")
+    return None
+
+
+@dataclass(frozen=True)
+class LinkBundle:
+    path: str
+    record: object  # offload.formats.bundle.BundleRecord
+    images: list
+
+
+def find_bundles(arguments: list[str]) -> list[LinkBundle]:
+    """The mlir-offload bundles among a link's arguments (files with an mlir-offload record); other
+    files (objects, archives, a clang -fgpu-rdc object) and flags are clang's. Without any bundle, the
+    first file argument's reading error says why it is not one."""
+    from offload.formats.bundle import read_bundle_record
+    from offload.fsutil import read_input
+
+    files = [a for a in arguments if not a.startswith("-") and os.path.isfile(a)]
+    bundles = []
+    for path in files:
+        try:
+            record, images = read_bundle_record(read_input(path), path)
+        except OffloadError:
+            continue  # not a bundle: clang judges it
+        bundles.append(LinkBundle(path, record, images))
+    if not bundles:
+        first = next((a for a in arguments if not a.startswith("-")), None)
+        if first is None:
+            raise OffloadError("no bundle among the link's inputs")
+        read_bundle_record(read_input(first), first)  # raises: why the first input is not a bundle
+        raise OffloadError(f"no mlir-offload bundle among the link's inputs ({' '.join(files)})")
+    return bundles
+
+
+def ptx_files_beside(bundle: str, images) -> list[str]:
+    """The PTX files `compile --device-image=ptx` (or --portable) wrote beside `bundle` for its CUDA
+    cubin images (`<bundle>.<arch>.ptx`) and that are not older than it (compile writes them after the
+    bundle; an older one belongs to an earlier compile)."""
+    import click
+
+    from offload.formats.offloadbinary import ImageKind
+
+    archs = sorted({image.strings.get("arch", "") for image in images
+                    if image.image_kind == ImageKind.CUBIN and image.strings.get("triple", "").startswith("nvptx")})
+    found = []
+    for arch in archs:
+        path = f"{bundle}.{arch}.ptx"
+        if not os.path.isfile(path):
+            continue
+        if os.path.getmtime(path) < os.path.getmtime(bundle):
+            click.echo(f"mlir-offload: warning: {path} is older than {bundle}, so an earlier compile wrote it: "
+                       "not added (recompile the bundle, or delete the file)", err=True)
+            continue
+        found.append(path)
+    return found
+
+
+def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = None,
+              cuda_path: str | None = None, rocm_path: str | None = None, ptx: list[str] = (),
+              ptx_beside: bool = False) -> LinkPlan:
+    """`bundles`: one bundle path (linked first, before `inputs`), or the LinkBundles of find_bundles(inputs),
+    where `inputs` holds every link argument in the user's order. `ptx_beside`: add each bundle's
+    ptx_files_beside (what the Makefile and CMake rules ask for) unless --ptx files are given."""
+    from importlib import resources
+
+    from offload.formats.bundle import read_bundle_record
+    from offload.target.doctor import fatbinary_wrapper_needed, find_cuda, find_rocm
+    from offload.fsutil import read_input
+    from offload.formats.profiles import load_profile
+
+    if isinstance(bundles, str):
+        record, images = read_bundle_record(read_input(bundles), bundles)
+        inputs = [bundles, *inputs]
+        bundles = [LinkBundle(bundles, record, images)]
+    first = bundles[0]
+    for other in bundles[1:]:
+        if other.record.profile != first.record.profile:
+            raise OffloadError(f"{first.path} was made for clang {first.record.profile} but {other.path} for clang "
+                               f"{other.record.profile}: one executable takes one entry layout, recompile them "
+                               "with the same --target-clang")
+    clang = find_target_clang(clang_path, first.record.profile)
+    for bundle in bundles:
+        problem = compatibility_problem(bundle.record, bundle.images, clang)
+        if problem:
+            raise OffloadError(problem if len(bundles) == 1 else f"{bundle.path}: {problem}")
+    if clang.linker_wrapper is None:
+        raise OffloadError(f"no clang-linker-wrapper beside {clang.path}: install clang-tools-{clang.major}")
+    kinds = sorted({target.split(":", 1)[0] for bundle in bundles for target in bundle.record.targets})
+    command = [clang.path, "--offload-new-driver"]
+    for bundle in bundles:
+        if bundle.record.host_format == "obj" and bundle.path.endswith((".bc", ".ll")):
+            # clang picks the input language from the suffix: an ELF object named .bc must be read as an object.
+            raise OffloadError(f"'{bundle.path}' is an ELF object (made for clang {bundle.record.profile}) but named "
+                               "like bitcode, so clang would misread it: rename it to .o")
+    command += inputs
+    path_prepend: list[str] = []
+    env: dict[str, str] = {}
+    ptx_images = []
+    if ptx_beside and not ptx:
+        ptx = _one_ptx_source(bundles)
+    if ptx:
+        from offload.target.ptx import check_ptx_files
+
+        cuda_archs = sorted({t.split(":", 1)[1] for b in bundles for t in b.record.targets if t.startswith("cuda:")})
+        ptx_images = check_ptx_files(list(ptx), cuda_archs, " ".join(b.path for b in bundles))
+    for kind in kinds:
+        spec = RUNTIME_LINK.get(kind)
+        if spec is None:
+            raise OffloadError(f"the bundle targets offload kind '{kind}', which link does not know")
+        root = None
+        toolkit_on_path = False
+        if kind == "cuda":
+            cuda = find_cuda(cuda_path)
+            if cuda is None:
+                raise OffloadError("no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart): install it "
+                                   "or pass --cuda-path DIR")
+            root = cuda.root
+            if fatbinary_wrapper_needed(load_profile(clang.major), cuda):
+                # clang 19/21 call fatbinary --image=..., which CUDA 13 rejects (DESIGN.md §5). clang 21 forwards
+                # --cuda-path to its linker wrapper, which then runs <cuda>/bin/fatbinary before PATH's: the
+                # toolkit goes on PATH behind the rewriting script instead of --cuda-path.
+                path_prepend.append(str(resources.files("offload.data").joinpath("scripts")))
+                path_prepend.append(os.path.join(root, "bin"))
+                toolkit_on_path = True
+            if ptx_images:
+                env, extra = _ptx_through_fatbinary_wrapper(load_profile(clang.major), cuda, ptx_images, path_prepend)
+                command += extra
+        else:
+            rocm = find_rocm(rocm_path)
+            root = rocm.root
+        if root:
+            if not toolkit_on_path:
+                command.append(f"{spec['path_flag']}={root}")
+            for sub in spec["library_dirs"]:
+                if os.path.isdir(os.path.join(root, sub)):
+                    command.append(f"-L{os.path.join(root, sub)}")
+                    break
+        command += [*spec["quiet"], f"-l{spec['library']}"]
+    command += ["-o", output]
+    return LinkPlan(clang, command, path_prepend, env, ptx_images)
+
+
+def _one_ptx_source(bundles: list[LinkBundle]) -> list[str]:
+    """The PTX files beside the bundles, where one bundle alone has PTX for an arch: the driver JIT-compiles
+    one PTX image per arch, so several bundles' PTX for one arch (each with only its own kernels) cannot
+    stand in for their linked cubin; those archs get none, with a warning."""
+    import click
+
+    by_arch: dict[str, list[str]] = {}
+    for bundle in bundles:
+        for path in ptx_files_beside(bundle.path, bundle.images):
+            by_arch.setdefault(path.rsplit(".", 2)[-2], []).append(path)
+    chosen = []
+    for arch, paths in sorted(by_arch.items()):
+        if len(paths) == 1:
+            chosen += paths
+        else:
+            click.echo(f"mlir-offload: warning: {', '.join(paths)}: PTX of several bundles for {arch} not added "
+                       f"(a GPU newer than {arch} JIT-compiles one PTX image, which would lack the other bundles' "
+                       f"kernels): the executable runs only where its {arch} cubin does", err=True)
+    return chosen
+
+
+def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list[str]) -> tuple[dict, list[str]]:
+    """Environment and clang flags that make the linker wrapper's fatbinary step run
+    offload/data/scripts/fatbinary, which adds the PTX images (kind=ptx) beside the linked cubins."""
+    from importlib import resources
+
+    from offload.target.ptx import PTX_ENVIRONMENT, REAL_FATBINARY_ENVIRONMENT, ptx_environment
+
+    if cuda.fatbinary is None:
+        raise OffloadError(f"CUDA at {cuda.root} has no bin/fatbinary: PTX images cannot be added")
+    scripts = str(resources.files("offload.data").joinpath("scripts"))
+    extra = []
+    if profile.cuda.get("fatbinary_lookup") == "cuda_path":
+        # This linker wrapper runs <--cuda-path>/bin/fatbinary; scripts/bin/fatbinary is the wrapper.
+        extra.append(f"-Wl,--cuda-path={scripts}")
+    elif scripts not in path_prepend:
+        path_prepend.insert(0, scripts)
+    return {PTX_ENVIRONMENT: ptx_environment(ptx_images), REAL_FATBINARY_ENVIRONMENT: cuda.fatbinary}, extra
+
+
+def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,
+                rocm_path: str | None = None, dry_run: bool = False, verbose: bool = False,
+                ptx: list[str] = (), ptx_beside: bool = False) -> None:
+    """`bundles` and `inputs` as plan_link takes them."""
+    import click
+
+    plan = plan_link(bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside)
+    if plan.ptx:
+        from offload.target.ptx import inputs_with_device_code
+
+        if isinstance(bundles, str):
+            owners = [bundles]
+        else:  # the bundles whose PTX was added: <bundle>.<arch>.ptx
+            owners = [b.path for b in bundles
+                      if any(image.path.startswith(os.path.abspath(b.path) + ".") for image in plan.ptx)]
+        archs = ", ".join(image.arch for image in plan.ptx)
+        for other in inputs_with_device_code([i for i in inputs if i not in owners]):
+            click.echo(f"mlir-offload: warning: {other} carries device code too, but the added PTX "
+                       f"covers only {' and '.join(owners) or 'its bundle'}'s kernels: on a GPU newer than {archs} "
+                       f"the driver JIT-compiles that PTX and {other}'s kernels fail to launch", err=True)
+    if dry_run or verbose:
+        click.echo(plan.printable(), err=not dry_run)
+    if dry_run:
+        return
+    env = dict(os.environ, **plan.env)
+    if plan.env_path_prepend:
+        env["PATH"] = os.pathsep.join(plan.env_path_prepend + [env.get("PATH", "")])
+    try:
+        done = subprocess.run(plan.command, env=env, capture_output=True, text=True)
+    except OSError as e:
+        raise OffloadError(f"cannot run {plan.command[0]}: {e.strerror}") from None
+    if verbose and done.stderr:
+        click.echo(done.stderr.rstrip(), err=True)
+    if done.returncode != 0:
+        lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+        errors = [line for line in lines if "error" in line] or lines
+        detail = " | ".join(errors[:3])[:600]
+        if os.path.exists(output) and not os.path.getsize(output):
+            os.unlink(output)
+        raise OffloadError(f"clang {plan.clang.version} failed to link (exit {done.returncode}): {detail}")
+    if plan.ptx:
+        from offload.target.ptx import missing_ptx
+
+        missing = missing_ptx(output, plan.ptx)
+        if missing:
+            os.unlink(output)
+            raise OffloadError(f"the linked executable has no PTX for {', '.join(missing)}: clang {plan.clang.version}'s "
+                               f"linker wrapper did not run mlir-offload's fatbinary wrapper (removed {output})")
+
+
+__all__ = ["LinkBundle", "LinkPlan", "compatibility_problem", "find_bundles", "find_target_clang", "link_bundle",
+           "plan_link", "ptx_files_beside"]

@@ -1,0 +1,320 @@
+"""`mlir-offload ship`: a bundle plus what a target machine needs to link it with clang and make alone.
+
+The archive (deterministic tar.gz, one top folder named after the app):
+  manifest.json   producer LLVM version, entry profile, targets, flags, sha256 of every payload file
+  SHA256SUMS      coreutils format, every other file of the archive (checked on the target)
+  Makefile        POSIX make front end: CLANG=, CUDA_PATH=/ROCM_PATH=, LDFLAGS=/LDLIBS=, APP=
+  build.sh        POSIX sh: checks files and clang, links to APP.tmp, verifies it, renames it to APP
+  <app>.offload.bc | <app>.offload.o
+  ptx/<app>.<arch>.ptx (ptx mode: build.sh adds each to the executable's fatbin as kind=ptx, so that a
+                       GPU newer than the listed archs JIT-compiles it)
+  tools/bin/fatbinary  the fatbinary wrapper (offload/data/scripts/fatbinary) when the link needs it: for
+                       the PTX images, and for clang <= 19/21 whose --image= option CUDA 13 rejects
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import shlex
+import tarfile
+from dataclasses import dataclass, field
+from importlib import resources
+
+from offload import __version__
+from offload.errors import OffloadError
+from offload.formats.profiles import Profile, available_profiles, load_profile
+
+MANIFEST_FORMAT = "mlir-offload-ship/1"
+DEVICE_SECTIONS = {"cuda": ".nv_fatbin", "hip": ".hip_fatbin"}
+
+# Placeholders for values the target decides; rendered as shell variables in build.sh.
+CLANG, CUDA_PATH, ROCM_PATH, OUTPUT = "\0CLANG\0", "\0CUDA_PATH\0", "\0ROCM_PATH\0", "\0OUTPUT\0"
+FATBINARY_WRAPPER = "tools/bin/fatbinary"
+
+
+@dataclass
+class BundleFacts:
+    """What a bundle is, read from the bundle itself (host part and embedded images)."""
+    host_format: str  # "bc" | "obj"
+    host_producer: str | None  # "LLVM22.1.0" for bitcode
+    entry_profile: int
+    entries: list[str]
+    images: list[dict] = field(default_factory=list)  # offload_kind, triple, arch, image_kind, producer
+
+    @property
+    def offload_kinds(self) -> list[str]:
+        return sorted({i["offload_kind"] for i in self.images})
+
+    @property
+    def device_image(self) -> str:
+        kinds = {i["image_kind"] for i in self.images}
+        return "bitcode" if "bitcode" in kinds else "cubin" if "cubin" in kinds else ",".join(sorted(kinds))
+
+    @property
+    def bitcode_llvm(self) -> int | None:
+        """Newest LLVM major among the bitcode parts (None when nothing is bitcode)."""
+        producers = [self.host_producer] if self.host_format == "bc" else []
+        producers += [i["producer"] for i in self.images if i["image_kind"] == "bitcode"]
+        majors = [_llvm_major(p) for p in producers if p]
+        return max(majors) if majors else None
+
+
+def _llvm_major(producer: str) -> int:
+    digits = producer.removeprefix("LLVM").strip().split(".")[0]
+    return int(digits) if digits.isdigit() else 0
+
+
+def inspect_bundle(data: bytes, name: str) -> BundleFacts:
+    """Read host format, bitcode producer, entry layout (= profile) and images of a bundle."""
+    from offload.target.executable import read_elf, read_entry_sections
+    from offload.formats.offloadbinary import ImageKind, image_kind_name, read_offload_images
+    from offload.formats.offloadbinary.bitcode_ident import bitcode_producer
+    from offload.formats.offloadbinary.detect import is_bitcode
+    from offload.build.native import host_to_object
+
+    if is_bitcode(data):
+        host_format, producer, obj = "bc", bitcode_producer(data), host_to_object(data, opt_level=0)
+    elif data[:4] == b"\x7fELF":
+        host_format, producer, obj = "obj", None, data
+    else:
+        raise OffloadError(f"{name}: not a bundle (expected LLVM bitcode or an ELF object from mlir-offload compile)")
+    elf = read_elf(obj, name)
+    sections = [s for s in read_entry_sections(elf) if s.entries]
+    if len({s.profile_major for s in sections}) != 1:
+        raise OffloadError(f"{name}: no offload entries (or entries of several clang layouts): not a bundle "
+                           f"that clang can register")
+    profile = load_profile(sections[0].profile_major)
+    offload_images = read_offload_images(data, name)
+    # clang 21 and 22 share one entry layout: the bundle's record names the clang it was made for.
+    recorded = offload_images[0].strings.get("mlir-offload.profile", "") if offload_images else ""
+    if recorded.isdigit() and int(recorded) in available_profiles() and \
+            load_profile(int(recorded)).entries == profile.entries:
+        profile = load_profile(int(recorded))
+    kind_names = {v: k for k, v in profile.offload_kind.items()}
+    images = []
+    for image in offload_images:
+        kind = kind_names.get(image.offload_kind)
+        if kind not in DEVICE_SECTIONS:
+            raise OffloadError(f"{name}: image for {image.strings.get('arch')} has offload kind "
+                               f"{image.offload_kind}, which clang {profile.clang_major} does not link")
+        images.append({
+            "offload_kind": kind, "triple": image.strings.get("triple", ""), "arch": image.strings.get("arch", ""),
+            "image_kind": {ImageKind.BITCODE: "bitcode", ImageKind.CUBIN: "cubin",
+                           ImageKind.OBJECT: "object"}.get(image.image_kind, image_kind_name(image.image_kind)),
+            "producer": bitcode_producer(image.data) if image.image_kind == ImageKind.BITCODE else None,
+        })
+    if not images:
+        raise OffloadError(f"{name}: no device images in .llvm.offloading")
+    # In an object file the entries' name pointers are relocations; the entry symbols carry the names.
+    prefix = ".offloading.entry."
+    entries = sorted(sym.name[len(prefix):] for sym in elf.symbols if sym.name.startswith(prefix))
+    if len(entries) != sum(len(s.entries) for s in sections):
+        entries = sorted(e.name for s in sections for e in s.entries)
+    return BundleFacts(host_format, producer, profile.clang_major, entries, images)
+
+
+# ---- the target's link line ----------------------------------------------------------------------
+
+def target_link_words(profile: Profile, offload_kind: str, bundle: str) -> list[str]:
+    """The clang command line `mlir-offload link` uses (offload/linking.py's RUNTIME_LINK), with the
+    target's clang, toolkit path and output left as placeholders."""
+    from offload.target.link import RUNTIME_LINK
+
+    spec = RUNTIME_LINK[offload_kind]
+    root = CUDA_PATH if offload_kind == "cuda" else ROCM_PATH
+    return [CLANG, "--offload-new-driver", bundle, f"{spec['path_flag']}={root}",
+            f"-L{root}/{spec['library_dirs'][0]}", *spec["quiet"], f"-l{spec['library']}", "-o", OUTPUT]
+
+
+def _sh_word(word: str) -> str:
+    """One shell word; placeholders become double-quoted variable expansions."""
+    names = {CLANG: "CLANG", CUDA_PATH: "CUDA_PATH", ROCM_PATH: "ROCM_PATH", OUTPUT: "APP.tmp"}
+    parts, rest = [], word
+    while rest:
+        at = min((rest.find(p), p) for p in names if p in rest) if any(p in rest for p in names) else None
+        if at is None:
+            parts.append(shlex.quote(rest))
+            break
+        index, placeholder = at
+        if index:
+            parts.append(shlex.quote(rest[:index]))
+        variable = names[placeholder]
+        parts.append('"$APP.tmp"' if variable == "APP.tmp" else f'"${variable}"')
+        rest = rest[index + len(placeholder):]
+    return "".join(parts)
+
+
+# ---- generated files -----------------------------------------------------------------------------
+
+def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile, link_words: list[str],
+                    needs_fatbinary_wrapper: bool, ptx_files: dict[str, str] | None = None) -> str:
+    """build.sh; `ptx_files` maps arch -> archive path of its PTX (relative: the link runs in the
+    archive's folder, whatever characters the folder's path has)."""
+    kind = facts.offload_kinds[0]
+    entry_section = profile.entries["section"][kind]
+    # The fatbinary wrapper, for a clang that looks for fatbinary in <--cuda-path>/bin (set by find_cuda).
+    link = " ".join(_sh_word(w) for w in link_words) + \
+        ' ${WRAPPER_CUDA_PATH:+"-Wl,--cuda-path=$WRAPPER_CUDA_PATH"} $LDFLAGS $LDLIBS'
+    bitcode_llvm = facts.bitcode_llvm or ""
+    template = resources.files("offload.data").joinpath("ship", "build.sh.in").read_text("utf-8")
+    values = {
+        "@TOOL@": f"mlir-offload {__version__}", "@APP@": app, "@BUNDLE@": bundle,
+        "@PROFILE@": str(profile.clang_major), "@BITCODE_LLVM@": str(bitcode_llvm),
+        "@OFFLOAD_KIND@": kind, "@DEVICE_SECTION@": DEVICE_SECTIONS[kind],
+        "@ENTRY_SECTION@": entry_section, "@ENTRY_SIZE@": str(profile.entries["struct_size"]),
+        "@ENTRIES@": str(len(facts.entries)), "@FATBINARY_WRAPPER@": "1" if needs_fatbinary_wrapper else "",
+        "@PTX_IMAGES@": shlex.quote("\n".join(f"{arch}={path}" for arch, path in sorted((ptx_files or {}).items()))),
+        "@FATBINARY_LOOKUP@": str(profile.cuda.get("fatbinary_lookup", "path")),
+        "@LINK@": link,
+    }
+    for key, value in values.items():
+        template = template.replace(key, value)
+    return template
+
+
+def render_makefile(app: str, bundle: str) -> str:
+    template = resources.files("offload.data").joinpath("ship", "Makefile.in").read_text("utf-8")
+    return template.replace("@TOOL@", f"mlir-offload {__version__}").replace("@APP@", app).replace("@BUNDLE@", bundle)
+
+
+def fatbinary_wrapper() -> bytes:
+    return resources.files("offload.data").joinpath("scripts", "fatbinary").read_bytes()
+
+
+# ---- the archive ---------------------------------------------------------------------------------
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[str],
+                  ptx: dict[str, str] | None = None) -> bytes:
+    """All files of the shipped archive, as deterministic tar.gz bytes."""
+    facts = inspect_bundle(bundle_data, bundle_name)
+    if len(facts.offload_kinds) != 1:
+        raise OffloadError(f"{bundle_name}: mixes CUDA and HIP images; ship one runtime per archive")
+    profile = load_profile(facts.entry_profile)
+    kind = facts.offload_kinds[0]
+    if facts.bitcode_llvm and not profile.reads_bitcode_of(facts.bitcode_llvm):
+        raise OffloadError(f"{bundle_name}: holds LLVM {facts.bitcode_llvm} bitcode, which clang "
+                           f"{profile.clang_major} cannot read: ship with --portable (cubin images, ELF host object)")
+    ptx_files = check_shipped_ptx(ptx or {}, facts, bundle_name, app)
+    needs_wrapper = kind == "cuda" and bool(profile.cuda.get("fatbinary_needs_image3_wrapper"))
+    payload: dict[str, bytes] = {bundle_name: bundle_data}
+    for arch, text in sorted((ptx or {}).items()):
+        payload[ptx_files[arch]] = text.encode("utf-8")
+    if needs_wrapper or ptx_files:
+        payload[FATBINARY_WRAPPER] = fatbinary_wrapper()
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "tool": f"mlir-offload {__version__}",
+        "app": app,
+        "bundle": bundle_name,
+        "host_format": facts.host_format,
+        "device_image": "ptx" if ptx else facts.device_image,
+        "producer_llvm": facts.bitcode_llvm,
+        "producer": facts.host_producer,
+        "entry_profile": profile.clang_major,
+        "entries": facts.entries,
+        "targets": facts.images,
+        "flags": flags,
+        "files": {name: sha256(data) for name, data in sorted(payload.items())},
+    }
+    files = dict(payload)
+    files["manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8")
+    files["Makefile"] = render_makefile(app, bundle_name).encode("utf-8")
+    files["build.sh"] = render_build_sh(app, bundle_name, facts, profile,
+                                        target_link_words(profile, kind, bundle_name), needs_wrapper,
+                                        ptx_files).encode("utf-8")
+    files["SHA256SUMS"] = "".join(f"{sha256(data)}  {name}\n" for name, data in sorted(files.items())).encode()
+    return deterministic_tar_gz(app, files, executable={"build.sh", FATBINARY_WRAPPER})
+
+
+def check_shipped_ptx(ptx: dict[str, str], facts: BundleFacts, bundle_name: str, app: str) -> dict[str, str]:
+    """arch -> archive path of each PTX text, after checking that it is for one of the bundle's CUDA
+    archs and self-contained (what `link --ptx` checks too: build.sh cannot stop to ask)."""
+    from offload.target.ptx import ptx_external_functions, ptx_target_arch
+
+    cuda_archs = {i["arch"] for i in facts.images if i["offload_kind"] == "cuda"}
+    files = {}
+    for arch, text in sorted(ptx.items()):
+        name = f"ptx/{app}.{arch}.ptx"
+        declared = ptx_target_arch(text, name)
+        if declared != arch or arch not in cuda_archs:
+            raise OffloadError(f"{name}: PTX for {declared}, but {bundle_name} has "
+                               f"{', '.join(sorted(cuda_archs)) or 'no CUDA image'}")
+        external = ptx_external_functions(text)
+        if external:
+            raise OffloadError(f"{name}: the PTX calls {', '.join(external[:3])} defined elsewhere, so a GPU newer "
+                               f"than {arch} could not JIT-compile it alone: link that device code into the bundle "
+                               f"(--link-bitcode) or ship with --device-image=cubin")
+        files[arch] = name
+    return files
+
+
+def deterministic_tar_gz(top: str, files: dict[str, bytes], executable: set[str]) -> bytes:
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        folders = sorted({os.path.dirname(n) for n in files if os.path.dirname(n)})
+        for folder in [""] + folders:
+            info = tarfile.TarInfo(f"{top}/{folder}".rstrip("/"))
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            _fixed(info)
+            tar.addfile(info)
+        for name in sorted(files):
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size, info.mode = len(files[name]), 0o755 if name in executable else 0o644
+            _fixed(info)
+            tar.addfile(info, io.BytesIO(files[name]))
+    out = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=9) as gz:
+        gz.write(raw.getvalue())
+    return out.getvalue()
+
+
+def _fixed(info: tarfile.TarInfo) -> None:
+    info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "root", "root"
+
+
+# ---- reading a shipped archive back (doctor --bundle) --------------------------------------------
+
+def read_manifest(path: str) -> dict:
+    """manifest.json of a .tar.gz archive, an unpacked folder, or the manifest file itself."""
+    try:
+        if os.path.isdir(path):
+            path = os.path.join(path, "manifest.json")
+        if path.endswith(".json"):
+            with open(path, "rb") as f:
+                return json.loads(f.read())
+        with tarfile.open(path, "r:gz") as tar:
+            member = next((m for m in tar.getmembers() if m.name.endswith("/manifest.json")
+                           and m.name.count("/") == 1), None)
+            if member is None:
+                raise OffloadError(f"{path}: no manifest.json: not an archive made by mlir-offload ship")
+            return json.loads(tar.extractfile(member).read())
+    except FileNotFoundError:
+        raise OffloadError(f"no such file: '{path}'") from None
+    except (tarfile.TarError, EOFError, OSError, gzip.BadGzipFile) as e:
+        raise OffloadError(f"{path}: damaged archive ({e})") from None
+    except ValueError as e:
+        raise OffloadError(f"{path}: manifest.json is not valid JSON ({e})") from None
+
+
+def read_bundle_needs(path: str):
+    from offload.target.doctor import BundleNeeds
+
+    manifest = read_manifest(path)
+    if manifest.get("format") != MANIFEST_FORMAT:
+        raise OffloadError(f"{path}: manifest format '{manifest.get('format')}' is not {MANIFEST_FORMAT}")
+    targets = manifest["targets"]
+    needs = BundleNeeds(
+        name=manifest["app"], entry_profile=manifest["entry_profile"],
+        producer_llvm=manifest.get("producer_llvm") or 0,
+        offload_kinds=sorted({t["offload_kind"] for t in targets}), archs=[t["arch"] for t in targets],
+        device_image=manifest["device_image"],
+        host_format=manifest["host_format"])
+    return needs, FATBINARY_WRAPPER in manifest.get("files", {})

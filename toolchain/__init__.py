@@ -1,1 +1,0 @@
-"""Data package (installed as offload.toolchain_data): target-clang profiles, Makefile and CMake fragments."""
