@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool, run_cli
+from offload.errors import OffloadError
+from offload.formats.profiles import available_profiles, load_profile
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,6 +33,26 @@ def profile_tables() -> dict[int, dict]:
 
 
 # ---- the data itself ---------------------------------------------------------------------------
+
+def test_profiles_encode_the_hip_kind_change_and_entry_layouts():
+    assert {19, 22} <= set(available_profiles())
+    p19, p22 = load_profile(19), load_profile(22)
+    assert (p19.offload_kind["hip"], p22.offload_kind["hip"]) == (3, 4)
+    assert p19.offload_kind["cuda"] == p22.offload_kind["cuda"] == 2
+    sizes = {"ptr": 8, "i64": 8, "i32": 4, "i16": 2}
+    for p in (p19, p22):
+        fields = [f.split(":")[1] for f in p.entries["fields"]]
+        assert sum(sizes[t] for t in fields) == p.entries["struct_size"]
+    assert p22.entries["section"]["cuda"] == "llvm_offload_entries"
+    assert p19.entries["section"]["hip"] == "hip_offloading_entries"
+
+
+def test_unknown_profile_is_an_error_naming_the_known_ones():
+    with pytest.raises(OffloadError, match=r"no profile for target clang 7 .*19.*22"):
+        load_profile(7)
+    with pytest.raises(OffloadError, match="clang major version"):
+        load_profile("latest")
+
 
 def test_profiles_present_and_labelled():
     tables = profile_tables()

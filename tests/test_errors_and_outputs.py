@@ -1,4 +1,4 @@
-"""The shared ground: error rendering, atomic output, target-clang profiles, README/CI agreement."""
+"""The shared ground: error rendering, atomic output, README/CI agreement."""
 
 import os
 from pathlib import Path
@@ -8,7 +8,6 @@ import pytest
 from conftest import REPO
 from offload.errors import Location, OffloadError
 from offload.fsutil import atomic_write
-from offload.formats.profiles import available_profiles, load_profile
 
 
 def test_error_renders_one_line_with_location():
@@ -39,26 +38,6 @@ def test_atomic_write_leaves_nothing_when_interrupted(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         atomic_write(tmp_path / "out.bin", b"x")
     assert list(tmp_path.iterdir()) == []
-
-
-def test_profiles_encode_the_hip_kind_change_and_entry_layouts():
-    assert {19, 22} <= set(available_profiles())
-    p19, p22 = load_profile(19), load_profile(22)
-    assert (p19.offload_kind["hip"], p22.offload_kind["hip"]) == (3, 4)
-    assert p19.offload_kind["cuda"] == p22.offload_kind["cuda"] == 2
-    sizes = {"ptr": 8, "i64": 8, "i32": 4, "i16": 2}
-    for p in (p19, p22):
-        fields = [f.split(":")[1] for f in p.entries["fields"]]
-        assert sum(sizes[t] for t in fields) == p.entries["struct_size"]
-    assert p22.entries["section"]["cuda"] == "llvm_offload_entries"
-    assert p19.entries["section"]["hip"] == "hip_offloading_entries"
-
-
-def test_unknown_profile_is_an_error_naming_the_known_ones():
-    with pytest.raises(OffloadError, match=r"no profile for target clang 7 .*19.*22"):
-        load_profile(7)
-    with pytest.raises(OffloadError, match="clang major version"):
-        load_profile("latest")
 
 
 def test_ci_runs_the_readme_test_command():
