@@ -16,6 +16,11 @@ from offload.errors import OffloadError
 
 DEFAULT_TARGET_CLANG = 22
 
+# Why a clang cannot link a bundle (link_refusals): the one compatibility rule's answers.
+NO_PROFILE = "no-profile"  # mlir-offload has no profile for that clang, so nothing says what it registers
+OTHER_ENTRIES = "entries"  # its linker wrapper registers another entry layout or kind values: no kernel would run
+UNREADABLE_BITCODE = "bitcode"  # it cannot read the bundle's LLVM bitcode
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -31,6 +36,11 @@ class Profile:
     def reads_bitcode_of(self, llvm_major: int) -> bool:
         """Whether this clang reads bitcode written by LLVM `llvm_major` (bitcode is only backward compatible)."""
         return llvm_major <= self.bitcode_reads_llvm_up_to
+
+    def registers_entries_of(self, bundle: "Profile") -> bool:
+        """Whether this clang's linker wrapper registers the offload entries of a bundle made for `bundle`
+        (same entry layout and kind values: clang 21 and 22 share theirs)."""
+        return self.entries == bundle.entries and self.offload_kind == bundle.offload_kind
 
     def offload_kind_value(self, kind: str) -> int:
         try:
@@ -86,3 +96,26 @@ def load_profile(clang_major: int | str | None = None) -> Profile:
             f"see offload/data/profiles/ for what a profile records)"
         )
     return profiles[major]
+
+
+def link_refusals(bundle_profile: int, bitcode_llvm: int | None, clang_major: int) -> tuple[str, ...]:
+    """Why clang `clang_major` cannot link a bundle made for clang `bundle_profile` whose bitcode parts were
+    written by LLVM `bitcode_llvm` (None: no bitcode, a portable bundle); empty when it links it correctly.
+    The one bundle-compatibility rule: link, doctor and the shipped build.sh (link_table) all ask it."""
+    profiles = _all_profiles()
+    if clang_major not in profiles:
+        return (NO_PROFILE,)
+    clang, bundle = profiles[clang_major], load_profile(bundle_profile)
+    refusals = []
+    if not clang.registers_entries_of(bundle):
+        refusals.append(OTHER_ENTRIES)
+    if bitcode_llvm is not None and not clang.reads_bitcode_of(bitcode_llvm):
+        refusals.append(UNREADABLE_BITCODE)
+    return tuple(refusals)
+
+
+def link_table(bundle_profile: int, bitcode_llvm: int | None) -> list[tuple[int, tuple[str, ...], "Profile"]]:
+    """(clang major, link_refusals, that clang's profile) for every clang with a profile: the rule as data,
+    for a target that cannot run Python (the shipped build.sh)."""
+    return [(major, link_refusals(bundle_profile, bitcode_llvm, major), load_profile(major))
+            for major in available_profiles()]

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from offload.errors import OffloadError
-from offload.formats.profiles import available_profiles, load_profile
+from offload.formats.profiles import (NO_PROFILE, OTHER_ENTRIES, UNREADABLE_BITCODE, available_profiles, link_refusals,
+                                      load_profile)
 
 ROCM_DEVICE_LIB_DIRS = ("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", "/usr/lib/amdgcn/bitcode")
 
@@ -193,8 +194,8 @@ def bundle_findings(needs: BundleNeeds, clang: Clang | None, cuda: CudaToolkit |
             "no clang found",
             f"install clang-{needs.entry_profile} and clang-tools-{needs.entry_profile}, or pass CLANG=/path/to/clang"))
         return findings
-    profile = load_profile(needs.entry_profile)
-    if clang.major != needs.entry_profile:
+    refusals = link_refusals(needs.entry_profile, needs.producer_llvm if needs.has_bitcode else None, clang.major)
+    if NO_PROFILE in refusals or OTHER_ENTRIES in refusals:
         alternatives = [m for m in available_profiles() if m == clang.major]
         remake = (f"re-ship with --target-clang {clang.major}" if alternatives
                   else f"no profile exists for clang {clang.major} (profiles: "
@@ -203,7 +204,7 @@ def bundle_findings(needs: BundleNeeds, clang: Clang | None, cuda: CudaToolkit |
             f"{clang.path} is clang {clang.version} but the bundle's offload entries follow clang "
             f"{needs.entry_profile}'s layout: the executable would register no kernels",
             f"use clang {needs.entry_profile} (CLANG=clang-{needs.entry_profile}) or {remake}"))
-    elif needs.has_bitcode and not profile.reads_bitcode_of(needs.producer_llvm):
+    elif UNREADABLE_BITCODE in refusals:
         findings.append(Finding(
             f"the bundle holds LLVM {needs.producer_llvm} bitcode, which clang {clang.major} cannot read",
             "re-ship with --portable (cubin device images, ELF host object)"))
@@ -219,7 +220,7 @@ def bundle_findings(needs: BundleNeeds, clang: Clang | None, cuda: CudaToolkit |
                 if getattr(cuda, name) is None:
                     findings.append(Finding(f"CUDA at {cuda.root} has no {name}",
                                             "install the full CUDA toolkit or pass CUDA_PATH="))
-            if clang.major == needs.entry_profile and fatbinary_wrapper_needed(profile, cuda):
+            if not refusals and fatbinary_wrapper_needed(load_profile(clang.major), cuda):
                 findings.append(Finding(
                     f"clang {clang.major}'s linker wrapper calls fatbinary with --image=, which CUDA "
                     f"{cuda.version}'s fatbinary rejects",

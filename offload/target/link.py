@@ -56,24 +56,24 @@ def find_target_clang(explicit: str | None, profile_major: int):
 def compatibility_problem(record, images, clang) -> str | None:
     """Why `clang` cannot link this bundle correctly (reason and fix), or None."""
     from offload.formats.offloadbinary import ImageKind
-    from offload.formats.profiles import available_profiles, load_profile
+    from offload.formats import profiles
 
-    bundle_profile = load_profile(record.profile)
+    bundle_profile = profiles.load_profile(record.profile)
     layout = bundle_profile.entries.get("layout", "?")
-    if clang.major not in available_profiles():
-        known = ", ".join(map(str, available_profiles()))
+    has_bitcode = record.host_format == "bc" or any(i.image_kind == ImageKind.BITCODE for i in images)
+    refusals = profiles.link_refusals(record.profile, record.producer_llvm_major if has_bitcode else None,
+                                      clang.major)
+    if profiles.NO_PROFILE in refusals:
+        known = ", ".join(map(str, profiles.available_profiles()))
         return (f"{clang.path} is clang {clang.version}, for which mlir-offload has no profile (profiles: {known}); "
                 f"the bundle was made for clang {record.profile} ({layout} entries): pass --clang clang-{record.profile}")
-    clang_profile = load_profile(clang.major)
-    same_layout = (clang_profile.entries == bundle_profile.entries
-                   and clang_profile.offload_kind == bundle_profile.offload_kind)
-    if not same_layout:
+    clang_profile = profiles.load_profile(clang.major)
+    if profiles.OTHER_ENTRIES in refusals:
         return (f"bundle was made for clang {record.profile} ({layout} entries) but {clang.path} is clang "
                 f"{clang.version} ({clang_profile.entries.get('layout', '?')} entries), which would link an "
                 f"executable that registers no kernel: recompile with --target-clang {clang.major} "
                 f"or pass --clang clang-{record.profile}")
-    has_bitcode = record.host_format == "bc" or any(i.image_kind == ImageKind.BITCODE for i in images)
-    if has_bitcode and not clang_profile.reads_bitcode_of(record.producer_llvm_major):
+    if profiles.UNREADABLE_BITCODE in refusals:
         return (f"the bundle holds LLVM {record.producer_llvm} bitcode, which clang {clang.version} cannot read "
                 f"(it reads up to LLVM {clang_profile.bitcode_reads_llvm_up_to}): recompile with "
                 f"--target-clang {clang.major} (host object + native device images)")

@@ -26,7 +26,7 @@ from importlib import resources
 
 from offload import __version__
 from offload.errors import OffloadError
-from offload.formats.profiles import Profile, available_profiles, load_profile
+from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 
 MANIFEST_FORMAT = "mlir-offload-ship/1"
 DEVICE_SECTIONS = {"cuda": ".nv_fatbin", "hip": ".hip_fatbin"}
@@ -169,6 +169,10 @@ def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile,
         "@ENTRIES@": str(len(facts.entries)), "@FATBINARY_WRAPPER@": "1" if needs_fatbinary_wrapper else "",
         "@PTX_IMAGES@": shlex.quote("\n".join(f"{arch}={path}" for arch, path in sorted((ptx_files or {}).items()))),
         "@FATBINARY_LOOKUP@": str(profile.cuda.get("fatbinary_lookup", "path")),
+        "@CLANGS@": shlex.quote("\n".join(
+            f"{major} {','.join(refusals) or '-'} {'1' if clang.cuda.get('fatbinary_needs_image3_wrapper') else '-'} "
+            f"{clang.cuda.get('fatbinary_lookup', 'path')}"
+            for major, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm))),
         "@LINK@": link,
     }
     for key, value in values.items():
@@ -203,7 +207,10 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
         raise OffloadError(f"{bundle_name}: holds LLVM {facts.bitcode_llvm} bitcode, which clang "
                            f"{profile.clang_major} cannot read: ship with --portable (cubin images, ELF host object)")
     ptx_files = check_shipped_ptx(ptx or {}, facts, bundle_name, app)
-    needs_wrapper = kind == "cuda" and bool(profile.cuda.get("fatbinary_needs_image3_wrapper"))
+    # The wrapper goes in when any clang that can link the bundle calls `fatbinary --image=`.
+    needs_wrapper = kind == "cuda" and any(clang.cuda.get("fatbinary_needs_image3_wrapper")
+                                           for _, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm)
+                                           if not refusals)
     payload: dict[str, bytes] = {bundle_name: bundle_data}
     for arch, text in sorted((ptx or {}).items()):
         payload[ptx_files[arch]] = text.encode("utf-8")
