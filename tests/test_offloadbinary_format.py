@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offload.errors import OffloadError
+from offload.build.textual_ir import read_offload_images  # the target side's reader, textual IR included
 from offload.formats.offloadbinary import (ImageKind, OffloadBinaryError, OffloadImage, detect_image_kind, read_binary,
-                              read_offload_images, write_binary, write_binary_v2)
+                              write_binary, write_binary_v2)
 from offload.formats.offloadbinary.bitcode_ident import bitcode_producer
 from offload.formats.offloadbinary.llvm_order import dense_map_order
 from offload.formats.offloadbinary.strtab import build_string_table
@@ -149,3 +150,35 @@ def test_container_errors_are_one_line_with_location():
     assert e.value.render() == "bad.ll:2:1: error: expected type"
     with pytest.raises(OffloadError, match="not an offload binary"):
         read_offload_images(b"\x00\x01\x02garbage", "junk.bin")
+
+
+def test_bitcode_globals_read_without_llvm():
+    """The target side's bitstream reader finds what llvmlite finds: names, sections, byte initializers."""
+    import llvmlite.binding as llvm
+    from llvmlite import ir
+
+    from offload.formats.offloadbinary.bitcode_ident import bitcode_globals
+
+    module = ir.Module("m")
+    module.triple = "x86_64-unknown-linux-gnu"
+    blob = write_binary([OffloadImage(2, 2, 0, {"triple": "nvptx64-nvidia-cuda", "arch": "sm_80"}, bytes(range(256)) * 9)])
+    for name, data, section in (("llvm.embedded.object", blob, ".llvm.offloading"), ("text", b"hi\0", ""),
+                                ("zeros", bytes(5), "other")):
+        array = ir.ArrayType(ir.IntType(8), len(data))
+        variable = ir.GlobalVariable(module, array, name)
+        variable.initializer = ir.Constant(array, bytearray(data))
+        if section:
+            variable.section = section
+    counter = ir.GlobalVariable(module, ir.IntType(32), "counter")
+    counter.initializer = ir.Constant(ir.IntType(32), 7)
+    ir.Function(module, ir.FunctionType(ir.VoidType(), []), "f")
+    bitcode = llvm.parse_assembly(str(module)).as_bitcode()
+    found = {g.name: (g.section, g.initializer) for g in bitcode_globals(bitcode)}
+    # All zeros is LLVM's null constant, which carries no bytes (and is no OffloadBinary).
+    assert found == {"llvm.embedded.object": (".llvm.offloading", blob), "text": ("", b"hi\0"),
+                     "zeros": ("other", None), "counter": ("", None)}
+    assert read_offload_images(bitcode, "m.bc") == read_binary(blob)
+    # Every truncation is refused (None) or read in bounds, never an exception.
+    for end in range(0, len(bitcode), 7):
+        result = bitcode_globals(bitcode[:end])
+        assert result is None or isinstance(result, list)

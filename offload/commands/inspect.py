@@ -55,7 +55,7 @@ def _shown(text: str) -> str:
 
 
 def _load_images(file: str) -> list:
-    from offload.formats.offloadbinary import read_offload_images
+    from offload.build.textual_ir import read_offload_images
 
     images = read_offload_images(read_input(file), file)
     if not images:

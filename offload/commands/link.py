@@ -68,9 +68,11 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
         if item.endswith((".mlir", ".mlirbc")):
             raise OffloadError(f"'{item}' is an MLIR program, not a bundle: compile it first "
                                f"(mlir-offload compile {item} --offload-arch ARCH -o BUNDLE.bc)")
+    from offload.build.textual_ir import read_offload_images
     from offload.target.link import find_bundles, link_bundle
 
-    link_bundle(find_bundles(passthrough), passthrough, settings["output"], clang=settings["clang"],
+    # Where LLVM is, a text input that is no bundle gets LLVM's located reading error.
+    link_bundle(find_bundles(passthrough, read_offload_images), passthrough, settings["output"], clang=settings["clang"],
                 cuda_path=settings["cuda_path"], rocm_path=settings["rocm_path"], dry_run=settings["dry_run"],
                 verbose=settings["verbose"], ptx=settings["ptx"], ptx_beside=settings["ptx_beside"])
 

@@ -55,7 +55,7 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
         if flags:
             raise click.UsageError(f"compile flags ({' '.join(flags)}) only apply to an .mlir input")
         bundle, ptx = read_input(input_path), {}
-        from offload.formats.offloadbinary import read_offload_images
+        from offload.build.textual_ir import read_offload_images
 
         try:  # unreadable: an error naming the user's file, not the archive's member
             images = read_offload_images(bundle, input_path)

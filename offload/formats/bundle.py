@@ -38,11 +38,12 @@ class BundleRecord:
         }
 
 
-def read_bundle_record(data: bytes, name: str):
-    """(BundleRecord, images) of a bundle file; an error naming what is missing otherwise."""
+def read_bundle_record(data: bytes, name: str, read_images=None):
+    """(BundleRecord, images) of a bundle file; an error naming what is missing otherwise. `read_images`:
+    a reader of more containers than the target side's (the build side's, for textual IR)."""
     from offload.formats.offloadbinary import read_offload_images
 
-    images = read_offload_images(data, name)
+    images = (read_images or read_offload_images)(data, name)
     if not images:
         raise OffloadError(f"'{name}' has no {OFFLOADING_SECTION} images: it is not an mlir-offload bundle")
     first = images[0].strings

@@ -87,10 +87,11 @@ class LinkBundle:
     images: list
 
 
-def find_bundles(arguments: list[str]) -> list[LinkBundle]:
+def find_bundles(arguments: list[str], read_images=None) -> list[LinkBundle]:
     """The mlir-offload bundles among a link's arguments (files with an mlir-offload record); other
     files (objects, archives, a clang -fgpu-rdc object) and flags are clang's. Without any bundle, the
-    first file argument's reading error says why it is not one."""
+    first file argument's reading error (through `read_images`, see read_bundle_record) says why it is
+    not one."""
     from offload.formats.bundle import read_bundle_record
     from offload.fsutil import read_input
 
@@ -106,7 +107,7 @@ def find_bundles(arguments: list[str]) -> list[LinkBundle]:
         first = next((a for a in arguments if not a.startswith("-")), None)
         if first is None:
             raise OffloadError("no bundle among the link's inputs")
-        read_bundle_record(read_input(first), first)  # raises: why the first input is not a bundle
+        read_bundle_record(read_input(first), first, read_images)  # raises: why it is not a bundle
         raise OffloadError(f"no mlir-offload bundle among the link's inputs ({' '.join(files)})")
     return bundles
 

@@ -70,24 +70,36 @@ def _llvm_major(producer: str) -> int:
 
 def inspect_bundle(data: bytes, name: str) -> BundleFacts:
     """Read host format, bitcode producer, entry layout (= profile) and images of a bundle."""
-    from offload.target.executable import read_elf, read_entry_sections
+    from offload.target.executable import entry_section_layouts, read_elf, read_entry_sections
     from offload.formats.offloadbinary import ImageKind, image_kind_name, read_offload_images
-    from offload.formats.offloadbinary.bitcode_ident import bitcode_producer
+    from offload.formats.offloadbinary.bitcode_ident import bitcode_globals, bitcode_producer
     from offload.formats.offloadbinary.detect import is_bitcode
-    from offload.build.native import host_to_object
 
+    prefix = ".offloading.entry."
     if is_bitcode(data):
-        host_format, producer, obj = "bc", bitcode_producer(data), host_to_object(data, opt_level=0)
+        host_format, producer = "bc", bitcode_producer(data)
+        found = bitcode_globals(data)
+        if found is None:
+            raise OffloadError(f"{name}: cannot read bitcode: malformed or unsupported bitstream")
+        layouts = entry_section_layouts()
+        entry_globals = [v for v in found if v.section in layouts and v.name.startswith(prefix)]
+        majors = {layouts[v.section][0] for v in entry_globals}
+        entries = sorted(v.name[len(prefix):] for v in entry_globals)
     elif data[:4] == b"\x7fELF":
-        host_format, producer, obj = "obj", None, data
+        host_format, producer = "obj", None
+        elf = read_elf(data, name)
+        sections = [s for s in read_entry_sections(elf) if s.entries]
+        majors = {s.profile_major for s in sections}
+        # In an object file the entries' name pointers are relocations; the entry symbols carry the names.
+        entries = sorted(sym.name[len(prefix):] for sym in elf.symbols if sym.name.startswith(prefix))
+        if len(entries) != sum(len(s.entries) for s in sections):
+            entries = sorted(e.name for s in sections for e in s.entries)
     else:
         raise OffloadError(f"{name}: not a bundle (expected LLVM bitcode or an ELF object from mlir-offload compile)")
-    elf = read_elf(obj, name)
-    sections = [s for s in read_entry_sections(elf) if s.entries]
-    if len({s.profile_major for s in sections}) != 1:
+    if len(majors) != 1:
         raise OffloadError(f"{name}: no offload entries (or entries of several clang layouts): not a bundle "
                            f"that clang can register")
-    profile = load_profile(sections[0].profile_major)
+    profile = load_profile(majors.pop())
     offload_images = read_offload_images(data, name)
     # clang 21 and 22 share one entry layout: the bundle's record names the clang it was made for.
     recorded = offload_images[0].strings.get("mlir-offload.profile", "") if offload_images else ""
@@ -109,11 +121,6 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
         })
     if not images:
         raise OffloadError(f"{name}: no device images in .llvm.offloading")
-    # In an object file the entries' name pointers are relocations; the entry symbols carry the names.
-    prefix = ".offloading.entry."
-    entries = sorted(sym.name[len(prefix):] for sym in elf.symbols if sym.name.startswith(prefix))
-    if len(entries) != sum(len(s.entries) for s in sections):
-        entries = sorted(e.name for s in sections for e in s.entries)
     return BundleFacts(host_format, producer, profile.clang_major, entries, images)
 
 

@@ -1,11 +1,15 @@
-"""The producer of LLVM bitcode ("LLVM22.1.8"), from its IDENTIFICATION block.
+"""What the target side needs from LLVM bitcode, read without LLVM: the producer ("LLVM22.1.8", from the
+IDENTIFICATION block) and the module's global variables (name, section, byte-array initializer), which
+hold @llvm.embedded.object (.llvm.offloading) and the offload entries.
 
-llvmlite has no API for it; the block is the first in the stream and tiny, so a minimal bitstream
-reader (abbreviations defined inside the block, fixed/VBR/array/char6/blob operands) reads it.
-Every read is bounds-checked; malformed input gives None.
+A minimal bitstream reader (BLOCKINFO and in-block abbreviations, fixed/VBR/array/char6/blob operands;
+blocks it does not need are skipped by their length). Every read is bounds-checked; malformed input
+gives None.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 _IDENTIFICATION_BLOCK_ID = 13
 _STRING_CODE = 1
@@ -45,6 +49,19 @@ class _Bits:
             if shift > 64:
                 raise _Truncated
 
+    def read_bytes(self, count: int) -> bytes:
+        """`count` fixed(8) values at once (array payloads and blobs can be megabytes)."""
+        if count < 0 or self.pos + 8 * count > 8 * len(self.data):
+            raise _Truncated
+        start, shift = self.pos >> 3, self.pos & 7
+        if shift == 0:
+            chunk = self.data[start:start + count]
+        else:
+            value = int.from_bytes(self.data[start:start + count + 1], "little") >> shift
+            chunk = (value & ((1 << (8 * count)) - 1)).to_bytes(count, "little")
+        self.pos += 8 * count
+        return chunk
+
     def align32(self) -> None:
         self.pos = (self.pos + 31) & ~31
 
@@ -52,16 +69,22 @@ class _Bits:
         return 8 * len(self.data) - self.pos
 
 
-def bitcode_producer(data: bytes) -> str | None:
+def _stream(data: bytes) -> bytes | None:
+    """The bitstream after the magic, unwrapped from the bitcode wrapper header if there is one."""
     data = bytes(data)
     if data[:4] == b"\xde\xc0\x17\x0b" and len(data) >= 20:  # wrapper: magic, version, offset, size, cpu
         offset = int.from_bytes(data[8:12], "little")
         size = int.from_bytes(data[12:16], "little")
         data = data[offset:offset + size]
-    if data[:4] != b"BC\xc0\xde":
+    return data[4:] if data[:4] == b"BC\xc0\xde" else None
+
+
+def bitcode_producer(data: bytes) -> str | None:
+    stream = _stream(data)
+    if stream is None:
         return None
     try:
-        return _read_identification(_Bits(data[4:]))
+        return _read_identification(_Bits(stream))
     except _Truncated:
         return None
 
@@ -139,14 +162,15 @@ def _read_abbreviated(bits: _Bits, abbrev: list[tuple]) -> list[int]:
             count = bits.vbr(6)
             if count > bits.remaining():
                 raise _Truncated
-            values.extend(_scalar(bits, abbrev[i + 1]) for _ in range(count))
+            if abbrev[i + 1] == ("fixed", 8):
+                values.extend(bits.read_bytes(count))
+            else:
+                values.extend(_scalar(bits, abbrev[i + 1]) for _ in range(count))
             i += 2
         elif kind == "blob":
             count = bits.vbr(6)
             bits.align32()
-            if 8 * count > bits.remaining():
-                raise _Truncated
-            values.extend(bits.read(8) for _ in range(count))
+            values.extend(bits.read_bytes(count))
             bits.align32()
             i += 1
         else:
@@ -159,3 +183,156 @@ def _text(values: list[int]) -> str | None:
     if any(not 0 <= v < 128 for v in values):
         return None
     return "".join(chr(v) for v in values)
+
+
+# ---- the module's global variables ----------------------------------------------------------------
+
+_BLOCKINFO_BLOCK_ID, _MODULE_BLOCK_ID, _CONSTANTS_BLOCK_ID, _STRTAB_BLOCK_ID = 0, 8, 11, 23
+_SETBID = 1  # BLOCKINFO: the block the following abbreviations are for
+_MODULE_VERSION, _MODULE_SECTIONNAME, _MODULE_GLOBALVAR, _MODULE_FUNCTION = 1, 5, 7, 8
+_MODULE_ALIAS_OLD, _MODULE_ALIAS, _MODULE_IFUNC = 9, 14, 15
+_CST_SETTYPE, _CST_STRING, _CST_CSTRING, _CST_DATA = 1, 8, 9, 22
+_STRTAB_BLOB = 1
+
+
+@dataclass(frozen=True)
+class BitcodeGlobal:
+    name: str
+    section: str  # "" when none
+    initializer: bytes | None  # the bytes of a byte-array initializer; None for any other (or none)
+
+
+class _Block:
+    """Records of one block: (code, operands) in order; sub-blocks are handed to `enter(block_id, bits)`,
+    which reads the sub-block (through _Block) or returns False to skip it by its length."""
+
+    def __init__(self, bits: _Bits, width: int, block_id: int, blockinfo: dict[int, list]):
+        self.bits, self.width, self.block_id, self.blockinfo = bits, width, block_id, blockinfo
+        self.abbrevs = list(blockinfo.get(block_id, []))
+
+    def records(self, enter=lambda block_id, bits: False):
+        bits, current = self.bits, None
+        while True:
+            code = bits.read(self.width)
+            if code == _END_BLOCK:
+                bits.align32()
+                return
+            if code == _ENTER_SUBBLOCK:
+                block_id, width = bits.vbr(8), bits.vbr(4)
+                bits.align32()
+                words = bits.read(32)
+                end = bits.pos + 32 * words
+                if end > 8 * len(bits.data) or width < 1:
+                    raise _Truncated
+                if block_id == _BLOCKINFO_BLOCK_ID:
+                    for _ in _Block(bits, width, block_id, self.blockinfo).records():
+                        pass
+                elif not enter(block_id, _Block(bits, width, block_id, self.blockinfo)):
+                    bits.pos = end
+                continue
+            if code == _DEFINE_ABBREV:
+                abbrev = _define_abbrev(bits)
+                if self.block_id == _BLOCKINFO_BLOCK_ID:
+                    if current is None:
+                        raise _Truncated
+                    self.blockinfo.setdefault(current, []).append(abbrev)
+                else:
+                    self.abbrevs.append(abbrev)
+                continue
+            if code == _UNABBREV_RECORD:
+                record, count = bits.vbr(6), bits.vbr(6)
+                if count > bits.remaining():
+                    raise _Truncated
+                ops = [bits.vbr(6) for _ in range(count)]
+            elif 4 <= code < 4 + len(self.abbrevs):
+                values = _read_abbreviated(bits, self.abbrevs[code - 4])
+                if not values:
+                    raise _Truncated
+                record, ops = values[0], values[1:]
+            else:
+                raise _Truncated
+            if self.block_id == _BLOCKINFO_BLOCK_ID:
+                if record == _SETBID and ops:
+                    current = ops[0]
+                continue
+            yield record, ops
+
+
+def bitcode_globals(data: bytes) -> list[BitcodeGlobal] | None:
+    """The global variables of the (first) module in bitcode `data`; None when it is not readable bitcode
+    of a module whose names are in a string table (LLVM >= 5)."""
+    stream = _stream(data)
+    if stream is None:
+        return None
+    try:
+        return _read_globals(_Bits(stream))
+    except (_Truncated, IndexError):
+        return None
+
+
+def _read_globals(bits: _Bits) -> list[BitcodeGlobal] | None:
+    blockinfo: dict[int, list] = {}
+    module: dict = {"globals": [], "sections": [], "values": 0, "constants": {}, "strtab": None, "seen": False}
+
+    def enter_module(block_id: int, block: _Block) -> bool:
+        if block_id != _CONSTANTS_BLOCK_ID:
+            return False
+        wanted = {initializer - 1 for _, _, initializer, _ in module["globals"] if initializer}
+        value = module["values"]
+        for code, ops in block.records():
+            if code == _CST_SETTYPE:
+                continue
+            if value in wanted and code in (_CST_STRING, _CST_CSTRING, _CST_DATA):
+                if any(not 0 <= op < 256 for op in ops):
+                    raise _Truncated
+                module["constants"][value] = bytes(ops) + (b"\0" if code == _CST_CSTRING else b"")
+            value += 1
+        return True
+
+    def enter_top(block_id: int, block: _Block) -> bool:
+        if block_id == _MODULE_BLOCK_ID and not module["seen"]:
+            module["seen"] = True
+            strtab_names = False
+            for code, ops in block.records(enter_module):
+                if code == _MODULE_VERSION and ops:
+                    strtab_names = ops[0] >= 2
+                elif code == _MODULE_SECTIONNAME:
+                    module["sections"].append(bytes(ops).decode("utf-8", "replace"))
+                elif code == _MODULE_GLOBALVAR:
+                    if not strtab_names or len(ops) < 8:
+                        raise _Truncated
+                    # [strtab offset, size, type, flags, initializer id + 1, linkage, alignment, section]
+                    module["globals"].append((ops[0], ops[1], ops[4], ops[7]))
+                    module["values"] += 1
+                elif code in (_MODULE_FUNCTION, _MODULE_ALIAS_OLD, _MODULE_ALIAS, _MODULE_IFUNC):
+                    module["values"] += 1
+            return True
+        if block_id == _STRTAB_BLOCK_ID and module["strtab"] is None:
+            for code, ops in block.records():
+                if code == _STRTAB_BLOB:
+                    module["strtab"] = bytes(ops)
+            return True
+        return False
+
+    while bits.remaining() >= 32 and (module["strtab"] is None or not module["seen"]):
+        if bits.read(2) != _ENTER_SUBBLOCK:
+            return None
+        block_id, width = bits.vbr(8), bits.vbr(4)
+        bits.align32()
+        words = bits.read(32)
+        end = bits.pos + 32 * words
+        if end > 8 * len(bits.data) or width < 1:
+            return None
+        if not enter_top(block_id, _Block(bits, width, block_id, blockinfo)):
+            bits.pos = end
+    strtab = module["strtab"]
+    if not module["seen"] or strtab is None:
+        return None
+    found = []
+    for offset, size, initializer, section in module["globals"]:
+        if offset + size > len(strtab) or section > len(module["sections"]):
+            return None
+        name = strtab[offset:offset + size].decode("utf-8", "replace")
+        found.append(BitcodeGlobal(name, module["sections"][section - 1] if section else "",
+                                   module["constants"].get(initializer - 1) if initializer else None))
+    return found

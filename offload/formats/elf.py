@@ -1,0 +1,124 @@
+"""ELF64 little-endian files, read by a small struct-based reader (no LLVM): sections by name, symbols
+(.symtab and .dynsym), RELATIVE relocations. Used for linked executables, the cubins inside their fatbins
+and bundles' host objects alike (offload/target/executable.py, offload/formats/offloadbinary/containers.py).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from offload.errors import OffloadError
+
+ELF_MAGIC = b"\x7fELF"
+SHT_SYMTAB, SHT_RELA, SHT_DYNSYM, SHT_NOBITS = 2, 4, 11, 8
+R_X86_64_RELATIVE = 8
+STT_FUNC, STT_OBJECT = 2, 1
+
+
+class ElfError(OffloadError):
+    """A file that is not the kind of executable or image the reader expects."""
+
+
+@dataclass(frozen=True)
+class Section:
+    index: int
+    name: str
+    type: int
+    address: int
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Symbol:
+    name: str
+    value: int
+    size: int
+    type: int
+    bind: int
+    section_index: int
+
+
+@dataclass
+class ElfFile:
+    """An ELF64 little-endian file: sections by name, symbols (.symtab and .dynsym)."""
+
+    name: str
+    data: bytes
+    machine: int
+    sections: list[Section]
+    symbols: list[Symbol]
+    dynamic_symbols: list[Symbol]
+
+    def section(self, name: str) -> Section | None:
+        return next((s for s in self.sections if s.name == name), None)
+
+    def section_data(self, section: Section) -> bytes:
+        if section.type == SHT_NOBITS:
+            return bytes(section.size)
+        return self.data[section.offset:section.offset + section.size]
+
+    def symbol(self, name: str) -> Symbol | None:
+        return next((s for s in self.symbols if s.name == name), None)
+
+    def read_c_string(self, address: int) -> str | None:
+        for s in self.sections:
+            if s.address and s.type != SHT_NOBITS and s.address <= address < s.address + s.size:
+                start = s.offset + address - s.address
+                end = self.data.find(b"\0", start, s.offset + s.size)
+                if end < 0:
+                    return None
+                return self.data[start:end].decode("utf-8", errors="replace")
+        return None
+
+    def relative_relocations(self) -> dict[int, int]:
+        """address -> addend of R_X86_64_RELATIVE relocations (pointer values of a PIE)."""
+        found = {}
+        for s in self.sections:
+            if s.type != SHT_RELA:
+                continue
+            raw = self.section_data(s)
+            for offset, info, addend in struct.iter_unpack("<QQq", raw[: len(raw) // 24 * 24]):
+                if info & 0xFFFFFFFF == R_X86_64_RELATIVE:
+                    found[offset] = addend
+        return found
+
+
+def read_elf(data: bytes, name: str) -> ElfFile:
+    if data[:4] != ELF_MAGIC:
+        raise ElfError(f"'{name}' is not an ELF file")
+    if data[4] != 2 or data[5] != 1:
+        raise ElfError(f"'{name}' is not a 64-bit little-endian ELF file")
+    try:
+        machine, = struct.unpack_from("<H", data, 0x12)
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+        headers = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    except struct.error:
+        raise ElfError(f"'{name}': truncated ELF section header table") from None
+    if shstrndx >= len(headers):
+        raise ElfError(f"'{name}': bad section name table index")
+    names_offset = headers[shstrndx][4]
+
+    def c_string(offset: int) -> str:
+        end = data.find(b"\0", offset)
+        return data[offset:end if end >= 0 else len(data)].decode("utf-8", errors="replace")
+
+    sections = [
+        Section(i, c_string(names_offset + h[0]), h[1], h[3], h[4], h[5]) for i, h in enumerate(headers)
+    ]
+    elf = ElfFile(name, data, machine, sections, [], [])
+    for i, h in enumerate(headers):
+        if h[1] not in (SHT_SYMTAB, SHT_DYNSYM) or h[6] >= len(headers):
+            continue
+        strings_offset = headers[h[6]][4]
+        table = elf.section_data(sections[i])
+        symbols = []
+        for st_name, st_info, _other, st_shndx, st_value, st_size in struct.iter_unpack(
+            "<IBBHQQ", table[: len(table) // 24 * 24]
+        ):
+            symbols.append(Symbol(c_string(strings_offset + st_name), st_value, st_size, st_info & 0xF,
+                                  st_info >> 4, st_shndx))
+        (elf.symbols if h[1] == SHT_SYMTAB else elf.dynamic_symbols).extend(symbols)
+    return elf
