@@ -5,8 +5,12 @@ import importlib
 import subprocess
 import sys
 
+import pytest
+
 from conftest import run_cli
 from offload.cli import COMMANDS
+
+pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make
 
 
 def test_every_table_entry_names_a_module_exporting_that_command():

@@ -9,6 +9,8 @@ from conftest import REPO
 from offload.errors import Location, OffloadError
 from offload.fsutil import atomic_write
 
+pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make
+
 
 def test_error_renders_one_line_with_location():
     e = OffloadError("bad thing\nwith detail", Location("a.mlir", 3, 7))

@@ -11,6 +11,8 @@ import pytest
 
 from fakert import fatbinary_wrapper_dir
 
+pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make
+
 
 @pytest.fixture
 def recording_fatbinary(tmp_path) -> tuple[Path, Path]:

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from offload.formats.offloadbinary import OffloadBinaryError, OffloadImage, read_binary, write_binary, write_binary_v2
 
+pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make
+
 SEED_IMAGES = [
     OffloadImage(2, 2, 0, {"arch": "sm_80", "triple": "nvptx64-nvidia-cuda", "feature": "+ptx80"}, b"BC\xc0\xde" * 30),
     OffloadImage(3, 4, 0, {"arch": "gfx90a", "triple": "amdgcn-amd-amdhsa"}, bytes(range(200))),

@@ -20,11 +20,11 @@ import tempfile
 from dataclasses import dataclass, replace
 
 from offload.errors import OffloadError
+from offload.formats.vendors import CUDA, vendor_of_triple
 
 DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
 HOST_FORMATS = ("bc", "obj")
 HOST_TRIPLE = "x86_64-pc-linux-gnu"
-NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
 
 
 def _llvm():
@@ -60,7 +60,7 @@ def bitcode_to_ptx(bitcode: bytes, arch: str, features: str, opt_level: int = 3)
     """NVPTX bitcode image -> PTX text (llvmlite's NVPTX back end)."""
     llvm = _llvm()
     module = _parse(llvm, bitcode, arch)
-    machine = llvm.Target.from_triple(NVPTX_TRIPLE).create_target_machine(
+    machine = llvm.Target.from_triple(CUDA.triple).create_target_machine(
         cpu=arch, features=features, opt=opt_level)
     return machine.emit_assembly(module)
 
@@ -80,14 +80,24 @@ def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = 3) -> bytes:
             return f.read()
 
 
-def bitcode_to_amdgpu_object(bitcode: bytes, arch: str, opt_level: int = 3) -> bytes:
+def bitcode_to_cubin(bitcode: bytes, arch: str, opt_level: int, ptxas) -> tuple[bytes, str]:
+    """NVPTX bitcode image -> (relocatable cubin, its PTX); `ptxas()` finds ptxas."""
+    ptx = bitcode_to_ptx(bitcode, arch, ptx_feature(arch), opt_level)
+    return ptx_to_cubin(ptx, arch, ptxas(), opt_level), ptx
+
+
+def bitcode_to_amdgpu_object(bitcode: bytes, arch: str, opt_level: int = 3, ptxas=None) -> tuple[bytes, None]:
     """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
     device side's emitter (which knows that inline asm needs llc)."""
     from offload.build.device import emit_object, parse_offload_arch
 
     _parse(_llvm(), bitcode, arch)  # an unreadable image is a one-line error, not an LLVM abort
     (target,) = parse_offload_arch(arch)
-    return emit_object(bitcode, target, opt_level)
+    return emit_object(bitcode, target, opt_level), None
+
+
+# Each vendor record's codegen_hook, by name.
+CODEGEN_HOOKS = {hook.__name__: hook for hook in (bitcode_to_cubin, bitcode_to_amdgpu_object)}
 
 
 def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:
@@ -127,24 +137,25 @@ def convert_device_images(images: list, device_image: str, cuda_path: str | None
 
     if device_image == "bitcode":
         return list(images), {}
-    ptxas = None
+    found: list[str] = []
+
+    def ptxas() -> str:  # looked up once, and only when a CUDA image needs it
+        found[:] = found or [find_ptxas(cuda_path)]
+        return found[0]
+
     converted, ptx_by_arch = [], {}
     for image in images:
         if image.image_kind != ImageKind.BITCODE:
             converted.append(image)
             continue
         triple, arch = image.strings.get("triple", ""), image.strings.get("arch", "")
-        if triple.startswith("nvptx"):
-            ptxas = ptxas or find_ptxas(cuda_path)
-            ptx = bitcode_to_ptx(image.data, arch, ptx_feature(arch), opt_level)
-            converted.append(replace(image, image_kind=int(ImageKind.CUBIN),
-                                     data=ptx_to_cubin(ptx, arch, ptxas, opt_level)))
-            ptx_by_arch[arch] = ptx_by_arch.get(arch, "") + ptx
-        elif triple.startswith("amdgcn"):
-            converted.append(replace(image, image_kind=int(ImageKind.OBJECT),
-                                     data=bitcode_to_amdgpu_object(image.data, arch, opt_level)))
-        else:
+        vendor = vendor_of_triple(triple)
+        if vendor is None:
             raise OffloadError(f"no native image format for triple '{triple}'")
+        native, ptx = CODEGEN_HOOKS[vendor.codegen_hook](image.data, arch, opt_level, ptxas)
+        converted.append(replace(image, image_kind=int(ImageKind[vendor.native_image]), data=native))
+        if ptx is not None:
+            ptx_by_arch[arch] = ptx_by_arch.get(arch, "") + ptx
     return converted, (ptx_by_arch if device_image == "ptx" else {})
 
 

@@ -52,11 +52,11 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
     from offload import config as project
 
     from offload.target.doctor import find_cuda, find_rocm
-    from offload.target.link import RUNTIME_LINK
+    from offload.formats.vendors import vendor_for
 
     settings = project.resolve({}, None)
     kind = offload_kind or _offload_kind_of(settings["offload-arch"].value)
-    spec = RUNTIME_LINK[kind]
+    spec = vendor_for(kind)
     if kind == "cuda":
         toolkit = find_cuda(settings["cuda-path"].value)
         root = toolkit.root if toolkit else None
@@ -65,11 +65,11 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
     if root is None:
         raise OffloadError(f"no {'CUDA toolkit' if kind == 'cuda' else 'ROCm'} found: set "
                            f"{'cuda-path' if kind == 'cuda' else 'rocm-path'} in mlir-offload.toml")
-    library_dir = next((os.path.join(root, d) for d in spec["library_dirs"] if os.path.isdir(os.path.join(root, d))),
-                       os.path.join(root, spec["library_dirs"][0]))
-    toolkit_flag = f"{spec['path_flag']}={root}"
-    cflag_list = ["--offload-new-driver", "-fgpu-rdc", toolkit_flag, *spec["quiet"]]
-    ldflag_list = ["--offload-new-driver", toolkit_flag, f"-L{library_dir}", *spec["quiet"], f"-l{spec['library']}"]
+    library_dir = next((os.path.join(root, d) for d in spec.library_dirs if os.path.isdir(os.path.join(root, d))),
+                       os.path.join(root, spec.library_dirs[0]))
+    toolkit_flag = f"{spec.toolkit_path_flag}={root}"
+    cflag_list = ["--offload-new-driver", "-fgpu-rdc", toolkit_flag, *spec.quiet_flags]
+    ldflag_list = ["--offload-new-driver", toolkit_flag, f"-L{library_dir}", *spec.quiet_flags, f"-l{spec.link_library}"]
     words = (cflag_list if cflags else []) + (ldflag_list if ldflags else [])
     click.echo(" ".join(_shell_word(w) for w in words))
 

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 import click
 
 from offload.errors import OffloadError
+from offload.formats.vendors import VENDORS
 
-DEVICE_SECTION = {"cuda": ".nv_fatbin", "hip": ".hip_fatbin"}
-REGISTER_FATBIN = {"cuda": "__cudaRegisterFatBinary", "hip": "__hipRegisterFatBinary"}
+DEVICE_SECTION = {kind: vendor.device_section for kind, vendor in VENDORS.items()}
+REGISTER_FATBIN = {kind: vendor.register_function for kind, vendor in VENDORS.items()}
 
 
 @dataclass

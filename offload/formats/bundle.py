@@ -59,4 +59,7 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
 
 def _kind_name(image) -> str:
     triple = image.strings.get("triple", "")
-    return "hip" if triple.startswith("amdgcn") else "cuda" if triple.startswith("nvptx") else triple
+    from offload.formats.vendors import vendor_of_triple
+
+    vendor = vendor_of_triple(triple)
+    return vendor.offload_kind if vendor else triple

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
+from offload.formats.vendors import CUDA, HIP
 
-NVPTX_TRIPLE = "nvptx64-nvidia-cuda"
-AMDGPU_TRIPLE = "amdgcn-amd-amdhsa"
+NVPTX_TRIPLE, AMDGPU_TRIPLE = CUDA.triple, HIP.triple
 
 # Minimum PTX ISA version LLVM 22's NVPTX backend accepts for each SM (measured with llc-22 over the
 # processors `llc -mtriple=nvptx64 -mcpu=help` lists; mirrors llvm/lib/Target/NVPTX/NVPTX.td).

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 from offload.formats.elf import (ELF_MAGIC, STT_FUNC, STT_OBJECT, ElfError as ExecutableError, ElfFile, Section,
                                  read_elf)
+from offload.formats.vendors import CUDA, HIP
 
-CUDA_FATBIN_SECTION = ".nv_fatbin"
-HIP_FATBIN_SECTION = ".hip_fatbin"
+CUDA_FATBIN_SECTION, HIP_FATBIN_SECTION = CUDA.device_section, HIP.device_section
 CUDA_FATBIN_MAGIC = 0xBA55ED50
 FATBIN_ENTRY_ELF, FATBIN_ENTRY_PTX = 2, 1
 FATBIN_FLAG_COMPRESSED = 0x2000

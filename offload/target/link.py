@@ -13,13 +13,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
-
-# What each offload kind links (flags beside the toolkit path).
-RUNTIME_LINK = {
-    "cuda": {"library": "cudart", "library_dirs": ("lib64", "lib"), "path_flag": "--cuda-path",
-             "quiet": ("-Wno-unknown-cuda-version",)},
-    "hip": {"library": "amdhip64", "library_dirs": ("lib",), "path_flag": "--rocm-path", "quiet": ()},
-}
+from offload.formats.vendors import CUDA, VENDORS, vendor_of_triple
 
 
 @dataclass
@@ -121,7 +115,7 @@ def ptx_files_beside(bundle: str, images) -> list[str]:
     from offload.formats.offloadbinary import ImageKind
 
     archs = sorted({image.strings.get("arch", "") for image in images
-                    if image.image_kind == ImageKind.CUBIN and image.strings.get("triple", "").startswith("nvptx")})
+                    if image.image_kind == ImageKind.CUBIN and vendor_of_triple(image.strings.get("triple", "")) is CUDA})
     found = []
     for arch in archs:
         path = f"{bundle}.{arch}.ptx"
@@ -184,7 +178,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
         cuda_archs = sorted({t.split(":", 1)[1] for b in bundles for t in b.record.targets if t.startswith("cuda:")})
         ptx_images = check_ptx_files(list(ptx), cuda_archs, " ".join(b.path for b in bundles))
     for kind in kinds:
-        spec = RUNTIME_LINK.get(kind)
+        spec = VENDORS.get(kind)
         if spec is None:
             raise OffloadError(f"the bundle targets offload kind '{kind}', which link does not know")
         root = None
@@ -210,12 +204,12 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
             root = rocm.root
         if root:
             if not toolkit_on_path:
-                command.append(f"{spec['path_flag']}={root}")
-            for sub in spec["library_dirs"]:
+                command.append(f"{spec.toolkit_path_flag}={root}")
+            for sub in spec.library_dirs:
                 if os.path.isdir(os.path.join(root, sub)):
                     command.append(f"-L{os.path.join(root, sub)}")
                     break
-        command += [*spec["quiet"], f"-l{spec['library']}"]
+        command += [*spec.quiet_flags, f"-l{spec.link_library}"]
     command += ["-o", output]
     return LinkPlan(clang, command, path_prepend, env, ptx_images)
 

@@ -26,10 +26,10 @@ from importlib import resources
 
 from offload import __version__
 from offload.errors import OffloadError
+from offload.formats.vendors import VENDORS, vendor_for
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 
 MANIFEST_FORMAT = "mlir-offload-ship/1"
-DEVICE_SECTIONS = {"cuda": ".nv_fatbin", "hip": ".hip_fatbin"}
 
 # Placeholders for values the target decides; rendered as shell variables in build.sh.
 CLANG, CUDA_PATH, ROCM_PATH, OUTPUT = "\0CLANG\0", "\0CUDA_PATH\0", "\0ROCM_PATH\0", "\0OUTPUT\0"
@@ -110,7 +110,7 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
     images = []
     for image in offload_images:
         kind = kind_names.get(image.offload_kind)
-        if kind not in DEVICE_SECTIONS:
+        if kind not in VENDORS:
             raise OffloadError(f"{name}: image for {image.strings.get('arch')} has offload kind "
                                f"{image.offload_kind}, which clang {profile.clang_major} does not link")
         images.append({
@@ -127,14 +127,12 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
 # ---- the target's link line ----------------------------------------------------------------------
 
 def target_link_words(profile: Profile, offload_kind: str, bundle: str) -> list[str]:
-    """The clang command line `mlir-offload link` uses (offload/linking.py's RUNTIME_LINK), with the
+    """The clang command line `mlir-offload link` uses (the vendor record's library and flags), with the
     target's clang, toolkit path and output left as placeholders."""
-    from offload.target.link import RUNTIME_LINK
-
-    spec = RUNTIME_LINK[offload_kind]
+    vendor = vendor_for(offload_kind)
     root = CUDA_PATH if offload_kind == "cuda" else ROCM_PATH
-    return [CLANG, "--offload-new-driver", bundle, f"{spec['path_flag']}={root}",
-            f"-L{root}/{spec['library_dirs'][0]}", *spec["quiet"], f"-l{spec['library']}", "-o", OUTPUT]
+    return [CLANG, "--offload-new-driver", bundle, f"{vendor.toolkit_path_flag}={root}",
+            f"-L{root}/{vendor.library_dirs[0]}", *vendor.quiet_flags, f"-l{vendor.link_library}", "-o", OUTPUT]
 
 
 def _sh_word(word: str) -> str:
@@ -171,7 +169,7 @@ def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile,
     values = {
         "@TOOL@": f"mlir-offload {__version__}", "@APP@": app, "@BUNDLE@": bundle,
         "@PROFILE@": str(profile.clang_major), "@BITCODE_LLVM@": str(bitcode_llvm),
-        "@OFFLOAD_KIND@": kind, "@DEVICE_SECTION@": DEVICE_SECTIONS[kind],
+        "@OFFLOAD_KIND@": kind, "@DEVICE_SECTION@": vendor_for(kind).device_section,
         "@ENTRY_SECTION@": entry_section, "@ENTRY_SIZE@": str(profile.entries["struct_size"]),
         "@ENTRIES@": str(len(facts.entries)), "@FATBINARY_WRAPPER@": "1" if needs_fatbinary_wrapper else "",
         "@PTX_IMAGES@": shlex.quote("\n".join(f"{arch}={path}" for arch, path in sorted((ptx_files or {}).items()))),

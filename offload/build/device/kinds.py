@@ -11,6 +11,7 @@ from typing import Callable
 from offload.errors import OffloadError
 from offload.build.device.libraries import find_libdevice, find_rocm_device_libs
 from offload.formats.targets import Target
+from offload.formats.vendors import CUDA, HIP
 
 # Device-side lowering shared by both kinds, run inside every gpu.module before the GPU conversion.
 COMMON_LOWERING = ("convert-vector-to-scf", "convert-scf-to-cf", "expand-strided-metadata", "lower-affine")
@@ -58,7 +59,7 @@ def function_attributes(options) -> list[tuple[str, str]]:
 
 
 def _nvvm_conversion(target: Target) -> str:
-    return "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=false}"
+    return f"{CUDA.lowering}{{index-bitwidth=64 use-bare-ptr-memref-call-conv=false}}"
 
 
 def _nvvm_libraries(target: Target, options, needs_library: bool) -> LibraryPlan:
@@ -72,7 +73,7 @@ def _nvvm_libraries(target: Target, options, needs_library: bool) -> LibraryPlan
 
 
 def _rocdl_conversion(target: Target) -> str:
-    return (f"convert-gpu-to-rocdl{{chipset={target.arch} index-bitwidth=64 runtime=HIP "
+    return (f"{HIP.lowering}{{chipset={target.arch} index-bitwidth=64 runtime=HIP "
             "use-bare-ptr-memref-call-conv=false}")
 
 
@@ -105,7 +106,7 @@ def _rocdl_libraries(target: Target, options, needs_library: bool) -> LibraryPla
 
 
 NVVM = TargetKind(
-    name="cuda",
+    name=CUDA.offload_kind,
     gpu_conversion=_nvvm_conversion,
     library_prefixes=("__nv_",),
     # vprintf (gpu.printf) is resolved by ptxas/the CUDA runtime, not by a bitcode library.
@@ -114,7 +115,7 @@ NVVM = TargetKind(
 )
 
 ROCDL = TargetKind(
-    name="hip",
+    name=HIP.offload_kind,
     gpu_conversion=_rocdl_conversion,
     library_prefixes=("__ocml_", "__ockl_", "__oclc_"),
     provided_symbols=frozenset(),
@@ -123,4 +124,4 @@ ROCDL = TargetKind(
     module_prelude=lambda target: (f"convert-math-to-rocdl{{chipset={target.arch}}}",),
 )
 
-KINDS = {"cuda": NVVM, "hip": ROCDL}
+KINDS = {kind.name: kind for kind in (NVVM, ROCDL)}

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
+from offload.formats.vendors import VENDORS
 
 CHECK_FUNCTION = "__mlir_offload_check"
 EXIT_STATUS_ON_RUNTIME_ERROR = 1
@@ -46,10 +47,8 @@ def _api(prefix: str) -> dict:
     return {name: prefix + name for name in names}
 
 
-RUNTIMES = {
-    "cuda": Runtime(kind="cuda", library="cudart", api=_api("cuda")),
-    "hip": Runtime(kind="hip", library="amdhip64", api=_api("hip"), separate_kernel_handle=True),
-}
+RUNTIMES = {kind: Runtime(kind=kind, library=vendor.link_library, api=_api(vendor.api_prefix),
+                          separate_kernel_handle=vendor.separate_kernel_handle) for kind, vendor in VENDORS.items()}
 
 
 def runtime_for(offload_kind: str) -> Runtime:

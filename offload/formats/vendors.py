@@ -1,0 +1,56 @@
+"""One record per GPU vendor (CUDA, HIP), as MLIR's target attributes are one record each: everything
+the build side and the target side need to know about a vendor, and nothing else anywhere.
+
+Keyed by offload kind ("cuda" | "hip"), the name the profiles' kind values use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from offload.errors import OffloadError
+
+
+@dataclass(frozen=True)
+class Vendor:
+    offload_kind: str  # "cuda" | "hip": the key of the profiles' [offload_kind] and section tables
+    triple: str  # device target triple
+    lowering: str  # the MLIR pass lowering a gpu.module (offload/build/device/kinds.py adds its options)
+    api_prefix: str  # runtime API names: <prefix>Malloc, <prefix>LaunchKernel, ...
+    link_library: str  # what the executable links: -l<link_library>
+    library_dirs: tuple[str, ...]  # toolkit sub-folders holding it, in search order
+    toolkit_path_flag: str  # the clang flag naming the toolkit folder
+    quiet_flags: tuple[str, ...]  # clang flags silencing version warnings irrelevant to a link
+    device_section: str  # where the linker wrapper puts the device images in the executable
+    register_function: str  # what the wrapper's registration code calls with that section
+    native_image: str  # the native image kind (offload.formats.offloadbinary.ImageKind member name)
+    codegen_hook: str  # the offload/build/native.py function making that image from bitcode
+    separate_kernel_handle: bool  # HIP: a kernel's handle is a constant global pointing to the host stub
+
+
+CUDA = Vendor(
+    offload_kind="cuda", triple="nvptx64-nvidia-cuda", lowering="convert-gpu-to-nvvm", api_prefix="cuda",
+    link_library="cudart", library_dirs=("lib64", "lib"), toolkit_path_flag="--cuda-path",
+    quiet_flags=("-Wno-unknown-cuda-version",), device_section=".nv_fatbin",
+    register_function="__cudaRegisterFatBinary", native_image="CUBIN", codegen_hook="bitcode_to_cubin",
+    separate_kernel_handle=False)
+
+HIP = Vendor(
+    offload_kind="hip", triple="amdgcn-amd-amdhsa", lowering="convert-gpu-to-rocdl", api_prefix="hip",
+    link_library="amdhip64", library_dirs=("lib",), toolkit_path_flag="--rocm-path", quiet_flags=(),
+    device_section=".hip_fatbin", register_function="__hipRegisterFatBinary", native_image="OBJECT",
+    codegen_hook="bitcode_to_amdgpu_object", separate_kernel_handle=True)
+
+VENDORS = {vendor.offload_kind: vendor for vendor in (CUDA, HIP)}
+
+
+def vendor_for(offload_kind: str) -> Vendor:
+    try:
+        return VENDORS[offload_kind]
+    except KeyError:
+        raise OffloadError(f"unknown offload kind '{offload_kind}' (known: {', '.join(VENDORS)})") from None
+
+
+def vendor_of_triple(triple: str) -> Vendor | None:
+    """The vendor whose device triple `triple` is (its architecture part: nvptx64, amdgcn)."""
+    arch = triple.split("-", 1)[0]
+    return next((v for v in VENDORS.values() if v.triple.split("-", 1)[0] == arch), None)
