@@ -1,0 +1,41 @@
+"""One record per vendor (offload/formats/vendors.py): its facts are spelled nowhere else in the package,
+and the build side (host runtime shims, device lowering, native codegen) and the target side (link line,
+verify, ship) read them from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from offload.formats.vendors import CUDA, HIP, VENDORS, vendor_of_triple
+
+pytestmark = pytest.mark.fast
+
+PACKAGE = Path(__file__).resolve().parent.parent / "offload"
+
+
+def test_vendor_facts_are_written_once():
+    facts = {f'"{value}"' for vendor in VENDORS.values()
+             for value in (vendor.triple, vendor.lowering, vendor.link_library, vendor.device_section,
+                           vendor.register_function, vendor.codegen_hook)}
+    copies = sorted(f"{path.relative_to(PACKAGE)}: {fact}" for path in PACKAGE.rglob("*.py")
+                    if path.name != "vendors.py" for fact in facts if fact in path.read_text())
+    assert copies == []
+
+
+def test_both_sides_use_the_records():
+    from offload.build.device.kinds import KINDS
+    from offload.build.host.runtime import RUNTIMES
+    from offload.build.native import CODEGEN_HOOKS
+    from offload.formats.offloadbinary import ImageKind
+    from offload.target.ship import target_link_words
+
+    for kind, vendor in VENDORS.items():
+        assert RUNTIMES[kind].library == vendor.link_library
+        assert RUNTIMES[kind].api["LaunchKernel"] == f"{vendor.api_prefix}LaunchKernel"
+        assert vendor.codegen_hook in CODEGEN_HOOKS and ImageKind[vendor.native_image]
+        assert f"-l{vendor.link_library}" in target_link_words(None, kind, "b.o")
+    assert KINDS["cuda"].gpu_conversion(None).startswith(CUDA.lowering + "{")
+    assert vendor_of_triple("nvptx64-nvidia-cuda") is CUDA and vendor_of_triple("amdgcn-amd-amdhsa") is HIP
+    assert vendor_of_triple("x86_64-pc-linux-gnu") is None
