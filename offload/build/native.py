@@ -36,7 +36,7 @@ def _llvm():
 
 
 def find_ptxas(cuda_path: str | None = None) -> str:
-    from offload.target.doctor import find_cuda
+    from offload.target.toolchain import find_cuda
 
     cuda = find_cuda(cuda_path)
     path = (cuda.ptxas if cuda else None) or shutil.which("ptxas")

@@ -51,7 +51,7 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
         return
     from offload import config as project
 
-    from offload.target.doctor import find_cuda, find_rocm
+    from offload.target.toolchain import find_cuda, find_rocm
     from offload.formats.vendors import vendor_for
 
     settings = project.resolve({}, None)

@@ -18,10 +18,11 @@ def doctor(ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda
     Exits 1 when no clang here can link the bundle (or, without --bundle, when there is no usable clang)."""
     from offload.build.about import report_compiler
     from offload.target import doctor as doc
+    from offload.target import toolchain
 
-    found = doc.find_clangs(list(clangs))
-    cuda = doc.find_cuda(cuda_path)
-    rocm = doc.find_rocm(rocm_path)
+    found = toolchain.find_clangs(list(clangs))
+    cuda = toolchain.find_cuda(cuda_path)
+    rocm = toolchain.find_rocm(rocm_path)
     for line in doc.report_machine(found, cuda, rocm) + report_compiler():
         click.echo(line)
     if bundle is None:
@@ -36,7 +37,7 @@ def doctor(ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda
     click.echo(f"bundle {needs.name}: entry profile clang {needs.entry_profile}, producer LLVM "
                f"{needs.producer_llvm}, {', '.join(needs.offload_kinds)} {', '.join(needs.archs)}, "
                f"device images {needs.device_image}, host {needs.host_format}")
-    candidates = [c for c in (clangs and [doc.describe_clang(c) for c in clangs] or found) if c] or [None]
+    candidates = [c for c in (clangs and [toolchain.describe_clang(c) for c in clangs] or found) if c] or [None]
     usable = None
     for clang in candidates:
         findings = doc.bundle_findings(needs, clang, cuda, rocm, wrapper_shipped)

@@ -1,54 +1,14 @@
-"""What this machine has for linking bundles (clangs, linker wrapper, packager, CUDA, ROCm), and for
-one bundle whether it can be linked here, each problem with its fix."""
+"""What this machine has for linking bundles (clangs, linker wrapper, packager, CUDA, ROCm: found by
+offload/target/toolchain.py), and for one bundle whether it can be linked here, each problem with its fix."""
 
 from __future__ import annotations
 
-import glob
-import json
 import os
-import shutil
-import subprocess
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from offload.errors import OffloadError
+from offload.target.toolchain import Clang, CudaToolkit, Rocm
 from offload.formats.profiles import (NO_PROFILE, OTHER_ENTRIES, UNREADABLE_BITCODE, available_profiles, link_refusals,
                                       load_profile)
-
-ROCM_DEVICE_LIB_DIRS = ("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", "/usr/lib/amdgcn/bitcode")
-
-
-@dataclass(frozen=True)
-class Clang:
-    path: str
-    version: str  # "22.1.8"
-    major: int
-    linker_wrapper: str | None
-    packager: str | None
-    lld: str | None
-
-
-@dataclass(frozen=True)
-class CudaToolkit:
-    root: str
-    version: str  # "13.0.88", "" when unknown
-    ptxas: str | None
-    fatbinary: str | None
-    nvlink: str | None
-    libcudart: str | None
-
-    @property
-    def major(self) -> int | None:
-        head = self.version.split(".")[0]
-        return int(head) if head.isdigit() else None
-
-
-@dataclass(frozen=True)
-class Rocm:
-    root: str | None
-    device_libs: str | None
-    libamdhip64: str | None
-
 
 @dataclass(frozen=True)
 class Finding:
@@ -74,113 +34,10 @@ class BundleNeeds:
         return self.device_image == "bitcode" or self.host_format == "bc"
 
 
-def _run_version(argv: list[str]) -> str:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout + done.stderr
-
-
-def tool_version(path: str, product: str) -> str | None:
-    """'22.1.8' from `TOOL --version` ("... <product> version 22.1.8 ..."), None if it does not say so."""
-    words = _run_version([path, "--version"]).split()
-    for i, word in enumerate(words[:-1]):
-        if word == "version" and i > 0 and words[i - 1] == product:
-            return words[i + 1]
-    return None
-
-
-def clang_version(path: str) -> str | None:
-    """'22.1.8' from `clang --version` ("... clang version 22.1.8 (...)"), None if it is no clang."""
-    return tool_version(path, "clang")
-
-
-def describe_clang(path: str) -> Clang | None:
-    resolved = shutil.which(path)
-    if resolved is None:
-        return None
-    version = clang_version(resolved)
-    if version is None or not version.split(".")[0].isdigit():
-        return None
-    bindir = Path(os.path.realpath(resolved)).parent
-
-    def beside(*names: str) -> str | None:
-        for name in names:
-            if (bindir / name).is_file():
-                return str(bindir / name)
-        return None
-
-    return Clang(resolved, version, int(version.split(".")[0]),
-                 beside("clang-linker-wrapper"),
-                 beside("llvm-offload-binary", "clang-offload-packager"),
-                 beside("ld.lld", "lld"))
-
-
-def find_clangs(extra: list[str] = ()) -> list[Clang]:
-    """Every clang on PATH (clang, clang-NN) and in /usr/lib/llvm-*/bin, one per real binary."""
-    candidates = list(extra) + ["clang"]
-    for folder in os.environ.get("PATH", "").split(os.pathsep):
-        candidates += sorted(glob.glob(os.path.join(folder or ".", "clang-[0-9]*")))
-    candidates += sorted(glob.glob("/usr/lib/llvm-*/bin/clang"))
-    found: dict[str, Clang] = {}
-    for candidate in candidates:
-        base = os.path.basename(candidate)
-        if base.startswith("clang-") and not base[len("clang-"):].isdigit():
-            continue
-        resolved = shutil.which(candidate)
-        if resolved is None or os.path.realpath(resolved) in found:
-            continue
-        clang = describe_clang(resolved)
-        if clang is not None:
-            found[os.path.realpath(resolved)] = clang
-    return sorted(found.values(), key=lambda c: (-c.major, c.path))
-
-
-def find_cuda(cuda_path: str | None = None) -> CudaToolkit | None:
-    roots = [cuda_path] if cuda_path else [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"),
-                                           "/usr/local/cuda"]
-    ptxas_on_path = shutil.which("ptxas")
-    if not cuda_path and ptxas_on_path:
-        roots.append(str(Path(os.path.realpath(ptxas_on_path)).parent.parent))
-    for root in roots:
-        if not root or not Path(root, "bin").is_dir():
-            continue
-        bindir = Path(root, "bin")
-        tool = lambda n: str(bindir / n) if (bindir / n).is_file() else None  # noqa: E731
-        libs = sorted(glob.glob(os.path.join(root, "lib64", "libcudart.so*")) +
-                      glob.glob(os.path.join(root, "lib", "libcudart.so*")))
-        return CudaToolkit(str(root), _cuda_version(root, tool("ptxas")), tool("ptxas"),
-                           tool("fatbinary"), tool("nvlink"), libs[0] if libs else None)
-    return None
-
-
 def fatbinary_wrapper_needed(profile, cuda: CudaToolkit) -> bool:
     """Whether this clang's linker wrapper (its profile) calls `fatbinary --image=`, which the CUDA 13+
     fatbinary rejects, so that the link needs offload/data/scripts/fatbinary first on PATH."""
     return bool(profile.cuda.get("fatbinary_needs_image3_wrapper")) and (cuda.major or 0) >= 13
-
-
-def _cuda_version(root: str, ptxas: str | None) -> str:
-    try:
-        return json.loads(Path(root, "version.json").read_text())["cuda"]["version"]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    if ptxas:  # "Cuda compilation tools, release 13.0, V13.0.88"
-        for word in _run_version([ptxas, "--version"]).split():
-            if word.startswith("V") and word[1:2].isdigit():
-                return word[1:]
-    return ""
-
-
-def find_rocm(rocm_path: str | None = None) -> Rocm:
-    roots = [rocm_path] if rocm_path else [os.environ.get("ROCM_PATH"), "/opt/rocm"]
-    root = next((r for r in roots if r and Path(r).is_dir()), None)
-    lib_dirs = ([os.path.join(root, "amdgcn", "bitcode")] if root else []) + list(ROCM_DEVICE_LIB_DIRS)
-    device_libs = next((d for d in lib_dirs if glob.glob(os.path.join(d, "ocml*.bc"))), None)
-    hip_candidates = glob.glob(os.path.join(root, "lib", "libamdhip64.so*")) if root else []
-    hip_candidates += glob.glob("/usr/lib/x86_64-linux-gnu/libamdhip64.so*")
-    return Rocm(root, device_libs, sorted(hip_candidates)[0] if hip_candidates else None)
 
 
 # ---- can this machine link a bundle? -------------------------------------------------------------

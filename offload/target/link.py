@@ -30,23 +30,6 @@ class LinkPlan:
         return prefix + " ".join(shlex.quote(part) for part in self.command)
 
 
-def find_target_clang(explicit: str | None, profile_major: int):
-    """--clang PATH, else clang-N of the bundle's profile, else /usr/lib/llvm-N/bin/clang, else clang."""
-    from offload.target.doctor import describe_clang
-
-    if explicit:
-        clang = describe_clang(explicit)
-        if clang is None:
-            raise OffloadError(f"--clang {explicit}: not found or not a clang")
-        return clang
-    for candidate in (f"clang-{profile_major}", f"/usr/lib/llvm-{profile_major}/bin/clang", "clang"):
-        clang = describe_clang(candidate)
-        if clang is not None:
-            return clang
-    raise OffloadError(f"no clang found: install clang-{profile_major} and clang-tools-{profile_major}, "
-                       "or pass --clang PATH")
-
-
 def compatibility_problem(record, images, clang) -> str | None:
     """Why `clang` cannot link this bundle correctly (reason and fix), or None."""
     from offload.formats.offloadbinary import ImageKind
@@ -138,7 +121,8 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
     from importlib import resources
 
     from offload.formats.bundle import read_bundle_record
-    from offload.target.doctor import fatbinary_wrapper_needed, find_cuda, find_rocm
+    from offload.target.doctor import fatbinary_wrapper_needed
+    from offload.target.toolchain import find_cuda, find_rocm, find_target_clang
     from offload.fsutil import read_input
     from offload.formats.profiles import load_profile
 
@@ -304,5 +288,5 @@ def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = Non
                                f"linker wrapper did not run mlir-offload's fatbinary wrapper (removed {output})")
 
 
-__all__ = ["LinkBundle", "LinkPlan", "compatibility_problem", "find_bundles", "find_target_clang", "link_bundle",
+__all__ = ["LinkBundle", "LinkPlan", "compatibility_problem", "find_bundles", "link_bundle",
            "plan_link", "ptx_files_beside"]

@@ -27,6 +27,7 @@ from importlib import resources
 from offload import __version__
 from offload.errors import OffloadError
 from offload.formats.vendors import VENDORS, vendor_for
+from offload.target import toolchain
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 
 MANIFEST_FORMAT = "mlir-offload-ship/1"
@@ -178,6 +179,10 @@ def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile,
             f"{major} {','.join(refusals) or '-'} {'1' if clang.cuda.get('fatbinary_needs_image3_wrapper') else '-'} "
             f"{clang.cuda.get('fatbinary_lookup', 'path')}"
             for major, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm))),
+        # The variables that name a toolkit besides the script's own CUDA_PATH / ROCM_PATH.
+        "@CUDA_ROOTS@": toolchain.shell_search_words(toolchain.CUDA_ENVIRONMENT[1:], toolchain.STANDARD_CUDA_ROOTS),
+        "@ROCM_ROOTS@": toolchain.shell_search_words(toolchain.ROCM_ENVIRONMENT[1:],
+                                                     (*toolchain.STANDARD_ROCM_ROOTS, "/usr")),
         "@LINK@": link,
     }
     for key, value in values.items():

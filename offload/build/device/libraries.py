@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import glob
 import os
-import sysconfig
 import threading
 from pathlib import Path
 
 from offload.errors import OffloadError
+from offload.target.toolchain import cuda_roots, rocm_device_lib_dirs, rocm_roots
 
 LIBDEVICE_IN_TOOLKIT = Path("nvvm") / "libdevice" / "libdevice.10.bc"
-STANDARD_CUDA_ROOTS = ("/usr/local/cuda", "/opt/cuda", "/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit")
-CUDA_ENV = ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT")
 
 
 def find_libdevice(explicit: str | None) -> str:
-    """libdevice.10.bc: --libdevice, then $CUDA_HOME/$CUDA_PATH/$CUDA_ROOT, the standard toolkit
-    locations, then the nvidia-nvvm wheel. Not found: an error that lists where it looked."""
+    """libdevice.10.bc: --libdevice, then the CUDA toolkits in offload/target/toolchain.py's search order,
+    Debian's toolkit, then the nvidia-nvvm wheel. Not found: an error that lists where it looked."""
     looked: list[str] = []
     if explicit:
         path = Path(explicit)
@@ -30,8 +28,7 @@ def find_libdevice(explicit: str | None) -> str:
             raise OffloadError(f"--libdevice '{explicit}' is a folder without libdevice.10.bc: "
                                "name the file or the folder that holds it (CUDA: nvvm/libdevice)")
         raise OffloadError(f"--libdevice '{explicit}' does not exist (expected libdevice.10.bc or its folder)")
-    candidates = [Path(os.environ[v]) / LIBDEVICE_IN_TOOLKIT for v in CUDA_ENV if os.environ.get(v)]
-    candidates += [Path(root) / LIBDEVICE_IN_TOOLKIT for root in STANDARD_CUDA_ROOTS]
+    candidates = [Path(root) / LIBDEVICE_IN_TOOLKIT for root in cuda_roots()]
     candidates.append(Path("/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc"))  # Debian's toolkit
     candidates += _nvidia_wheel_libdevice()
     for path in candidates:
@@ -60,17 +57,13 @@ def _nvidia_wheel_libdevice() -> list[Path]:
 
 
 def find_rocm_device_libs(explicit: str | None) -> str:
-    """The folder holding ocml.bc/ockl.bc/oclc_*.bc: --rocm-device-lib-path, $ROCM_PATH, /opt/rocm,
-    then the distribution's multiarch folder (Debian's rocm-device-libs)."""
+    """The folder holding ocml.bc/ockl.bc/oclc_*.bc: --rocm-device-lib-path, else the ROCm roots in
+    offload/target/toolchain.py's search order, then the distribution's folders (Debian's rocm-device-libs)."""
     if explicit:
         if (Path(explicit) / "ocml.bc").is_file():
             return explicit
         raise OffloadError(f"--rocm-device-lib-path '{explicit}' has no ocml.bc")
-    roots = [os.environ["ROCM_PATH"]] if os.environ.get("ROCM_PATH") else []
-    roots += ["/opt/rocm"]
-    candidates = [str(Path(r) / sub) for r in roots for sub in ("amdgcn/bitcode", "lib/amdgcn/bitcode")]
-    multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
-    candidates += [f"/usr/lib/{multiarch}/amdgcn/bitcode", "/usr/lib/amdgcn/bitcode", "/usr/share/amdgcn/bitcode"]
+    candidates = rocm_device_lib_dirs(rocm_roots())
     for folder in candidates:
         if (Path(folder) / "ocml.bc").is_file():
             return folder

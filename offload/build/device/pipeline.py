@@ -529,7 +529,7 @@ def find_llc(llvm_major: int, candidates: tuple[str, ...] | None = None) -> str 
     """An llc of our LLVM major (an older one could not read our bitcode), by Debian name first."""
     import shutil
 
-    from offload.target.doctor import tool_version
+    from offload.target.toolchain import tool_version
 
     names = candidates or (f"llc-{llvm_major}", f"/usr/lib/llvm-{llvm_major}/bin/llc", "llc")
     for name in names:

@@ -1,0 +1,55 @@
+"""One toolchain search order (offload/target/toolchain.py): the CUDA toolkit doctor and link use, the
+libdevice the device step links, and the shipped build.sh's search follow the same list."""
+
+from __future__ import annotations
+
+import pytest
+
+from offload.build.device.libraries import find_libdevice
+from offload.target import toolchain
+from offload.target.ship import BundleFacts, render_build_sh, target_link_words
+from offload.formats.profiles import load_profile
+
+pytestmark = pytest.mark.fast
+
+
+@pytest.fixture
+def two_toolkits(tmp_path, monkeypatch):
+    roots = {}
+    for name in ("from_cuda_path", "from_cuda_home"):
+        root = tmp_path / name
+        (root / "bin").mkdir(parents=True)
+        (root / "nvvm" / "libdevice").mkdir(parents=True)
+        (root / "nvvm" / "libdevice" / "libdevice.10.bc").write_bytes(b"BC\xc0\xde")
+        roots[name] = root
+    for variable in toolchain.CUDA_ENVIRONMENT:
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("CUDA_HOME", str(roots["from_cuda_home"]))
+    monkeypatch.setenv("CUDA_PATH", str(roots["from_cuda_path"]))
+    return roots, monkeypatch
+
+
+def test_cuda_toolkit_and_libdevice_follow_one_order(two_toolkits):
+    roots, monkeypatch = two_toolkits
+    first = roots["from_cuda_path"]
+    assert toolchain.find_cuda().root == str(first)
+    assert find_libdevice(None) == str(first / "nvvm" / "libdevice" / "libdevice.10.bc")
+    monkeypatch.delenv("CUDA_PATH")
+    second = roots["from_cuda_home"]
+    assert toolchain.find_cuda().root == str(second)
+    assert find_libdevice(None) == str(second / "nvvm" / "libdevice" / "libdevice.10.bc")
+    # An explicit toolkit is the only candidate.
+    assert toolchain.cuda_roots(str(first)) == [str(first)]
+    assert toolchain.find_cuda(str(first)).root == str(first)
+
+
+def test_shipped_build_sh_searches_in_the_same_order():
+    facts = BundleFacts("obj", None, 22, ["k"], [{"offload_kind": "cuda", "triple": "nvptx64-nvidia-cuda",
+                                                 "arch": "sm_80", "image_kind": "cubin", "producer": None}])
+    profile = load_profile(22)
+    script = render_build_sh("app", "app.offload.o", facts, profile, target_link_words(profile, "cuda", "b.o"), False)
+    (line,) = [line for line in script.splitlines() if line.strip().startswith("for dir in") and "cuda" in line]
+    words = line.split()[3:-1]
+    expected = [f'"${{{v}:-}}"' for v in toolchain.CUDA_ENVIRONMENT[1:]] + list(toolchain.STANDARD_CUDA_ROOTS)
+    assert [w.rstrip(";") for w in words] == expected
+    assert toolchain.CUDA_ENVIRONMENT[0] == "CUDA_PATH"  # build.sh's own variable, checked first

@@ -1,0 +1,59 @@
+"""A plain (non-editable) install: the wheel of this repository, installed into a fresh venv that sees the
+MLIR bindings and llvmlite of this Python, compiles a program, links it and prints the make fragment's
+path: the package data (profiles, ship templates, mlir-offload.mk) travels inside the wheel."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import require_tool
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_wheel_in_a_fresh_venv_compiles_links_and_finds_its_data(tmp_path):
+    try:
+        import wheel  # noqa: F401  (setuptools builds wheels with it; scripts/setup installs it)
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("the wheel package is missing (scripts/setup installs it)")
+        pytest.skip("the wheel package is missing")
+    source = tmp_path / "source"  # a copy: building in place would leave build/ in the repository
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "build", "dist",
+                                                                "*.egg-info", ".pytest_cache", ".hypothesis"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                            "--no-index", "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    (wheel_file,) = (tmp_path / "dist").glob("mlir_offload-*.whl")
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    installed = subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                                str(wheel_file)], capture_output=True, text=True, env=env)
+    assert installed.returncode == 0, installed.stderr
+    where = subprocess.run([venv / "bin" / "python", "-c", "import offload; print(offload.__file__)"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert where.stdout.startswith(str(venv)), where.stdout + where.stderr  # the wheel, not the checkout
+
+    tool = str(venv / "bin" / "mlir-offload")
+    mk = subprocess.run([tool, "config", "--mk"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert mk.returncode == 0, mk.stderr
+    assert mk.stdout.strip().startswith(str(venv)) and Path(mk.stdout.strip()).is_file()
+
+    compiled = subprocess.run([tool, "compile", str(REPO / "examples" / "saxpy.mlir"), "--offload-arch", "sm_80",
+                               "-o", "saxpy.offload.bc"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert compiled.returncode == 0, compiled.stderr
+    require_tool("clang-22", 22)
+    require_tool("ptxas")
+    linked = subprocess.run([tool, "link", "saxpy.offload.bc", "-o", "saxpy"], capture_output=True, text=True,
+                            env=env, cwd=tmp_path)
+    assert linked.returncode == 0, linked.stderr
+    verified = subprocess.run([tool, "verify", "saxpy"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert verified.returncode == 0 and "1 entries: saxpy" in verified.stdout, verified.stdout + verified.stderr
