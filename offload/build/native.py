@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass, replace
 
 from offload.errors import OffloadError
-from offload.formats.vendors import CUDA, vendor_of_triple
+from offload.formats.vendors import vendor_for, vendor_of_triple
 
 DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
 HOST_FORMATS = ("bc", "obj")
@@ -46,25 +46,6 @@ def find_ptxas(cuda_path: str | None = None) -> str:
     return path
 
 
-def ptx_feature(arch: str) -> str:
-    """The PTX ISA feature (+ptxNN) the device side uses for `arch` (its arch table is the authority)."""
-    from offload.build.device import parse_offload_arch
-
-    (target,) = parse_offload_arch(arch)
-    return target.features
-
-
-# ---- stages --------------------------------------------------------------------------------------
-
-def bitcode_to_ptx(bitcode: bytes, arch: str, features: str, opt_level: int = 3) -> str:
-    """NVPTX bitcode image -> PTX text (llvmlite's NVPTX back end)."""
-    llvm = _llvm()
-    module = _parse(llvm, bitcode, arch)
-    machine = llvm.Target.from_triple(CUDA.triple).create_target_machine(
-        cpu=arch, features=features, opt=opt_level)
-    return machine.emit_assembly(module)
-
-
 def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = 3) -> bytes:
     """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it)."""
     with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:
@@ -80,24 +61,54 @@ def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = 3) -> bytes:
             return f.read()
 
 
-def bitcode_to_cubin(bitcode: bytes, arch: str, opt_level: int, ptxas) -> tuple[bytes, str]:
-    """NVPTX bitcode image -> (relocatable cubin, its PTX); `ptxas()` finds ptxas."""
-    ptx = bitcode_to_ptx(bitcode, arch, ptx_feature(arch), opt_level)
-    return ptx_to_cubin(ptx, arch, ptxas(), opt_level), ptx
+def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[bytes, str]:
+    """NVPTX bitcode image -> (relocatable cubin, its PTX); `ptxas()` finds ptxas. The PTX comes from the
+    device side's one NVPTX code generator (offload.build.device.emit_assembly)."""
+    from offload.build.device import emit_assembly
+
+    ptx = emit_assembly(bitcode, target, opt_level)
+    return ptx_to_cubin(ptx, target.arch, ptxas(), opt_level), ptx
 
 
-def bitcode_to_amdgpu_object(bitcode: bytes, arch: str, opt_level: int = 3, ptxas=None) -> tuple[bytes, None]:
+def bitcode_to_amdgpu_object(bitcode: bytes, target, opt_level: int = 3, ptxas=None) -> tuple[bytes, None]:
     """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
     device side's emitter (which knows that inline asm needs llc)."""
-    from offload.build.device import emit_object, parse_offload_arch
+    from offload.build.device import emit_object
 
-    _parse(_llvm(), bitcode, arch)  # an unreadable image is a one-line error, not an LLVM abort
-    (target,) = parse_offload_arch(arch)
     return emit_object(bitcode, target, opt_level), None
 
 
 # Each vendor record's codegen_hook, by name.
 CODEGEN_HOOKS = {hook.__name__: hook for hook in (bitcode_to_cubin, bitcode_to_amdgpu_object)}
+
+
+@dataclass(frozen=True)
+class NativeCode:
+    """A device image's native code: the image kind it is packaged as, its bytes, and for CUDA the PTX
+    it was assembled from (shipped beside the bundle with --device-image=ptx)."""
+
+    image_kind: int  # offload.formats.offloadbinary.ImageKind value
+    data: bytes
+    ptx: str | None
+
+
+def native_code(bitcode: bytes, target, opt_level: int, ptxas) -> NativeCode:
+    """The vendor's codegen hook (offload/formats/vendors.py) on one image's bitcode."""
+    from offload.formats.offloadbinary import ImageKind
+
+    vendor = vendor_for(target.offload_kind)
+    data, ptx = CODEGEN_HOOKS[vendor.codegen_hook](bitcode, target, opt_level, ptxas)
+    return NativeCode(int(ImageKind[vendor.native_image]), data, ptx)
+
+
+def ptxas_finder(cuda_path: str | None = None):
+    """A function returning ptxas, looked up once and only when a CUDA image needs it."""
+    found: list[str] = []
+
+    def ptxas() -> str:
+        found[:] = found or [find_ptxas(cuda_path)]
+        return found[0]
+    return ptxas
 
 
 def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:
@@ -129,33 +140,30 @@ def _parse(llvm, bitcode: bytes, what: str):
 
 def convert_device_images(images: list, device_image: str, cuda_path: str | None = None,
                           opt_level: int = 3) -> tuple[list, dict[str, str]]:
-    """OffloadImages with bitcode -> native images for `device_image` in (cubin, ptx).
+    """OffloadImages with bitcode -> native images for `device_image` in (cubin, ptx), for images made
+    outside the compile stages (whose `codegen` stage works on DeviceImages).
 
-    Returns (new images, PTX texts by "<arch>" for NVPTX images): the caller ships the PTX beside the
-    bundle in "ptx" mode. "bitcode" returns the images unchanged."""
+    Returns (new images, PTX texts by "<arch>" for NVPTX images). "bitcode" returns the images unchanged."""
+    from offload.build.device import parse_offload_arch
     from offload.formats.offloadbinary import ImageKind
 
     if device_image == "bitcode":
         return list(images), {}
-    found: list[str] = []
-
-    def ptxas() -> str:  # looked up once, and only when a CUDA image needs it
-        found[:] = found or [find_ptxas(cuda_path)]
-        return found[0]
-
+    ptxas = ptxas_finder(cuda_path)
     converted, ptx_by_arch = [], {}
     for image in images:
         if image.image_kind != ImageKind.BITCODE:
             converted.append(image)
             continue
         triple, arch = image.strings.get("triple", ""), image.strings.get("arch", "")
-        vendor = vendor_of_triple(triple)
-        if vendor is None:
+        if vendor_of_triple(triple) is None:
             raise OffloadError(f"no native image format for triple '{triple}'")
-        native, ptx = CODEGEN_HOOKS[vendor.codegen_hook](image.data, arch, opt_level, ptxas)
-        converted.append(replace(image, image_kind=int(ImageKind[vendor.native_image]), data=native))
-        if ptx is not None:
-            ptx_by_arch[arch] = ptx_by_arch.get(arch, "") + ptx
+        (target,) = parse_offload_arch(arch)
+        _parse(_llvm(), image.data, arch)  # an unreadable image is a one-line error, not an LLVM abort
+        native = native_code(image.data, target, opt_level, ptxas)
+        converted.append(replace(image, image_kind=native.image_kind, data=native.data))
+        if native.ptx is not None:
+            ptx_by_arch[arch] = ptx_by_arch.get(arch, "") + native.ptx
     return converted, (ptx_by_arch if device_image == "ptx" else {})
 
 

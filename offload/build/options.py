@@ -12,7 +12,7 @@ offload/data/scripts/fatbinary): newer GPUs JIT-compile that PTX.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import click
 
@@ -90,7 +90,6 @@ class BuildSettings:
     host_format: str | None
     dependency_file: str | None  # None: no -MD
     config_file: str | None  # the mlir-offload.toml in effect
-    ptx: dict[str, str] = field(default_factory=dict)  # arch -> PTX, filled by the compile
 
 
 def build_settings(input_path: str, output: str, target_clang, textual: bool, kwargs: dict) -> BuildSettings:
@@ -119,11 +118,12 @@ def ptx_path(output: str, arch: str) -> str:
     return f"{output}.{arch}.ptx"
 
 
-def write_side_outputs(settings: BuildSettings, input_path: str, output: str, options) -> None:
-    """After the bundle is written: the PTX files beside it, then the dependency file (each atomic)."""
+def write_side_outputs(settings: BuildSettings, input_path: str, output: str, options,
+                       ptx: dict[str, str]) -> None:
+    """After the bundle is written: the PTX files (arch -> text) beside it, then the dependency file (each atomic)."""
     from offload.fsutil import atomic_write
 
-    for arch, text in sorted(settings.ptx.items()):
+    for arch, text in sorted(ptx.items()):
         atomic_write(ptx_path(output, arch), text.encode("utf-8"))
     if settings.dependency_file:
         prerequisites = [input_path, *options.link_bitcode]

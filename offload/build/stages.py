@@ -3,7 +3,9 @@
 Named stages, each from one representation to the next:
   load       .mlir -> Program                                   (offload.build.frontend)
   device     Program -> DeviceImage per gpu.module x target     (offload.build.device)
-  package    DeviceImages -> OffloadBinary bytes                 (offload.formats.offloadbinary; cubin/objects for old clangs)
+  codegen    DeviceImages -> + native code (cubin + PTX, AMDGPU object) where the plan packages it
+             (the vendor's codegen hook, offload.build.native)
+  package    DeviceImages -> OffloadImages                       (offload.formats.offloadbinary)
   lower      Program -> host LLVM IR, launches as stub calls      (offload.build.host.lower)
   annotate   host IR + stubs, runtime shims, entries, embedded object, bundle record (llvmlite)
   emit       bitcode, textual IR, or an ELF object for a clang older than our LLVM
@@ -64,10 +66,15 @@ def plan_bundle(targets, target_clang: int | str | None, device_image: str | Non
     return BundlePlan(profile, kinds[0], producer, host, device)
 
 
+@dataclass(frozen=True)
+class CompiledBundle:
+    data: bytes  # the bundle: bitcode, textual IR, or ELF object
+    ptx: dict[str, str]  # arch -> the PTX its cubin was assembled from (device_image "ptx"), else {}
+
+
 def compile_bundle(path: str, targets, options, target_clang=None, emit: str = "bc", device_image: str | None = None,
-                   host_format: str | None = None, ptx_out: dict | None = None) -> bytes:
-    """The whole compile: returns the bytes of the bundle (bitcode, textual IR, or ELF object).
-    With device_image "ptx", the PTX of each NVPTX image is put in ptx_out (arch -> text)."""
+                   host_format: str | None = None) -> CompiledBundle:
+    """The whole compile: the bundle's bytes and, with device_image "ptx", the PTX of each NVPTX image."""
     from offload.build.frontend import load_program
     from offload.build.device import compile_device, symbol_name
 
@@ -76,12 +83,26 @@ def compile_bundle(path: str, targets, options, target_clang=None, emit: str = "
         raise OffloadError(f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
                            "cannot read; bundles for it are ELF objects: drop -S")
     program = load_program(path)
-    images = compile_device(program, targets, options)
+    images = codegen(compile_device(program, targets, options), plan, options)
     record = make_record(plan, images)
-    offload_images = package(images, plan, record, options, ptx_out)
+    offload_images = package(images, plan, record)
     lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename))
     host = annotate(lowered, images, offload_images, plan, record)
-    return emit_bundle(host, plan, emit)
+    ptx = {i.target.arch: i.native.ptx for i in images if plan.device_image == "ptx" and i.native and i.native.ptx}
+    return CompiledBundle(emit_bundle(host, plan, emit), ptx)
+
+
+def codegen(images, plan: BundlePlan, options) -> list:
+    """The serialization's last hook: each DeviceImage's native code, when the plan packages native images."""
+    from dataclasses import replace
+
+    from offload.build.native import native_code, ptxas_finder
+
+    if plan.device_image == "bitcode":
+        return list(images)
+    ptxas = ptxas_finder()
+    return [replace(image, native=native_code(image.bitcode, image.target, options.opt_level, ptxas))
+            for image in images]
 
 
 def make_record(plan: BundlePlan, images):
@@ -91,22 +112,19 @@ def make_record(plan: BundlePlan, images):
                         tuple(f"{i.target.offload_kind}:{i.target.arch}" for i in images))
 
 
-def package(images, plan: BundlePlan, record, options, ptx_out: dict | None = None) -> list:
-    """DeviceImages -> OffloadImages (offload kind value from the profile, the record in the strings)."""
+def package(images, plan: BundlePlan, record) -> list:
+    """DeviceImages -> OffloadImages (offload kind value from the profile, the record in the strings; the
+    native code where codegen made it, else the bitcode)."""
     from offload.formats.offloadbinary import ImageKind, OffloadImage
-    from offload.build.native import convert_device_images
 
     offload_images = []
     for image in images:
         strings = {"triple": image.target.triple, "arch": image.target.arch, **record.image_strings()}
         offload_images.append(OffloadImage(
-            image_kind=int(ImageKind.BITCODE),
+            image_kind=image.native.image_kind if image.native else int(ImageKind.BITCODE),
             offload_kind=plan.profile.offload_kind_value(image.target.offload_kind),
-            flags=0, strings=strings, data=image.bitcode))
-    converted, ptx = convert_device_images(offload_images, plan.device_image, opt_level=options.opt_level)
-    if ptx_out is not None:
-        ptx_out.update(ptx)
-    return converted
+            flags=0, strings=strings, data=image.native.data if image.native else image.bitcode))
+    return offload_images
 
 
 def lower(program, device_symbol):

@@ -37,10 +37,10 @@ def compile_command(input_path: str, output: str, textual: bool, target_clang: s
     targets, options = device_settings(**device_kwargs)
     check_output_name(output, target_clang, textual, build.host_format)
     check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
-    data = compile_bundle(input_path, targets, options, target_clang, emit="ll" if textual else "bc",
-                          device_image=build.device_image, host_format=build.host_format, ptx_out=build.ptx)
-    atomic_write(output, data)
-    write_side_outputs(build, input_path, output, options)
+    compiled = compile_bundle(input_path, targets, options, target_clang, emit="ll" if textual else "bc",
+                              device_image=build.device_image, host_format=build.host_format)
+    atomic_write(output, compiled.data)
+    write_side_outputs(build, input_path, output, options, compiled.ptx)
 
 
 def check_output_place(output: str, build, inputs: list) -> None:

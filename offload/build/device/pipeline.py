@@ -41,6 +41,7 @@ class DeviceImage:
     bitcode: bytes
     kernels: list[str]
     globals: list[str]
+    native: object = None  # offload.build.native.NativeCode, set by compile's codegen stage when packaged native
 
 
 @dataclass
@@ -507,11 +508,11 @@ def _reachable(root: str, graph: dict[str, set[str]]) -> set[str]:
     return seen
 
 
-def emit_assembly(bitcode: bytes, target: Target) -> str:
-    """PTX (or AMDGPU assembly) for an image: for inspection and tests."""
+def emit_assembly(bitcode: bytes, target: Target, opt_level: int = 3) -> str:
+    """PTX (or AMDGPU assembly) for an image: the one NVPTX code generator (cubins are assembled from it)."""
     import llvmlite.binding as llvm
 
-    return target_machine(target).emit_assembly(llvm.parse_bitcode(bitcode, fresh_context()))
+    return target_machine(target, opt_level).emit_assembly(llvm.parse_bitcode(bitcode, fresh_context()))
 
 
 def emit_object(bitcode: bytes, target: Target, opt_level: int = 3) -> bytes:
