@@ -107,7 +107,7 @@ def test_verify_flags_clang22_entries_linked_by_clang19(tmp_path, two_arch_app):
 
 @pytest.mark.parametrize("content, message", [
     (b"not an executable", "is not an ELF file"),
-    (b"\x7fELF\x02\x01" + bytes(10), "truncated ELF section header table"),
+    (b"\x7fELF\x02\x01" + bytes(10), "truncated ELF header"),
 ])
 def test_verify_rejects_non_executables_in_one_line(tmp_path, content, message):
     path = tmp_path / "bad"

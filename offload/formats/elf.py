@@ -55,8 +55,11 @@ class ElfFile:
         return next((s for s in self.sections if s.name == name), None)
 
     def section_data(self, section: Section) -> bytes:
+        """The section's bytes, which read_elf checked lie inside the file. A NOBITS section has none: the
+        sections read for their contents never are NOBITS, and its size is not bounded by the file."""
         if section.type == SHT_NOBITS:
-            return bytes(section.size)
+            raise ElfError(f"'{self.name}': section {section.name or section.index} has no contents in the file "
+                           f"(NOBITS, claiming {section.size} bytes)")
         return self.data[section.offset:section.offset + section.size]
 
     def symbol(self, name: str) -> Symbol | None:
@@ -85,40 +88,52 @@ class ElfFile:
         return found
 
 
+SECTION_HEADER = struct.Struct("<IIQQQQIIQQ")
+SYMBOL = struct.Struct("<IBBHQQ")
+
+
 def read_elf(data: bytes, name: str) -> ElfFile:
+    """Every size, offset and count is checked against the file before use: only ElfError escapes."""
+    data = bytes(data)
     if data[:4] != ELF_MAGIC:
         raise ElfError(f"'{name}' is not an ELF file")
-    if data[4] != 2 or data[5] != 1:
+    if data[4:6] != b"\x02\x01":
         raise ElfError(f"'{name}' is not a 64-bit little-endian ELF file")
-    try:
-        machine, = struct.unpack_from("<H", data, 0x12)
-        shoff, = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-        headers = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    except struct.error:
-        raise ElfError(f"'{name}': truncated ELF section header table") from None
-    if shstrndx >= len(headers):
+    if len(data) < 0x40:
+        raise ElfError(f"'{name}': truncated ELF header ({len(data)} bytes), so no ELF section header table")
+    machine, = struct.unpack_from("<H", data, 0x12)
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    if shnum and (shentsize < SECTION_HEADER.size or shoff > len(data) or shnum * shentsize > len(data) - shoff):
+        raise ElfError(f"'{name}': truncated ELF section header table ({shnum} headers of {shentsize} bytes "
+                       f"at offset {shoff}, file of {len(data)} bytes)")
+    headers = [SECTION_HEADER.unpack_from(data, shoff + i * shentsize) for i in range(shnum)]
+    for i, h in enumerate(headers):
+        size = h[5]
+        if h[1] != SHT_NOBITS and (h[4] > len(data) or size > len(data) - h[4]):
+            raise ElfError(f"'{name}': section {i} [{h[4]}, +{size}) runs past the end of the file "
+                           f"({len(data)} bytes)")
+    if shnum and shstrndx >= shnum:
         raise ElfError(f"'{name}': bad section name table index")
-    names_offset = headers[shstrndx][4]
 
-    def c_string(offset: int) -> str:
-        end = data.find(b"\0", offset)
-        return data[offset:end if end >= 0 else len(data)].decode("utf-8", errors="replace")
+    def c_string(table: int, offset: int) -> str:
+        """A NUL-terminated name inside section `table` (a bad index or offset reads as "")."""
+        if not 0 <= table < shnum or headers[table][1] == SHT_NOBITS:
+            return ""
+        start, size = headers[table][4], headers[table][5]
+        if offset >= size:
+            return ""
+        end = data.find(b"\0", start + offset, start + size)
+        return data[start + offset:end if end >= 0 else start + size].decode("utf-8", errors="replace")
 
-    sections = [
-        Section(i, c_string(names_offset + h[0]), h[1], h[3], h[4], h[5]) for i, h in enumerate(headers)
-    ]
+    sections = [Section(i, c_string(shstrndx, h[0]), h[1], h[3], h[4], h[5]) for i, h in enumerate(headers)]
     elf = ElfFile(name, data, machine, sections, [], [])
     for i, h in enumerate(headers):
-        if h[1] not in (SHT_SYMTAB, SHT_DYNSYM) or h[6] >= len(headers):
+        if h[1] not in (SHT_SYMTAB, SHT_DYNSYM):
             continue
-        strings_offset = headers[h[6]][4]
         table = elf.section_data(sections[i])
-        symbols = []
-        for st_name, st_info, _other, st_shndx, st_value, st_size in struct.iter_unpack(
-            "<IBBHQQ", table[: len(table) // 24 * 24]
-        ):
-            symbols.append(Symbol(c_string(strings_offset + st_name), st_value, st_size, st_info & 0xF,
-                                  st_info >> 4, st_shndx))
+        symbols = [Symbol(c_string(h[6], st_name), st_value, st_size, st_info & 0xF, st_info >> 4, st_shndx)
+                   for st_name, st_info, _other, st_shndx, st_value, st_size
+                   in SYMBOL.iter_unpack(table[: len(table) // SYMBOL.size * SYMBOL.size])]
         (elf.symbols if h[1] == SHT_SYMTAB else elf.dynamic_symbols).extend(symbols)
     return elf

@@ -66,22 +66,26 @@ def parse_cuda_fatbin(data: bytes) -> list[DeviceCodeObject]:
     compressed), ...; the payload follows the entry header."""
     images = []
     position = 0
-    while position + 16 <= len(data):
+    while position + 16 <= len(data):  # every fatbin and entry is checked to advance: bounded by len(data)
         magic, _version, header_size, fat_size = struct.unpack_from("<IHHQ", data, position)
         if magic != CUDA_FATBIN_MAGIC:
             if any(data[position:]):
                 raise ExecutableError(f"fatbin: bad magic 0x{magic:08x} at offset {position}")
             break
+        if header_size < 16:
+            raise ExecutableError(f"fatbin: header size {header_size} at offset {position} (at least 16)")
         entry = position + header_size
+        if fat_size > len(data) or entry > len(data) - fat_size:
+            raise ExecutableError(f"fatbin: entries of {fat_size} bytes at offset {position} run past the "
+                                  f"section's {len(data)} bytes")
         end = entry + fat_size
-        if end > len(data):
-            raise ExecutableError(f"fatbin: entries run past the section end (offset {position})")
         while entry + 0x30 <= end:
             kind, _ver, entry_header, payload = struct.unpack_from("<HHIQ", data, entry)
             sm, = struct.unpack_from("<I", data, entry + 0x1C)
             flags, = struct.unpack_from("<Q", data, entry + 0x28)
-            if entry_header == 0:
-                raise ExecutableError(f"fatbin: empty entry header at offset {entry}")
+            if entry_header < 0x30 or entry_header > end - entry or payload > end - entry - entry_header:
+                raise ExecutableError(f"fatbin: entry at offset {entry} (header {entry_header} bytes, payload "
+                                      f"{payload} bytes) does not fit its fatbin's {fat_size} bytes")
             body = data[entry + entry_header:entry + entry_header + payload]
             images.append(DeviceCodeObject(
                 arch=f"sm_{sm}" if kind == FATBIN_ENTRY_ELF else f"compute_{sm}",
@@ -101,11 +105,19 @@ def parse_offload_bundle(data: bytes) -> list[DeviceCodeObject]:
         return [DeviceCodeObject(arch="?", kind="code-object", compressed=True, data=data)]
     if data[:24] != CLANG_OFFLOAD_BUNDLE_MAGIC:
         raise ExecutableError("offload bundle: bad magic")
+    if len(data) < 32:
+        raise ExecutableError("offload bundle: truncated header")
     count, = struct.unpack_from("<Q", data, 24)
+    if count > (len(data) - 32) // 24:
+        raise ExecutableError(f"offload bundle: {count} entries cannot fit its {len(data)} bytes")
     images = []
     position = 32
     for _ in range(count):
+        if position + 24 > len(data):
+            raise ExecutableError(f"offload bundle: truncated entry at offset {position}")
         offset, size, id_size = struct.unpack_from("<QQQ", data, position)
+        if id_size > len(data) - position - 24 or offset > len(data) or size > len(data) - offset:
+            raise ExecutableError(f"offload bundle: entry at offset {position} runs past its {len(data)} bytes")
         bundle_id = data[position + 24:position + 24 + id_size].decode("utf-8", errors="replace")
         position += 24 + id_size
         # "hipv4-amdgcn-amd-amdhsa--gfx90a[:features]"; the host entry has an empty payload.
@@ -229,6 +241,8 @@ def read_executable(path: str) -> OffloadExecutable:
                 exe.device_sections[section_name] = parse(elf.section_data(section))
             except struct.error:
                 raise ExecutableError(f"{path}: section {section_name} is truncated") from None
+            except ExecutableError as e:
+                raise ExecutableError(f"{path}: section {section_name}: {e.message}") from None
     exe.entry_sections = read_entry_sections(elf)
     return exe
 
