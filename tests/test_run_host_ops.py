@@ -60,7 +60,7 @@ def check_run(result, api: str):
     for launch in launches:
         assert launch["grid"] == [4, 1, 1] and launch["block"] == [256, 1, 1] and launch["ret"] == 0
     assert [launch["shared_mem"] for launch in launches] == [0, 0, 1024, 0]
-    # The async chain runs on one stream; the synchronous iota on the stream gpu-async-region made for it.
+    # The async chain runs on one stream; the synchronous iota on a stream of its own.
     iota, scale, accumulate, fill = launches
     assert scale["stream"] == accumulate["stream"] != 0 and fill["stream"] not in (0, scale["stream"])
     x_alloc = [c for c in result.calls(f"{api}Malloc")]

@@ -72,9 +72,45 @@ def load_program(path: str) -> Program:
             module = run_mlir(lambda: ir.Module.parseFile(str(path), context), path)
         else:  # MLIR takes UTF-8 file names only: parse the bytes already read (locations name the input)
             module = run_mlir(lambda: ir.Module.parse(data, context), path)
+        written = {_symbol_name(op) for op in module.body.operations if op.operation.name == "gpu.module"}
         outline = passmanager.PassManager.parse("builtin.module(gpu-kernel-outlining)", context)
         run_mlir(lambda: outline.run(module.operation), path)
+        name_outlined_kernels_after_their_modules(module, written)
     return Program(path=str(path), context=context, module=module, diagnostics=diagnostics)
+
+
+def name_outlined_kernels_after_their_modules(module, written: set) -> None:
+    """gpu-kernel-outlining gives every kernel of a function the function's name (`main_kernel` in
+    gpu.modules `main_kernel`, `main_kernel_0`, ...); device images name kernels without their module,
+    so each outlined kernel takes its module's unique name, and its launches follow."""
+    import mlir.ir as ir
+
+    renamed: dict[str, tuple[str, str]] = {}  # gpu.module -> (old kernel name, new kernel name)
+    for op in module.body.operations:
+        if op.operation.name != "gpu.module" or _symbol_name(op) in written:
+            continue
+        module_name = _symbol_name(op)
+        for inner in op.regions[0].blocks[0].operations:
+            if inner.operation.name == "gpu.func" and _symbol_name(inner) != module_name:
+                renamed[module_name] = (_symbol_name(inner), module_name)
+                inner.attributes["sym_name"] = ir.StringAttr.get(module_name)
+    if not renamed:
+        return
+
+    def retarget(op):
+        if op.operation.name == "gpu.launch_func":
+            path = ir.SymbolRefAttr(op.attributes["kernel"]).value
+            if path[0] in renamed and path[-1] == renamed[path[0]][0]:
+                op.attributes["kernel"] = ir.SymbolRefAttr.get([path[0], renamed[path[0]][1]])
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(retarget)
+
+
+def _symbol_name(op) -> str:
+    import mlir.ir as ir
+
+    return ir.StringAttr(op.attributes["sym_name"]).value
 
 
 def run_mlir(action, path: str, what: str = ""):

@@ -3,7 +3,7 @@
 Stages (each a function from one IR to the next):
   detach_device_code  gpu.module -> empty gpu.binary placeholder (the device step compiles gpu.modules;
                       the placeholder keeps gpu.launch_func verifiable without re-checking kernel types)
-  lower_to_llvm       synchronous GPU ops become async ones on streams (gpu-async-region), then upstream
+  lower_to_llvm       synchronous GPU ops become async ones on streams (tokens.py), then upstream
                       gpu-to-llvm turns host GPU ops into mgpu* calls (implemented by runtime.py, never by
                       libmlir_cuda_runtime) and leaves gpu.launch_func with LLVM-typed operands
   launches_to_calls   gpu.launch_func -> call of the kernel's host stub (launch.py defines the stubs)
@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
 
-# Order follows upstream's gpu-lower-to-nvvm-pipeline host part; gpu-async-region first so that the
-# synchronous forms of gpu.alloc/memcpy/memset/dealloc (rejected by gpu-to-llvm) run on a stream.
-ASYNC_PIPELINE = "builtin.module(func.func(gpu-async-region))"
+# Order follows upstream's gpu-lower-to-nvvm-pipeline host part; tokens.py first puts the synchronous
+# forms of gpu.alloc/memcpy/memset/dealloc (rejected by gpu-to-llvm) on streams.
 HOST_PIPELINE = (
     "builtin.module("
     "convert-vector-to-scf,"
@@ -123,7 +122,10 @@ def detach_device_code(host, path: str, device_symbol=lambda module, kernel: ker
 
 def lower_to_llvm(host, path: str) -> None:
     reject_unranked_memref_arguments(host, path)
-    pm_run(ASYNC_PIPELINE, host, path, "making host GPU operations asynchronous")
+    from offload.build.host.tokens import join_and_fork, synchronous_ops_on_streams
+
+    synchronous_ops_on_streams(host)
+    join_and_fork(host)
     host_shared_allocs_synchronous(host)
     pm_run(HOST_PIPELINE, host, path, "lowering the host code")
     # Upstream lowers the async-token ops to streams; what is left of the gpu dialect must be launches.
@@ -167,7 +169,7 @@ def reject_unranked_memref_arguments(host, path: str) -> None:
 
 
 def host_shared_allocs_synchronous(host) -> None:
-    """gpu-async-region also puts `gpu.alloc host_shared` on a stream, which gpu-to-llvm rejects: such an
+    """`gpu.alloc async [%t] host_shared` is rejected by gpu-to-llvm: such an
     allocation (managed memory) needs no stream order, so it becomes synchronous again and its token
     is replaced by its dependency."""
     import mlir.ir as ir

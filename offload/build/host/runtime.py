@@ -9,7 +9,7 @@ flushed and no core file is left).
 Async model (upstream's): an async token is a stream. `gpu.wait async` creates a stream, an op with a
 dependency runs on its dependency's stream, a further dependency is an event recorded on that stream
 and waited for; `gpu.wait [tokens]` synchronizes and destroys the streams. Synchronous GPU ops are put on
-streams by gpu-async-region, with a wait before the next host operation that touches memory.
+streams by tokens.py, with a wait before the next host operation that may touch memory.
 Allocation and free are immediate (cudaMalloc/cudaFree; the frees wait for the device, so freeing after
 queued work is safe), copies and sets are queued on the stream.
 """

@@ -1,0 +1,107 @@
+"""Upstream-style host programs (tests/data/upstream_style, our own programs using the idioms of MLIR's GPU
+integration tests): compiled for sm_80, linked with clang 22 and run on the fake CUDA runtime, with the
+exact launches, streams, events and argument bytes asserted."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import REPO, require_tool, run_cli
+from fakert import arg_f32, arg_i32, arg_i64, arg_ptr, fake_cuda, ptr_value  # noqa: F401
+
+PROGRAMS = REPO / "tests" / "data" / "upstream_style"
+
+
+def build(tmp, name: str, *compile_flags, source=None):
+    """compile + link one program; returns the executable."""
+    require_tool("clang-22", 22)
+    bundle, app = tmp / f"{name}.offload.bc", tmp / name
+    done = run_cli("compile", str(source or PROGRAMS / f"{name}.mlir"), "--offload-arch", "sm_80", *compile_flags,
+                   "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("link", str(bundle), "-o", str(app))
+    assert done.returncode == 0, done.stderr
+    return app
+
+
+def memref_1d(args, first: int):
+    a = args[first:first + 5]
+    return arg_ptr(a[0]), arg_ptr(a[1]), arg_i64(a[2]), arg_i64(a[3]), arg_i64(a[4])
+
+
+def ordered_after(events, stream: int, event_stream: int, before: int) -> bool:
+    """Whether `stream` waits, before event index `before`, for an event recorded on `event_stream`."""
+    recorded = {e["event"] for e in events[:before] if e.get("api") == "cudaEventRecord" and e["stream"] == event_stream}
+    return any(e.get("api") == "cudaStreamWaitEvent" and e["stream"] == stream and e["event"] in recorded
+               for e in events[:before])
+
+
+def test_independent_chains_run_on_independent_unordered_streams(tmp_path, fake_cuda):
+    result = fake_cuda.run(build(tmp_path, "spin_pair"))
+    assert result.returncode == 0, result.stderr
+    waiter, signal = result.launches()
+    assert (waiter["kernel"], signal["kernel"]) == ("waiter", "signal")
+    assert waiter["stream"] != signal["stream"] and 0 not in (waiter["stream"], signal["stream"])
+    # Neither stream waits for the other, and the host does not synchronize between the launches.
+    events = result.events
+    at_signal = events.index(signal)
+    assert not ordered_after(events, signal["stream"], waiter["stream"], at_signal)
+    assert not ordered_after(events, waiter["stream"], signal["stream"], len(events))
+    between = events[events.index(waiter):at_signal]
+    assert [e["api"] for e in between if "Synchronize" in e["api"]] == []
+    flag, seen = (ptr_value(c["ptr"]) for c in result.calls("cudaMalloc"))
+    assert memref_1d(waiter["args"], 0) == (flag, flag, 0, 1, 1)
+    assert memref_1d(waiter["args"], 5) == (seen, seen, 0, 1, 1)
+    assert memref_1d(signal["args"], 0) == (flag, flag, 0, 1, 1) and arg_i32(signal["args"][5]) == 7
+    # The copy-out follows the waiter on its stream; each stream is synchronized and destroyed once.
+    copy_out = result.calls("cudaMemcpyAsync")[-1]
+    assert copy_out["stream"] == waiter["stream"]
+    destroyed = [c["stream"] for c in result.calls("cudaStreamDestroy")]
+    assert len(destroyed) == len(set(destroyed)) and {waiter["stream"], signal["stream"]} <= set(destroyed)
+
+
+def test_a_token_with_several_dependents_forks_streams_and_joins(tmp_path, fake_cuda):
+    result = fake_cuda.run(build(tmp_path, "fork_join"))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    left, right = result.launches()
+    copy_in, copy_out = result.calls("cudaMemcpyAsync")
+    events = result.events
+    # @left keeps the copy-in's stream; @right gets its own stream that waits for the copy-in only.
+    assert left["stream"] == copy_in["stream"] != right["stream"]
+    assert ordered_after(events, right["stream"], copy_in["stream"], events.index(right))
+    assert events.index(copy_in) < events.index(left)
+    # The join is a stream waiting for both; the host synchronizes it before the synchronous copy-out,
+    # which runs on a stream of its own.
+    at_copy_out = events.index(copy_out)
+    synchronized = [e["stream"] for e in events[events.index(right):at_copy_out] if e["api"] == "cudaStreamSynchronize"]
+    joins = [s for s in synchronized if all(ordered_after(events, s, launch["stream"], at_copy_out) for launch in (left, right))]
+    assert len(joins) == 1
+    assert copy_out["stream"] not in (left["stream"], right["stream"], joins[0])
+    data = ptr_value(result.calls("cudaMalloc")[0]["ptr"])
+    assert memref_1d(left["args"], 0) == (data, data, 0, 8, 1) and arg_f32(left["args"][5]) == 2.0
+    assert memref_1d(right["args"], 0) == (data, data, 0, 8, 1) and arg_f32(right["args"][5]) == 10.0
+    assert [c["block"] for c in (left, right)] == [[4, 1, 1], [4, 1, 1]]
+    # No stream or event is released twice (the fake fails a second destroy, and the run would exit 1).
+    destroyed = [c["stream"] for c in result.calls("cudaStreamDestroy")]
+    assert len(destroyed) == len(set(destroyed))
+    assert [ptr_value(c["ptr"]) for c in result.calls("cudaFree")] == [data]
+
+
+def test_kernels_outlined_from_gpu_launch_get_unique_names(tmp_path, fake_cuda):
+    app = build(tmp_path, "two_launches")
+    result = fake_cuda.run(app)
+    assert result.returncode == 0, result.stderr
+    assert sorted(result.kernels_registered()) == ["bump_kernel", "main_kernel", "main_kernel_0"]
+    launches = result.launches()
+    assert [(l["kernel"], l["grid"], l["block"]) for l in launches] == [
+        ("main_kernel", [1, 1, 1], [4, 1, 1]), ("main_kernel_0", [2, 1, 1], [2, 1, 1]),
+        ("bump_kernel", [1, 1, 1], [4, 1, 1])]
+    data = ptr_value(result.calls("cudaMalloc")[0]["ptr"])
+    first, second, bump = launches
+    assert memref_1d(first["args"], 0) == (data, data, 0, 4, 1) and len(first["args"]) == 5
+    # The second body captures %c2 before %data.
+    assert arg_i64(second["args"][0]) == 2 and memref_1d(second["args"], 1) == (data, data, 0, 4, 1)
+    assert memref_1d(bump["args"], 0) == (data, data, 0, 4, 1)
+    verified = run_cli("verify", str(app))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
