@@ -50,6 +50,16 @@ def _clang_major(value: Any) -> int:
     return value
 
 
+def _host_triple(value: Any) -> str:
+    from offload.errors import OffloadError
+    from offload.formats.hosts import host_triple, supported
+
+    try:
+        return host_triple(_str(value)).name
+    except OffloadError:
+        raise TypeError(f"a supported host triple ({supported()})") from None
+
+
 def _arch_list(value: Any) -> str:
     # "sm_80,gfx90a" or ["sm_80", "gfx90a"]; kept as the flag's comma-separated spelling.
     if isinstance(value, str) and value.strip():
@@ -96,6 +106,7 @@ KEYS: tuple[Key, ...] = (
     Key("rocm-device-lib-path", _str, None, "folder of ROCm device libraries (ocml, ockl, oclc)",
         is_path=True),
     Key("target-clang", _clang_major, 22, "major version of the clang that links the bundle (its profile)"),
+    Key("host-triple", _host_triple, None, "CPU of the machine the executable runs on (default: this machine's)"),
     Key("clang", _str, "clang", "the clang executable that links the bundle (ship, doctor, --ldflags)"),
     Key("cuda-path", _str, None, "CUDA toolkit of the link (default: found)", is_path=True),
     Key("rocm-path", _str, None, "ROCm install of the link (default: found)", is_path=True),

@@ -24,7 +24,6 @@ from offload.formats.vendors import vendor_for, vendor_of_triple
 
 DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
 HOST_FORMATS = ("bc", "obj")
-HOST_TRIPLE = "x86_64-pc-linux-gnu"
 
 
 def _llvm():
@@ -112,11 +111,13 @@ def ptxas_finder(cuda_path: str | None = None):
 
 
 def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:
-    """Host bundle bitcode -> x86-64 ELF object (PIC, as clang's default PIE link wants), keeping the
-    `.llvm.offloading` section the target's linker wrapper reads."""
+    """Host bundle bitcode -> ELF object for the module's own host triple (PIC, as clang's default PIE link
+    wants), keeping the `.llvm.offloading` section the target's linker wrapper reads."""
     llvm = _llvm()
     module = _parse(llvm, host_bitcode, "host")
-    machine = llvm.Target.from_triple(module.triple or HOST_TRIPLE).create_target_machine(
+    if not module.triple:
+        raise OffloadError("internal error: the host module has no target triple")
+    machine = llvm.Target.from_triple(module.triple).create_target_machine(
         opt=opt_level, reloc="pic")
     return machine.emit_object(module)
 

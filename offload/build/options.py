@@ -19,7 +19,7 @@ import click
 from offload.errors import OffloadError
 from offload.build.native import DEVICE_IMAGE_FORMATS, HOST_FORMATS
 
-OPTION_NAMES = ("portable", "device_image", "host_format", "dependency_file_wanted", "dependency_file")
+OPTION_NAMES = ("portable", "device_image", "host_format", "host_triple", "dependency_file_wanted", "dependency_file")
 
 
 def build_options(command):
@@ -33,7 +33,10 @@ def build_options(command):
                           "cubin (ptxas here), ptx (cubin + <out>.<arch>.ptx beside). HIP: cubin/ptx mean a "
                           "native AMDGPU code object."),
         click.option("--host-format", "host_format", type=click.Choice(HOST_FORMATS), default=None,
-                     help="Host part as LLVM bitcode (bc) or as an x86-64 ELF object (obj)."),
+                     help="Host part as LLVM bitcode (bc) or as an ELF object (obj)."),
+        click.option("--host-triple", "host_triple", default=None, metavar="TRIPLE",
+                     help="CPU of the machine the executable runs on: x86_64-linux-gnu or aarch64-linux-gnu "
+                          "(Grace Hopper); default: this machine's."),
         click.option("-MD", "dependency_file_wanted", is_flag=True, default=False,
                      help="Write a make-style dependency file (input, linked bitcode libraries, mlir-offload.toml)."),
         click.option("-MF", "dependency_file", default=None, type=click.Path(dir_okay=False), metavar="FILE",
@@ -88,6 +91,7 @@ class BuildSettings:
     target_clang: int | str | None
     device_image: str | None  # None: the profile decides
     host_format: str | None
+    host_triple: str  # offload.formats.hosts name
     dependency_file: str | None  # None: no -MD
     config_file: str | None  # the mlir-offload.toml in effect
 
@@ -110,7 +114,10 @@ def build_settings(input_path: str, output: str, target_clang, textual: bool, kw
     if own["dependency_file_wanted"]:
         dependency_file = own["dependency_file"] or os.path.splitext(output)[0] + ".d"
     found = find_config(input_path)
-    return BuildSettings(merged["target_clang"], device_image, host_format, dependency_file,
+    from offload.formats.hosts import resolve_host
+
+    host_triple = resolve_host(merged["host_triple"]).name  # an unsupported one fails before any work
+    return BuildSettings(merged["target_clang"], device_image, host_format, host_triple, dependency_file,
                          str(found) if found else None)
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
-from offload.build.native import HOST_TRIPLE
 
 EMIT_FORMATS = ("bc", "ll")
 
@@ -30,6 +29,7 @@ class BundlePlan:
     producer_llvm: str  # "22.1.0"
     host_format: str  # "bc" | "obj"
     device_image: str  # "bitcode" | "cubin" (portable.convert_device_images names)
+    host: object  # offload.formats.hosts.HostTriple: the CPU the executable runs on
 
 
 def producer_llvm_version() -> str:
@@ -50,20 +50,22 @@ def plan_host_format(target_clang, host_format: str | None = None) -> str:
 
 
 def plan_bundle(targets, target_clang: int | str | None, device_image: str | None = None,
-                host_format: str | None = None) -> BundlePlan:
+                host_format: str | None = None, host_triple: str | None = None) -> BundlePlan:
     """The profile, and whether the target clang can read our LLVM's bitcode (profile data decides the
     default formats; device_image/host_format are the user's --device-image/--host-format/--portable)."""
     from offload.build.options import choose_formats
+    from offload.formats.hosts import resolve_host
     from offload.formats.profiles import load_profile
 
+    host = resolve_host(host_triple)
     profile = load_profile(target_clang)
     kinds = sorted({t.offload_kind for t in targets})
     if len(kinds) != 1:
         raise OffloadError(f"--offload-arch mixes offload kinds ({', '.join(kinds)}): the host code calls one "
                            "runtime, compile one bundle per kind")
     producer = producer_llvm_version()
-    device, host = choose_formats(profile, producer, device_image, host_format)
-    return BundlePlan(profile, kinds[0], producer, host, device)
+    device, host_format = choose_formats(profile, producer, device_image, host_format)
+    return BundlePlan(profile, kinds[0], producer, host_format, device, host)
 
 
 @dataclass(frozen=True)
@@ -73,12 +75,13 @@ class CompiledBundle:
 
 
 def compile_bundle(path: str, targets, options, target_clang=None, emit: str = "bc", device_image: str | None = None,
-                   host_format: str | None = None) -> CompiledBundle:
-    """The whole compile: the bundle's bytes and, with device_image "ptx", the PTX of each NVPTX image."""
+                   host_format: str | None = None, host_triple: str | None = None) -> CompiledBundle:
+    """The whole compile: the bundle's bytes and, with device_image "ptx", the PTX of each NVPTX image.
+    host_triple: a --host-triple spelling, None for this machine's."""
     from offload.build.frontend import load_program
     from offload.build.device import compile_device, symbol_name
 
-    plan = plan_bundle(targets, target_clang, device_image, host_format)
+    plan = plan_bundle(targets, target_clang, device_image, host_format, host_triple)
     if emit == "ll" and plan.host_format != "bc":
         raise OffloadError(f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
                            "cannot read; bundles for it are ELF objects: drop -S")
@@ -109,7 +112,7 @@ def make_record(plan: BundlePlan, images):
     from offload.formats.bundle import BundleRecord
 
     return BundleRecord(plan.profile.clang_major, plan.producer_llvm, plan.host_format,
-                        tuple(f"{i.target.offload_kind}:{i.target.arch}" for i in images))
+                        tuple(f"{i.target.offload_kind}:{i.target.arch}" for i in images), plan.host.name)
 
 
 def package(images, plan: BundlePlan, record) -> list:
@@ -144,11 +147,12 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
 
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
-    machine = llvm.Target.from_triple(HOST_TRIPLE).create_target_machine(reloc="pic")
+    triple = plan.host.llvm_triple
+    machine = llvm.Target.from_triple(triple).create_target_machine(reloc="pic")
     annotations = ir.Module("mlir_offload.annotations")
-    annotations.triple = HOST_TRIPLE
+    annotations.triple = triple
     annotations.data_layout = str(machine.target_data)
-    emitter = runtime.RuntimeEmitter(annotations, runtime.runtime_for(plan.offload_kind))
+    emitter = runtime.RuntimeEmitter(annotations, runtime.runtime_for(plan.offload_kind), plan.host)
     emitter.define_shims(lowered.runtime_functions)
 
     symbols = []
@@ -168,7 +172,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     embed.add_record_metadata(annotations, record)
 
     host = verified_module(llvm.parse_assembly, lowered.llvm_ir, "internal error: cannot read the lowered host module")
-    host.triple = HOST_TRIPLE
+    host.triple = triple
     host.data_layout = str(machine.target_data)
     host.link_in(verified_module(llvm.parse_assembly, str(annotations),
                                  "internal error: cannot read the host annotations"))

@@ -38,7 +38,8 @@ def compile_command(input_path: str, output: str, textual: bool, target_clang: s
     check_output_name(output, target_clang, textual, build.host_format)
     check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
     compiled = compile_bundle(input_path, targets, options, target_clang, emit="ll" if textual else "bc",
-                              device_image=build.device_image, host_format=build.host_format)
+                              device_image=build.device_image, host_format=build.host_format,
+                              host_triple=build.host_triple)
     atomic_write(output, compiled.data)
     write_side_outputs(build, input_path, output, options, compiled.ptx)
 

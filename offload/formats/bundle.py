@@ -24,6 +24,8 @@ class BundleRecord:
     producer_llvm: str  # "22.1.0": the LLVM that wrote the bitcode in the bundle
     host_format: str  # "bc" (bitcode) | "obj" (ELF object)
     targets: tuple[str, ...]  # "cuda:sm_80", ...
+    # offload.formats.hosts name; bundles from before the key existed were all x86-64.
+    host_triple: str = "x86_64-linux-gnu"
 
     @property
     def producer_llvm_major(self) -> int:
@@ -35,6 +37,7 @@ class BundleRecord:
             RECORD_PREFIX + "profile": str(self.profile),
             RECORD_PREFIX + "producer": f"LLVM {self.producer_llvm}",
             RECORD_PREFIX + "host": self.host_format,
+            RECORD_PREFIX + "host-triple": self.host_triple,
         }
 
 
@@ -53,7 +56,8 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
                            "made by `mlir-offload compile`")
     producer = first.get(RECORD_PREFIX + "producer", "LLVM 0").split()[-1]
     targets = tuple(f"{_kind_name(image)}:{image.strings.get('arch', '?')}" for image in images)
-    record = BundleRecord(int(first[key]), producer, first.get(RECORD_PREFIX + "host", "bc"), targets)
+    record = BundleRecord(int(first[key]), producer, first.get(RECORD_PREFIX + "host", "bc"), targets,
+                          first.get(RECORD_PREFIX + "host-triple", BundleRecord.host_triple))
     return record, images
 
 

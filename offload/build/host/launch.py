@@ -2,8 +2,9 @@
 
 A stub takes the launch configuration (grid x/y/z, block x/y/z as i64, dynamic shared bytes as i32, the
 stream) followed by the kernel's arguments, packs the arguments into a `void*[]` of pointers to each one,
-and calls cudaLaunchKernel/hipLaunchKernel with the kernel handle and the x86-64 SysV coercion of dim3,
-`{i64 x | y << 32, i32 z}`. The handle is the stub itself for CUDA; for HIP it is a separate constant
+and calls cudaLaunchKernel/hipLaunchKernel with the kernel handle and each dim3 coerced as clang does
+for the host triple (its record's dim3_params: x86-64 SysV `i64 x | y << 32, i32 z`; AAPCS64 one
+`[2 x i64] [x | y << 32, z]`). The handle is the stub itself for CUDA; for HIP it is a separate constant
 global that points to the stub (clang's `@kernel = constant ptr @stub`). A dimension that does not fit
 in 32 bits is reported on stderr and exits 1 instead of being truncated.
 """
@@ -52,11 +53,9 @@ def define_stub(emitter: RuntimeEmitter, kernel: str, arg_types) -> object:
     b.call(e.declare("exit", e.void, [e.i32]), [ir.Constant(e.i32, EXIT_STATUS_ON_RUNTIME_ERROR)])
     b.unreachable()
     b.position_at_end(launch_block)
-    grid_xy = _pack_xy(b, e, grid_x, grid_y)
-    block_xy = _pack_xy(b, e, block_x, block_y)
-    e.checked_call(b, "LaunchKernel", [
-        handle, grid_xy, b.trunc(grid_z, e.i32), block_xy, b.trunc(block_z, e.i32), pointers,
-        b.zext(shared_bytes, e.i64), stream])
+    grid = dim3_arguments(b, e, grid_x, grid_y, grid_z)
+    block = dim3_arguments(b, e, block_x, block_y, block_z)
+    e.checked_call(b, "LaunchKernel", [handle, *grid, *block, pointers, b.zext(shared_bytes, e.i64), stream])
     b.ret_void()
     return handle
 
@@ -73,7 +72,24 @@ def kernel_handle(emitter: RuntimeEmitter, kernel: str, stub):
     return handle
 
 
-def _pack_xy(b, e, x, y):
-    """dim3 {x, y, z} passed as i64 (x | y << 32) and i32 z."""
-    low = b.and_(x, e.ir.Constant(e.i64, 0xFFFFFFFF))
-    return b.or_(low, b.shl(y, e.ir.Constant(e.i64, 32)))
+def dim3_arguments(b, e, x, y, z) -> list:
+    """dim3 {x, y, z} (i64 values that fit in 32 bits) as the host passes it: its two eightbytes
+    (x | y << 32, z) fill the host record's dim3_params in order, either as scalars (x86-64: i64, i32)
+    or as the elements of one array (aarch64: [2 x i64])."""
+    ir = e.ir
+    words = [b.or_(b.and_(x, ir.Constant(e.i64, 0xFFFFFFFF)), b.shl(y, ir.Constant(e.i64, 32))), z]
+    types = e.dim3_types()
+    if len(types) == 1 and isinstance(types[0], ir.ArrayType):
+        array_type = types[0]
+        value = ir.Constant(array_type, ir.Undefined)
+        for index, word in enumerate(words):
+            value = b.insert_value(value, _fit(b, word, array_type.element), index)
+        return [value]
+    return [_fit(b, word, t) for word, t in zip(words, types, strict=True)]
+
+
+def _fit(b, value, int_type):
+    width = value.type.width
+    if int_type.width == width:
+        return value
+    return b.trunc(value, int_type) if int_type.width < width else b.zext(value, int_type)

@@ -58,15 +58,27 @@ def runtime_for(offload_kind: str) -> Runtime:
         raise OffloadError(f"no host runtime for offload kind '{offload_kind}'") from None
 
 
+def parse_llvm_type(ir, text: str):
+    """llvmlite type of "iN" or "[N x iM]" (the spellings host records use)."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        count, element = text[1:-1].split(" x ", 1)
+        return ir.ArrayType(parse_llvm_type(ir, element), int(count))
+    if text.startswith("i") and text[1:].isdigit():
+        return ir.IntType(int(text[1:]))
+    raise OffloadError(f"internal error: unknown LLVM type '{text}' in a host record")
+
+
 class RuntimeEmitter:
     """Builds the runtime calls and the mgpu* shims into one llvmlite.ir module."""
 
-    def __init__(self, module, runtime: Runtime):
+    def __init__(self, module, runtime: Runtime, host):
         import llvmlite.ir as ir
 
         self.ir = ir
         self.module = module
         self.runtime = runtime
+        self.host = host  # offload.formats.hosts.HostTriple: its launch ABI shapes LaunchKernel
         self.i8 = ir.IntType(8)
         self.i16 = ir.IntType(16)
         self.i32 = ir.IntType(32)
@@ -102,11 +114,15 @@ class RuntimeEmitter:
             "HostRegister": [self.ptr, self.i64, self.i32],
             "HostUnregister": [self.ptr],
             "SetDevice": [self.i32],
-            "LaunchKernel": [self.ptr, self.i64, self.i32, self.i64, self.i32, self.ptr, self.i64, self.ptr],
+            "LaunchKernel": [self.ptr, *self.dim3_types(), *self.dim3_types(), self.ptr, self.i64, self.ptr],
         }
         if generic == "GetErrorString":
             return self.declare(name, self.ptr, [self.i32])
         return self.declare(name, self.i32, signatures[generic])
+
+    def dim3_types(self) -> list:
+        """The llvmlite types one dim3 is passed as on this host (its record's dim3_params)."""
+        return [parse_llvm_type(self.ir, text) for text in self.host.dim3_params]
 
     def cstring(self, text: str):
         """A private NUL-terminated constant (one per distinct text)."""

@@ -1,0 +1,77 @@
+"""One record per host triple a bundle can be built for: everything that differs between host CPUs
+(LLVM triple, launch ABI, ELF machine, toolkit folder names) is data here, read by the build side (host
+lowering, stubs, host object) and the target side (link, doctor, verify, ship) alike.
+
+The launch ABI was read from clang 22's own host IR of one .cu for each triple
+(tests/data/reference/clang22_host*.ll): cudaLaunchKernel's dim3 arguments are {x | y << 32, z} in
+both, passed as (i64, i32) on x86-64 SysV and as one [2 x i64] (z zero-extended) on AAPCS64."""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass
+
+from offload.errors import OffloadError
+
+
+@dataclass(frozen=True)
+class HostTriple:
+    name: str  # canonical spelling, also the Debian multiarch name and clang's --target value
+    llvm_triple: str  # what clang writes into host IR
+    spellings: tuple[str, ...]  # other accepted spellings of --host-triple
+    machines: tuple[str, ...]  # `uname -m` / platform.machine() of a machine of this architecture
+    elf_machine: int  # e_machine of its ELF files
+    elf_relative_reloc: int  # the R_*_RELATIVE relocation type of a PIE's pointers
+    dim3_params: tuple[str, ...]  # LLVM types a dim3 {x|y<<32, z} is passed as to cudaLaunchKernel
+    cuda_target: str  # CUDA toolkit's targets/<cuda_target> folder for this host
+    gnu_tool_prefix: str  # cross binutils/gcc prefix (aarch64-linux-gnu-gcc)
+
+
+X86_64 = HostTriple(
+    name="x86_64-linux-gnu", llvm_triple="x86_64-pc-linux-gnu",
+    spellings=("x86_64", "x86-64", "amd64", "x86_64-linux", "x86_64-pc-linux-gnu", "x86_64-unknown-linux-gnu"),
+    machines=("x86_64", "amd64"), elf_machine=62, elf_relative_reloc=8,
+    dim3_params=("i64", "i32"), cuda_target="x86_64-linux", gnu_tool_prefix="x86_64-linux-gnu-")
+
+AARCH64 = HostTriple(
+    name="aarch64-linux-gnu", llvm_triple="aarch64-unknown-linux-gnu",
+    spellings=("aarch64", "arm64", "aarch64-linux", "arm64-linux-gnu", "aarch64-unknown-linux-gnu",
+               "aarch64-none-linux-gnu", "sbsa-linux"),
+    machines=("aarch64", "arm64"), elf_machine=183, elf_relative_reloc=1027,
+    dim3_params=("[2 x i64]",), cuda_target="sbsa-linux", gnu_tool_prefix="aarch64-linux-gnu-")
+
+HOSTS = {host.name: host for host in (X86_64, AARCH64)}
+
+
+def supported() -> str:
+    return ", ".join(HOSTS)
+
+
+def host_triple(text: str) -> HostTriple:
+    """The record of a --host-triple spelling (case-insensitive); an error listing the supported ones."""
+    wanted = text.strip().lower()
+    for host in HOSTS.values():
+        if wanted == host.name or wanted in host.spellings or wanted == host.llvm_triple:
+            return host
+    raise OffloadError(f"unsupported host triple '{text}' (supported: {supported()})")
+
+
+def host_of_machine(machine: str) -> HostTriple | None:
+    return next((h for h in HOSTS.values() if machine.lower() in h.machines), None)
+
+
+def host_of_elf_machine(e_machine: int) -> HostTriple | None:
+    return next((h for h in HOSTS.values() if h.elf_machine == e_machine), None)
+
+
+def build_machine_host() -> HostTriple:
+    """This machine's own host triple (the default of --host-triple)."""
+    host = host_of_machine(platform.machine())
+    if host is None:
+        raise OffloadError(f"this machine is {platform.machine()}, not a supported host (supported: {supported()}): "
+                           "pass --host-triple")
+    return host
+
+
+def resolve_host(text: str | None) -> HostTriple:
+    return build_machine_host() if text is None else host_triple(text)
