@@ -88,8 +88,8 @@ def test_shipped_build_sh_names_the_ptx(built):
     top, _, _ = built["ptx22"]
     script = (top / "build.sh").read_text()
     assert "PTX_IMAGES='sm_80=ptx/ptx22.sm_80.ptx\nsm_90=ptx/ptx22.sm_90.ptx'" in script
-    assert "FATBINARY_LOOKUP=cuda_path" in script
-    assert "FATBINARY_LOOKUP=path" in (built["ptx19"][0] / "build.sh").read_text()
+    assert "FATBINARY_LOOKUP='cuda_path'" in script
+    assert "FATBINARY_LOOKUP='path'" in (built["ptx19"][0] / "build.sh").read_text()
 
 
 # ---- mlir-offload link --ptx -------------------------------------------------------------------------

@@ -32,9 +32,13 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
     if output == STDOUT:
         raise OffloadError("ship writes an archive file: name it with -o APP.tar.gz, not '-' (standard output)")
     refuse_input_as_output(output, [input_path])
-    name = app or os.path.basename(output).removesuffix(".gz").removesuffix(".tar").removesuffix(".tgz")
-    if not name or "/" in name or name.startswith("."):
-        raise OffloadError(f"cannot name the app after '{output}': pass --app NAME")
+    from offload.target.ship import check_app_name
+
+    if app is not None:
+        name = check_app_name(app, "--app")
+    else:
+        name = check_app_name(os.path.basename(output).removesuffix(".gz").removesuffix(".tar")
+                              .removesuffix(".tgz"), f"the archive name '{output}'")
     flags = list(ctx.args)
     if input_path.endswith(".mlir") or input_path.endswith(".mlirbc"):
         read_input(input_path)

@@ -31,6 +31,21 @@ from offload.target import toolchain
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 
 MANIFEST_FORMAT = "mlir-offload-ship/1"
+# An app name becomes a make target, a file name and shell words on the target: nothing to expand or split.
+APP_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-")
+# Names the archive's own files and the Makefile's targets take (build.sh refuses them too).
+RESERVED_APP_NAMES = frozenset({"all", "check", "clean", "build.sh", "Makefile", "SHA256SUMS", "manifest.json",
+                                "ptx", "tools"})
+
+
+def check_app_name(name: str, source: str) -> str:
+    """`name` when it is a safe app name ([A-Za-z0-9._+-], no leading '-' or '.'), else an error naming
+    where it came from (`source`: "--app", or the archive name)."""
+    if not name or name[0] in "-." or not set(name) <= APP_NAME_CHARACTERS or len(name) > 200 \
+            or name in RESERVED_APP_NAMES:
+        raise OffloadError(f"app name {json.dumps(name)} (from {source}) is not a safe name: use letters, digits "
+                           "and . _ + - only, not starting with '-' or '.' (pass --app NAME)")
+    return name
 
 # Placeholders for values the target decides; rendered as shell variables in build.sh.
 CLANG, CUDA_PATH, ROCM_PATH, OUTPUT = "\0CLANG\0", "\0CUDA_PATH\0", "\0ROCM_PATH\0", "\0OUTPUT\0"
@@ -157,7 +172,8 @@ def _sh_word(word: str) -> str:
 # ---- generated files -----------------------------------------------------------------------------
 
 def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile, link_words: list[str],
-                    needs_fatbinary_wrapper: bool, ptx_files: dict[str, str] | None = None) -> str:
+                    needs_fatbinary_wrapper: bool, ptx_files: dict[str, str] | None = None,
+                    files: list[str] = ()) -> str:
     """build.sh; `ptx_files` maps arch -> archive path of its PTX (relative: the link runs in the
     archive's folder, whatever characters the folder's path has)."""
     kind = facts.offload_kinds[0]
@@ -183,6 +199,7 @@ def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile,
         "@CUDA_ROOTS@": toolchain.shell_search_words(toolchain.CUDA_ENVIRONMENT[1:], toolchain.STANDARD_CUDA_ROOTS),
         "@ROCM_ROOTS@": toolchain.shell_search_words(toolchain.ROCM_ENVIRONMENT[1:],
                                                      (*toolchain.STANDARD_ROCM_ROOTS, "/usr")),
+        "@FILES@": shlex.quote("\n".join(sorted(files))),
         "@LINK@": link,
     }
     for key, value in values.items():
@@ -208,6 +225,7 @@ def sha256(data: bytes) -> str:
 def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[str],
                   ptx: dict[str, str] | None = None) -> bytes:
     """All files of the shipped archive, as deterministic tar.gz bytes."""
+    check_app_name(app, "the app")
     facts = inspect_bundle(bundle_data, bundle_name)
     if len(facts.offload_kinds) != 1:
         raise OffloadError(f"{bundle_name}: mixes CUDA and HIP images; ship one runtime per archive")
@@ -246,7 +264,7 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
     files["Makefile"] = render_makefile(app, bundle_name).encode("utf-8")
     files["build.sh"] = render_build_sh(app, bundle_name, facts, profile,
                                         target_link_words(profile, kind, bundle_name), needs_wrapper,
-                                        ptx_files).encode("utf-8")
+                                        ptx_files, [*files, "build.sh"]).encode("utf-8")
     files["SHA256SUMS"] = "".join(f"{sha256(data)}  {name}\n" for name, data in sorted(files.items())).encode()
     return deterministic_tar_gz(app, files, executable={"build.sh", FATBINARY_WRAPPER})
 
