@@ -7,19 +7,19 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import arg_f32, arg_i32, arg_i64, arg_ptr, fake_cuda, ptr_value  # noqa: F401
+from fakert import arg_f32, arg_i32, arg_i64, arg_ptr, fake_cuda, fake_hip, ptr_value  # noqa: F401
 
 PROGRAMS = REPO / "tests" / "data" / "upstream_style"
 
 
-def build(tmp, name: str, *compile_flags, source=None):
+def build(tmp, name: str, *compile_flags, source=None, arch="sm_80", link_flags=()):
     """compile + link one program; returns the executable."""
     require_tool("clang-22", 22)
     bundle, app = tmp / f"{name}.offload.bc", tmp / name
-    done = run_cli("compile", str(source or PROGRAMS / f"{name}.mlir"), "--offload-arch", "sm_80", *compile_flags,
+    done = run_cli("compile", str(source or PROGRAMS / f"{name}.mlir"), "--offload-arch", arch, *compile_flags,
                    "-o", str(bundle))
     assert done.returncode == 0, done.stderr
-    done = run_cli("link", str(bundle), "-o", str(app))
+    done = run_cli("link", str(bundle), *link_flags, "-o", str(app))
     assert done.returncode == 0, done.stderr
     return app
 
@@ -105,3 +105,23 @@ def test_kernels_outlined_from_gpu_launch_get_unique_names(tmp_path, fake_cuda):
     assert memref_1d(bump["args"], 0) == (data, data, 0, 4, 1)
     verified = run_cli("verify", str(app))
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "gfx90a"])
+def test_registered_host_memory_reaches_the_kernel_through_the_device_view(tmp_path, arch, fake_cuda, fake_hip):
+    runtime, api = (fake_cuda, "cuda") if arch.startswith("sm_") else (fake_hip, "hip")
+    app = build(tmp_path, "registered_view", arch=arch, link_flags=() if api == "cuda" else (f"-L{fake_hip.lib_dir}",))
+    result = runtime.run(app, env={"FAKE_RT_ARG_SIZES": "shift:" + ",".join(["8"] * 10 + ["4"])})
+    assert result.returncode == 0, result.stderr
+    values, counts = result.calls(f"{api}HostRegister")
+    assert (values["size"], counts["size"]) == (24, 24)
+    views = result.calls(f"{api}HostGetDevicePointer")
+    assert [(c["host"], c["ptr"], c["flags"]) for c in views] == [
+        (values["ptr"], values["ptr"], 0), (counts["ptr"], counts["ptr"], 0)]
+    (launch,) = result.launches()
+    assert launch["kernel"] == "shift" and launch["block"] == [6, 1, 1]
+    device_values, device_counts = ptr_value(values["ptr"]), ptr_value(counts["ptr"])
+    assert memref_1d(launch["args"], 0) == (device_values, device_values, 0, 6, 1)
+    assert memref_1d(launch["args"], 5) == (device_counts, device_counts, 0, 6, 1)
+    # The program's own @mgpuOffsetOf ran on the host: 2.0 + 0.5.
+    assert arg_f32(launch["args"][10]) == 2.5

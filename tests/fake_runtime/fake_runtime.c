@@ -675,6 +675,17 @@ EXPORT rt_error API(HostRegister)(void *ptr, size_t size, unsigned flags) {
     add_allocation(ptr, size, MEM_REGISTERED, NULL);
     return finish(SUCCESS);
 }
+/* Registered host memory has the same address on the device (unified addressing). */
+EXPORT rt_error API(HostGetDevicePointer)(void **device, void *host, unsigned flags) {
+    BEGIN(ERR(InvalidValue));
+    log_ptr("host", host);
+    log_int("flags", flags);
+    struct allocation *a = find_allocation(host, 1);
+    if (!device || !a || a->kind != MEM_REGISTERED) return finish(ERR(InvalidValue));
+    *device = host;
+    log_ptr("ptr", host);
+    return finish(SUCCESS);
+}
 EXPORT rt_error API(HostUnregister)(void *ptr) {
     BEGIN(ERR(InvalidValue));
     log_ptr("ptr", ptr);

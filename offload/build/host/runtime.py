@@ -42,7 +42,7 @@ class Runtime:
 def _api(prefix: str) -> dict:
     names = ("Malloc", "MallocManaged", "Free", "MemcpyAsync", "MemsetAsync", "StreamCreate",
              "StreamDestroy", "StreamSynchronize", "StreamWaitEvent", "EventCreate", "EventDestroy",
-             "EventRecord", "EventSynchronize", "HostRegister", "HostUnregister", "SetDevice",
+             "EventRecord", "EventSynchronize", "HostRegister", "HostUnregister", "HostGetDevicePointer", "SetDevice",
              "LaunchKernel", "GetErrorString")
     return {name: prefix + name for name in names}
 
@@ -113,6 +113,7 @@ class RuntimeEmitter:
             "EventSynchronize": [self.ptr],
             "HostRegister": [self.ptr, self.i64, self.i32],
             "HostUnregister": [self.ptr],
+            "HostGetDevicePointer": [self.ptr, self.ptr, self.i32],
             "SetDevice": [self.i32],
             "LaunchKernel": [self.ptr, *self.dim3_types(), *self.dim3_types(), self.ptr, self.i64, self.ptr],
         }
@@ -336,6 +337,24 @@ def _host_unregister(e: RuntimeEmitter):
     b.ret_void()
 
 
+def _device_memref_1d(shim: str):
+    """`memref<?xT> mgpuMemGetDeviceMemRef1d*(memref<?xT>)` (upstream's runtime wrappers): the same view of
+    host-registered memory through the device's pointer to it."""
+    def emit(e: RuntimeEmitter):
+        ir = e.ir
+        extent = ir.ArrayType(e.i64, 1)
+        descriptor = ir.LiteralStructType([e.ptr, e.ptr, e.i64, extent, extent])
+        fn, b = e._shim(shim, descriptor, [e.ptr, e.ptr, e.i64, e.i64, e.i64])
+        _allocated, aligned, offset, size, stride = fn.args
+        device = e.call_with_out_pointer(b, "HostGetDevicePointer", [aligned, ir.Constant(e.i32, 0)])
+        value = ir.Constant(descriptor, None)
+        for position, field in ((0, device), (1, device), (2, offset)):
+            value = b.insert_value(value, field, position)
+        value = b.insert_value(value, size, [3, 0])
+        b.ret(b.insert_value(value, stride, [4, 0]))
+    return emit
+
+
 def _set_default_device(e: RuntimeEmitter):
     fn, b = e._shim("mgpuSetDefaultDevice", e.void, [e.i32])
     e.checked_call(b, "SetDevice", [fn.args[0]])
@@ -359,4 +378,6 @@ SHIMS = {
     "mgpuMemHostRegisterMemRef": _host_register,
     "mgpuMemHostUnregisterMemRef": _host_unregister,
     "mgpuSetDefaultDevice": _set_default_device,
+    "mgpuMemGetDeviceMemRef1dFloat": _device_memref_1d("mgpuMemGetDeviceMemRef1dFloat"),
+    "mgpuMemGetDeviceMemRef1dInt32": _device_memref_1d("mgpuMemGetDeviceMemRef1dInt32"),
 }
