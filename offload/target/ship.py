@@ -81,7 +81,7 @@ class BundleFacts:
 
 def _llvm_major(producer: str) -> int:
     digits = producer.removeprefix("LLVM").strip().split(".")[0]
-    return int(digits) if digits.isdigit() else 0
+    return int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 9 else 0
 
 
 def inspect_bundle(data: bytes, name: str) -> BundleFacts:
@@ -119,7 +119,7 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
     offload_images = read_offload_images(data, name)
     # clang 21 and 22 share one entry layout: the bundle's record names the clang it was made for.
     recorded = offload_images[0].strings.get("mlir-offload.profile", "") if offload_images else ""
-    if recorded.isdigit() and int(recorded) in available_profiles() and \
+    if recorded.isascii() and recorded.isdigit() and len(recorded) <= 9 and int(recorded) in available_profiles() and \
             load_profile(int(recorded)).entries == profile.entries:
         profile = load_profile(int(recorded))
     kind_names = {v: k for k, v in profile.offload_kind.items()}
@@ -317,34 +317,66 @@ def _fixed(info: tarfile.TarInfo) -> None:
 
 # ---- reading a shipped archive back (doctor --bundle) --------------------------------------------
 
+MAX_MANIFEST_BYTES = 1 << 20
+
+
 def read_manifest(path: str) -> dict:
-    """manifest.json of a .tar.gz archive, an unpacked folder, or the manifest file itself."""
+    """manifest.json of a .tar.gz archive, an unpacked folder, or the manifest file itself, checked to be
+    a manifest of this format (every field read later has its type)."""
+    from offload.formats.ustar import read_member
+    from offload.fsutil import read_input
+
+    if os.path.isdir(path):
+        path = os.path.join(path, "manifest.json")
+    if path.endswith(".json"):
+        data = read_input(path)
+    else:
+        data = read_member(path, lambda name: name.count("/") == 1 and name.endswith("/manifest.json"),
+                           MAX_MANIFEST_BYTES)
+        if data is None:
+            raise OffloadError(f"{path}: no manifest.json: not an archive made by mlir-offload ship")
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise OffloadError(f"{path}: manifest.json of {len(data)} bytes is not one mlir-offload ship writes")
     try:
-        if os.path.isdir(path):
-            path = os.path.join(path, "manifest.json")
-        if path.endswith(".json"):
-            with open(path, "rb") as f:
-                return json.loads(f.read())
-        with tarfile.open(path, "r:gz") as tar:
-            member = next((m for m in tar.getmembers() if m.name.endswith("/manifest.json")
-                           and m.name.count("/") == 1), None)
-            if member is None:
-                raise OffloadError(f"{path}: no manifest.json: not an archive made by mlir-offload ship")
-            return json.loads(tar.extractfile(member).read())
-    except FileNotFoundError:
-        raise OffloadError(f"no such file: '{path}'") from None
-    except (tarfile.TarError, EOFError, OSError, gzip.BadGzipFile) as e:
-        raise OffloadError(f"{path}: damaged archive ({e})") from None
-    except ValueError as e:
+        manifest = json.loads(data)
+    except RecursionError:
+        raise OffloadError(f"{path}: manifest.json nests too deeply") from None
+    except ValueError as e:  # UnicodeDecodeError included
         raise OffloadError(f"{path}: manifest.json is not valid JSON ({e})") from None
+    _check_manifest(manifest, path)
+    return manifest
+
+
+# The fields read from a manifest and their types (a list of targets holds objects of TARGET_FIELDS).
+MANIFEST_FIELDS = {"format": str, "app": str, "entry_profile": int, "host_format": str, "device_image": str,
+                   "targets": list, "files": dict}
+TARGET_FIELDS = {"offload_kind": str, "arch": str}
+
+
+def _check_manifest(manifest, path: str) -> None:
+    def wrong(what: str) -> OffloadError:
+        return OffloadError(f"{path}: manifest.json {what}: not a manifest written by mlir-offload ship")
+
+    if not isinstance(manifest, dict):
+        raise wrong(f"is a JSON {type(manifest).__name__}, not an object")
+    if manifest.get("format") != MANIFEST_FORMAT:
+        raise OffloadError(f"{path}: manifest format {json.dumps(manifest.get('format'))[:80]} is not {MANIFEST_FORMAT}")
+    for key, kind in MANIFEST_FIELDS.items():
+        if not isinstance(manifest.get(key), kind) or isinstance(manifest.get(key), bool):
+            raise wrong(f"field '{key}' is missing or not a {kind.__name__}")
+    if not isinstance(manifest.get("producer_llvm") or 0, int):
+        raise wrong("field 'producer_llvm' is not a number")
+    if not manifest["targets"]:
+        raise wrong("lists no targets")
+    for target in manifest["targets"]:
+        if not isinstance(target, dict) or not all(isinstance(target.get(k), t) for k, t in TARGET_FIELDS.items()):
+            raise wrong("has a target without a string offload_kind and arch")
 
 
 def read_bundle_needs(path: str):
     from offload.target.doctor import BundleNeeds
 
     manifest = read_manifest(path)
-    if manifest.get("format") != MANIFEST_FORMAT:
-        raise OffloadError(f"{path}: manifest format '{manifest.get('format')}' is not {MANIFEST_FORMAT}")
     targets = manifest["targets"]
     needs = BundleNeeds(
         name=manifest["app"], entry_profile=manifest["entry_profile"],
