@@ -19,6 +19,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from offload.errors import Location, OffloadError
+from offload.formats.profiles import DEFAULT_TARGET_CLANG
 from offload.fsutil import read_input
 
 CONFIG_NAME = "mlir-offload.toml"
@@ -105,7 +106,7 @@ KEYS: tuple[Key, ...] = (
     Key("libdevice", _str, None, "CUDA libdevice.10.bc (default: found in the CUDA toolkit)", is_path=True),
     Key("rocm-device-lib-path", _str, None, "folder of ROCm device libraries (ocml, ockl, oclc)",
         is_path=True),
-    Key("target-clang", _clang_major, 22, "major version of the clang that links the bundle (its profile)"),
+    Key("target-clang", _clang_major, DEFAULT_TARGET_CLANG, "major version of the clang that links the bundle (its profile)"),
     Key("host-triple", _host_triple, None, "CPU of the machine the executable runs on (default: this machine's)"),
     Key("clang", _str, "clang", "the clang executable that links the bundle (ship, doctor, --ldflags)"),
     Key("cuda-path", _str, None, "CUDA toolkit of the link (default: found)", is_path=True),
@@ -405,13 +406,27 @@ def resolve(flags: dict[str, Any], start: str | os.PathLike | None,
     return settings
 
 
-def fill_unset(kwargs: dict[str, Any], start: str | os.PathLike | None) -> dict[str, Any]:
-    """Return `kwargs` (click parameters, None = not given) with what the project file sets filled in.
-    Only names that are both click parameters and config keys are touched."""
+def project_config(start: str | os.PathLike | None) -> ProjectConfig | None:
+    """The mlir-offload.toml in effect for an input (found by walking up from it), read and checked once."""
     found = find_config(start)
-    if found is None:
+    return load_config(found) if found else None
+
+
+def default_of(name: str) -> Any:
+    """The default of a setting (key or Python name): KEYS is the one table of defaults; a flag that is
+    no project setting (--rename) defaults to None, "not given"."""
+    spec = KEYS_BY_NAME.get(name.replace("_", "-"))
+    return spec.default if spec else None
+
+
+def fill_unset(kwargs: dict[str, Any], start: str | os.PathLike | None,
+               config: ProjectConfig | None | bool = True) -> dict[str, Any]:
+    """Return `kwargs` (command parameters, None = not given) with what the project file sets filled in.
+    Only names that are both parameters and config keys are touched. `config` as in resolve()."""
+    if config is True:
+        config = project_config(start)
+    if not config:
         return dict(kwargs)
-    config = load_config(found)
     merged = dict(kwargs)
     for key, value in config.values.items():
         name = attr_name(key)

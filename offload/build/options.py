@@ -84,7 +84,7 @@ def choose_formats(profile, producer_llvm: str, device_image: str | None,
     return device, host
 
 
-@dataclass
+@dataclass(frozen=True)
 class BuildSettings:
     """compile's build-facing settings after merging flags > mlir-offload.toml > defaults."""
 
@@ -96,29 +96,27 @@ class BuildSettings:
     config_file: str | None  # the mlir-offload.toml in effect
 
 
-def build_settings(input_path: str, output: str, target_clang, textual: bool, kwargs: dict) -> BuildSettings:
-    """Take this module's options out of `kwargs` (a command's click parameters) and fill what the flags
-    did not give (and --target-clang) from the mlir-offload.toml found by walking up from the input."""
-    from offload.config import fill_unset, find_config
+def build_settings(input_path: str, output: str, target_clang, textual: bool, kwargs: dict,
+                   config) -> BuildSettings:
+    """Take this module's options out of `kwargs` (a command's parameters) and fill what the flags did
+    not give (and --target-clang) from `config` (the input's mlir-offload.toml, or None)."""
+    from offload.config import fill_unset
 
     own = {name: kwargs.pop(name, None) for name in OPTION_NAMES}
     own["target_clang"] = target_clang
-    merged = fill_unset(own, input_path)
+    merged = fill_unset(own, input_path, config)
     device_image, host_format = requested_formats(merged["portable"], merged["device_image"], merged["host_format"])
     if textual and host_format == "obj":
         raise OffloadError("-S writes LLVM IR text, but --host-format=obj (or --portable) asks for an ELF object: "
                            "drop one of them")
     dependency_file = None
-    if own["dependency_file"] and not own["dependency_file_wanted"]:
-        raise click.UsageError("-MF FILE names the dependency file of -MD: pass -MD too")
     if own["dependency_file_wanted"]:
         dependency_file = own["dependency_file"] or os.path.splitext(output)[0] + ".d"
-    found = find_config(input_path)
     from offload.formats.hosts import resolve_host
 
     host_triple = resolve_host(merged["host_triple"]).name  # an unsupported one fails before any work
     return BuildSettings(merged["target_clang"], device_image, host_format, host_triple, dependency_file,
-                         str(found) if found else None)
+                         str(config.path) if config else None)
 
 
 def ptx_path(output: str, arch: str) -> str:

@@ -74,19 +74,20 @@ class CompiledBundle:
     ptx: dict[str, str]  # arch -> the PTX its cubin was assembled from (device_image "ptx"), else {}
 
 
-def compile_bundle(path: str, targets, options, target_clang=None, emit: str = "bc", device_image: str | None = None,
-                   host_format: str | None = None, host_triple: str | None = None) -> CompiledBundle:
-    """The whole compile: the bundle's bytes and, with device_image "ptx", the PTX of each NVPTX image.
-    host_triple: a --host-triple spelling, None for this machine's."""
+def compile_bundle(settings) -> CompiledBundle:
+    """The whole compile of an offload.build.plan.CompilePlan: the bundle's bytes and, with device image
+    "ptx", the PTX of each NVPTX image."""
     from offload.build.frontend import load_program
     from offload.build.device import compile_device, symbol_name
 
-    plan = plan_bundle(targets, target_clang, device_image, host_format, host_triple)
+    options, emit = settings.device, settings.emit
+    plan = plan_bundle(settings.targets, settings.target_clang, settings.build.device_image,
+                       settings.build.host_format, settings.build.host_triple)
     if emit == "ll" and plan.host_format != "bc":
         raise OffloadError(f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
                            "cannot read; bundles for it are ELF objects: drop -S")
-    program = load_program(path)
-    images = codegen(compile_device(program, targets, options), plan, options)
+    program = load_program(settings.input_path)
+    images = codegen(compile_device(program, list(settings.targets), options), plan, options)
     record = make_record(plan, images)
     offload_images = package(images, plan, record)
     lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename))

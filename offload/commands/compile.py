@@ -7,7 +7,7 @@ import os
 import click
 
 from offload.build.options import build_options
-from offload.commands.device import device_options, device_settings
+from offload.commands.device import device_options
 from offload.errors import OffloadError
 
 @click.command("compile")
@@ -25,21 +25,18 @@ def compile_command(input_path: str, output: str, textual: bool, target_clang: s
                     **device_kwargs) -> None:
     """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver`."""
     from offload.fsutil import atomic_write
+    from offload.build.options import write_side_outputs
+    from offload.build.plan import compile_plan
     from offload.build.stages import compile_bundle
-    from offload.formats.profiles import load_profile
 
-    from offload.build.options import build_settings, write_side_outputs
-
-    # --portable/--device-image/--host-format/-MD/-MF, and --target-clang, filled from mlir-offload.toml.
-    build = build_settings(input_path, output, target_clang, textual, device_kwargs)
-    target_clang = build.target_clang
-    load_profile(target_clang)  # an unknown --target-clang fails before any work
-    targets, options = device_settings(**device_kwargs)
-    check_output_name(output, target_clang, textual, build.host_format)
+    if device_kwargs.get("dependency_file") and not device_kwargs.get("dependency_file_wanted"):
+        raise click.UsageError("-MF FILE names the dependency file of -MD: pass -MD too")
+    # Flags > mlir-offload.toml (read once) > defaults, resolved into one frozen plan.
+    plan = compile_plan(input_path, output, textual, target_clang, device_kwargs)
+    build, options = plan.build, plan.device
+    check_output_name(output, plan.target_clang, textual, build.host_format)
     check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
-    compiled = compile_bundle(input_path, targets, options, target_clang, emit="ll" if textual else "bc",
-                              device_image=build.device_image, host_format=build.host_format,
-                              host_triple=build.host_triple)
+    compiled = compile_bundle(plan)
     atomic_write(output, compiled.data)
     write_side_outputs(build, input_path, output, options, compiled.ptx)
 

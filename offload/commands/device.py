@@ -1,6 +1,6 @@
 """Command `device`: serialize every gpu.module of an MLIR program to one LLVM bitcode image per target,
 bundled as an OffloadBinary (or written per target for inspection). Its options are a reusable decorator
-(`device_options`) and `device_settings` turns them into (targets, DeviceOptions), for `compile` too."""
+(`device_options`); offload/build/plan.py turns them into (targets, DeviceOptions), for `compile` too."""
 
 from __future__ import annotations
 
@@ -11,24 +11,9 @@ import click
 from offload.errors import OffloadError
 from offload.fsutil import STDOUT, atomic_write, refuse_input_as_output
 
-# Defaults applied by device_settings (every option defaults to None = "not given", so that a project
-# configuration can be merged in between the command line and these).
-DEFAULTS = {
-    "opt_level": 3,
-    "prec_sqrt": True,  # IEEE square root, as nvcc
-    "prec_div": True,
-    "ftz": False,
-    "fast_math": False,
-    "link_bitcode": [],
-    "libdevice": None,
-    "rocm_device_lib_path": None,
-    "rename": None,
-}
-OPTION_NAMES = ("offload_arch", *DEFAULTS)
-
-
 def device_options(command):
-    """Decorator adding the device-compilation options to a click command."""
+    """Decorator adding the device-compilation options to a click command. Every option defaults to None
+    ("not given"): mlir-offload.toml and then offload/config.py's KEYS fill them (offload/build/plan.py)."""
     options = [
         click.option("--offload-arch", "offload_arch", multiple=True, metavar="ARCH[,ARCH...]",
                      help="Targets, e.g. sm_80,sm_90,gfx90a (repeatable)."),
@@ -56,31 +41,6 @@ def device_options(command):
     return command
 
 
-def device_settings(**kwargs):
-    """The device options of a command (None = not given) -> (list[Target], DeviceOptions)."""
-    from offload.build.device import DeviceOptions, parse_offload_arch
-    from offload.config import fill_unset
-
-    # mlir-offload.toml, found by walking up from the command's input, fills what the flags did not give.
-    context = click.get_current_context(silent=True)
-    kwargs = fill_unset(kwargs, (context.params.get("input_path") if context else None) or None)
-    given = {name: kwargs.get(name) for name in OPTION_NAMES}
-    arch = given.pop("offload_arch")
-    if isinstance(arch, (list, tuple)):
-        arch = ",".join(arch) if arch else None
-    if not arch:
-        raise OffloadError("no offload target: pass --offload-arch, e.g. --offload-arch sm_80,gfx90a")
-    targets = parse_offload_arch(arch)
-    settings = {}
-    for name, default in DEFAULTS.items():
-        value = given.get(name)
-        if name == "link_bitcode":
-            value = list(value) if value else None
-        settings[name] = default if value is None else value
-    settings["opt_level"] = int(settings["opt_level"])
-    return targets, DeviceOptions(**settings)
-
-
 @click.command("device")
 @click.argument("input_path", metavar="IN.mlir", type=click.Path(dir_okay=False))
 @click.option("-o", "output", required=True, type=click.Path(),
@@ -96,7 +56,10 @@ def device_command(input_path: str, output: str, emit: str, target_clang: str | 
     from offload.formats.profiles import load_profile
     from offload.build.device import compile_device
 
-    targets, options = device_settings(**device_kwargs)
+    from offload.build.plan import device_plan
+    from offload.config import project_config
+
+    targets, options = device_plan(device_kwargs, project_config(input_path))
     profile = load_profile(target_clang)
     refuse_input_as_output(output, [input_path, *options.link_bitcode, options.libdevice])
     if emit != "offload" and output == STDOUT:

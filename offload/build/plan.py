@@ -1,0 +1,62 @@
+"""A compile's settings, resolved once into a frozen plan: command-line flags > mlir-offload.toml (read
+once, offload/config.py) > the defaults of offload/config.py's KEYS (the one table of defaults); what
+those leave open, the target clang's profile decides (offload/build/stages.py plan_bundle). The compile
+stages take the plan; no command-line framework is involved past this point."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from offload.errors import OffloadError
+
+# The device settings (DeviceOptions fields), each a key of offload/config.py's KEYS.
+DEVICE_SETTINGS = ("opt_level", "prec_sqrt", "prec_div", "ftz", "fast_math", "link_bitcode", "libdevice",
+                   "rocm_device_lib_path", "rename")
+
+
+@dataclass(frozen=True)
+class CompilePlan:
+    input_path: str
+    output: str
+    emit: str  # "bc" | "ll" (-S)
+    target_clang: int  # the profile's clang major
+    targets: tuple  # offload.formats.targets.Target
+    device: object  # offload.build.device.DeviceOptions
+    build: object  # offload.build.options.BuildSettings
+
+
+def device_plan(flags: dict, config) -> tuple[list, object]:
+    """The device settings of a command (None = not given), the project file `config` (or None) filling
+    what the flags did not give -> (list[Target], DeviceOptions)."""
+    from offload.build.device import DeviceOptions, parse_offload_arch
+    from offload.config import default_of, fill_unset
+
+    given = fill_unset({name: flags.get(name) for name in ("offload_arch", *DEVICE_SETTINGS)}, None, config)
+    arch = given.pop("offload_arch")
+    if isinstance(arch, (list, tuple)):
+        arch = ",".join(arch) if arch else None
+    if not arch:
+        raise OffloadError("no offload target: pass --offload-arch, e.g. --offload-arch sm_80,gfx90a")
+    settings = {}
+    for name in DEVICE_SETTINGS:
+        value = given.get(name)
+        if name == "link_bitcode":
+            value = list(value) if value else None
+        default = default_of(name)
+        settings[name] = (list(default) if isinstance(default, tuple) else default) if value is None else value
+    settings["opt_level"] = int(settings["opt_level"])
+    return parse_offload_arch(arch), DeviceOptions(**settings)
+
+
+def compile_plan(input_path: str, output: str, textual: bool, target_clang, flags: dict) -> CompilePlan:
+    """Flags (a command's parameters, None = not given) + the input's mlir-offload.toml -> the plan."""
+    from offload.build.options import build_settings
+    from offload.config import project_config
+    from offload.formats.profiles import load_profile
+
+    config = project_config(input_path)
+    flags = dict(flags)
+    build = build_settings(input_path, output, target_clang, textual, flags, config)
+    target_clang = load_profile(build.target_clang).clang_major  # unknown: fails before any work
+    targets, device = device_plan(flags, config)
+    return CompilePlan(input_path, output, "ll" if textual else "bc", target_clang, tuple(targets), device, build)
