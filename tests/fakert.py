@@ -62,7 +62,7 @@ class Result:
                                                             "__cudaRegisterManagedVar", "__hipRegisterManagedVar")]
 
     def launches(self) -> list[dict]:
-        return [e for e in self.events if e.get("api") in ("cudaLaunchKernel", "hipLaunchKernel")]
+        return [e for e in self.events if e.get("api") in ("cudaLaunchKernel", "cudaLaunchKernelExC", "hipLaunchKernel")]
 
     def fatbins(self) -> list[dict]:
         return [e for e in self.events if e.get("api") in ("__cudaRegisterFatBinary", "__hipRegisterFatBinary")]

@@ -73,7 +73,7 @@ def load_program(path: str) -> Program:
         else:  # MLIR takes UTF-8 file names only: parse the bytes already read (locations name the input)
             module = run_mlir(lambda: ir.Module.parse(data, context), path)
         written = {_symbol_name(op) for op in module.body.operations if op.operation.name == "gpu.module"}
-        outline = passmanager.PassManager.parse("builtin.module(gpu-kernel-outlining)", context)
+        outline = passmanager.PassManager.parse(f"builtin.module({outlining_pipeline(module, ir)})", context)
         run_mlir(lambda: outline.run(module.operation), path)
         name_outlined_kernels_after_their_modules(module, written)
     return Program(path=str(path), context=context, module=module, diagnostics=diagnostics)
@@ -111,6 +111,22 @@ def _symbol_name(op) -> str:
     import mlir.ir as ir
 
     return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def outlining_pipeline(module, ir) -> str:
+    """gpu-kernel-outlining, preceded as in upstream's gpu-lower-to-nvvm-pipeline by convert-nvgpu-to-nvvm
+    when nvgpu ops are present: a TMA descriptor made on the host becomes an mgpuTensorMapEncodeTiledMemref
+    call whose pointer the kernel captures (the kernel gets !llvm.ptr, not an nvgpu type)."""
+    found = []
+
+    def visit(op):
+        if op.name.startswith("nvgpu."):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return "convert-nvgpu-to-nvvm,gpu-kernel-outlining" if found else "gpu-kernel-outlining"
 
 
 def run_mlir(action, path: str, what: str = ""):

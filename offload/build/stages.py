@@ -161,6 +161,8 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
         launch_signature = lowered.launches.get(kernel)
         arg_types = launch_signature.arg_types if launch_signature else []
         handle = launch.define_stub(emitter, kernel, arg_types)
+        if launch_signature is not None and launch_signature.cluster_launch is not None:
+            launch.define_cluster_stub(emitter, kernel, arg_types, handle, launch_signature.cluster_launch)
         symbols.append(entries.OffloadSymbol(kernel, handle))
     for name, size, flags in device_globals(images):
         shadow = ir.GlobalVariable(annotations, ir.ArrayType(ir.IntType(8), size), f"__mlir_offload_shadow.{name}")

@@ -581,9 +581,98 @@ EXPORT rt_error REG(PopCallConfiguration)(dim3 *grid, dim3 *block, size_t *shmem
     return finish(SUCCESS);
 }
 
+static rt_error launch_common(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
+                              void *stream);
+
 EXPORT rt_error API(LaunchKernel)(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
                                   void *stream) {
     BEGIN(ERR(LaunchFailure));
+    return launch_common(func, grid, block, args, shmem, stream);
+}
+
+#ifndef FAKE_HIP
+/* cudaLaunchKernelExC: the launch config by pointer (CUDA 13 driver_types.h layout); the cluster
+ * dimension attribute (id 4) is logged as "cluster", any other attribute id as "attrs". */
+typedef struct { int id; char pad[4]; union { char bytes[64]; dim3 cluster; } val; } fake_launch_attribute;
+typedef struct {
+    dim3 grid, block;
+    size_t shmem;
+    void *stream;
+    fake_launch_attribute *attrs;
+    unsigned num_attrs;
+} fake_launch_config;
+enum { FAKE_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
+
+EXPORT rt_error cudaLaunchKernelExC(const fake_launch_config *config, const void *func, void **args) {
+    BEGIN(ERR(LaunchFailure));
+    if (!config || (config->num_attrs && !config->attrs)) return finish(ERR(InvalidValue));
+    put(",\"attrs\":[");
+    for (unsigned i = 0; i < config->num_attrs; ++i) put("%s%d", i ? "," : "", config->attrs[i].id);
+    put("]");
+    for (unsigned i = 0; i < config->num_attrs; ++i) {
+        const fake_launch_attribute *a = &config->attrs[i];
+        if (a->id != FAKE_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
+        put(",\"cluster\":[%u,%u,%u]", a->val.cluster.x, a->val.cluster.y, a->val.cluster.z);
+        dim3 c = a->val.cluster, g = config->grid;
+        /* The real runtime refuses a grid that is not a whole number of clusters. */
+        if (!c.x || !c.y || !c.z || g.x % c.x || g.y % c.y || g.z % c.z) return finish(ERR(InvalidValue));
+    }
+    return launch_common(func, config->grid, config->block, args, config->shmem, config->stream);
+}
+
+/* cuTensorMapEncodeTiled as cudaGetDriverEntryPointByVersion hands it out: logs its arguments (the
+ * dimension arrays up to the rank) and fills the 128-byte map with a recognizable pattern. */
+static int fake_tensor_map_encode_tiled(void *map, int data_type, unsigned rank, void *address,
+                                        const unsigned long long *global_dim,
+                                        const unsigned long long *global_strides, const unsigned *box_dim,
+                                        const unsigned *element_strides, int interleave, int swizzle,
+                                        int l2_promotion, int oob_fill) {
+    log_begin("cuTensorMapEncodeTiled");
+    log_int("data_type", data_type);
+    log_int("rank", rank);
+    log_ptr("address", address);
+    if (rank < 1 || rank > 5 || !map) { log_int("ret", 1); log_end(); return 1; /* CUDA_ERROR_INVALID_VALUE */ }
+    put(",\"global_dim\":[");
+    for (unsigned i = 0; i < rank; ++i) put("%s%llu", i ? "," : "", global_dim[i]);
+    put("],\"global_strides\":[");
+    for (unsigned i = 0; i + 1 < rank; ++i) put("%s%llu", i ? "," : "", global_strides[i]);
+    put("],\"box_dim\":[");
+    for (unsigned i = 0; i < rank; ++i) put("%s%u", i ? "," : "", box_dim[i]);
+    put("],\"element_strides\":[");
+    for (unsigned i = 0; i < rank; ++i) put("%s%u", i ? "," : "", element_strides[i]);
+    put("]");
+    log_int("interleave", interleave);
+    log_int("swizzle", swizzle);
+    log_int("l2_promotion", l2_promotion);
+    log_int("oob_fill", oob_fill);
+    log_ptr("map", map);
+    memset(map, 0xA5, 128);
+    log_int("ret", 0);
+    log_end();
+    return 0;
+}
+
+EXPORT rt_error cudaGetDriverEntryPointByVersion(const char *symbol, void **func, unsigned version,
+                                                 unsigned long long flags, int *status) {
+    BEGIN(ERR(InvalidValue));
+    log_str("symbol", symbol);
+    log_int("version", version);
+    log_int("flags", (long long)flags);
+    if (!symbol || !func) return finish(ERR(InvalidValue));
+    int found = strcmp(symbol, "cuTensorMapEncodeTiled") == 0;
+    *func = found ? (void *)fake_tensor_map_encode_tiled : NULL;
+    if (status) *status = found ? 0 : 1; /* cudaDriverEntryPointSuccess / SymbolNotFound */
+    return finish(SUCCESS);
+}
+
+EXPORT rt_error cudaGetDriverEntryPoint(const char *symbol, void **func, unsigned long long flags,
+                                        int *status) {
+    return cudaGetDriverEntryPointByVersion(symbol, func, 12000, flags, status);
+}
+#endif
+
+static rt_error launch_common(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
+                              void *stream) {
     const char *name = kernel_name(func);
     log_str("kernel", name);
     log_ptr("handle", func);

@@ -40,9 +40,11 @@ class TargetKind:
     plan_libraries: Callable[[Target, "DeviceOptions", bool], LibraryPlan]  # noqa: F821
     # Passes over the whole device module before the per-gpu.module ones (module-level passes).
     module_prelude: Callable[[Target], tuple[str, ...]] = lambda target: ()
+    # Per-gpu.module passes before the common lowering (vendor ops that lower to the vendor dialect).
+    vendor_prelude: tuple[str, ...] = ()
 
     def lowering_pipeline(self, target: Target) -> str:
-        passes = (*COMMON_LOWERING, self.gpu_conversion(target), *COMMON_CLEANUP)
+        passes = (*self.vendor_prelude, *COMMON_LOWERING, self.gpu_conversion(target), *COMMON_CLEANUP)
         return f"builtin.module({''.join(p + ',' for p in self.module_prelude(target))}gpu.module({','.join(passes)}))"
 
 
@@ -112,6 +114,9 @@ NVVM = TargetKind(
     # vprintf (gpu.printf) is resolved by ptxas/the CUDA runtime, not by a bitcode library.
     provided_symbols=frozenset({"vprintf", "malloc", "free", "__assertfail"}),
     plan_libraries=_nvvm_libraries,
+    # As upstream's gpu-lower-to-nvvm-pipeline: nvgpu ops (mbarrier, TMA, wgmma) to NVVM, then the NVVM
+    # ops that have no LLVM intrinsic (e.g. mbarrier.try_wait.parity) to inline PTX.
+    vendor_prelude=("convert-nvgpu-to-nvvm", "convert-nvvm-to-llvm"),
 )
 
 ROCDL = TargetKind(

@@ -6,12 +6,14 @@ and calls cudaLaunchKernel/hipLaunchKernel with the kernel handle and each dim3 
 for the host triple (its record's dim3_params: x86-64 SysV `i64 x | y << 32, i32 z`; AAPCS64 one
 `[2 x i64] [x | y << 32, z]`). The handle is the stub itself for CUDA; for HIP it is a separate constant
 global that points to the stub (clang's `@kernel = constant ptr @stub`). A dimension that does not fit
-in 32 bits is reported on stderr and exits 1 instead of being truncated.
+in 32 bits is reported on stderr and exits 1 instead of being truncated. A `clusters in (...)` launch has
+its own stub (CUDA only) that calls cudaLaunchKernelExC with the launch config passed by pointer.
 """
 
 from __future__ import annotations
 
-from offload.build.host.lower import STUB_CONFIG_PARAMS, stub_name
+from offload.errors import OffloadError
+from offload.build.host.lower import STUB_CONFIG_PARAMS, cluster_stub_name, stub_name
 from offload.build.host.runtime import EXIT_STATUS_ON_RUNTIME_ERROR, RuntimeEmitter
 
 
@@ -28,18 +30,82 @@ def define_stub(emitter: RuntimeEmitter, kernel: str, arg_types) -> object:
     for arg, name in zip(fn.args, STUB_CONFIG_PARAMS):
         arg.name = name
     handle = kernel_handle(e, kernel, fn)
-    entry = fn.append_basic_block("entry")
-    b = ir.IRBuilder(entry)
-    kernel_args = fn.args[len(config_types):]
-    # void* args[] = {&a0, &a1, ...}: each argument in its own stack slot, as clang's stub does.
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    pointers = _argument_pointers(e, b, fn.args[len(config_types):])
+    grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, stream = fn.args[:len(config_types)]
+    _refuse_wide_dimensions(e, b, fn, kernel, fn.args[:6])
+    grid = dim3_arguments(b, e, grid_x, grid_y, grid_z)
+    block = dim3_arguments(b, e, block_x, block_y, block_z)
+    e.checked_call(b, "LaunchKernel", [handle, *grid, *block, pointers, b.zext(shared_bytes, e.i64), stream])
+    b.ret_void()
+    return handle
+
+
+# cudaLaunchAttributeClusterDimension (CUDA 13 driver_types.h).
+LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+
+
+def define_cluster_stub(emitter: RuntimeEmitter, kernel: str, arg_types, handle, location) -> None:
+    """The stub of a `clusters in (...)` launch of `kernel`: the cluster x/y/z (i64) before the usual launch
+    configuration, launched by cudaLaunchKernelExC with a cudaLaunchConfig_t holding one cluster-dimension
+    attribute (as clang's cudaLaunchKernelEx). The config is passed by pointer: no dim3 coercion."""
+    e = emitter
+    ir = e.ir
+    if e.runtime.kind != "cuda":
+        raise OffloadError(f"launch of '{kernel}' with clusters: thread-block clusters are a CUDA (sm_90) feature; "
+                           f"the {e.runtime.kind} runtime has no cluster launch", location)
+    config_types = [e.i64] * 9 + [e.i32, e.ptr]
+    fn = e.declare(cluster_stub_name(kernel), e.void, config_types + list(arg_types))
+    for arg, name in zip(fn.args, ("cluster_x", "cluster_y", "cluster_z") + STUB_CONFIG_PARAMS):
+        arg.name = name
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    pointers = _argument_pointers(e, b, fn.args[len(config_types):])
+    dims = fn.args[:9]
+    shared_bytes, stream = fn.args[9], fn.args[10]
+    _refuse_wide_dimensions(e, b, fn, kernel, dims)
+    dim3 = ir.ArrayType(e.i32, 3)
+    # cudaLaunchAttribute: {i32 id, 4 bytes padding, 64-byte value union}; cudaLaunchConfig_t:
+    # {dim3 grid, dim3 block, size_t shared bytes, stream, attribute*, unsigned count}.
+    attribute_type = ir.LiteralStructType([e.i32, ir.ArrayType(e.i8, 4), ir.ArrayType(e.i32, 16)])
+    config_type = ir.LiteralStructType([dim3, dim3, e.i64, e.ptr, e.ptr, e.i32])
+    attribute = b.alloca(attribute_type, name="cluster_attribute")
+    attribute.align = 8
+    b.store(ir.Constant(attribute_type, None), attribute)
+    b.store(ir.Constant(e.i32, LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION), _field(b, e, attribute, 0))
+    config = b.alloca(config_type, name="launch_config")
+    config.align = 8
+    for position, dim in enumerate(dims[:3]):
+        b.store(b.trunc(dim, e.i32), _field(b, e, attribute, 2, position))
+    for position, dim in enumerate(dims[3:9]):
+        b.store(b.trunc(dim, e.i32), _field(b, e, config, position // 3, position % 3))
+    b.store(b.zext(shared_bytes, e.i64), _field(b, e, config, 2))
+    b.store(stream, _field(b, e, config, 3))
+    b.store(attribute, _field(b, e, config, 4))
+    b.store(ir.Constant(e.i32, 1), _field(b, e, config, 5))
+    e.checked_call(b, "LaunchKernelExC", [config, handle, pointers])
+    b.ret_void()
+
+
+def _field(b, e, pointer, *path):
+    return b.gep(pointer, [e.ir.Constant(e.i32, 0), *(e.ir.Constant(e.i32, i) for i in path)], inbounds=True)
+
+
+def _argument_pointers(e: RuntimeEmitter, b, kernel_args):
+    """void* args[] = {&a0, &a1, ...}: each argument in its own stack slot, as clang's stub does."""
+    ir = e.ir
     pointers = b.alloca(ir.ArrayType(e.ptr, max(1, len(kernel_args))), name="kernel_args")
     for position, value in enumerate(kernel_args):
         slot = b.alloca(value.type)
         b.store(value, slot)
         b.store(slot, b.gep(pointers, [ir.Constant(e.i32, 0), ir.Constant(e.i32, position)], inbounds=True))
-    grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, stream = fn.args[:len(config_types)]
+    return pointers
+
+
+def _refuse_wide_dimensions(e: RuntimeEmitter, b, fn, kernel: str, dims) -> None:
+    """A launch dimension over 32 bits is reported on stderr (exit 1); `b` continues in the launch block."""
+    ir = e.ir
     too_large = None
-    for dim in (grid_x, grid_y, grid_z, block_x, block_y, block_z):
+    for dim in dims:
         over = b.icmp_unsigned(">", dim, ir.Constant(e.i64, 0xFFFFFFFF))
         too_large = over if too_large is None else b.or_(too_large, over)
     launch_block = fn.append_basic_block("launch")
@@ -53,11 +119,6 @@ def define_stub(emitter: RuntimeEmitter, kernel: str, arg_types) -> object:
     b.call(e.declare("exit", e.void, [e.i32]), [ir.Constant(e.i32, EXIT_STATUS_ON_RUNTIME_ERROR)])
     b.unreachable()
     b.position_at_end(launch_block)
-    grid = dim3_arguments(b, e, grid_x, grid_y, grid_z)
-    block = dim3_arguments(b, e, block_x, block_y, block_z)
-    e.checked_call(b, "LaunchKernel", [handle, *grid, *block, pointers, b.zext(shared_bytes, e.i64), stream])
-    b.ret_void()
-    return handle
 
 
 def kernel_handle(emitter: RuntimeEmitter, kernel: str, stub):

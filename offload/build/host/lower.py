@@ -47,6 +47,11 @@ def stub_name(kernel: str) -> str:
     return f"__device_stub__{kernel}"
 
 
+def cluster_stub_name(kernel: str) -> str:
+    """Host stub of a kernel's `clusters in (...)` launches: cluster x/y/z, then the stub's parameters."""
+    return f"__mlir_offload_cluster_stub.{kernel}"
+
+
 @dataclass
 class KernelLaunch:
     """What the host passes to one kernel: its LLVM argument types (memrefs already expanded)."""
@@ -54,6 +59,7 @@ class KernelLaunch:
     kernel: str
     gpu_module: str
     arg_types: list  # llvmlite.ir types, in kernel-argument order
+    cluster_launch: object = None  # Location of the first `clusters in (...)` launch, if any
 
 
 @dataclass
@@ -222,9 +228,6 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
         location = location_of(launch.location, path)
         module_name = _root_symbol(launch.kernel)
         kernel = device_symbol(module_name, _leaf_symbol(launch.kernel))
-        if launch.clusterSizeX is not None:
-            raise OffloadError(f"launch of '{kernel}' with a cluster size is not supported "
-                               "(cudaLaunchKernel takes no cluster dimensions)", location)
         kernel_args = list(launch.kernelOperands)
         arg_types = [_llvmlite_type(a.type, kernel, location) for a in kernel_args]
         previous = launches.get(kernel)
@@ -234,9 +237,13 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
             raise OffloadError(f"kernel '{kernel}' is launched with different argument types "
                                f"({', '.join(map(str, previous.arg_types))} before, "
                                f"{', '.join(map(str, arg_types))} here)", location)
-        name = stub_name(kernel)
+        clustered = launch.clusterSizeX is not None
+        if clustered and launches[kernel].cluster_launch is None:
+            launches[kernel].cluster_launch = location
+        name = cluster_stub_name(kernel) if clustered else stub_name(kernel)
         with ir.InsertionPoint(launch.operation), launch.location:
-            config = [_as_i64(v, i64) for v in (launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ,
+            clusters = [launch.clusterSizeX, launch.clusterSizeY, launch.clusterSizeZ] if clustered else []
+            config = [_as_i64(v, i64) for v in (*clusters, launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ,
                                                 launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
             shared = launch.dynamicSharedMemorySize
             if shared is None:

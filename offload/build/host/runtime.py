@@ -43,7 +43,7 @@ def _api(prefix: str) -> dict:
     names = ("Malloc", "MallocManaged", "Free", "MemcpyAsync", "MemsetAsync", "StreamCreate",
              "StreamDestroy", "StreamSynchronize", "StreamWaitEvent", "EventCreate", "EventDestroy",
              "EventRecord", "EventSynchronize", "HostRegister", "HostUnregister", "HostGetDevicePointer", "SetDevice",
-             "LaunchKernel", "GetErrorString")
+             "LaunchKernel", "LaunchKernelExC", "GetDriverEntryPointByVersion", "GetErrorString")
     return {name: prefix + name for name in names}
 
 
@@ -116,6 +116,8 @@ class RuntimeEmitter:
             "HostGetDevicePointer": [self.ptr, self.ptr, self.i32],
             "SetDevice": [self.i32],
             "LaunchKernel": [self.ptr, *self.dim3_types(), *self.dim3_types(), self.ptr, self.i64, self.ptr],
+            "LaunchKernelExC": [self.ptr, self.ptr, self.ptr],
+            "GetDriverEntryPointByVersion": [self.ptr, self.ptr, self.i32, self.i64, self.ptr],
         }
         if generic == "GetErrorString":
             return self.declare(name, self.ptr, [self.i32])
@@ -138,6 +140,19 @@ class RuntimeEmitter:
         var.initializer = const
         var.align = 1
         self._strings[text] = var
+        return var
+
+    def constant_table(self, name: str, element_type, values):
+        """A private constant array `.mlir_offload.<name>` (made once)."""
+        full = f".mlir_offload.{name}"
+        existing = self.module.globals.get(full)
+        if existing is not None:
+            return existing
+        const = self.ir.Constant(self.ir.ArrayType(element_type, len(values)), list(values))
+        var = self.ir.GlobalVariable(self.module, const.type, full)
+        var.linkage = "private"
+        var.global_constant = True
+        var.initializer = const
         return var
 
     # -- checked calls ----------------------------------------------------------------------------
@@ -361,6 +376,109 @@ def _set_default_device(e: RuntimeEmitter):
     b.ret_void()
 
 
+# CUtensorMapDataType -> element bytes (cuda.h: UINT8 .. TFLOAT32_FTZ), as upstream's wrapper reads it.
+TENSOR_MAP_ELEMENT_BYTES = (1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4)
+TENSOR_MAP_MAX_RANK = 5
+TENSOR_MAP_BYTES = 128  # sizeof(CUtensorMap), 64-byte aligned
+# cuTensorMapEncodeTiled appeared in CUDA 12.0: the driver ABI version asked for.
+TENSOR_MAP_DRIVER_VERSION = 12000
+
+
+def _tensor_map_encode_tiled(e: RuntimeEmitter):
+    """mgpuTensorMapEncodeTiledMemref(rank, ranked descriptor*, data type, interleave, swizzle, l2 promotion,
+    oob fill, i64 box[rank]) -> device pointer to a CUtensorMap, with upstream's argument order (innermost
+    dimension first). cuTensorMapEncodeTiled comes from cudaGetDriverEntryPointByVersion, so the
+    executable needs no -lcuda; every failure prints one line and exits 1."""
+    if e.runtime.kind != "cuda":
+        raise OffloadError("mgpuTensorMapEncodeTiledMemref (an nvgpu TMA descriptor) needs the CUDA runtime; "
+                           f"the {e.runtime.kind} target has no tensor maps")
+    ir = e.ir
+    fn, b = e._shim("mgpuTensorMapEncodeTiledMemref", e.ptr, [e.i64, e.ptr] + [e.i64] * 5 + [e.ptr])
+    rank, descriptor, data_type, interleave, swizzle, l2_promotion, oob_fill, box = fn.args
+    fail = fn.append_basic_block("invalid")
+    body = fn.append_basic_block("encode")
+    bad_rank = b.or_(b.icmp_signed("<", rank, ir.Constant(e.i64, 1)),
+                     b.icmp_signed(">", rank, ir.Constant(e.i64, TENSOR_MAP_MAX_RANK)))
+    bad_type = b.icmp_unsigned(">=", data_type, ir.Constant(e.i64, len(TENSOR_MAP_ELEMENT_BYTES)))
+    b.cbranch(b.or_(bad_rank, bad_type), fail, body)
+    b.position_at_end(fail)
+    _fail_exit(e, b, "mgpuTensorMapEncodeTiledMemref: rank %lld or data type %lld out of range\n", [rank, data_type])
+    b.position_at_end(body)
+    sizes_table = e.constant_table("tensor_map_element_bytes", e.i64, TENSOR_MAP_ELEMENT_BYTES)
+    element_bytes = b.load(b.gep(sizes_table, [ir.Constant(e.i64, 0), data_type], inbounds=True), typ=e.i64)
+    aligned = b.load(b.gep(descriptor, [ir.Constant(e.i64, 1)], source_etype=e.ptr), typ=e.ptr)
+    offset = b.load(b.gep(descriptor, [ir.Constant(e.i64, 2)], source_etype=e.i64), typ=e.i64)
+    address = b.gep(aligned, [b.mul(offset, element_bytes)], source_etype=e.i8)
+    dims64 = ir.ArrayType(e.i64, TENSOR_MAP_MAX_RANK)
+    dims32 = ir.ArrayType(e.i32, TENSOR_MAP_MAX_RANK)
+    global_dim, global_strides = b.alloca(dims64), b.alloca(dims64)
+    box_dim, element_strides = b.alloca(dims32), b.alloca(dims32)
+    one64, one32, zero64 = ir.Constant(e.i64, 1), ir.Constant(e.i32, 1), ir.Constant(e.i64, 0)
+    # Dimension i (innermost first) is memref dimension rank-1-i: unrolled over the 5 possible ranks,
+    # an index past the rank reads dimension 0 and is replaced by the neutral value.
+    for i in range(TENSOR_MAP_MAX_RANK):
+        def source(distance, _b=b, _i=i):
+            index = _b.sub(rank, ir.Constant(e.i64, distance + _i))
+            inside = _b.icmp_signed(">=", index, zero64)
+            return inside, _b.select(inside, index, zero64)
+        inside, dim = source(1)
+        size = b.load(b.gep(descriptor, [b.add(dim, ir.Constant(e.i64, 3))], source_etype=e.i64), typ=e.i64)
+        b.store(b.select(inside, size, one64), b.gep(global_dim, [zero64, ir.Constant(e.i64, i)], inbounds=True))
+        edge = b.load(b.gep(box, [dim], source_etype=e.i64), typ=e.i64)
+        b.store(b.select(inside, b.trunc(edge, e.i32), one32),
+                b.gep(box_dim, [zero64, ir.Constant(e.i64, i)], inbounds=True))
+        b.store(one32, b.gep(element_strides, [zero64, ir.Constant(e.i64, i)], inbounds=True))
+        # Byte stride of dimension i+1 (memref dimension rank-2-i); strides live after the sizes.
+        inside, dim = source(2)
+        stride = b.load(b.gep(descriptor, [b.add(b.add(dim, rank), ir.Constant(e.i64, 3))], source_etype=e.i64),
+                        typ=e.i64)
+        b.store(b.select(inside, b.mul(stride, element_bytes), zero64),
+                b.gep(global_strides, [zero64, ir.Constant(e.i64, i)], inbounds=True))
+    entry_point = b.alloca(e.ptr)
+    b.store(ir.Constant(e.ptr, None), entry_point)
+    query = b.alloca(e.i32)
+    b.store(ir.Constant(e.i32, -1), query)
+    e.checked_call(b, "GetDriverEntryPointByVersion", [
+        e.cstring("cuTensorMapEncodeTiled"), entry_point, ir.Constant(e.i32, TENSOR_MAP_DRIVER_VERSION),
+        ir.Constant(e.i64, 0), query])
+    encode_type = ir.FunctionType(e.i32, [e.ptr, e.i32, e.i32, e.ptr, e.ptr, e.ptr, e.ptr, e.ptr] + [e.i32] * 4)
+    # Loaded as a pointer to the function type: llvmlite takes an indirect call's signature from it.
+    encode = b.load(entry_point, typ=encode_type.as_pointer())
+    missing = b.or_(b.icmp_unsigned("!=", b.load(query, typ=e.i32), ir.Constant(e.i32, 0)),
+                    b.icmp_unsigned("==", encode, ir.Constant(e.ptr, None)))
+    no_driver = fn.append_basic_block("no_entry_point")
+    call_block = fn.append_basic_block("call")
+    b.cbranch(missing, no_driver, call_block)
+    b.position_at_end(no_driver)
+    _fail_exit(e, b, f"{e.runtime.api['GetDriverEntryPointByVersion']}: the driver does not provide "
+                     "cuTensorMapEncodeTiled\n", [])
+    b.position_at_end(call_block)
+    tensor_map = b.alloca(ir.ArrayType(e.i8, TENSOR_MAP_BYTES))
+    tensor_map.align = 64
+    status = b.call(encode, [
+        tensor_map, b.trunc(data_type, e.i32), b.trunc(rank, e.i32), address, global_dim, global_strides, box_dim,
+        element_strides, *(b.trunc(v, e.i32) for v in (interleave, swizzle, l2_promotion, oob_fill))])
+    failed = fn.append_basic_block("encode_failed")
+    copy = fn.append_basic_block("copy")
+    b.cbranch(b.icmp_unsigned("!=", status, ir.Constant(e.i32, 0)), failed, copy)
+    b.position_at_end(failed)
+    _fail_exit(e, b, "cuTensorMapEncodeTiled: CUresult %d\n", [status])
+    b.position_at_end(copy)
+    device_map = e.call_with_out_pointer(b, "Malloc", [ir.Constant(e.i64, TENSOR_MAP_BYTES)])
+    null_stream = ir.Constant(e.ptr, None)
+    e.checked_call(b, "MemcpyAsync", [device_map, tensor_map, ir.Constant(e.i64, TENSOR_MAP_BYTES),
+                                      ir.Constant(e.i32, e.runtime.memcpy_default), null_stream])
+    e.checked_call(b, "StreamSynchronize", [null_stream])  # the map lives on this stack frame
+    b.ret(device_map)
+
+
+def _fail_exit(e: RuntimeEmitter, b, message: str, values) -> None:
+    dprintf = e.declare("dprintf", e.i32, [e.i32, e.ptr], var_arg=True)
+    b.call(dprintf, [e.ir.Constant(e.i32, 2), e.cstring(message), *values])
+    b.call(e.declare("exit", e.void, [e.i32]), [e.ir.Constant(e.i32, EXIT_STATUS_ON_RUNTIME_ERROR)])
+    b.unreachable()
+
+
 SHIMS = {
     "mgpuStreamCreate": _stream_create,
     "mgpuStreamDestroy": _unary_status("mgpuStreamDestroy", "StreamDestroy"),
@@ -380,4 +498,5 @@ SHIMS = {
     "mgpuSetDefaultDevice": _set_default_device,
     "mgpuMemGetDeviceMemRef1dFloat": _device_memref_1d("mgpuMemGetDeviceMemRef1dFloat"),
     "mgpuMemGetDeviceMemRef1dInt32": _device_memref_1d("mgpuMemGetDeviceMemRef1dInt32"),
+    "mgpuTensorMapEncodeTiledMemref": _tensor_map_encode_tiled,
 }
