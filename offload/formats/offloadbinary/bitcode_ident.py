@@ -202,6 +202,17 @@ class BitcodeGlobal:
     initializer: bytes | None  # the bytes of a byte-array initializer; None for any other (or none)
 
 
+def _block_header(bits: _Bits) -> tuple[int, int, int]:
+    """After ENTER_SUBBLOCK: (block id, abbreviation width, bit position of the block's end)."""
+    block_id, width = bits.vbr(8), bits.vbr(4)
+    bits.align32()
+    words = bits.read(32)
+    end = bits.pos + 32 * words
+    if end > 8 * len(bits.data) or width < 1:
+        raise _Truncated
+    return block_id, width, end
+
+
 class _Block:
     """Records of one block: (code, operands) in order; sub-blocks are handed to `enter(block_id, bits)`,
     which reads the sub-block (through _Block) or returns False to skip it by its length."""
@@ -218,12 +229,7 @@ class _Block:
                 bits.align32()
                 return
             if code == _ENTER_SUBBLOCK:
-                block_id, width = bits.vbr(8), bits.vbr(4)
-                bits.align32()
-                words = bits.read(32)
-                end = bits.pos + 32 * words
-                if end > 8 * len(bits.data) or width < 1:
-                    raise _Truncated
+                block_id, width, end = _block_header(bits)
                 if block_id == _BLOCKINFO_BLOCK_ID:
                     for _ in _Block(bits, width, block_id, self.blockinfo).records():
                         pass
@@ -317,12 +323,7 @@ def _read_globals(bits: _Bits) -> list[BitcodeGlobal] | None:
     while bits.remaining() >= 32 and (module["strtab"] is None or not module["seen"]):
         if bits.read(2) != _ENTER_SUBBLOCK:
             return None
-        block_id, width = bits.vbr(8), bits.vbr(4)
-        bits.align32()
-        words = bits.read(32)
-        end = bits.pos + 32 * words
-        if end > 8 * len(bits.data) or width < 1:
-            return None
+        block_id, width, end = _block_header(bits)
         if not enter_top(block_id, _Block(bits, width, block_id, blockinfo)):
             bits.pos = end
     strtab = module["strtab"]
