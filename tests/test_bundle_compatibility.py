@@ -113,3 +113,12 @@ def test_the_rule_itself():
     assert link_refusals(19, None, 22) == ("entries",) and link_refusals(22, None, 19) == ("entries",)
     assert link_refusals(22, 22, 19) == ("entries", "bitcode")
     assert link_refusals(22, None, UNKNOWN) == ("no-profile",)
+
+
+def test_verify_names_the_clangs_the_rule_accepts():
+    from offload.formats.profiles import clangs_registering
+
+    # verify's "entries for clang ..." names exactly the clangs link accepts for a portable bundle.
+    for profile in available_profiles():
+        assert clangs_registering(profile) == [c for c in available_profiles() if link_accepts(profile, "portable", c)]
+    assert clangs_registering(21) == [21, 22] and clangs_registering(19) == [19]

@@ -55,6 +55,7 @@ def _image_has_symbol(image, name: str, is_kernel: bool) -> bool:
 
 
 def check_executable(path: str) -> VerifyReport:
+    from offload.formats.profiles import clangs_registering
     from offload.target.executable import ExecutableError, read_executable
 
     report = VerifyReport(path)
@@ -79,8 +80,8 @@ def check_executable(path: str) -> VerifyReport:
                 f"no kernel or variable is registered")
         if section.registered is False and section.entries:
             why = ("it has no registration code (linked without --offload-new-driver?)" if walked_names == "none"
-                   else f"its registration code walks {walked_names} (entries made for clang "
-                        f"{section.profile_major}, linked by another clang)")
+                   else f"its registration code walks {walked_names} (entries for clang "
+                        f"{' or '.join(map(str, clangs_registering(section.profile_major)))}, linked by another clang)")
             report.problems.append(
                 f"{path}: {len(section.entries)} offload entries in section {section.name} are never "
                 f"registered: {why}")

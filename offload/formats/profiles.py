@@ -114,6 +114,12 @@ def link_refusals(bundle_profile: int, bitcode_llvm: int | None, clang_major: in
     return tuple(refusals)
 
 
+def clangs_registering(bundle_profile: int) -> list[int]:
+    """The clangs whose linker wrapper registers the entries of a bundle made for `bundle_profile`."""
+    bundle = load_profile(bundle_profile)
+    return [major for major in available_profiles() if load_profile(major).registers_entries_of(bundle)]
+
+
 def link_table(bundle_profile: int, bitcode_llvm: int | None) -> list[tuple[int, tuple[str, ...], "Profile"]]:
     """(clang major, link_refusals, that clang's profile) for every clang with a profile: the rule as data,
     for a target that cannot run Python (the shipped build.sh)."""
