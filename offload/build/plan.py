@@ -37,6 +37,11 @@ def device_plan(flags: dict, config) -> tuple[list, object]:
         arch = ",".join(arch) if arch else None
     if not arch:
         raise OffloadError("no offload target: pass --offload-arch, e.g. --offload-arch sm_80,gfx90a")
+    prefix = flags.get("symbol_prefix")
+    if prefix is not None:  # --symbol-prefix NAME spells --rename=prefix:NAME
+        if flags.get("rename") not in (None, f"prefix:{prefix}"):
+            raise OffloadError("--symbol-prefix NAME is --rename=prefix:NAME: pass one of them")
+        given["rename"] = f"prefix:{prefix}"
     settings = {}
     for name in DEVICE_SETTINGS:
         value = given.get(name)

@@ -32,9 +32,13 @@ def device_options(command):
                      help="libdevice.10.bc (default: $CUDA_HOME, the standard toolkit, the nvidia-nvvm wheel)."),
         click.option("--rocm-device-lib-path", "rocm_device_lib_path", default=None, type=click.Path(),
                      help="Folder with ocml.bc/ockl.bc/oclc_*.bc (default: $ROCM_PATH, /opt/rocm, system)."),
-        click.option("--rename", "rename", type=click.Choice(["module-prefix"]), default=None,
+        click.option("--rename", "rename", default=None, metavar="module-prefix|prefix:NAME",
                      help="module-prefix: every gpu.module's exported symbol becomes <module>_<symbol>, "
-                          "so two gpu.modules may define the same name."),
+                          "so two gpu.modules may define the same name; prefix:NAME: every exported device "
+                          "symbol becomes NAME_<symbol> (host launches follow), so separately compiled "
+                          "bundles never collide."),
+        click.option("--symbol-prefix", "symbol_prefix", default=None, metavar="NAME",
+                     help="Same as --rename=prefix:NAME."),
     ]
     for option in reversed(options):
         command = option(command)

@@ -21,11 +21,11 @@ Options of link itself (every other argument goes to clang unchanged):
                     beside the arch's cubin, so newer GPUs JIT-compile it (repeat per arch; CUDA)
   --ptx-beside      add the PTX files compile wrote beside each bundle (BUNDLE.<arch>.ptx, where they
                     exist and are not older than it; none for an arch several bundles have PTX for)
-  --dry-run         print the clang command instead of running it
+  --dry-run, -###   print the clang command instead of running it (nothing is built)
   -v                print the clang command (and clang's messages) while running it
 """
 LINK_VALUE_OPTIONS = {"-o": "output", "--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path"}
-LINK_FLAGS = {"--dry-run": "dry_run", "-v": "verbose", "--ptx-beside": "ptx_beside"}
+LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "-v": "verbose", "--ptx-beside": "ptx_beside"}
 
 
 # Clang flags pass through untouched, so click must not parse them (it would split -L/x/h into -L -h ...).

@@ -272,12 +272,21 @@ def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = Non
     if verbose and done.stderr:
         click.echo(done.stderr.rstrip(), err=True)
     if done.returncode != 0:
-        lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
-        errors = [line for line in lines if "error" in line] or lines
-        detail = " | ".join(errors[:3])[:600]
+        from offload.target.link_messages import failure_summary, read_report
+
+        report = read_report((done.stderr or "") + "\n" + (done.stdout or ""), inputs)
+        if not verbose:
+            for line in report.causes[:20]:
+                click.echo(line, err=True)
         if os.path.exists(output) and not os.path.getsize(output):
             os.unlink(output)
-        raise OffloadError(f"clang {plan.clang.version} failed to link (exit {done.returncode}): {detail}")
+        raise OffloadError(f"clang {plan.clang.version} failed to link (exit {done.returncode}): "
+                           f"{failure_summary(report) or 'no cause printed: rerun with -v'}")
+    if not verbose:
+        from offload.target.link_messages import warnings
+
+        for line in warnings(done.stderr or ""):
+            click.echo(line, err=True)
     if plan.ptx:
         from offload.target.ptx import missing_ptx
 

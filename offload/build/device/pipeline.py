@@ -19,7 +19,8 @@ from offload.build.device.libraries import bitcode_bytes
 from offload.build.device.processes import map_forked, worker_count
 from offload.formats.targets import Target, check_ptx_feature
 
-RENAME_SCHEMES = ("module-prefix",)
+RENAME_SCHEMES = ("module-prefix", "prefix:NAME")
+PREFIX_SCHEME = "prefix:"
 
 
 @dataclass
@@ -56,11 +57,17 @@ class LoweredModule:
 
 def symbol_name(module_name: str, symbol: str, rename: str | None) -> str:
     """The name a gpu.module's symbol has in the device image (and so in the host's offload entries).
-    --rename=module-prefix makes it `<module>_<symbol>`; without renaming it is the symbol itself."""
+    --rename=module-prefix makes it `<module>_<symbol>`, --rename=prefix:NAME (--symbol-prefix NAME)
+    `NAME_<symbol>`; without renaming it is the symbol itself."""
     if rename is None:
         return symbol
     if rename == "module-prefix":
         return f"{module_name}_{symbol}"
+    if rename.startswith(PREFIX_SCHEME):
+        prefix = rename[len(PREFIX_SCHEME):]
+        if not prefix.isidentifier() or not prefix.isascii():
+            raise OffloadError(f"symbol prefix '{prefix}' is not a C identifier (letters, digits, '_')")
+        return f"{prefix}_{symbol}"
     raise OffloadError(f"unknown --rename scheme '{rename}' (valid: {', '.join(RENAME_SCHEMES)})")
 
 

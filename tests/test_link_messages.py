@@ -1,0 +1,110 @@
+"""Link failures name their cause without -v (undefined symbol and the bundle that references it, a
+kernel two bundles define and the fix, a missing library); clang's warnings pass through on success;
+`-###` and `--dry-run` print the command and build nothing; --symbol-prefix NAME renames every exported
+device symbol, so two bundles with the same kernel name link and both kernels register."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import REPO, require_tool, run_cli
+from fakert import fake_cuda  # noqa: F401
+from offload.target.link_messages import failure_summary, read_report
+
+DATA = REPO / "tests" / "data" / "habits"
+SAXPY = REPO / "examples" / "saxpy.mlir"
+
+# What clang 22 printed for `link a.bc b.bc` (both define main and the saxpy kernel), temporaries included.
+DUPLICATE_OUTPUT = """\
+/usr/bin/ld: /tmp/b-ba03aa.o: in function `main':
+LLVMDialectModule:(.text+0x0): multiple definition of `main'; /tmp/a-538502.o:LLVMDialectModule:(.text+0x0): first defined here
+/usr/bin/ld: /tmp/b-ba03aa.o: in function `__device_stub__saxpy':
+LLVMDialectModule:(.text+0x370): multiple definition of `__device_stub__saxpy'; /tmp/a-538502.o:LLVMDialectModule:(.text+0x370): first defined here
+/usr/lib/llvm-22/bin/clang-linker-wrapper: error: 'ld' failed
+clang-22: error: linker command failed with exit code 1 (use -v to see invocation)
+"""
+
+
+def test_report_maps_temporaries_to_bundles_and_drops_consequences():
+    report = read_report(DUPLICATE_OUTPUT, ["dir/a.bc", "b.bc", "-lm"])
+    assert report.duplicates == {"main": ["b.bc", "dir/a.bc"], "__device_stub__saxpy": ["b.bc", "dir/a.bc"]}
+    assert not any("'ld' failed" in line or "/tmp/" in line for line in report.causes)
+    summary = failure_summary(report)
+    assert "kernel 'saxpy' is defined by b.bc and dir/a.bc" in summary and "--symbol-prefix NAME" in summary
+
+
+def test_unknown_message_is_shown_whole():
+    report = read_report("/usr/bin/ld: unrecognized option '--bogus'\nclang-22: error: linker command failed "
+                         "with exit code 1 (use -v to see invocation)\n", ["a.bc"])
+    assert report.causes == ["/usr/bin/ld: unrecognized option '--bogus'"]
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory):
+    require_tool("clang-22", 22)
+    tmp = tmp_path_factory.mktemp("linkmsg")
+    made = {}
+    for name, source, extra in (("saxpy", SAXPY, ()), ("second", DATA / "second_saxpy.mlir", ()),
+                                ("second_prefixed", DATA / "second_saxpy.mlir", ("--symbol-prefix", "second")),
+                                ("undefined", DATA / "undefined_helper.mlir", ())):
+        out = tmp / f"{name}.bc"
+        done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(out), *extra)
+        assert done.returncode == 0, done.stderr
+        made[name] = out
+    return tmp, made
+
+
+def test_kernel_collision_names_both_bundles_and_the_fix(bundles):
+    tmp, made = bundles
+    done = run_cli("link", str(made["saxpy"]), str(made["second"]), "-o", str(tmp / "clash"))
+    assert done.returncode == 1
+    error = done.stderr.strip().splitlines()[-1]
+    assert f"kernel 'saxpy' is defined by {made['second']} and {made['saxpy']}" in error
+    assert "--symbol-prefix NAME" in error and "Traceback" not in done.stderr
+    assert not (tmp / "clash").exists()
+
+
+def test_symbol_prefix_links_and_registers_both_kernels(bundles, fake_cuda):
+    tmp, made = bundles
+    app = tmp / "both"
+    done = run_cli("link", str(made["saxpy"]), str(made["second_prefixed"]), "-o", str(app))
+    assert done.returncode == 0, done.stderr
+    result = fake_cuda.run(app)
+    assert {"saxpy", "second_saxpy"} <= set(result.kernels_registered())
+    assert [launch["kernel"] for launch in result.launches()] == ["saxpy"]
+
+
+def test_symbol_prefix_must_be_an_identifier(tmp_path):
+    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--symbol-prefix", "9lives",
+                   "-o", str(tmp_path / "x.bc"))
+    assert done.returncode == 1 and "not a C identifier" in done.stderr
+
+
+def test_undefined_symbol_names_the_referencing_bundle(bundles):
+    tmp, made = bundles
+    done = run_cli("link", str(made["undefined"]), "-o", str(tmp / "undef"))
+    assert done.returncode == 1
+    assert f"undefined symbol 'helper_from_elsewhere' referenced by {made['undefined']}" in done.stderr
+
+
+def test_missing_library_is_named(bundles):
+    tmp, made = bundles
+    done = run_cli("link", str(made["saxpy"]), "-lno_such_library_here", "-o", str(tmp / "nolib"))
+    assert done.returncode == 1 and "no_such_library_here" in done.stderr.strip().splitlines()[-1]
+
+
+def test_warnings_pass_through_on_success(bundles):
+    tmp, made = bundles
+    done = run_cli("link", str(made["saxpy"]), f"-I{tmp}", "-o", str(tmp / "warned"))
+    assert done.returncode == 0, done.stderr
+    assert "warning: argument unused during compilation" in done.stderr
+
+
+@pytest.mark.parametrize("flag", ["-###", "--dry-run"])
+def test_dry_run_prints_and_builds_nothing(bundles, flag):
+    tmp, made = bundles
+    out = tmp / f"dry{len(flag)}"
+    done = run_cli("link", str(made["saxpy"]), flag, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "--offload-new-driver" in done.stdout and str(made["saxpy"]) in done.stdout
+    assert not out.exists()
