@@ -232,7 +232,11 @@ class OffloadExecutable:
 def read_executable(path: str) -> OffloadExecutable:
     from offload.fsutil import read_input
 
-    elf = read_elf(read_input(path), path)
+    return executable_from_bytes(read_input(path), path)
+
+
+def executable_from_bytes(data: bytes, path: str) -> OffloadExecutable:
+    elf = read_elf(data, path)
     exe = OffloadExecutable(path, elf)
     for section_name, parse in ((CUDA_FATBIN_SECTION, parse_cuda_fatbin), (HIP_FATBIN_SECTION, parse_offload_bundle)):
         section = elf.section(section_name)

@@ -303,6 +303,8 @@ def _read_globals(bits: _Bits) -> list[BitcodeGlobal] | None:
                 if code == _MODULE_VERSION and ops:
                     strtab_names = ops[0] >= 2
                 elif code == _MODULE_SECTIONNAME:
+                    if any(not 0 <= op < 256 for op in ops):  # a char6/array record of other values
+                        raise _Truncated
                     module["sections"].append(bytes(ops).decode("utf-8", "replace"))
                 elif code == _MODULE_GLOBALVAR:
                     if not strtab_names or len(ops) < 8:

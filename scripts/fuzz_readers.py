@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Fuzz every reader of untrusted files with mutated real inputs (fixed seed): OffloadBinary, bundles
+(bitcode and ELF), linked executables, CUDA fatbins and cubins, HIP offload bundles, shipped archives and
+manifests. Only OffloadError may escape a reader; anything else is a crash, a native death of the child
+running it too, and an input taking longer than --hang-seconds is a hang.
+
+    python3 scripts/fuzz_readers.py [--iterations N] [--seed S] [--save DIR]
+
+Prints the number of inputs, crashes, hangs and the children's peak memory; exits 1 on any crash or hang.
+The inputs run in forked children (a batch each), so a native crash is caught and the run goes on after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import signal
+import struct
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SEEDS = ROOT / "tests" / "data" / "fuzz"
+sys.path.insert(0, str(ROOT))
+
+from offload.errors import OffloadError  # noqa: E402
+
+INTERESTING = [0, 1, 7, 8, 16, 0x30, 0x40, 0x7F, 0x80, 0xFF, 0x7FFF, 0xFFFF, 2**31 - 1, 2**31, 2**32 - 1,
+               2**32, 2**40, 2**62, 2**63, 2**64 - 1]
+
+
+class Hang(Exception):
+    pass
+
+
+# ---- the readers ---------------------------------------------------------------------------------
+
+def read_container(data: bytes, scratch: str) -> None:
+    from offload.formats.offloadbinary import read_offload_images
+
+    read_offload_images(data, "input")
+
+
+def read_bundle(data: bytes, scratch: str) -> None:
+    from offload.formats.bundle import read_bundle_record
+    from offload.target.ship import inspect_bundle
+
+    read_bundle_record(data, "input")
+    inspect_bundle(data, "input")
+
+
+def read_raw_offload_binary(data: bytes, scratch: str) -> None:
+    from offload.formats.offloadbinary import read_binary
+
+    read_binary(data)
+
+
+def read_linked_executable(data: bytes, scratch: str) -> None:
+    from offload.target.executable import executable_from_bytes
+
+    exe = executable_from_bytes(data, "input")
+    for images in exe.device_sections.values():
+        for image in images:
+            image.symbols()
+            image.kernels()
+
+
+def read_fatbin(data: bytes, scratch: str) -> None:
+    from offload.target.executable import parse_cuda_fatbin
+
+    for image in parse_cuda_fatbin(data):
+        image.symbols()
+        image.kernels()
+
+
+def read_hip_bundle(data: bytes, scratch: str) -> None:
+    from offload.target.executable import parse_offload_bundle
+
+    parse_offload_bundle(data)
+
+
+def read_archive(data: bytes, scratch: str) -> None:
+    from offload.target.ship import read_manifest
+
+    path = os.path.join(scratch, "input.tar.gz")
+    Path(path).write_bytes(data)
+    read_manifest(path)
+
+
+def read_manifest_file(data: bytes, scratch: str) -> None:
+    from offload.target.ship import read_bundle_needs
+
+    path = os.path.join(scratch, "manifest.json")
+    Path(path).write_bytes(data)
+    read_bundle_needs(path)
+
+
+def seeds() -> list[tuple[str, bytes, object]]:
+    """(name, bytes, reader) of every seed input."""
+    from offload.formats.elf import read_elf
+
+    files = {p.name: p.read_bytes() for p in sorted(SEEDS.iterdir())}
+    exe = read_elf(files["saxpy.cuda.exe"], "seed")
+    fatbin = exe.section_data(exe.section(".nv_fatbin"))
+    hip_id = b"hipv4-amdgcn-amd-amdhsa--gfx90a"
+    host_id = b"host-x86_64-unknown-linux-gnu"
+    body = b"\x7fELF" + bytes(60)
+    header_size = 32 + 24 * 2 + len(hip_id) + len(host_id)
+    hip_bundle = (b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", 2)
+                  + struct.pack("<QQQ", header_size, 0, len(host_id)) + host_id
+                  + struct.pack("<QQQ", header_size, len(body), len(hip_id)) + hip_id + body)
+    return [
+        ("offloadbinary", files["saxpy.offloadbinary"], read_raw_offload_binary),
+        ("offloadbinary-container", files["saxpy.offloadbinary"], read_container),
+        ("bundle-bitcode", files["saxpy.offload.bc"], read_bundle),
+        ("bundle-bitcode-hip", files["saxpy.hip.bc"], read_container),
+        ("bundle-elf", files["saxpy.portable.o"], read_bundle),
+        ("executable", files["saxpy.cuda.exe"], read_linked_executable),
+        ("fatbin", fatbin, read_fatbin),
+        ("hip-offload-bundle", hip_bundle, read_hip_bundle),
+        ("ship-archive", files["saxpy.ship.tar.gz"], read_archive),
+        ("manifest", files["manifest.json"], read_manifest_file),
+    ]
+
+
+# ---- mutation ------------------------------------------------------------------------------------
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        action = rng.randrange(8)
+        if action == 0 and out:  # random byte
+            out[rng.randrange(len(out))] = rng.randrange(256)
+        elif action == 1 and out:  # bit flip
+            at = rng.randrange(len(out))
+            out[at] ^= 1 << rng.randrange(8)
+        elif action in (2, 3) and len(out) >= 8:  # an interesting 16/32/64-bit value, often aligned
+            width = rng.choice((2, 4, 8))
+            at = rng.randrange(len(out) - width + 1)
+            if rng.random() < 0.7:
+                at -= at % width
+            value = rng.choice(INTERESTING + [len(out), len(out) + 1, len(out) - 1]) % (1 << (8 * width))
+            out[at:at + width] = value.to_bytes(width, "little")
+        elif action == 4:  # truncate
+            del out[rng.randrange(len(out) + 1):]
+        elif action == 5 and out:  # duplicate a slice
+            start = rng.randrange(len(out))
+            piece = out[start:start + rng.randint(1, 256)]
+            at = rng.randrange(len(out) + 1)
+            out[at:at] = piece
+        elif action == 6 and out:  # delete a slice
+            start = rng.randrange(len(out))
+            del out[start:start + rng.randint(1, 64)]
+        else:  # random tail
+            out += bytes(rng.randrange(256) for _ in range(rng.randint(1, 32)))
+    return bytes(out)
+
+
+def case(seed: int, index: int, corpus):
+    """The index-th input of the run: deterministic from (seed, index) alone."""
+    rng = random.Random(seed * 1_000_003 + index)
+    name, data, reader = corpus[index % len(corpus)]
+    return name, mutate(data, rng), reader
+
+
+# ---- running -------------------------------------------------------------------------------------
+
+def _alarm(signum, frame):
+    raise Hang()
+
+
+def run_batch(seed: int, start: int, stop: int, corpus, hang_seconds: float, report_fd: int) -> None:
+    """In a forked child: run inputs start..stop-1, writing "index status detail" lines to report_fd."""
+    signal.signal(signal.SIGALRM, _alarm)
+    scratch = tempfile.mkdtemp(prefix="fuzz-readers-")
+    out = os.fdopen(report_fd, "w", buffering=1)
+    for index in range(start, stop):
+        name, data, reader = case(seed, index, corpus)
+        out.write(f"{index} start\n")
+        signal.setitimer(signal.ITIMER_REAL, hang_seconds)
+        status, detail = "ok", ""
+        try:
+            reader(data, scratch)
+        except Hang:
+            status, detail = "hang", name
+        except OffloadError as e:
+            if "\n" in e.render():
+                status, detail = "crash", f"{name}: multi-line error {e.render()!r}"
+        except BaseException as e:  # noqa: BLE001 - anything else is a reader bug
+            status = "crash"
+            detail = f"{name}: {type(e).__name__}: {e} @ {traceback.extract_tb(e.__traceback__)[-1].filename}:" \
+                     f"{traceback.extract_tb(e.__traceback__)[-1].lineno}"
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        out.write(f"{index} {status} {detail}".replace("\n", " ") + "\n")
+    out.close()
+
+
+def fuzz(iterations: int, seed: int, hang_seconds: float = 2.0, batch: int = 2000, save: str | None = None,
+         progress: bool = False) -> dict:
+    corpus = seeds()
+    results = {"inputs": 0, "crashes": [], "hangs": [], "native": []}
+    started = time.time()
+    index = 0
+    while index < iterations:
+        stop = min(iterations, index + batch)
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            code = 0
+            try:
+                run_batch(seed, index, stop, corpus, hang_seconds, write_fd)
+            except BaseException:  # noqa: BLE001
+                traceback.print_exc()
+                code = 70
+            os._exit(code)
+        os.close(write_fd)
+        with os.fdopen(read_fd) as lines:
+            last_started, done = None, index
+            for line in lines:
+                number, status, *detail = line.rstrip("\n").split(" ", 2)
+                if status == "start":
+                    last_started = int(number)
+                    continue
+                done = int(number) + 1
+                results["inputs"] += 1
+                if status in ("crash", "hang"):
+                    results["crashes" if status == "crash" else "hangs"].append((int(number), " ".join(detail)))
+                    _save(save, seed, int(number), corpus)
+        _, status = os.waitpid(pid, 0)
+        if done < stop:  # the child died inside input `last_started`: a native crash (or an exit)
+            dead = last_started if last_started is not None else done
+            how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+            results["native"].append((dead, f"{case(seed, dead, corpus)[0]}: child died ({how})"))
+            results["inputs"] += 1
+            _save(save, seed, dead, corpus)
+            index = dead + 1
+        else:
+            index = stop
+        if progress:
+            print(f"  {results['inputs']} inputs, {time.time() - started:.0f} s", file=sys.stderr, flush=True)
+    results["seconds"] = time.time() - started
+    results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return results
+
+
+def _save(folder: str | None, seed: int, index: int, corpus) -> None:
+    if folder:
+        name, data, _ = case(seed, index, corpus)
+        os.makedirs(folder, exist_ok=True)
+        Path(folder, f"{index}-{name}.bin").write_bytes(data)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int,
+                        default=int(os.environ.get("MLIR_OFFLOAD_FUZZ_ITERATIONS", "200000")))
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--hang-seconds", type=float, default=2.0)
+    parser.add_argument("--save", help="write every crashing or hanging input into this folder")
+    parser.add_argument("--progress", action="store_true")
+    args = parser.parse_args(argv)
+    results = fuzz(args.iterations, args.seed, args.hang_seconds, save=args.save, progress=args.progress)
+    for what, label in (("crashes", "crash"), ("hangs", "hang"), ("native", "native crash")):
+        for index, detail in results[what][:20]:
+            print(f"{label}: input {index}: {detail}")
+    print(f"inputs {results['inputs']}, crashes {len(results['crashes'])}, native crashes "
+          f"{len(results['native'])}, hangs {len(results['hangs'])}, seconds {results['seconds']:.1f}, "
+          f"peak memory {results['peak_rss_mib']:.0f} MiB")
+    return 1 if results["crashes"] or results["hangs"] or results["native"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
