@@ -168,19 +168,14 @@ def convert_device_images(images: list, device_image: str, cuda_path: str | None
     return converted, (ptx_by_arch if device_image == "ptx" else {})
 
 
-def check_offloading_section(obj: bytes, llvm_objdump: str | None = None) -> int:
-    """Number of offloading images `llvm-objdump --offloading` finds in an ELF object; an error when the
-    section did not survive (the target would link an executable without GPU code)."""
-    tool = llvm_objdump or shutil.which("llvm-objdump-22") or shutil.which("llvm-objdump")
-    if tool is None:
-        raise OffloadError("llvm-objdump not found: cannot check the host object's .llvm.offloading section")
-    with tempfile.TemporaryDirectory(prefix="mlir-offload-obj-") as tmp:
-        path = os.path.join(tmp, "host.o")
-        with open(path, "wb") as f:
-            f.write(obj)
-        done = subprocess.run([tool, "--offloading", path], capture_output=True, text=True)
-    count = sum(1 for line in done.stdout.splitlines() if line.startswith("OFFLOADING IMAGE"))
-    if done.returncode != 0 or count == 0:
+def check_offloading_section(obj: bytes) -> int:
+    """Number of offloading images in an ELF object's .llvm.offloading section, read by our own ELF and
+    OffloadBinary readers; an error when the section did not survive (the target would link an executable
+    without GPU code)."""
+    from offload.formats.offloadbinary import read_offload_images
+
+    count = len(read_offload_images(obj, "host object"))
+    if count == 0:
         raise OffloadError("the host object has no .llvm.offloading images: the target would link an "
                            "executable without GPU code")
     return count
