@@ -116,6 +116,7 @@ KEYS: tuple[Key, ...] = (
     Key("device-image", _choice("bitcode", "cubin", "ptx"), None,
         "device image format: bitcode (device LTO on the target), cubin, ptx (cubin + PTX beside)"),
     Key("host-format", _choice("bc", "obj"), None, "host part as LLVM bitcode or as an ELF object"),
+    Key("cache", _bool, True, "reuse device images of unchanged programs (false: --no-cache)"),
 )
 KEYS_BY_NAME = {k.name: k for k in KEYS}
 

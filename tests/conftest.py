@@ -48,6 +48,12 @@ def run_cli(*args: str, cwd: str | os.PathLike | None = None, env: dict | None =
     )
 
 
+@pytest.fixture(autouse=True)
+def private_image_cache(tmp_path_factory, monkeypatch):
+    """Each test its own device image cache: none writes the user's, none sees another test's images."""
+    monkeypatch.setenv("MLIR_OFFLOAD_CACHE_DIR", str(tmp_path_factory.mktemp("image-cache")))
+
+
 @pytest.fixture
 def clang22() -> str:
     return require_tool("clang-22", 22)

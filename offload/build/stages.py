@@ -87,7 +87,9 @@ def compile_bundle(settings) -> CompiledBundle:
         raise OffloadError(f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
                            "cannot read; bundles for it are ELF objects: drop -S")
     program = load_program(settings.input_path)
-    images = codegen(compile_device(program, list(settings.targets), options), plan, options)
+    # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
+    images = codegen(compile_device(program, list(settings.targets), options,
+                                    lto_pre_link=plan.device_image == "bitcode"), plan, options)
     record = make_record(plan, images)
     offload_images = package(images, plan, record)
     lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename))

@@ -39,6 +39,9 @@ def device_options(command):
                           "bundles never collide."),
         click.option("--symbol-prefix", "symbol_prefix", default=None, metavar="NAME",
                      help="Same as --rename=prefix:NAME."),
+        click.option("--cache/--no-cache", "cache", default=None,
+                     help="Reuse device images of an unchanged program from the cache (default) "
+                          "or rebuild them (MLIR_OFFLOAD_CACHE_DIR, else ~/.cache/mlir-offload)."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -69,7 +72,8 @@ def device_command(input_path: str, output: str, emit: str, target_clang: str | 
     if emit != "offload" and output == STDOUT:
         raise OffloadError(f"--emit={emit} writes one file per target into a folder: name a folder with -o, "
                            "not '-' (standard output)")
-    images = compile_device(load_program(input_path), targets, options)
+    # Every image here is bitcode the target clang LTO-links: the pre-link pipeline.
+    images = compile_device(load_program(input_path), targets, options, lto_pre_link=True)
     if emit == "offload":
         atomic_write(output, offload_binary(images, profile))
         return

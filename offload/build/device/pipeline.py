@@ -34,6 +34,7 @@ class DeviceOptions:
     libdevice: str | None = None
     rocm_device_lib_path: str | None = None
     rename: str | None = None
+    cache: bool = True  # reuse and store images in the device image cache (cache.py)
 
 
 @dataclass
@@ -72,26 +73,60 @@ def symbol_name(module_name: str, symbol: str, rename: str | None) -> str:
 
 
 def compile_device(program: Program, targets: list[Target], options: DeviceOptions,
-                   *, jobs: int | None = None) -> list[DeviceImage]:
+                   *, jobs: int | None = None, lto_pre_link: bool = False) -> list[DeviceImage]:
     """Every gpu.module of `program`, for every target: one LLVM bitcode image per target. The MLIR
     lowering runs here (once per distinct pipeline); the LLVM stages of the targets run side by side
     in up to `jobs` forked processes (default: one per CPU), each in its own LLVM context, so an
-    image is the same whichever other targets were asked for and however many jobs ran."""
+    image is the same whichever other targets were asked for and however many jobs ran.
+    lto_pre_link: the images stay bitcode the target clang LTO-links (optimizer.py says why it matters)."""
+    from offload.build.device.optimizer import find_optimizer
+
     _check_options(options, targets)
     program.require_gpu_modules()
     if jobs is None and options.opt_level == 0:
         jobs = 1  # without the optimizer a target's LLVM stages cost less than forking a child
     preload = _preload_llvm() if worker_count(len(targets), jobs) > 1 else None
+    optimizer = find_optimizer(options.opt_level)
     lowered_by_pipeline: dict[str, list[LoweredModule]] = {}
     work = []
     for target in targets:
         pipeline = KINDS[target.offload_kind].lowering_pipeline(target)
         if pipeline not in lowered_by_pipeline:  # sm_80 and sm_90 share one NVVM lowering
             lowered_by_pipeline[pipeline] = lower_to_llvm_ir(program, pipeline, options)
-        work.append(SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path))
+        work.append(SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer,
+                                 lto_pre_link))
+    cache = _open_cache(options)
+    keys = [_cache_key(job) for job in work] if cache else [None] * len(work)
+    images = [cache.get(key, job.target) if cache else None for key, job in zip(keys, work)]
+    missing = [i for i, image in enumerate(images) if image is None]
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
-    return map_forked(serialize_job, work, [t.arch for t in targets], jobs)
+    built = map_forked(serialize_job, [work[i] for i in missing], [targets[i].arch for i in missing], jobs)
+    for i, image in zip(missing, built):
+        images[i] = image
+        if cache:
+            cache.put(keys[i], image)
+    return images
+
+
+def _open_cache(options: DeviceOptions):
+    if not options.cache:
+        return None
+    from offload.build.device.cache import ImageCache, cache_root
+
+    root = cache_root()
+    return ImageCache(root) if root else None
+
+
+def _cache_key(job: SerializeJob) -> str:
+    from offload.build.device.cache import image_key
+
+    kind = KINDS[job.target.offload_kind]
+    try:  # every library the image may link: the plan as if the code called into them
+        libraries = list(kind.plan_libraries(job.target, job.options, True).files)
+    except OffloadError:
+        libraries = []  # none found: serialization reports it if the code needs one
+    return image_key(job, [*job.options.link_bitcode, *libraries])
 
 
 def _preload_llvm() -> threading.Thread:
@@ -121,6 +156,8 @@ class SerializeJob:
     target: Target
     options: DeviceOptions
     path: str
+    optimizer: object  # offload.build.device.optimizer.Optimizer
+    lto_pre_link: bool = False
 
 
 def serialize_job(job: SerializeJob) -> DeviceImage:
@@ -130,7 +167,7 @@ def serialize_job(job: SerializeJob) -> DeviceImage:
     llvm.initialize_all_asmprinters()
     # A fresh LLVM context per image: named struct types never pick up suffixes from other images.
     return serialize(job.lowered, job.target, KINDS[job.target.offload_kind], job.options, job.path,
-                     fresh_context())
+                     fresh_context(), job.optimizer, job.lto_pre_link)
 
 
 def _check_options(options: DeviceOptions, targets: list[Target]) -> None:
@@ -276,7 +313,7 @@ def target_machine(target: Target, opt_level: int = 3):
 
 
 def serialize(lowered: list[LoweredModule], target: Target, kind: TargetKind, options: DeviceOptions,
-              path: str, context) -> DeviceImage:
+              path: str, context, optimizer=None, lto_pre_link: bool = False) -> DeviceImage:
     machine = target_machine(target, options.opt_level)
     data_layout = str(machine.target_data)
     modules = [parse_lowered(m, target, data_layout, context) for m in lowered]
@@ -285,11 +322,28 @@ def serialize(lowered: list[LoweredModule], target: Target, kind: TargetKind, op
     link_user_bitcode(linked, options.link_bitcode, target, data_layout, context)
     reflect = link_device_libraries(linked, kind, target, options, data_layout, context)
     internalize(linked, keep=set(kernels) | set(user_globals))
-    optimize(linked, machine, options.opt_level, target, reflect)
+    if optimizer is not None and optimizer.path:
+        from offload.build.device.optimizer import run_opt
+
+        bitcode = run_opt(optimizer, linked.as_bitcode(), target, options.opt_level, reflect, lto_pre_link)
+        linked.close()
+        linked = _parse_own_bitcode(bitcode, context)
+    else:
+        optimize(linked, machine, options.opt_level, target, reflect)
+        bitcode = linked.as_bitcode()
     check_unresolved(linked, kind, target, kernels, exported)
-    bitcode = linked.as_bitcode()
     linked.close()
     return DeviceImage(target=target, bitcode=bitcode, kernels=kernels, globals=user_globals)
+
+
+def _parse_own_bitcode(bitcode: bytes, context):
+    import llvmlite.binding as llvm
+
+    try:
+        return llvm.parse_bitcode(bitcode, context)
+    except RuntimeError as e:
+        raise OffloadError(f"internal error: the optimizer's bitcode does not parse: {' '.join(str(e).split())[:300]}") \
+            from None
 
 
 def parse_lowered(lowered: LoweredModule, target: Target, data_layout: str, context):
@@ -446,6 +500,7 @@ def _apply_reflect(values) -> None:
 
 
 def optimize(module, machine, opt_level: int, target: Target, reflect) -> None:
+    """In-process: llvmlite builds only the per-module default<On> pipeline (no pre-link entry point)."""
     import llvmlite.binding as llvm
 
     tuning = llvm.create_pipeline_tuning_options(speed_level=opt_level)
@@ -535,11 +590,16 @@ def emit_object(bitcode: bytes, target: Target, opt_level: int = 3) -> bytes:
 
 def find_llc(llvm_major: int, candidates: tuple[str, ...] | None = None) -> str | None:
     """An llc of our LLVM major (an older one could not read our bitcode), by Debian name first."""
+    return find_llvm_tool("llc", llvm_major, candidates)
+
+
+def find_llvm_tool(tool: str, llvm_major: int, candidates: tuple[str, ...] | None = None) -> str | None:
+    """An LLVM tool (llc, opt) of our LLVM major, by Debian name first."""
     import shutil
 
     from offload.target.toolchain import tool_version
 
-    names = candidates or (f"llc-{llvm_major}", f"/usr/lib/llvm-{llvm_major}/bin/llc", "llc")
+    names = candidates or (f"{tool}-{llvm_major}", f"/usr/lib/llvm-{llvm_major}/bin/{tool}", tool)
     for name in names:
         path = shutil.which(name)
         # "LLVM version 22.1.8": the major must be ours.

@@ -1,0 +1,164 @@
+"""The content-addressed device image cache (offload/build/device/cache.py): hits, what changes the key,
+corrupt entries, --no-cache, the cache folder, and its size bound."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli
+from offload.build.device import pipeline
+from offload.build.device.cache import CACHE_ENVIRONMENT, ImageCache, cache_root
+from offload.build.device.pipeline import DeviceImage, DeviceOptions, compile_device
+from offload.build.frontend import load_program
+from offload.formats.targets import parse_offload_arch
+
+SAXPY = str(REPO / "examples" / "saxpy.mlir")
+
+
+@pytest.fixture
+def serializations(monkeypatch):
+    """The targets whose image was really built (jobs=1 keeps serialization in this process)."""
+    built = []
+    real = pipeline.serialize_job
+
+    def counting(job):
+        built.append(job.target.arch)
+        return real(job)
+
+    monkeypatch.setattr(pipeline, "serialize_job", counting)
+    return built
+
+
+def compile_saxpy(arch="sm_80", **changes):
+    return compile_device(load_program(SAXPY), parse_offload_arch(arch), replace(DeviceOptions(), **changes), jobs=1)
+
+
+def entries() -> list[Path]:
+    return sorted(Path(os.environ[CACHE_ENVIRONMENT]).glob("??/*.image"))
+
+
+def test_unchanged_program_is_a_hit_with_the_same_image(serializations):
+    first = compile_saxpy("sm_80,sm_90")
+    assert serializations == ["sm_80", "sm_90"] and len(entries()) == 2
+    second = compile_saxpy("sm_80,sm_90")
+    assert serializations == ["sm_80", "sm_90"]  # nothing rebuilt
+    assert [(i.bitcode, i.kernels, i.globals, i.target) for i in second] == \
+           [(i.bitcode, i.kernels, i.globals, i.target) for i in first]
+
+
+@pytest.mark.parametrize("changes", [{"opt_level": 1}, {"ftz": True}, {"prec_sqrt": False},
+                                     {"rename": "module-prefix"}])
+def test_a_changed_option_is_a_miss(serializations, changes):
+    compile_saxpy()
+    compile_saxpy(**changes)
+    assert serializations == ["sm_80", "sm_80"] and len(entries()) == 2
+
+
+def test_another_target_is_a_miss(serializations):
+    compile_saxpy("sm_80")
+    compile_saxpy("sm_90")
+    assert serializations == ["sm_80", "sm_90"]
+
+
+def _library(path: Path, value: int) -> str:
+    import llvmlite.ir as ir
+
+    module = ir.Module(name="helper")
+    module.triple = "nvptx64-nvidia-cuda"
+    function = ir.Function(module, ir.FunctionType(ir.IntType(32), []), name="helper_value")
+    ir.IRBuilder(function.append_basic_block()).ret(ir.IntType(32)(value))
+    path.write_text(str(module))
+    return str(path)
+
+
+def test_a_changed_library_is_a_miss(serializations, tmp_path):
+    library = _library(tmp_path / "helper.ll", 1)
+    compile_saxpy(link_bitcode=[library])
+    compile_saxpy(link_bitcode=[library])
+    assert serializations == ["sm_80"]
+    _library(tmp_path / "helper.ll", 2)  # same path, other bytes
+    compile_saxpy(link_bitcode=[library])
+    assert serializations == ["sm_80", "sm_80"]
+
+
+def test_a_corrupt_entry_is_ignored_and_rebuilt(serializations):
+    first = compile_saxpy()
+    [entry] = entries()
+    data = bytearray(entry.read_bytes())
+    data[-10] ^= 0xFF
+    entry.write_bytes(bytes(data))
+    second = compile_saxpy()
+    assert serializations == ["sm_80", "sm_80"]
+    assert second[0].bitcode == first[0].bitcode
+    assert entry.read_bytes() != bytes(data)  # rewritten whole
+    compile_saxpy()
+    assert serializations == ["sm_80", "sm_80"]
+
+
+def test_a_truncated_entry_is_a_miss(serializations):
+    compile_saxpy()
+    [entry] = entries()
+    entry.write_bytes(entry.read_bytes()[:40])
+    compile_saxpy()
+    assert serializations == ["sm_80", "sm_80"]
+
+
+def test_cache_off_neither_reads_nor_writes(serializations):
+    compile_saxpy(cache=False)
+    compile_saxpy(cache=False)
+    assert serializations == ["sm_80", "sm_80"] and entries() == []
+
+
+def test_no_cache_flag_and_config_key(tmp_path):
+    out = str(tmp_path / "out.offload")
+    done = run_cli("device", SAXPY, "--offload-arch", "sm_80", "--no-cache", "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert entries() == []
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "saxpy.mlir").write_text(Path(SAXPY).read_text())
+    (project / "mlir-offload.toml").write_text("cache = false\n")
+    done = run_cli("compile", str(project / "saxpy.mlir"), "--offload-arch", "sm_80", "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert entries() == []
+    done = run_cli("compile", SAXPY, "--offload-arch", "sm_80", "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert len(entries()) == 1
+
+
+def test_environment_names_the_folder(tmp_path, monkeypatch):
+    elsewhere = tmp_path / "elsewhere"
+    done = run_cli("device", SAXPY, "--offload-arch", "sm_80", "-o", str(tmp_path / "o.offload"),
+                   env={**os.environ, CACHE_ENVIRONMENT: str(elsewhere)})
+    assert done.returncode == 0, done.stderr
+    assert len(list(elsewhere.glob("??/*.image"))) == 1
+    monkeypatch.delenv(CACHE_ENVIRONMENT)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == tmp_path / "xdg" / "mlir-offload"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_root() == tmp_path / "home" / ".cache" / "mlir-offload"
+
+
+def test_size_bound_evicts_least_recently_used(tmp_path):
+    cache = ImageCache(tmp_path / "c", max_bytes=4000)
+    target = parse_offload_arch("sm_80")[0]
+    keys = [f"{n:02x}" * 32 for n in range(6)]
+    for age, key in enumerate(keys):
+        cache.put(key, DeviceImage(target, bytes([age]) * 900, [f"k{age}"], []))
+        os.utime(cache.path(key), (1000 + age, 1000 + age))
+    assert cache.get(keys[0], target) is None and cache.get(keys[1], target) is None  # oldest went
+    assert cache.get(keys[5], target).kernels == ["k5"]
+    total = sum(p.stat().st_size for p in (tmp_path / "c").glob("??/*.image"))
+    assert total <= 4000
+    for age, key in enumerate(keys[2:], start=2):
+        os.utime(cache.path(key), (1000 + age, 1000 + age))
+    assert cache.get(keys[2], target) is not None  # used most recently: survives the next eviction
+    cache.put("ff" * 32, DeviceImage(target, b"x" * 900, ["new"], []))
+    assert cache.get(keys[3], target) is None
+    assert cache.get(keys[2], target) is not None and cache.get("ff" * 32, target).kernels == ["new"]
+    assert sum(p.stat().st_size for p in (tmp_path / "c").glob("??/*.image")) <= 4000
