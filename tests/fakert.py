@@ -98,19 +98,19 @@ def ptr_value(logged: str) -> int:
     return int(logged, 16)
 
 
-def build_fake_runtimes(out_dir: str | os.PathLike, cc: str | None = None) -> Path:
-    """Build both fake runtimes into out_dir (libcudart.so.13 + libcudart.so, libamdhip64.so.6 +
-    libamdhip64.so); returns out_dir."""
+def build_fake_runtimes(out_dir: str | os.PathLike, cc: str | None = None,
+                        runtimes: tuple[str, ...] = ("cuda", "hip")) -> Path:
+    """Build the fake runtimes into out_dir (cuda: libcudart.so.13 + libcudart.so, hip: libamdhip64.so.6 +
+    libamdhip64.so) with `cc` (a cross compiler builds them for another host); returns out_dir."""
     cc = cc or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         raise RuntimeError("no system C compiler (cc) to build the fake runtimes")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     common = [cc, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-fvisibility=hidden", str(SOURCE)]
-    builds = [
-        (CUDA_LIBRARIES, [f"-Wl,--version-script={CUDART_VERSION_SCRIPT}"]),
-        (HIP_LIBRARIES, ["-DFAKE_HIP"]),
-    ]
+    builds = [build for kind, build in (
+        ("cuda", (CUDA_LIBRARIES, [f"-Wl,--version-script={CUDART_VERSION_SCRIPT}"])),
+        ("hip", (HIP_LIBRARIES, ["-DFAKE_HIP"]))) if kind in runtimes]
     for (soname, link_name), extra in builds:
         subprocess.run([*common, *extra, f"-Wl,-soname,{soname}", "-o", str(out / soname)],
                        check=True, capture_output=True, text=True)
@@ -134,9 +134,10 @@ def fake_runtime_dir() -> Path:
 
 def run_executable(exe: str | os.PathLike, runtime: str = "cuda", env: dict | None = None,
                    args: list[str] | tuple = (), lib_dir: str | os.PathLike | None = None,
-                   timeout: int = 60) -> Result:
+                   timeout: int = 60, launcher: tuple[str, ...] = ()) -> Result:
     """Run exe with the fake runtime first on LD_LIBRARY_PATH; return its exit status, output and log.
-    Raises AssertionError when the fake runtime was not the one loaded."""
+    `launcher` runs an executable of another CPU (qemu-aarch64). Raises AssertionError when the fake
+    runtime was not the one loaded."""
     lib_dir = Path(lib_dir) if lib_dir else fake_runtime_dir()
     fd, log_path = tempfile.mkstemp(prefix="fake-rt-", suffix=".jsonl")
     os.close(fd)
@@ -148,7 +149,7 @@ def run_executable(exe: str | os.PathLike, runtime: str = "cuda", env: dict | No
         run_env["FAKE_RT_LOG"] = log_path
         run_env["LD_LIBRARY_PATH"] = os.pathsep.join(
             [str(lib_dir)] + [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p])
-        proc = subprocess.run([str(Path(exe).resolve()), *args], env=run_env, capture_output=True,
+        proc = subprocess.run([*launcher, str(Path(exe).resolve()), *args], env=run_env, capture_output=True,
                               text=True, timeout=timeout)
         with open(log_path, encoding="utf-8") as f:
             events = [json.loads(line) for line in f if line.strip()]
@@ -239,10 +240,13 @@ def fatbin_cubins(exe_path: str | os.PathLike) -> dict[str, set[str]]:
 class FakeRuntime:
     runtime: str  # "cuda" | "hip"
     lib_dir: Path
+    launcher: tuple[str, ...] = ()  # how executables of its CPU run here (qemu-aarch64)
+    env: dict = field(default_factory=dict)  # what the launcher needs (QEMU_LD_PREFIX)
 
     def run(self, exe: str | os.PathLike, env: dict | None = None, args: list[str] | tuple = (),
             timeout: int = 60) -> Result:
-        return run_executable(exe, self.runtime, env=env, args=args, lib_dir=self.lib_dir, timeout=timeout)
+        return run_executable(exe, self.runtime, env={**self.env, **(env or {})}, args=args, lib_dir=self.lib_dir,
+                              timeout=timeout, launcher=self.launcher)
 
     @property
     def link_flags(self) -> list[str]:
@@ -263,6 +267,21 @@ def _session_runtime_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def fake_cuda(tmp_path_factory) -> FakeRuntime:
     return FakeRuntime("cuda", _session_runtime_dir(tmp_path_factory))
+
+
+AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"  # Debian's libc6-dev-arm64-cross
+
+
+@pytest.fixture(scope="session")
+def fake_cuda_aarch64(tmp_path_factory) -> FakeRuntime:
+    """The fake CUDA runtime built for aarch64 hosts (Grace Hopper) with Debian's cross gcc; its
+    executables run under qemu-aarch64 with the cross sysroot's loader and libc."""
+    cc = require_tool("aarch64-linux-gnu-gcc")
+    qemu = require_tool("qemu-aarch64")
+    if not Path(AARCH64_SYSROOT, "lib", "libc.so.6").exists():
+        require_tool("libc6-dev-arm64-cross: /usr/aarch64-linux-gnu/lib/libc.so.6")
+    lib_dir = build_fake_runtimes(tmp_path_factory.mktemp("fake-runtime-aarch64"), cc=cc, runtimes=("cuda",))
+    return FakeRuntime("cuda", lib_dir, launcher=(qemu,), env={"QEMU_LD_PREFIX": AARCH64_SYSROOT})
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,8 @@ LAUNCH_CU = 'extern "C" __global__ void k(int n, float a, float *x) { if (thread
 @pytest.mark.parametrize("spelling, name", [
     ("aarch64", "aarch64-linux-gnu"), ("arm64", "aarch64-linux-gnu"), ("AArch64-Unknown-Linux-GNU", "aarch64-linux-gnu"),
     ("sbsa-linux", "aarch64-linux-gnu"), ("x86_64", "x86_64-linux-gnu"), ("amd64", "x86_64-linux-gnu"),
-    ("x86_64-pc-linux-gnu", "x86_64-linux-gnu"), ("x86_64-linux-gnu", "x86_64-linux-gnu")])
+    ("x86_64-pc-linux-gnu", "x86_64-linux-gnu"), ("x86_64-linux-gnu", "x86_64-linux-gnu"),
+    ("arm64-unknown-linux-gnu", "aarch64-linux-gnu"), ("aarch64-linux", "aarch64-linux-gnu")])
 def test_host_triple_spellings_normalise(spelling, name):
     from offload.formats.hosts import host_triple
 
@@ -36,6 +37,9 @@ def test_default_is_this_machine_and_others_are_refused_with_the_list():
     with pytest.raises(OffloadError, match=r"unsupported host triple 'riscv64-linux-gnu' \(supported: "
                                            r"x86_64-linux-gnu, aarch64-linux-gnu\)"):
         host_triple("riscv64-linux-gnu")
+    for other in ("aarch64-apple-darwin", "x86_64-linux-musl", "x86_64-pc-windows-msvc", "arm-linux-gnueabihf"):
+        with pytest.raises(OffloadError, match="supported: x86_64-linux-gnu, aarch64-linux-gnu"):
+            host_triple(other)
 
 
 def test_compile_refuses_an_unsupported_triple_before_any_work(tmp_path):

@@ -12,7 +12,6 @@ from offload.errors import OffloadError
 
 ELF_MAGIC = b"\x7fELF"
 SHT_SYMTAB, SHT_RELA, SHT_DYNSYM, SHT_NOBITS = 2, 4, 11, 8
-R_X86_64_RELATIVE = 8
 STT_FUNC, STT_OBJECT = 2, 1
 
 
@@ -76,14 +75,20 @@ class ElfFile:
         return None
 
     def relative_relocations(self) -> dict[int, int]:
-        """address -> addend of R_X86_64_RELATIVE relocations (pointer values of a PIE)."""
-        found = {}
+        """address -> addend of the machine's R_*_RELATIVE relocations (pointer values of a PIE; the
+        relocation type is the host record's, offload.formats.hosts)."""
+        from offload.formats.hosts import host_of_elf_machine
+
+        host = host_of_elf_machine(self.machine)
+        found: dict[int, int] = {}
+        if host is None:  # not a host CPU mlir-offload knows: no pointer is read through relocations
+            return found
         for s in self.sections:
             if s.type != SHT_RELA:
                 continue
             raw = self.section_data(s)
             for offset, info, addend in struct.iter_unpack("<QQq", raw[: len(raw) // 24 * 24]):
-                if info & 0xFFFFFFFF == R_X86_64_RELATIVE:
+                if info & 0xFFFFFFFF == host.elf_relative_reloc:
                     found[offset] = addend
         return found
 

@@ -18,7 +18,7 @@ from offload.errors import OffloadError
 class HostTriple:
     name: str  # canonical spelling, also the Debian multiarch name and clang's --target value
     llvm_triple: str  # what clang writes into host IR
-    spellings: tuple[str, ...]  # other accepted spellings of --host-triple
+    spellings: tuple[str, ...]  # accepted spellings beyond ARCH[-VENDOR]-linux[-gnu] with ARCH in machines
     machines: tuple[str, ...]  # `uname -m` / platform.machine() of a machine of this architecture
     elf_machine: int  # e_machine of its ELF files
     elf_relative_reloc: int  # the R_*_RELATIVE relocation type of a PIE's pointers
@@ -29,14 +29,13 @@ class HostTriple:
 
 X86_64 = HostTriple(
     name="x86_64-linux-gnu", llvm_triple="x86_64-pc-linux-gnu",
-    spellings=("x86_64", "x86-64", "amd64", "x86_64-linux", "x86_64-pc-linux-gnu", "x86_64-unknown-linux-gnu"),
+    spellings=("x86-64",),
     machines=("x86_64", "amd64"), elf_machine=62, elf_relative_reloc=8,
     dim3_params=("i64", "i32"), cuda_target="x86_64-linux", gnu_tool_prefix="x86_64-linux-gnu-")
 
 AARCH64 = HostTriple(
     name="aarch64-linux-gnu", llvm_triple="aarch64-unknown-linux-gnu",
-    spellings=("aarch64", "arm64", "aarch64-linux", "arm64-linux-gnu", "aarch64-unknown-linux-gnu",
-               "aarch64-none-linux-gnu", "sbsa-linux"),
+    spellings=("sbsa-linux",),
     machines=("aarch64", "arm64"), elf_machine=183, elf_relative_reloc=1027,
     dim3_params=("[2 x i64]",), cuda_target="sbsa-linux", gnu_tool_prefix="aarch64-linux-gnu-")
 
@@ -48,10 +47,13 @@ def supported() -> str:
 
 
 def host_triple(text: str) -> HostTriple:
-    """The record of a --host-triple spelling (case-insensitive); an error listing the supported ones."""
+    """The record of a --host-triple spelling (case-insensitive): ARCH, ARCH-linux[-gnu], ARCH-VENDOR-linux-gnu
+    (ARCH: x86_64/amd64, aarch64/arm64), a record's spellings; an error listing the supported ones."""
     wanted = text.strip().lower()
+    arch, *rest = wanted.split("-")
+    linux_gnu = not rest or rest[-2:] == ["linux", "gnu"] or (rest[-1:] == ["linux"] and len(rest) <= 2)
     for host in HOSTS.values():
-        if wanted == host.name or wanted in host.spellings or wanted == host.llvm_triple:
+        if wanted in host.spellings or (arch in host.machines and linux_gnu and len(rest) <= 3):
             return host
     raise OffloadError(f"unsupported host triple '{text}' (supported: {supported()})")
 
@@ -71,6 +73,17 @@ def build_machine_host() -> HostTriple:
         raise OffloadError(f"this machine is {platform.machine()}, not a supported host (supported: {supported()}): "
                            "pass --host-triple")
     return host
+
+
+def host_refusal(bundle_host: str, link_host: HostTriple, linker: str, cross_fix: str) -> str | None:
+    """Why a bundle built for `bundle_host` cannot go into an executable for `link_host` (its host code is
+    another CPU's), with the fixes; None when they agree. `cross_fix` says how to make the link target the
+    bundle's host in the caller's terms (a clang flag, a make variable)."""
+    if bundle_host == link_host.name:
+        return None
+    return (f"the bundle was built for {bundle_host} hosts but {linker} links for {link_host.name}: "
+            f"{cross_fix.format(triple=bundle_host)} (with an {bundle_host} sysroot), or recompile with "
+            f"--host-triple {link_host.name}")
 
 
 def resolve_host(text: str | None) -> HostTriple:

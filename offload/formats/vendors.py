@@ -17,7 +17,8 @@ class Vendor:
     lowering: str  # the MLIR pass lowering a gpu.module (offload/build/device/kinds.py adds its options)
     api_prefix: str  # runtime API names: <prefix>Malloc, <prefix>LaunchKernel, ...
     link_library: str  # what the executable links: -l<link_library>
-    library_dirs: tuple[str, ...]  # toolkit sub-folders holding it, in search order
+    library_dirs: tuple[str, ...]  # toolkit sub-folders holding it for this machine's CPU, in search order
+    host_library_dirs: tuple[str, ...]  # ... for a host triple: {cuda_target}, {multiarch} of offload.formats.hosts
     toolkit_path_flag: str  # the clang flag naming the toolkit folder
     quiet_flags: tuple[str, ...]  # clang flags silencing version warnings irrelevant to a link
     device_section: str  # where the linker wrapper puts the device images in the executable
@@ -29,14 +30,14 @@ class Vendor:
 
 CUDA = Vendor(
     offload_kind="cuda", triple="nvptx64-nvidia-cuda", lowering="convert-gpu-to-nvvm", api_prefix="cuda",
-    link_library="cudart", library_dirs=("lib64", "lib"), toolkit_path_flag="--cuda-path",
+    link_library="cudart", library_dirs=("lib64", "lib"), host_library_dirs=("targets/{cuda_target}/lib",), toolkit_path_flag="--cuda-path",
     quiet_flags=("-Wno-unknown-cuda-version",), device_section=".nv_fatbin",
     register_function="__cudaRegisterFatBinary", native_image="CUBIN", codegen_hook="bitcode_to_cubin",
     separate_kernel_handle=False)
 
 HIP = Vendor(
     offload_kind="hip", triple="amdgcn-amd-amdhsa", lowering="convert-gpu-to-rocdl", api_prefix="hip",
-    link_library="amdhip64", library_dirs=("lib",), toolkit_path_flag="--rocm-path", quiet_flags=(),
+    link_library="amdhip64", library_dirs=("lib",), host_library_dirs=("lib/{multiarch}",), toolkit_path_flag="--rocm-path", quiet_flags=(),
     device_section=".hip_fatbin", register_function="__hipRegisterFatBinary", native_image="OBJECT",
     codegen_hook="bitcode_to_amdgpu_object", separate_kernel_handle=True)
 

@@ -122,7 +122,9 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
 
     from offload.formats.bundle import read_bundle_record
     from offload.target.doctor import fatbinary_wrapper_needed
-    from offload.target.toolchain import find_cuda, find_rocm, find_target_clang
+    from offload.formats.hosts import host_refusal
+    from offload.target.toolchain import (clang_target_host, find_cuda, find_rocm, find_target_clang,
+                                          runtime_library_dirs)
     from offload.fsutil import read_input
     from offload.formats.profiles import load_profile
 
@@ -137,8 +139,10 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
                                f"{other.record.profile}: one executable takes one entry layout, recompile them "
                                "with the same --target-clang")
     clang = find_target_clang(clang_path, first.record.profile)
+    link_host = clang_target_host(clang.path, inputs)
     for bundle in bundles:
-        problem = compatibility_problem(bundle.record, bundle.images, clang)
+        problem = compatibility_problem(bundle.record, bundle.images, clang) or host_refusal(
+            bundle.record.host_triple, link_host, clang.path, "link with --target={triple}")
         if problem:
             raise OffloadError(problem if len(bundles) == 1 else f"{bundle.path}: {problem}")
     if clang.linker_wrapper is None:
@@ -189,7 +193,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
         if root:
             if not toolkit_on_path:
                 command.append(f"{spec.toolkit_path_flag}={root}")
-            for sub in spec.library_dirs:
+            for sub in runtime_library_dirs(spec, link_host):
                 if os.path.isdir(os.path.join(root, sub)):
                     command.append(f"-L{os.path.join(root, sub)}")
                     break

@@ -15,6 +15,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sysconfig
@@ -27,7 +28,8 @@ CUDA_ENVIRONMENT = ("CUDA_PATH", "CUDA_HOME", "CUDA_ROOT")
 STANDARD_CUDA_ROOTS = ("/usr/local/cuda", "/opt/cuda", "/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit")
 ROCM_ENVIRONMENT = ("ROCM_PATH", "ROCM_HOME")
 STANDARD_ROCM_ROOTS = ("/opt/rocm",)
-_MULTIARCH = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
+# This machine's multiarch folder name (the build side reads Debian's ROCm device bitcode from it).
+_MULTIARCH = sysconfig.get_config_var("MULTIARCH") or f"{platform.machine()}-linux-gnu"
 ROCM_DEVICE_LIB_DIRS = (f"/usr/lib/{_MULTIARCH}/amdgcn/bitcode", "/usr/lib/amdgcn/bitcode",
                         "/usr/share/amdgcn/bitcode")
 
@@ -81,6 +83,25 @@ def tool_version(path: str, product: str) -> str | None:
     return None
 
 
+def clang_target_host(path: str, flags: list[str] = ()):
+    """The host triple (offload.formats.hosts record) `clang FLAGS` links for: a --target=/-target among
+    the flags, else the clang's default target (`-dumpmachine`)."""
+    from offload.formats.hosts import host_triple
+
+    target = None
+    for index, flag in enumerate(flags):
+        if flag.startswith("--target="):
+            target = flag.split("=", 1)[1]
+        elif flag in ("-target", "--target") and index + 1 < len(flags):
+            target = flags[index + 1]
+    if target is None:
+        target = _run_version([path, "-dumpmachine"]).strip()
+    try:
+        return host_triple(target)
+    except OffloadError as e:
+        raise OffloadError(f"{path} links for {target or 'an unknown target'}: {e.message}") from None
+
+
 def clang_version(path: str) -> str | None:
     """'22.1.8' from `clang --version` ("... clang version 22.1.8 (...)"), None if it is no clang."""
     return tool_version(path, "clang")
@@ -127,15 +148,31 @@ def find_clangs(extra: list[str] = ()) -> list[Clang]:
     return sorted(found.values(), key=lambda c: (-c.major, c.path))
 
 
-def find_cuda(cuda_path: str | None = None) -> CudaToolkit | None:
-    """The first of cuda_roots(cuda_path) with a bin/ folder."""
+def runtime_library_dirs(vendor, host=None) -> list[str]:
+    """Toolkit sub-folders that may hold the vendor's runtime library for `host` (an offload.formats.hosts
+    record, default this machine's), in search order: the host's own multiarch folder (CUDA
+    targets/<cuda_target>/lib, ROCm lib/<multiarch>), then, for this machine's own architecture only,
+    the plain lib64/lib (which hold this machine's libraries, never another CPU's)."""
+    from offload.formats.hosts import host_of_machine
+
+    own_host = host_of_machine(platform.machine())
+    host = host or own_host
+    own = [t.format(cuda_target=host.cuda_target, multiarch=host.name) for t in vendor.host_library_dirs]
+    return own + (list(vendor.library_dirs) if host is own_host else [])
+
+
+def find_cuda(cuda_path: str | None = None, host=None) -> CudaToolkit | None:
+    """The first of cuda_roots(cuda_path) with a bin/ folder; its libcudart for `host` (default: this
+    machine's CPU; see runtime_library_dirs)."""
+    from offload.formats.vendors import CUDA
+
     for root in cuda_roots(cuda_path):
         if not root or not Path(root, "bin").is_dir():
             continue
         bindir = Path(root, "bin")
         tool = lambda n: str(bindir / n) if (bindir / n).is_file() else None  # noqa: E731
-        libs = sorted(glob.glob(os.path.join(root, "lib64", "libcudart.so*")) +
-                      glob.glob(os.path.join(root, "lib", "libcudart.so*")))
+        libs = next((found for sub in runtime_library_dirs(CUDA, host)
+                     if (found := sorted(glob.glob(os.path.join(root, sub, "libcudart.so*"))))), [])
         return CudaToolkit(str(root), _cuda_version(root, tool("ptxas")), tool("ptxas"),
                            tool("fatbinary"), tool("nvlink"), libs[0] if libs else None)
     return None
@@ -199,11 +236,15 @@ def _cuda_version(root: str, ptxas: str | None) -> str:
     return ""
 
 
-def find_rocm(rocm_path: str | None = None) -> Rocm:
+def find_rocm(rocm_path: str | None = None, host=None) -> Rocm:
     roots = rocm_roots(rocm_path)
     root = next((r for r in roots if r and Path(r).is_dir()), None)
     device_libs = next((d for d in rocm_device_lib_dirs([root] if root else []) if glob.glob(os.path.join(d, "ocml*.bc"))),
                        None)
-    hip_candidates = glob.glob(os.path.join(root, "lib", "libamdhip64.so*")) if root else []
-    hip_candidates += glob.glob(f"/usr/lib/{_MULTIARCH}/libamdhip64.so*")
+    from offload.formats.vendors import HIP
+
+    # Distribution packages put libamdhip64 in /usr/lib/<multiarch>: /usr is a ROCm root too.
+    hip_candidates = next((found for base in ([root] if root else []) + ["/usr"]
+                           for sub in runtime_library_dirs(HIP, host)
+                           if (found := glob.glob(os.path.join(base, sub, "libamdhip64.so*")))), [])
     return Rocm(root, device_libs, sorted(hip_candidates)[0] if hip_candidates else None)
