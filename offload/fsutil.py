@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -17,23 +18,68 @@ def atomic_write(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> Non
     if str(path) == STDOUT:
         write_stdout(data)
         return
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
+    write_all({path: data}, mode)
+
+
+def write_all(outputs: dict, mode: int = 0o644) -> None:
+    """Write every path -> bytes of `outputs` all or nothing: each goes to a temporary file beside it, and
+    only when all are written are they renamed into place (a rename that fails removes the renamed ones).
+    Modes honour the umask; an output that exists and is not a regular file (a device, a FIFO, a folder)
+    is refused before anything is written."""
+    for path in outputs:
+        check_output(path)
+    mode &= ~_umask()
+    written: list[tuple[str, Path]] = []
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    except OSError as e:
-        raise OffloadError(f"cannot write '{target}': {e.strerror}") from None
+        for path, data in outputs.items():
+            target = Path(path)
+            directory = target.parent if str(target.parent) else Path(".")
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+            except OSError as e:
+                raise OffloadError(f"cannot write '{target}': {e.strerror}") from None
+            written.append((tmp, target))
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.chmod(tmp, mode)
+            except OSError as e:
+                raise OffloadError(f"cannot write '{target}': {e.strerror}") from None
+        renamed: list[Path] = []
+        for tmp, target in written:
+            try:
+                os.replace(tmp, target)
+            except OSError as e:
+                for done in renamed:
+                    _unlink_quietly(str(done))
+                raise OffloadError(f"cannot write '{target}': {e.strerror}") from None
+            renamed.append(target)
+        written = []
+    finally:
+        for tmp, _ in written:
+            _unlink_quietly(tmp)
+
+
+def check_output(path: str | os.PathLike) -> None:
+    """An output may replace a regular file or nothing: never a device node, a FIFO or a folder."""
+    if str(path) == STDOUT:
+        return
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+        st = os.stat(path)
+    except FileNotFoundError:
+        return
     except OSError as e:
-        _unlink_quietly(tmp)
-        raise OffloadError(f"cannot write '{target}': {e.strerror}") from None
-    except BaseException:
-        _unlink_quietly(tmp)
-        raise
+        raise OffloadError(f"cannot write '{path}': {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else \
+            "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file"
+        raise OffloadError(f"refusing to write '{path}': it is {kind}")
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def write_stdout(data: bytes) -> None:

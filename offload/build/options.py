@@ -123,20 +123,23 @@ def ptx_path(output: str, arch: str) -> str:
     return f"{output}.{arch}.ptx"
 
 
-def write_side_outputs(settings: BuildSettings, input_path: str, output: str, options,
-                       ptx: dict[str, str]) -> None:
-    """After the bundle is written: the PTX files (arch -> text) beside it, then the dependency file (each atomic)."""
-    from offload.fsutil import atomic_write
-
-    for arch, text in sorted(ptx.items()):
-        atomic_write(ptx_path(output, arch), text.encode("utf-8"))
+def side_outputs(settings: BuildSettings, input_path: str, output: str, options,
+                 ptx: dict[str, str]) -> dict[str, bytes]:
+    """path -> bytes of the files written beside the bundle: the PTX files (arch -> text), the dependency file."""
+    files = {ptx_path(output, arch): text.encode("utf-8") for arch, text in sorted(ptx.items())}
     if settings.dependency_file:
-        prerequisites = [input_path, *options.link_bitcode]
-        if options.libdevice:
-            prerequisites.append(options.libdevice)
-        if settings.config_file:
-            prerequisites.append(settings.config_file)
-        atomic_write(settings.dependency_file, make_rule(output, prerequisites).encode("utf-8"))
+        files[settings.dependency_file] = make_rule(output, compile_inputs(settings, input_path, options)).encode()
+    return files
+
+
+def compile_inputs(settings: BuildSettings, input_path: str, options) -> list[str]:
+    """Every file a compile reads: the program, linked bitcode, libdevice, the config file."""
+    inputs = [input_path, *options.link_bitcode]
+    if options.libdevice:
+        inputs.append(options.libdevice)
+    if settings.config_file:
+        inputs.append(settings.config_file)
+    return inputs
 
 
 def make_rule(target: str, prerequisites: list[str]) -> str:

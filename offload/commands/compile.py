@@ -24,8 +24,8 @@ from offload.errors import OffloadError
 def compile_command(input_path: str, output: str, textual: bool, target_clang: str | None,
                     **device_kwargs) -> None:
     """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver`."""
-    from offload.fsutil import atomic_write
-    from offload.build.options import write_side_outputs
+    from offload.fsutil import atomic_write, refuse_input_as_output, write_all
+    from offload.build.options import compile_inputs, side_outputs
     from offload.build.plan import compile_plan
     from offload.build.stages import compile_bundle
 
@@ -37,16 +37,22 @@ def compile_command(input_path: str, output: str, textual: bool, target_clang: s
     check_output_name(output, plan.target_clang, textual, build.host_format)
     check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
     compiled = compile_bundle(plan)
-    atomic_write(output, compiled.data)
-    write_side_outputs(build, input_path, output, options, compiled.ptx)
+    side = side_outputs(build, input_path, output, options, compiled.ptx)
+    for path in side:  # -MF or a PTX file onto the program, a library or the bundle would destroy it
+        refuse_input_as_output(path, [*compile_inputs(build, input_path, options), output])
+    if output == "-":
+        atomic_write(output, compiled.data)
+    else:  # the bundle and its side files all or nothing
+        write_all({output: compiled.data, **side})
 
 
 def check_output_place(output: str, build, inputs: list) -> None:
     """Not over an input; `-o -` (standard output) only for the bundle alone: side files are named
     after the output, and a dependency rule needs a file as its target."""
-    from offload.fsutil import STDOUT, refuse_input_as_output
+    from offload.fsutil import STDOUT, check_output, refuse_input_as_output
 
     refuse_input_as_output(output, inputs)
+    check_output(output)
     for written in (output, build.dependency_file):
         # Checked before the work: a missing folder of the -MF file must not leave the bundle alone behind.
         folder = os.path.dirname(written or "") or "."

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from offload.errors import OffloadError
-from offload.fsutil import STDOUT, atomic_write, refuse_input_as_output
+from offload.fsutil import STDOUT, atomic_write, refuse_input_as_output, write_all
 
 def device_options(command):
     """Decorator adding the device-compilation options to a click command. Every option defaults to None
@@ -84,8 +84,7 @@ def device_command(input_path: str, output: str, emit: str, target_clang: str | 
     rendered = [(folder / f"{Path(input_path).stem}.{image.target.arch}.{emit}", _render(image, emit))
                 for image in images]
     folder.mkdir(parents=True, exist_ok=True)
-    for path, data in rendered:
-        atomic_write(path, data)
+    write_all(dict(rendered))
 
 
 def offload_binary(images, profile) -> bytes:

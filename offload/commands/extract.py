@@ -8,7 +8,7 @@ import click
 
 from offload.errors import OffloadError
 from offload.commands.inspect import _load_images, offload_kind_label
-from offload.fsutil import atomic_write
+from offload.fsutil import refuse_input_as_output, write_all
 
 # The characters an extracted file's generated name may contain.
 _SAFE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.")
@@ -44,14 +44,18 @@ def extract_command(file: str, directory: str) -> None:
     except OSError as e:
         raise OffloadError(f"cannot create directory '{directory}': {e.strerror}") from None
     root = os.path.realpath(directory)
+    outputs = {}
     for index, image in enumerate(images):
         name = extracted_name(index, image)
         path = os.path.join(root, name)
         # The name is built from a fixed character set; check anyway that it stays directly in DIR.
         if os.path.dirname(path) != root or name in (".", ".."):
             raise OffloadError(f"refusing to write '{name}' outside '{directory}'")
-        atomic_write(path, image.data)
-        click.echo(os.path.join(directory, name))
+        refuse_input_as_output(path, [file])
+        outputs[path] = image.data
+    write_all(outputs)  # every image or none
+    for path in outputs:
+        click.echo(os.path.join(directory, os.path.basename(path)))
 
 
 COMMAND = extract_command

@@ -61,9 +61,10 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
         raise click.UsageError("missing argument 'BUNDLE.bc'", ctx)
     if settings["output"] is None:
         raise click.UsageError("missing option '-o'", ctx)
-    from offload.fsutil import refuse_input_as_output
+    from offload.fsutil import check_output, refuse_input_as_output
 
     refuse_input_as_output(settings["output"], positional)  # clang would overwrite the bundle or an object
+    check_output(settings["output"])
     for item in positional:
         if item.endswith((".mlir", ".mlirbc")):
             raise OffloadError(f"'{item}' is an MLIR program, not a bundle: compile it first "

@@ -269,8 +269,26 @@ def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = Non
     env = dict(os.environ, **plan.env)
     if plan.env_path_prepend:
         env["PATH"] = os.pathsep.join(plan.env_path_prepend + [env.get("PATH", "")])
+    # clang writes a temporary name beside the output, renamed over it only when the link and its checks
+    # succeed: a failed link leaves the previous executable in place.
+    final, output = output, os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.{os.getpid()}.tmp")
+    assert plan.command[-2:] == ["-o", final]
     try:
-        done = subprocess.run(plan.command, env=env, capture_output=True, text=True)
+        _run_link(plan, env, inputs, output, verbose)
+        os.replace(output, final)
+    except OSError as e:
+        raise OffloadError(f"cannot write '{final}': {e.strerror}") from None
+    finally:
+        if os.path.lexists(output):
+            os.unlink(output)
+
+
+def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool) -> None:
+    """Run the planned clang command with `output` as its -o, then check the PTX it must hold."""
+    import click
+
+    try:
+        done = subprocess.run([*plan.command[:-1], output], env=env, capture_output=True, text=True)
     except OSError as e:
         raise OffloadError(f"cannot run {plan.command[0]}: {e.strerror}") from None
     if verbose and done.stderr:
@@ -282,8 +300,6 @@ def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = Non
         if not verbose:
             for line in report.causes[:20]:
                 click.echo(line, err=True)
-        if os.path.exists(output) and not os.path.getsize(output):
-            os.unlink(output)
         raise OffloadError(f"clang {plan.clang.version} failed to link (exit {done.returncode}): "
                            f"{failure_summary(report) or 'no cause printed: rerun with -v'}")
     if not verbose:
@@ -296,9 +312,8 @@ def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = Non
 
         missing = missing_ptx(output, plan.ptx)
         if missing:
-            os.unlink(output)
             raise OffloadError(f"the linked executable has no PTX for {', '.join(missing)}: clang {plan.clang.version}'s "
-                               f"linker wrapper did not run mlir-offload's fatbinary wrapper (removed {output})")
+                               f"linker wrapper did not run mlir-offload's fatbinary wrapper (nothing was written)")
 
 
 __all__ = ["LinkBundle", "LinkPlan", "compatibility_problem", "find_bundles", "link_bundle",
