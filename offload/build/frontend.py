@@ -73,6 +73,7 @@ def load_program(path: str) -> Program:
         else:  # MLIR takes UTF-8 file names only: parse the bytes already read (locations name the input)
             module = run_mlir(lambda: ir.Module.parse(data, context), path)
         written = {_symbol_name(op) for op in module.body.operations if op.operation.name == "gpu.module"}
+        mark_launch_reductions_uniform(module, ir)
         outline = passmanager.PassManager.parse(f"builtin.module({outlining_pipeline(module, ir)})", context)
         run_mlir(lambda: outline.run(module.operation), path)
         name_outlined_kernels_after_their_modules(module, written)
@@ -111,6 +112,27 @@ def _symbol_name(op) -> str:
     import mlir.ir as ir
 
     return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+GROUP_REDUCTIONS = ("gpu.all_reduce", "gpu.subgroup_reduce")
+
+
+def mark_launch_reductions_uniform(module, ir) -> None:
+    """Upstream's AllReduceOp/SubgroupReduceOp fold, which its pipeline applies before outlining: a reduction
+    in the entry block of a gpu.launch body is reached by every thread, so it becomes `uniform` (the only
+    form the NVVM/ROCDL lowering rewrites); one under control flow stays as written."""
+    found = []
+
+    def visit(op):
+        if op.name in GROUP_REDUCTIONS and "uniform" not in op.attributes:
+            parent = op.parent
+            if parent is not None and parent.name == "gpu.launch" and op.block == parent.regions[0].blocks[0]:
+                found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in found:
+        op.attributes["uniform"] = ir.UnitAttr.get()
 
 
 def outlining_pipeline(module, ir) -> str:

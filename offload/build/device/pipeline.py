@@ -198,6 +198,7 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions) ->
             gpu_module.operation.clone(insertion)
         if options.fast_math or not options.prec_div:
             _approximate_divisions(device, ir, arith)
+        _refuse_non_uniform_all_reduce(device, program.path, ir)
         manager = passmanager.PassManager.parse(pipeline)
         run_mlir(lambda: manager.run(device.operation), program.path, "cannot lower the device code")
         attributes = function_attributes(options)
@@ -222,6 +223,25 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions) ->
                             program.path, f"cannot translate gpu.module @{name} to LLVM IR")
             lowered.append(LoweredModule(name, text, kernels, locations))
         return lowered
+
+
+def _refuse_non_uniform_all_reduce(device, path: str, ir) -> None:
+    """Upstream lowers only uniform gpu.all_reduce (frontend.mark_launch_reductions_uniform makes those in a
+    launch's entry block uniform, as upstream's fold does); say so instead of 'failed to legalize'."""
+    found = []
+
+    def visit(op):
+        if op.name == "gpu.all_reduce" and "uniform" not in op.attributes:
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    device.operation.walk(visit)
+    if found:
+        raise OffloadError("gpu.all_reduce is not uniform (it is under control flow, or in a gpu.func without the "
+                           "`uniform` keyword): the NVVM/ROCDL lowering, like upstream's, rewrites only reductions "
+                           "every thread of the block reaches; move it out of the branch or mark it `uniform`",
+                           location_of(found[0].location, path))
 
 
 TRANSLATABLE_DIALECTS = ("llvm.", "nvvm.", "rocdl.")
