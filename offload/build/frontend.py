@@ -63,6 +63,35 @@ def _import_mlir_ir_without_numpy() -> None:
             del sys.modules["numpy"]
 
 
+MAX_NESTING = 512  # regions, attributes and types deeper than this overflow MLIR's recursive parser and passes
+
+
+def check_nesting(data: bytes, path: str) -> None:
+    """Refuse text nesting (), [] or {} deeper than MAX_NESTING (outside strings and comments), at the
+    bracket that goes too deep: MLIR's recursive descent would overflow the stack and kill the process."""
+    depth, line, column_start, index, size = 0, 1, 0, 0, len(data)
+    while index < size:
+        byte = data[index]
+        if byte == 0x0A:
+            line, column_start = line + 1, index + 1
+        elif byte == 0x22:  # a string: skip to its closing quote (\" escaped)
+            index += 1
+            while index < size and data[index] not in (0x22, 0x0A):
+                index += 2 if data[index] == 0x5C else 1
+        elif byte == 0x2F and data[index + 1:index + 2] == b"/":  # a comment: skip to the end of the line
+            end = data.find(b"\n", index)
+            index = size if end < 0 else end
+            continue
+        elif byte in b"([{":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise OffloadError(f"nesting deeper than {MAX_NESTING} levels (regions, attributes or types): "
+                                   "refused rather than overflow the parser", Location(path, line, index - column_start + 1))
+        elif byte in b")]}":
+            depth -= 1
+        index += 1
+
+
 def load_program(path: str) -> Program:
     """Parse `path` (MLIR text or bytecode) and outline its gpu.launch bodies (gpu-kernel-outlining)."""
     ir, passmanager = import_mlir()
@@ -71,6 +100,8 @@ def load_program(path: str) -> Program:
     if not data.strip():
         raise OffloadError("the input is empty: expected an MLIR module with gpu.module or gpu.launch",
                            Location(str(path)))
+    if not data.startswith(b"ML\xefR"):  # MLIR bytecode has its own format; text is scanned first
+        check_nesting(data, str(path))
     context = ir.Context()
     # A Python diagnostic handler called from a pass-manager worker thread aborts the process
     # (nanobind: GIL not held); single-threaded passes also keep the output order deterministic.

@@ -14,17 +14,27 @@ def read_offload_images(data: bytes, name: str) -> list[OffloadImage]:
     if containers.container_kind(data) != "text":
         return containers.read_offload_images(data, name)
     try:
-        import llvmlite.binding as llvm
+        import llvmlite.binding  # noqa: F401
     except ImportError:  # a target machine (link): the target side says what it does not read
         return containers.read_offload_images(data, name)
-
     try:
-        module = llvm.parse_assembly(data.decode("utf-8"))
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise OffloadError(f"'{name}' is not an offload binary, LLVM bitcode or IR, or an ELF object") from None
+    from offload.build.device.processes import call_forked
+
+    # LLVM (an assertions build) parses untrusted text in a child: its death is one error naming the file.
+    bitcode = call_forked(lambda source: _assemble(source, name), text, f"'{name}': cannot read LLVM IR")
+    return containers.read_offload_images(bitcode, name)
+
+
+def _assemble(text: str, name: str) -> bytes:
+    import llvmlite.binding as llvm
+
+    try:
+        return llvm.parse_assembly(text).as_bitcode()
     except RuntimeError as e:
         raise _ir_error(str(e), name) from None
-    return containers.read_offload_images(module.as_bitcode(), name)
 
 
 def _ir_error(message: str, name: str) -> OffloadError:

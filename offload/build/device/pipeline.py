@@ -101,7 +101,9 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
     missing = [i for i, image in enumerate(images) if image is None]
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
-    built = map_forked(serialize_job, [work[i] for i in missing], [targets[i].arch for i in missing], jobs)
+    # LLVM parses the --link-bitcode files: never in this process, whatever they hold.
+    built = map_forked(serialize_job, [work[i] for i in missing], [targets[i].arch for i in missing], jobs,
+                       isolate=bool(options.link_bitcode))
     for i, image in zip(missing, built):
         images[i] = image
         if cache:

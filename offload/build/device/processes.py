@@ -28,11 +28,12 @@ def worker_count(items: int, jobs: int | None = None) -> int:
 
 
 def map_forked(function: Callable[[Item], Result], items: Sequence[Item], names: Sequence[str],
-               jobs: int | None = None) -> list[Result]:
+               jobs: int | None = None, isolate: bool = False) -> list[Result]:
     """[function(item) for item in items], in up to `jobs` forked children at a time (in this process
-    when that is 1 or the platform cannot fork). names[i] says what items[i] is, for errors."""
+    when that is 1 or the platform cannot fork, unless `isolate`: the items hold untrusted input that
+    LLVM parses, so even one runs in a child). names[i] says what items[i] is, for errors."""
     workers = worker_count(len(items), jobs)
-    if workers <= 1 or not hasattr(os, "fork"):
+    if (workers <= 1 and not isolate) or not hasattr(os, "fork"):
         return [function(item) for item in items]
     outcomes: list = [None] * len(items)
     pending = list(range(len(items)))
@@ -68,6 +69,25 @@ def map_forked(function: Callable[[Item], Result], items: Sequence[Item], names:
     return outcomes
 
 
+def call_forked(function: Callable[[Item], Result], item: Item, failure: str) -> Result:
+    """function(item) in a forked child, for LLVM reading untrusted input: the child's death (an LLVM
+    assertion, a stack overflow on deep nesting) becomes one OffloadError, `failure` followed by how it died."""
+    if not hasattr(os, "fork"):
+        return function(item)
+    pid, fd = _start(function, item)
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+        _, status = os.waitpid(pid, 0)
+    outcome = _outcome(b"".join(chunks), status, failure=failure)
+    if isinstance(outcome, OffloadError):
+        raise outcome
+    return outcome
+
+
 def _start(function, item) -> tuple[int, int]:
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -91,7 +111,7 @@ def _start(function, item) -> tuple[int, int]:
     return pid, read_fd
 
 
-def _outcome(data: bytes, status: int, name: str):
+def _outcome(data: bytes, status: int, name: str = "", failure: str | None = None):
     if os.WIFSIGNALED(status):
         how = f"was killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
     elif os.waitstatus_to_exitcode(status) != 0 or not data:
@@ -101,4 +121,6 @@ def _outcome(data: bytes, status: int, name: str):
         if payload[0] == "ok":
             return payload[1]
         return OffloadError(payload[1], payload[2])
+    if failure is not None:
+        return OffloadError(f"{failure}: LLVM {how}")
     return OffloadError(f"internal error: serializing the {name} image {how} (LLVM aborted?)")
