@@ -53,8 +53,18 @@ class LazyGroup(click.Group):
             formatter.write_dl([(name, summary) for name, (_, summary) in COMMANDS.items()])
 
 
+def _print_version(ctx: click.Context, _param, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from offload.build.about import version_lines  # only --version loads llvmlite (for its LLVM version)
+
+    click.echo("\n".join([f"mlir-offload {__version__}", *version_lines()]))
+    ctx.exit(0)
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="mlir-offload")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show mlir-offload's version, its MLIR bindings and LLVM, and exit.")
 def cli() -> None:
     """Turn MLIR GPU-dialect programs into clang-compatible offload bundles."""
 

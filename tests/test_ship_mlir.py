@@ -129,11 +129,11 @@ def test_dependency_file_lists_input_libraries_and_config(tmp_path):
     source.write_bytes(SAXPY.read_bytes())
     library = _nvptx_library(project / "helpers.bc")
     (project / "mlir-offload.toml").write_text('offload-arch = "sm_80"\nlink-bitcode = ["helpers.bc"]\nopt-level = 2\n')
-    result = _compile(tmp_path, "src/saxpy.mlir", "-o", "out/saxpy.offload.bc", "-MD", "-MF", "out/saxpy.d",
+    result = _compile(tmp_path, "src/saxpy.mlir", "-o", "out/saxpy.offload.bc", "-MD", "-MP", "-MF", "out/saxpy.d",
                       cwd=project)
     assert result.returncode == 1 and "cannot write" in result.stderr  # out/ does not exist: no partial output
     (project / "out").mkdir()
-    result = _compile(tmp_path, "src/saxpy.mlir", "-o", "out/saxpy.offload.bc", "-MD", "-MF", "out/saxpy.d",
+    result = _compile(tmp_path, "src/saxpy.mlir", "-o", "out/saxpy.offload.bc", "-MD", "-MP", "-MF", "out/saxpy.d",
                       cwd=project)
     assert result.returncode == 0, result.stderr
     text = (project / "out" / "saxpy.d").read_text()

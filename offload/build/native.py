@@ -19,6 +19,8 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, replace
 
+from offload.build import trace
+
 from offload.errors import OffloadError
 from offload.formats.vendors import vendor_for, vendor_of_triple
 
@@ -51,8 +53,9 @@ def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = 3) -> bytes:
         src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
         with open(src, "w", encoding="utf-8") as f:
             f.write(ptx)
-        done = subprocess.run([ptxas, "-c", f"-arch={arch}", f"-O{opt_level}", src, "-o", out],
-                              capture_output=True, text=True)
+        command = [ptxas, "-c", f"-arch={arch}", f"-O{opt_level}", src, "-o", out]
+        trace.tool(command)
+        done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             detail = " ".join((done.stderr or done.stdout).split())[:400]
             raise OffloadError(f"ptxas failed for {arch}: {detail}")

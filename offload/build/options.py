@@ -19,7 +19,8 @@ import click
 from offload.errors import OffloadError
 from offload.build.native import DEVICE_IMAGE_FORMATS, HOST_FORMATS
 
-OPTION_NAMES = ("portable", "device_image", "host_format", "host_triple", "dependency_file_wanted", "dependency_file")
+OPTION_NAMES = ("portable", "device_image", "host_format", "host_triple", "dependency_file_wanted", "dependency_file",
+                "user_dependency_file_wanted", "dependency_targets", "dependency_phony")
 
 
 def build_options(command):
@@ -39,8 +40,15 @@ def build_options(command):
                           "(Grace Hopper); default: this machine's."),
         click.option("-MD", "dependency_file_wanted", is_flag=True, default=False,
                      help="Write a make-style dependency file (input, linked bitcode libraries, mlir-offload.toml)."),
+        click.option("-MMD", "user_dependency_file_wanted", is_flag=True, default=False,
+                     help="As -MD (as in clang; mlir-offload lists no system files either way)."),
         click.option("-MF", "dependency_file", default=None, type=click.Path(dir_okay=False), metavar="FILE",
                      help="Name of the -MD dependency file (default: the output with suffix .d)."),
+        click.option("-MT", "dependency_targets", multiple=True, metavar="TARGET",
+                     help="Target of the dependency rule instead of the output (repeatable)."),
+        click.option("-MP", "dependency_phony", is_flag=True, default=False,
+                     help="Add an empty rule for each prerequisite but the input, so make does not stop "
+                          "when one is removed."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -94,6 +102,8 @@ class BuildSettings:
     host_triple: str  # offload.formats.hosts name
     dependency_file: str | None  # None: no -MD
     config_file: str | None  # the mlir-offload.toml in effect
+    dependency_targets: tuple = ()  # -MT; empty: the output
+    dependency_phony: bool = False  # -MP
 
 
 def build_settings(input_path: str, output: str, target_clang, textual: bool, kwargs: dict,
@@ -110,13 +120,14 @@ def build_settings(input_path: str, output: str, target_clang, textual: bool, kw
         raise OffloadError("-S writes LLVM IR text, but --host-format=obj (or --portable) asks for an ELF object: "
                            "drop one of them")
     dependency_file = None
-    if own["dependency_file_wanted"]:
+    if own["dependency_file_wanted"] or own["user_dependency_file_wanted"]:
         dependency_file = own["dependency_file"] or os.path.splitext(output)[0] + ".d"
     from offload.formats.hosts import resolve_host
 
     host_triple = resolve_host(merged["host_triple"]).name  # an unsupported one fails before any work
     return BuildSettings(merged["target_clang"], device_image, host_format, host_triple, dependency_file,
-                         str(config.path) if config else None)
+                         str(config.path) if config else None, tuple(own["dependency_targets"] or ()),
+                         bool(own["dependency_phony"]))
 
 
 def ptx_path(output: str, arch: str) -> str:
@@ -128,7 +139,9 @@ def side_outputs(settings: BuildSettings, input_path: str, output: str, options,
     """path -> bytes of the files written beside the bundle: the PTX files (arch -> text), the dependency file."""
     files = {ptx_path(output, arch): text.encode("utf-8") for arch, text in sorted(ptx.items())}
     if settings.dependency_file:
-        files[settings.dependency_file] = make_rule(output, compile_inputs(settings, input_path, options)).encode()
+        rule = make_rule(settings.dependency_targets or (output,), compile_inputs(settings, input_path, options),
+                         settings.dependency_phony)
+        files[settings.dependency_file] = rule.encode()
     return files
 
 
@@ -142,12 +155,13 @@ def compile_inputs(settings: BuildSettings, input_path: str, options) -> list[st
     return inputs
 
 
-def make_rule(target: str, prerequisites: list[str]) -> str:
-    """`target: prereq...` plus an empty rule per prerequisite (as gcc -MP), so that make does not stop
-    when a library or the config file is later removed from the build."""
+def make_rule(targets, prerequisites: list[str], phony: bool = True) -> str:
+    """`target...: prereq...`, with `phony` (-MP) an empty rule per prerequisite but the first, so that
+    make does not stop when a library or the config file is later removed from the build."""
     unique = list(dict.fromkeys(prerequisites))
-    text = f"{make_escape(target)}: " + " \\\n  ".join(make_escape(p) for p in unique) + "\n"
-    for p in unique[1:]:
+    text = " ".join(make_escape(t) for t in ([targets] if isinstance(targets, str) else targets))
+    text += ": " + " \\\n  ".join(make_escape(p) for p in unique) + "\n"
+    for p in unique[1:] if phony else ():
         text += f"\n{make_escape(p)}:\n"
     return text
 

@@ -64,4 +64,11 @@ def compile_plan(input_path: str, output: str, textual: bool, target_clang, flag
     build = build_settings(input_path, output, target_clang, textual, flags, config)
     target_clang = load_profile(build.target_clang).clang_major  # unknown: fails before any work
     targets, device = device_plan(flags, config)
+    from offload.formats.targets import wants_ptx
+
+    arch = flags.get("offload_arch")
+    if build.device_image is None and wants_ptx(",".join(arch) if isinstance(arch, (list, tuple)) else arch):
+        from dataclasses import replace
+
+        build = replace(build, device_image="ptx")  # compute_XX: PTX beside the bundle for link --ptx-beside
     return CompilePlan(input_path, output, "ll" if textual else "bc", target_clang, tuple(targets), device, build)

@@ -86,16 +86,27 @@ def compile_bundle(settings) -> CompiledBundle:
     if emit == "ll" and plan.host_format != "bc":
         raise OffloadError(f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
                            "cannot read; bundles for it are ELF objects: drop -S")
-    program = load_program(settings.input_path)
-    # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
-    images = codegen(compile_device(program, list(settings.targets), options,
-                                    lto_pre_link=plan.device_image == "bitcode"), plan, options)
-    record = make_record(plan, images)
-    offload_images = package(images, plan, record)
-    lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename))
-    host = annotate(lowered, images, offload_images, plan, record)
+    from offload.build.trace import stage
+
+    with stage("load"):
+        program = load_program(settings.input_path)
+    with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):
+        # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
+        images = compile_device(program, list(settings.targets), options,
+                                lto_pre_link=plan.device_image == "bitcode")
+    with stage(f"codegen ({plan.device_image})"):
+        images = codegen(images, plan, options)
+    with stage("package"):
+        record = make_record(plan, images)
+        offload_images = package(images, plan, record)
+    with stage("lower"):
+        lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename))
+    with stage("annotate"):
+        host = annotate(lowered, images, offload_images, plan, record)
     ptx = {i.target.arch: i.native.ptx for i in images if plan.device_image == "ptx" and i.native and i.native.ptx}
-    return CompiledBundle(emit_bundle(host, plan, emit), ptx)
+    with stage(f"emit ({emit if plan.host_format == 'bc' else 'obj'})"):
+        data = emit_bundle(host, plan, emit)
+    return CompiledBundle(data, ptx)
 
 
 def codegen(images, plan: BundlePlan, options) -> list:

@@ -10,18 +10,31 @@ from offload.build.options import build_options
 from offload.commands.device import device_options
 from offload.errors import OffloadError
 
-@click.command("compile")
+COMPILE_EXAMPLES = """\b
+Examples:
+  mlir-offload compile saxpy.mlir --offload-arch sm_80,sm_90       # -> saxpy.offload.bc
+  mlir-offload compile saxpy.mlir --offload-arch 80,90a -o saxpy.offload.bc
+  mlir-offload compile saxpy.mlir --offload-arch gfx90a -o saxpy.hip.bc
+  mlir-offload compile saxpy.mlir --offload-arch sm_80 --portable   # -> saxpy.o + saxpy.o.sm_80.ptx
+  mlir-offload compile saxpy.mlir --offload-arch sm_80 -MD -MP -o build/saxpy.offload.bc
+  mlir-offload link saxpy.offload.bc -o saxpy
+"""
+
+
+@click.command("compile", epilog=COMPILE_EXAMPLES)
 @click.argument("input_path", metavar="IN.mlir", type=click.Path(dir_okay=False))
-@click.option("-o", "output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "output", default=None, type=click.Path(dir_okay=False),
               help="Output bundle: host LLVM bitcode with the device images embedded "
-                   "(an ELF object when the target clang cannot read our LLVM's bitcode).")
+                   "(an ELF object when the target clang cannot read our LLVM's bitcode). Default: "
+                   "<input stem>.offload.bc here (.o for an object, .offload.ll with -S).")
 @click.option("-S", "textual", is_flag=True, help="Write textual LLVM IR instead of bitcode.")
 @click.option("--target-clang", "target_clang", default=None, metavar="N",
               help="Major version of the clang that links the bundle (default 22): offload entry layout, "
                    "kind values, and whether it reads our bitcode (offload/data/profiles/clangN.toml).")
+@click.option("-v", "verbose", is_flag=True, help="Print each stage with its time, the libraries found and every tool run.")
 @device_options
 @build_options
-def compile_command(input_path: str, output: str, textual: bool, target_clang: str | None,
+def compile_command(input_path: str, output: str | None, textual: bool, target_clang: str | None, verbose: bool,
                     **device_kwargs) -> None:
     """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver`."""
     from offload.fsutil import atomic_write, refuse_input_as_output, write_all
@@ -29,9 +42,16 @@ def compile_command(input_path: str, output: str, textual: bool, target_clang: s
     from offload.build.plan import compile_plan
     from offload.build.stages import compile_bundle
 
-    if device_kwargs.get("dependency_file") and not device_kwargs.get("dependency_file_wanted"):
+    if device_kwargs.get("dependency_file") and not (device_kwargs.get("dependency_file_wanted")
+                                                     or device_kwargs.get("user_dependency_file_wanted")):
         raise click.UsageError("-MF FILE names the dependency file of -MD: pass -MD too")
+    if verbose:
+        from offload.build import trace
+
+        trace.enable()
     # Flags > mlir-offload.toml (read once) > defaults, resolved into one frozen plan.
+    if output is None:  # as clang: named after the input, in the current folder
+        output = default_output(input_path, compile_plan(input_path, "x.bc", textual, target_clang, device_kwargs))
     plan = compile_plan(input_path, output, textual, target_clang, device_kwargs)
     build, options = plan.build, plan.device
     check_output_name(output, plan.target_clang, textual, build.host_format)
@@ -44,6 +64,16 @@ def compile_command(input_path: str, output: str, textual: bool, target_clang: s
         atomic_write(output, compiled.data)
     else:  # the bundle and its side files all or nothing
         write_all({output: compiled.data, **side})
+
+
+def default_output(input_path: str, plan) -> str:
+    """<input stem>.offload.bc, .offload.ll with -S, or <input stem>.o when the bundle is an ELF object."""
+    from offload.build.stages import plan_host_format
+
+    stem = os.path.splitext(os.path.basename(input_path))[0] or "out"
+    if plan.emit == "ll":
+        return f"{stem}.offload.ll"
+    return f"{stem}.o" if plan_host_format(plan.target_clang, plan.build.host_format) == "obj" else f"{stem}.offload.bc"
 
 
 def check_output_place(output: str, build, inputs: list) -> None:

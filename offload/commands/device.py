@@ -16,7 +16,7 @@ def device_options(command):
     ("not given"): mlir-offload.toml and then offload/config.py's KEYS fill them (offload/build/plan.py)."""
     options = [
         click.option("--offload-arch", "offload_arch", multiple=True, metavar="ARCH[,ARCH...]",
-                     help="Targets, e.g. sm_80,sm_90,gfx90a (repeatable)."),
+                     help="Targets of one vendor, e.g. sm_80,sm_90 or gfx90a; also 80, 90a (CMake, Spack) and compute_80 (PTX beside the bundle, JIT-compiled by the driver) (repeatable)."),
         click.option("-O", "opt_level", type=click.Choice(["0", "1", "2", "3"]), default=None,
                      help="Device optimization level (-O0..-O3, default 3)."),
         click.option("--prec-sqrt/--no-prec-sqrt", "prec_sqrt", default=None,

@@ -44,11 +44,11 @@ OFFLOAD_LINK = $(MLIR_OFFLOAD) link --clang=$(OFFLOAD_CLANG) --ptx-beside \
                $(if $(strip $(OFFLOAD_CUDA_PATH)),--cuda-path=$(strip $(OFFLOAD_CUDA_PATH))) $(LDFLAGS)
 
 %.offload.bc: %.mlir
-	$(OFFLOAD_COMPILE) $< -o $@ -MD -MF $(@:.bc=.d)
+	$(OFFLOAD_COMPILE) $< -o $@ -MD -MP -MF $(@:.bc=.d)
 
 # Portable bundles (--portable / --host-format=obj) are ELF objects.
 %.offload.o: %.mlir
-	$(OFFLOAD_COMPILE) --host-format=obj $< -o $@ -MD -MF $(@:.o=.d)
+	$(OFFLOAD_COMPILE) --host-format=obj $< -o $@ -MD -MP -MF $(@:.o=.d)
 
 # CUDA sources that join the same device link (-fgpu-rdc: device LTO with the bundles). Named %.o (not
 # %.cu.o, which make's built-in `%: %.o` would turn into a circular way of remaking the .cu).

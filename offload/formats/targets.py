@@ -71,8 +71,26 @@ def ptx_feature_for(arch: str) -> str:
     return f"+ptx{max(NVPTX_MIN_PTX[arch], PTX_FLOOR)}"
 
 
+# compute_XX asks for PTX the driver JIT-compiles (nvcc's virtual architecture).
+PTX_ARCH_PREFIX = "compute_"
+
+
+def cuda_arch_spelling(arch: str) -> str:
+    """The sm_XX name of the spellings users bring from CMake/Spack (`80`, `90a`) and nvcc (`compute_80`)."""
+    bare = arch[len(PTX_ARCH_PREFIX):] if arch.startswith(PTX_ARCH_PREFIX) else arch
+    if bare[:1].isdigit() and f"sm_{bare}" in NVPTX_MIN_PTX:
+        return f"sm_{bare}"
+    return arch
+
+
+def wants_ptx(spec: str | None) -> bool:
+    """Whether an --offload-arch list names a compute_XX (PTX) architecture."""
+    return any(part.strip().startswith(PTX_ARCH_PREFIX) for part in (spec or "").split(","))
+
+
 def target_for(arch: str) -> Target:
     """The Target of one arch name, or an error listing the valid ones."""
+    arch = cuda_arch_spelling(arch)
     if arch in NVPTX_MIN_PTX:
         return Target("cuda", arch, NVPTX_TRIPLE, ptx_feature_for(arch))
     if arch in AMDGPU_PROCESSORS:

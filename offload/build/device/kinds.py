@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from offload.errors import OffloadError
+from offload.build import trace
 from offload.build.device.libraries import find_libdevice, find_rocm_device_libs
 from offload.formats.targets import Target
 from offload.formats.vendors import CUDA, HIP
@@ -69,6 +70,8 @@ def _nvvm_libraries(target: Target, options, needs_library: bool) -> LibraryPlan
     prec_sqrt = 1 if (options.prec_sqrt and not options.fast_math) else 0
     prec_div = 1 if (options.prec_div and not options.fast_math) else 0
     files = (find_libdevice(options.libdevice),) if needs_library else ()
+    for path in files:
+        trace.library(f"libdevice ({target.arch})", path)
     # __CUDA_FTZ has a module flag NVVMReflect reads; __CUDA_PREC_SQRT (LLVM 22) only an option.
     return LibraryPlan(files=files, module_flags=((FLAG_OVERRIDE, "nvvm-reflect-ftz", ftz),),
                        reflect=(("__CUDA_PREC_SQRT", prec_sqrt), ("__CUDA_PREC_DIV", prec_div)))
@@ -104,6 +107,7 @@ def _rocdl_libraries(target: Target, options, needs_library: bool) -> LibraryPla
         raise OffloadError(f"the ROCm device libraries in '{folder}' lack {', '.join(missing)} needed for "
                            f"{target.arch}; fix: point --rocm-device-lib-path or ROCM_PATH at device libraries "
                            "that support this GPU")
+    trace.library(f"ROCm device libraries ({target.arch})", f"{folder}: {' '.join(names)}")
     return LibraryPlan(files=tuple(str(folder / n) for n in names), module_flags=flags)
 
 

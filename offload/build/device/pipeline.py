@@ -648,6 +648,9 @@ def llc_object(bitcode: bytes, target: Target, opt_level: int = 3, llc: str | No
                "--relocation-model=pic", "-filetype=obj", "-o", "-", "-"]
     if target.features:
         command.insert(3, f"-mattr={target.features}")
+    from offload.build import trace
+
+    trace.tool(command)
     done = subprocess.run(command, input=bitcode, capture_output=True)
     if done.returncode != 0 or not done.stdout:
         detail = " ".join(done.stderr.decode("utf-8", "replace").split()) or f"exit status {done.returncode}"

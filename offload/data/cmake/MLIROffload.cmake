@@ -63,7 +63,7 @@ function(mlir_offload_add_bundle name)
     add_custom_command(
       OUTPUT "${output}"
       COMMAND "${MLIR_OFFLOAD_EXECUTABLE}" compile "${source_path}" -o "${output}" ${flags}
-              -MD -MF "${depfile}"
+              -MD -MP -MF "${depfile}"
       MAIN_DEPENDENCY "${source_path}"
       DEPFILE "${depfile}"
       COMMENT "mlir-offload compile ${source}"
