@@ -155,7 +155,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     import llvmlite.binding as llvm
     import llvmlite.ir as ir
 
-    from offload.build.host import embed, entries, launch, runtime
+    from offload.build.host import embed, entries, launch, runner_utils, runtime
     from offload.formats.offloadbinary import write_binary
     from offload.build.native import verified_module
 
@@ -168,6 +168,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     annotations.data_layout = str(machine.target_data)
     emitter = runtime.RuntimeEmitter(annotations, runtime.runtime_for(plan.offload_kind), plan.host)
     emitter.define_shims(lowered.runtime_functions)
+    runner_utils.define_runner_utilities(emitter, lowered.runner_utilities)
 
     symbols = []
     for kernel in device_kernels(images, lowered):
@@ -193,7 +194,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     host.link_in(verified_module(llvm.parse_assembly, str(annotations),
                                  "internal error: cannot read the host annotations"))
     # The shims had to be external to resolve the host's declarations; nothing else may call them.
-    for name in lowered.runtime_functions:
+    for name in (*lowered.runtime_functions, *lowered.runner_utilities):
         host.get_function(name).linkage = llvm.Linkage.internal
     try:
         host.verify()

@@ -67,6 +67,7 @@ class LoweredHost:
     llvm_ir: str  # the host module as LLVM IR text (MLIR's translation), stubs declared, not defined
     launches: dict[str, KernelLaunch] = field(default_factory=dict)  # kernel name -> launch signature
     runtime_functions: list[str] = field(default_factory=list)  # mgpu* functions the host calls
+    runner_utilities: list[str] = field(default_factory=list)  # MLIR runner utilities the host calls
 
 
 def lower_host(program, device_symbol=lambda module, kernel: kernel) -> LoweredHost:
@@ -75,22 +76,27 @@ def lower_host(program, device_symbol=lambda module, kernel: kernel) -> LoweredH
     import mlir.ir as ir
 
     from offload.build.frontend import run_mlir
+    from offload.build.host.entry import entry_point
+    from offload.build.host.runner_utils import is_runner_utility
 
     with program.context, ir.Location.unknown():
         host = program.module.operation.clone()
         detach_device_code(host, program.path, device_symbol)
+        entry_point(host, program.path)
         lower_to_llvm(host, program.path)
         launches = launches_to_calls(host, program.path, device_symbol)
         pm_run(CALLS_PIPELINE, host, program.path)
         remove_placeholders(host)
-        runtime_functions = sorted(
-            name for name in _function_names(host, declarations_only=True) if name.startswith("mgpu"))
+        declared = _function_names(host, declarations_only=True)
+        runtime_functions = sorted(name for name in declared if name.startswith("mgpu"))
+        runner_utilities = sorted(name for name in declared if is_runner_utility(name))
         from mlir.dialects import llvm as llvm_dialect
 
         llvm_ir = run_mlir(lambda: llvm_dialect.translate_module_to_llvmir(host.operation), program.path,
                            "translating the host module to LLVM IR")
         host.erase()
-    return LoweredHost(llvm_ir=str(llvm_ir), launches=launches, runtime_functions=runtime_functions)
+    return LoweredHost(llvm_ir=str(llvm_ir), launches=launches, runtime_functions=runtime_functions,
+                       runner_utilities=runner_utilities)
 
 
 def detach_device_code(host, path: str, device_symbol=lambda module, kernel: kernel) -> dict[str, str]:

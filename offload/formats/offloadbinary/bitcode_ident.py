@@ -288,9 +288,8 @@ def _read_globals(bits: _Bits) -> list[BitcodeGlobal] | None:
         for code, ops in block.records():
             if code == _CST_SETTYPE:
                 continue
-            if value in wanted and code in (_CST_STRING, _CST_CSTRING, _CST_DATA):
-                if any(not 0 <= op < 256 for op in ops):
-                    raise _Truncated
+            # An array of wider elements (a program's i32 or float table) is no byte array: no initializer.
+            if value in wanted and code in (_CST_STRING, _CST_CSTRING, _CST_DATA) and all(0 <= op < 256 for op in ops):
                 module["constants"][value] = bytes(ops) + (b"\0" if code == _CST_CSTRING else b"")
             value += 1
         return True
