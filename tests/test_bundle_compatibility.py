@@ -25,8 +25,9 @@ UNKNOWN = max(available_profiles()) + 1  # a clang without a profile
 FORMS = ("portable", "bitcode")
 
 
-def fake_clang(major: int) -> Clang:
-    return Clang(path=f"/opt/llvm-{major}/bin/clang", version=f"{major}.1.8", major=major,
+def fake_clang(major: int, machine: dict | None = None) -> Clang:
+    path = str(machine["clangs"][major]) if machine else f"/opt/llvm-{major}/bin/clang"
+    return Clang(path=path, version=f"{major}.1.8", major=major,
                  linker_wrapper=f"/opt/llvm-{major}/bin/clang-linker-wrapper", packager=None, lld=None)
 
 
@@ -36,12 +37,12 @@ def link_accepts(profile: int, form: str, clang: int) -> bool:
     return compatibility_problem(record, [], fake_clang(clang)) is None
 
 
-def doctor_accepts(profile: int, form: str, clang: int) -> bool:
+def doctor_accepts(profile: int, form: str, clang: int, machine: dict) -> bool:
     needs = BundleNeeds(name="app", entry_profile=profile, producer_llvm=22, offload_kinds=["cuda"],
                         archs=["sm_80"], device_image="bitcode" if form == "bitcode" else "cubin",
                         host_format="bc" if form == "bitcode" else "obj")
     cuda = CudaToolkit("/opt/cuda", "12.8.0", "ptxas", "fatbinary", "nvlink", "libcudart.so")
-    findings = bundle_findings(needs, fake_clang(clang), cuda, Rocm(None, None, None), wrapper_shipped=True)
+    findings = bundle_findings(needs, fake_clang(clang, machine), cuda, Rocm(None, None, None), wrapper_shipped=True)
     return not [f for f in findings if f.blocking]
 
 
@@ -55,7 +56,8 @@ def target_machine(tmp_path_factory) -> dict:
         bindir = root / f"llvm-{major}" / "bin"
         bindir.mkdir(parents=True)
         clang = bindir / "clang"
-        clang.write_text(f"#!/bin/sh\necho 'Debian clang version {major}.1.8 (fake)'\n")
+        clang.write_text(f"#!/bin/sh\n[ \"$1\" = -dumpmachine ] && {{ echo x86_64-pc-linux-gnu; exit 0; }}\n"
+                         f"echo 'Debian clang version {major}.1.8 (fake)'\n")
         (bindir / "clang-linker-wrapper").write_text("#!/bin/sh\nexit 0\n")
         for tool in (clang, bindir / "clang-linker-wrapper"):
             tool.chmod(0o755)
@@ -99,7 +101,7 @@ def build_sh_accepts(profile: int, form: str, clang: int, machine: dict) -> bool
 def test_link_doctor_and_build_sh_agree_for_every_clang(profile, form, target_machine):
     for clang in [*available_profiles(), UNKNOWN]:
         expected = link_refusals(profile, 22 if form == "bitcode" else None, clang) == ()
-        verdicts = {"link": link_accepts(profile, form, clang), "doctor": doctor_accepts(profile, form, clang),
+        verdicts = {"link": link_accepts(profile, form, clang), "doctor": doctor_accepts(profile, form, clang, target_machine),
                     "build.sh": build_sh_accepts(profile, form, clang, target_machine)}
         assert verdicts == dict.fromkeys(verdicts, expected), (profile, form, clang)
 

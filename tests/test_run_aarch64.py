@@ -168,3 +168,49 @@ def test_portable_host_object_is_aarch64(tmp_path, fake_cuda_aarch64):
     assert result.kernels_registered() == ["saxpy"]
     (launch,) = result.launches()
     assert (launch["grid"], launch["block"]) == ([4, 1, 1], [256, 1, 1])
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    """The aarch64 saxpy shipped (archive made by `ship` from the .mlir) and unpacked."""
+    require_tool("make")
+    tmp = tmp_path_factory.mktemp("ship-aarch64")
+    archive = tmp / "saxpy.tar.gz"
+    done = run_cli("ship", str(SAXPY), "--offload-arch", "sm_80", "--host-triple", AARCH64, "-o", str(archive))
+    assert done.returncode == 0, done.stderr
+    subprocess.run(["tar", "xzf", str(archive)], cwd=tmp, check=True)
+    return archive, tmp / "saxpy"
+
+
+def make(folder, *variables: str):
+    return subprocess.run(["make", "-C", str(folder), *variables], capture_output=True, text=True)
+
+
+def test_shipped_archive_builds_with_make_for_aarch64(shipped, fake_cuda_aarch64):
+    import json
+
+    archive, folder = shipped
+    assert json.loads((folder / "manifest.json").read_text())["host_triple"] == AARCH64
+    require_tool("clang-22", 22)
+    done = make(folder, "CLANG=clang-22", f"LDFLAGS=--target={AARCH64} -L{fake_cuda_aarch64.lib_dir}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    app = folder / "saxpy"
+    assert elf_machine(app) == 183
+    result = fake_cuda_aarch64.run(app)
+    assert result.kernels_registered() == ["saxpy"]
+    (launch,) = result.launches()
+    assert (launch["grid"], launch["block"], arg_f32(launch["args"][0]), arg_i64(launch["args"][11])) == \
+        ([4, 1, 1], [256, 1, 1], 2.0, 1024)
+
+
+def test_shipped_archive_refuses_a_link_for_another_host(shipped):
+    archive, folder = shipped
+    require_tool("clang-22", 22)
+    done = make(folder, "CLANG=clang-22", "APP=native")
+    assert done.returncode != 0 and not (folder / "native").exists() and not (folder / "native.tmp").exists()
+    assert "native: error: the bundle was built for aarch64-linux-gnu hosts but clang-22 links for x86_64" in done.stderr
+    assert "fix: cross-link with make LDFLAGS='--target=aarch64-linux-gnu ...'" in done.stderr
+    doctor = run_cli("doctor", "--bundle", str(archive), "--clang", "clang-22")
+    assert doctor.returncode == 1
+    assert "problem: the bundle was built for aarch64-linux-gnu hosts but" in doctor.stdout
+    assert "or recompile with --host-triple x86_64-linux-gnu" in doctor.stdout

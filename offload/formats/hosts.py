@@ -75,13 +75,13 @@ def build_machine_host() -> HostTriple:
     return host
 
 
-def host_refusal(bundle_host: str, link_host: HostTriple, linker: str, cross_fix: str) -> str | None:
-    """Why a bundle built for `bundle_host` cannot go into an executable for `link_host` (its host code is
-    another CPU's), with the fixes; None when they agree. `cross_fix` says how to make the link target the
-    bundle's host in the caller's terms (a clang flag, a make variable)."""
+def host_refusal(bundle_host: str, link_host: HostTriple, linker: str, cross_fix: str) -> tuple[str, str] | None:
+    """(problem, fix) when a bundle built for `bundle_host` would go into an executable for `link_host` (its
+    host code is another CPU's); None when they agree. `cross_fix` says how to make the link target the
+    bundle's host in the caller's terms (a clang flag, a make variable; {triple} is the bundle's host)."""
     if bundle_host == link_host.name:
         return None
-    return (f"the bundle was built for {bundle_host} hosts but {linker} links for {link_host.name}: "
+    return (f"the bundle was built for {bundle_host} hosts but {linker} links for {link_host.name}",
             f"{cross_fix.format(triple=bundle_host)} (with an {bundle_host} sysroot), or recompile with "
             f"--host-triple {link_host.name}")
 

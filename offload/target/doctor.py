@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from offload.target.toolchain import Clang, CudaToolkit, Rocm
+from offload.errors import OffloadError
+from offload.formats.hosts import host_refusal
+from offload.target.toolchain import Clang, CudaToolkit, Rocm, clang_target_host
 from offload.formats.profiles import (NO_PROFILE, OTHER_ENTRIES, UNREADABLE_BITCODE, available_profiles, link_refusals,
                                       load_profile)
 
@@ -28,6 +30,7 @@ class BundleNeeds:
     device_image: str  # bitcode | cubin | ptx
     host_format: str  # bc | obj
     extra: dict = field(default_factory=dict)
+    host_triple: str = "x86_64-linux-gnu"  # the CPU its host code is for (offload.formats.hosts name)
 
     @property
     def has_bitcode(self) -> bool:
@@ -65,6 +68,13 @@ def bundle_findings(needs: BundleNeeds, clang: Clang | None, cuda: CudaToolkit |
         findings.append(Finding(
             f"the bundle holds LLVM {needs.producer_llvm} bitcode, which clang {clang.major} cannot read",
             "re-ship with --portable (cubin device images, ELF host object)"))
+    try:
+        refusal = host_refusal(needs.host_triple, clang_target_host(clang.path), clang.path,
+                               "cross-link with make LDFLAGS='--target={triple} ...'")
+    except OffloadError as e:  # `clang -dumpmachine` named no supported host
+        refusal = (e.message, f"check that `{clang.path} -dumpmachine` runs and names a supported host")
+    if refusal:
+        findings.append(Finding(*refusal))
     if clang.linker_wrapper is None:
         findings.append(Finding(f"no clang-linker-wrapper beside {clang.path}",
                                 f"install clang-tools-{clang.major}"))

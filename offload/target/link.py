@@ -141,8 +141,8 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
     clang = find_target_clang(clang_path, first.record.profile)
     link_host = clang_target_host(clang.path, inputs)
     for bundle in bundles:
-        problem = compatibility_problem(bundle.record, bundle.images, clang) or host_refusal(
-            bundle.record.host_triple, link_host, clang.path, "link with --target={triple}")
+        refusal = host_refusal(bundle.record.host_triple, link_host, clang.path, "link with --target={triple}")
+        problem = compatibility_problem(bundle.record, bundle.images, clang) or (refusal and ": ".join(refusal))
         if problem:
             raise OffloadError(problem if len(bundles) == 1 else f"{bundle.path}: {problem}")
     if clang.linker_wrapper is None:

@@ -26,6 +26,7 @@ from importlib import resources
 
 from offload import __version__
 from offload.errors import OffloadError
+from offload.formats.hosts import host_triple
 from offload.formats.vendors import VENDORS, vendor_for
 from offload.target import toolchain
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
@@ -60,6 +61,7 @@ class BundleFacts:
     entry_profile: int
     entries: list[str]
     images: list[dict] = field(default_factory=list)  # offload_kind, triple, arch, image_kind, producer
+    host_triple: str = "x86_64-linux-gnu"  # the bundle record's (offload.formats.hosts name)
 
     @property
     def offload_kinds(self) -> list[str]:
@@ -137,18 +139,29 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
         })
     if not images:
         raise OffloadError(f"{name}: no device images in .llvm.offloading")
-    return BundleFacts(host_format, producer, profile.clang_major, entries, images)
+    from offload.formats.bundle import BundleRecord, RECORD_PREFIX
+
+    recorded_host = offload_images[0].strings.get(RECORD_PREFIX + "host-triple", BundleRecord.host_triple)
+    return BundleFacts(host_format, producer, profile.clang_major, entries, images,
+                       host_triple(recorded_host).name)
 
 
 # ---- the target's link line ----------------------------------------------------------------------
 
-def target_link_words(profile: Profile, offload_kind: str, bundle: str) -> list[str]:
+def target_link_words(profile: Profile, offload_kind: str, bundle: str, host=None) -> list[str]:
     """The clang command line `mlir-offload link` uses (the vendor record's library and flags), with the
-    target's clang, toolkit path and output left as placeholders."""
+    target's clang, toolkit path and output left as placeholders. The runtime library is looked for in
+    the toolkit's folder for the bundle's host (offload.formats.hosts record; default x86-64), then in
+    the plain one (on the target machine the two are one folder)."""
+    from offload.formats.hosts import X86_64
+
     vendor = vendor_for(offload_kind)
     root = CUDA_PATH if offload_kind == "cuda" else ROCM_PATH
+    host = host or X86_64
+    folders = [t.format(cuda_target=host.cuda_target, multiarch=host.name) for t in vendor.host_library_dirs]
     return [CLANG, "--offload-new-driver", bundle, f"{vendor.toolkit_path_flag}={root}",
-            f"-L{root}/{vendor.library_dirs[0]}", *vendor.quiet_flags, f"-l{vendor.link_library}", "-o", OUTPUT]
+            *[f"-L{root}/{folder}" for folder in (*folders, vendor.library_dirs[0])],
+            *vendor.quiet_flags, f"-l{vendor.link_library}", "-o", OUTPUT]
 
 
 def _sh_word(word: str) -> str:
@@ -201,6 +214,9 @@ def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile,
                                                      (*toolchain.STANDARD_ROCM_ROOTS, "/usr")),
         "@FILES@": shlex.quote("\n".join(sorted(files))),
         "@LINK@": link,
+        "@HOST_TRIPLE@": facts.host_triple,
+        # The first word of `clang -dumpmachine` for a clang linking for that host (a case pattern).
+        "@HOST_ARCHS@": "|".join(host_triple(facts.host_triple).machines),
     }
     for key, value in values.items():
         template = template.replace(key, value)
@@ -254,6 +270,7 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
         "producer_llvm": facts.bitcode_llvm,
         "producer": facts.host_producer,
         "entry_profile": profile.clang_major,
+        "host_triple": facts.host_triple,
         "entries": facts.entries,
         "targets": facts.images,
         "flags": flags,
@@ -263,7 +280,8 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
     files["manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8")
     files["Makefile"] = render_makefile(app, bundle_name).encode("utf-8")
     files["build.sh"] = render_build_sh(app, bundle_name, facts, profile,
-                                        target_link_words(profile, kind, bundle_name), needs_wrapper,
+                                        target_link_words(profile, kind, bundle_name, host_triple(facts.host_triple)),
+                                        needs_wrapper,
                                         ptx_files, [*files, "build.sh"]).encode("utf-8")
     files["SHA256SUMS"] = "".join(f"{sha256(data)}  {name}\n" for name, data in sorted(files.items())).encode()
     return deterministic_tar_gz(app, files, executable={"build.sh", FATBINARY_WRAPPER})
@@ -353,6 +371,19 @@ MANIFEST_FIELDS = {"format": str, "app": str, "entry_profile": int, "host_format
 TARGET_FIELDS = {"offload_kind": str, "arch": str}
 
 
+def _manifest_host(manifest: dict, path: str) -> str:
+    """The manifest's host triple (archives from before the field were all x86-64), normalised."""
+    from offload.target.doctor import BundleNeeds
+
+    recorded = manifest.get("host_triple", BundleNeeds.host_triple)
+    if not isinstance(recorded, str):
+        raise OffloadError(f"{path}: manifest.json host_triple is not a string: not a manifest written by mlir-offload ship")
+    try:
+        return host_triple(recorded).name
+    except OffloadError as e:
+        raise OffloadError(f"{path}: {e.message}") from None
+
+
 def _check_manifest(manifest, path: str) -> None:
     def wrong(what: str) -> OffloadError:
         return OffloadError(f"{path}: manifest.json {what}: not a manifest written by mlir-offload ship")
@@ -383,5 +414,6 @@ def read_bundle_needs(path: str):
         producer_llvm=manifest.get("producer_llvm") or 0,
         offload_kinds=sorted({t["offload_kind"] for t in targets}), archs=[t["arch"] for t in targets],
         device_image=manifest["device_image"],
-        host_format=manifest["host_format"])
+        host_format=manifest["host_format"],
+        host_triple=_manifest_host(manifest, path))
     return needs, FATBINARY_WRAPPER in manifest.get("files", {})
