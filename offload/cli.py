@@ -79,13 +79,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except click.UsageError as e:
         hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
-        click.echo(f"mlir-offload: error: {e.format_message()}{hint}", err=True)
+        _echo_error(f"mlir-offload: error: {e.format_message()}{hint}")
         sys.exit(2)
     except click.Abort:
         click.echo("mlir-offload: error: aborted", err=True)
         sys.exit(1)
     except click.ClickException as e:
-        click.echo(f"mlir-offload: error: {e.format_message()}", err=True)
+        _echo_error(f"mlir-offload: error: {e.format_message()}")
         sys.exit(e.exit_code)
     except BrokenPipeError:
         sys.exit(1)
@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def _echo_error(line: str) -> None:
     # File names with undecodable bytes arrive as surrogate escapes: print their original bytes.
+    from offload.errors import one_line
+
     sys.stderr.flush()
-    sys.stderr.buffer.write(os.fsencode(line) + b"\n")
+    sys.stderr.buffer.write(os.fsencode(one_line(line)) + b"\n")
     sys.stderr.flush()

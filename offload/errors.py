@@ -30,6 +30,12 @@ class OffloadError(Exception):
 
     def render(self) -> str:
         # One line, compiler style: file:line:col: error: ... or mlir-offload: error: ...
-        message = " ".join(self.message.split("\n"))
         prefix = str(self.location) if self.location else "mlir-offload"
-        return f"{prefix}: error: {message}"
+        return one_line(f"{prefix}: error: {self.message}")
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: line breaks (a file name may hold one) and other control characters escaped;
+    surrogate escapes (undecodable bytes of a file name) are kept for the caller to print as bytes."""
+    return "".join(c if c.isprintable() or c == "\t" or "\udc80" <= c <= "\udcff" else repr(c)[1:-1]
+                   for c in text)

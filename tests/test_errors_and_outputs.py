@@ -14,7 +14,7 @@ pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make
 
 def test_error_renders_one_line_with_location():
     e = OffloadError("bad thing\nwith detail", Location("a.mlir", 3, 7))
-    assert e.render() == "a.mlir:3:7: error: bad thing with detail"
+    assert e.render() == "a.mlir:3:7: error: bad thing\\nwith detail"  # escaped: still one line
     assert OffloadError("x").render() == "mlir-offload: error: x"
 
 

@@ -150,15 +150,19 @@ def verify(ctx: click.Context, app: str, quiet: bool) -> None:
     """Check that executable APP carries and registers device code for every kernel it launches.
 
     Exit 1 and name each missing piece when it does not."""
+    from offload.errors import one_line
+
     report = check_executable(app)
     if not report.ok:
-        for problem in report.problems:
-            click.echo(f"mlir-offload: error: {problem}", err=True)
+        # The first problem is the error; the others follow as notes (one line each, names escaped).
+        click.echo(one_line(f"mlir-offload: error: {report.problems[0]}"), err=True)
+        for problem in report.problems[1:]:
+            click.echo(one_line(f"mlir-offload: note: {problem}"), err=True)
         ctx.exit(1)
     if not quiet:
-        click.echo(f"{app}: ok")
+        click.echo(one_line(f"{app}: ok"))
         for note in report.notes:
-            click.echo(f"  {note}")
+            click.echo(one_line(f"  {note}"))
 
 
 COMMAND = verify
