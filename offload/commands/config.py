@@ -52,7 +52,7 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
     from offload import config as project
 
     from offload.target.toolchain import find_cuda, find_rocm
-    from offload.formats.vendors import vendor_for
+    from offload.formats.vendors import runtime_link_flags, vendor_for
 
     settings = project.resolve({}, None)
     kind = offload_kind or _offload_kind_of(settings["offload-arch"].value)
@@ -69,7 +69,7 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
                        os.path.join(root, spec.library_dirs[0]))
     toolkit_flag = f"{spec.toolkit_path_flag}={root}"
     cflag_list = ["--offload-new-driver", "-fgpu-rdc", toolkit_flag, *spec.quiet_flags]
-    ldflag_list = ["--offload-new-driver", toolkit_flag, f"-L{library_dir}", *spec.quiet_flags, f"-l{spec.link_library}"]
+    ldflag_list = ["--offload-new-driver", *runtime_link_flags(spec, root, [library_dir])]
     words = (cflag_list if cflags else []) + (ldflag_list if ldflags else [])
     click.echo(" ".join(_shell_word(w) for w in words))
 

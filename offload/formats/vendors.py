@@ -41,6 +41,14 @@ HIP = Vendor(
     device_section=".hip_fatbin", register_function="__hipRegisterFatBinary", native_image="OBJECT",
     codegen_hook="bitcode_to_amdgpu_object", separate_kernel_handle=True)
 
+def runtime_link_flags(vendor: Vendor, root: str | None, library_dirs: list[str]) -> list[str]:
+    """The clang flags that link a vendor's runtime, in the one order link, `config --ldflags` and the
+    shipped build.sh use: the toolkit folder (None: not passed), its library folders, quiet flags, -l."""
+    words = [f"{vendor.toolkit_path_flag}={root}"] if root else []
+    words += [f"-L{folder}" for folder in library_dirs]
+    return words + [*vendor.quiet_flags, f"-l{vendor.link_library}"]
+
+
 VENDORS = {vendor.offload_kind: vendor for vendor in (CUDA, HIP)}
 
 

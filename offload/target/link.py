@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
-from offload.formats.vendors import CUDA, VENDORS, vendor_of_triple
+from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, vendor_of_triple
 
 
 @dataclass
@@ -190,14 +190,9 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
         else:
             rocm = find_rocm(rocm_path)
             root = rocm.root
-        if root:
-            if not toolkit_on_path:
-                command.append(f"{spec.toolkit_path_flag}={root}")
-            for sub in runtime_library_dirs(spec, link_host):
-                if os.path.isdir(os.path.join(root, sub)):
-                    command.append(f"-L{os.path.join(root, sub)}")
-                    break
-        command += [*spec.quiet_flags, f"-l{spec.link_library}"]
+        library_dirs = [os.path.join(root, sub) for sub in runtime_library_dirs(spec, link_host)
+                        if os.path.isdir(os.path.join(root, sub))][:1] if root else []
+        command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs)
     command += ["-o", output]
     return LinkPlan(clang, command, path_prepend, env, ptx_images)
 

@@ -27,7 +27,7 @@ from importlib import resources
 from offload import __version__
 from offload.errors import OffloadError
 from offload.formats.hosts import host_triple
-from offload.formats.vendors import VENDORS, vendor_for
+from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
 from offload.target import toolchain
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 
@@ -159,9 +159,9 @@ def target_link_words(profile: Profile, offload_kind: str, bundle: str, host=Non
     root = CUDA_PATH if offload_kind == "cuda" else ROCM_PATH
     host = host or X86_64
     folders = [t.format(cuda_target=host.cuda_target, multiarch=host.name) for t in vendor.host_library_dirs]
-    return [CLANG, "--offload-new-driver", bundle, f"{vendor.toolkit_path_flag}={root}",
-            *[f"-L{root}/{folder}" for folder in (*folders, vendor.library_dirs[0])],
-            *vendor.quiet_flags, f"-l{vendor.link_library}", "-o", OUTPUT]
+    return [CLANG, "--offload-new-driver", bundle,
+            *runtime_link_flags(vendor, root, [f"{root}/{folder}" for folder in (*folders, vendor.library_dirs[0])]),
+            "-o", OUTPUT]
 
 
 def _sh_word(word: str) -> str:
