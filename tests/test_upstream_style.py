@@ -125,3 +125,96 @@ def test_registered_host_memory_reaches_the_kernel_through_the_device_view(tmp_p
     assert memref_1d(launch["args"], 5) == (device_counts, device_counts, 0, 6, 1)
     # The program's own @mgpuOffsetOf ran on the host: 2.0 + 0.5.
     assert arg_f32(launch["args"][10]) == 2.5
+
+
+def test_only_the_targets_kernels_are_registered(tmp_path, fake_cuda):
+    """A function marked gpu.kernel but not nvvm.kernel is a device function in the image; one marked
+    nvvm.kernel alone is a kernel."""
+    source = tmp_path / "marked.mlir"
+    source.write_text("""module attributes {gpu.container_module} {
+  gpu.module @marks {
+    gpu.func @written(%x: i32) kernel { gpu.return }
+    llvm.func @device_function(%x: i32) attributes {gpu.kernel} { llvm.return }
+    llvm.func @entry_point(%x: i32) attributes {nvvm.kernel} { llvm.return }
+  }
+  func.func @main() -> i32 {
+    %z = arith.constant 0 : i32
+    return %z : i32
+  }
+}
+""")
+    app = build(tmp_path, "marked", source=source)
+    verified = run_cli("verify", str(app))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "2 entries: written, entry_point" in verified.stdout
+    assert fake_cuda.run(app).kernels_registered() == ["written", "entry_point"]
+
+
+HOST_BODY = """module attributes {{gpu.container_module}} {{
+  gpu.module @k {{
+    gpu.func @touch(%x: memref<4xf32>) kernel {{ gpu.return }}
+  }}
+  func.func @main() -> i32 {{
+    %c1 = arith.constant 1 : index
+    %x = gpu.alloc () : memref<4xf32>
+{line}
+    gpu.launch_func @k::@touch blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : memref<4xf32>)
+    %z = arith.constant 0 : i32
+    return %z : i32
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("line, op, at, reason", [
+    ("    %t = async.execute { async.yield }\n    async.await %t : !async.token", "async.execute", "8:10",
+     "async runtime"),
+    ("    %f = arith.constant 1.0 : f32\n    linalg.fill ins(%f : f32) outs(%x : memref<4xf32>)", "linalg.fill",
+     "9:5", "--pass-pipeline"),
+    ("    %e = tensor.empty() : tensor<4xf32>\n    %v = tensor.extract %e[%c1] : tensor<4xf32>\n"
+     "    memref.store %v, %x[%c1] : memref<4xf32>", "tensor.empty", "8:10", "--pass-pipeline"),
+])
+def test_host_ops_the_lowering_cannot_handle_are_located_errors(tmp_path, line, op, at, reason):
+    source = tmp_path / "host.mlir"
+    source.write_text(HOST_BODY.format(line=line))
+    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(tmp_path / "out.bc"))
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"{source}:{at}: error: ") and f"'{op}'" in done.stderr and reason in done.stderr
+    assert done.stderr.count("\n") == 1 and not (tmp_path / "out.bc").exists()
+
+
+def test_a_crash_in_a_forked_step_is_one_error_line():
+    import os
+    import signal
+
+    from offload.build.device.processes import call_forked
+    from offload.errors import OffloadError
+
+    assert call_forked(lambda n: n * 2, 21, "doubling") == 42
+    with pytest.raises(OffloadError) as raised:
+        call_forked(lambda _: os.kill(os.getpid(), signal.SIGSEGV), None, "translating the widget crashed")
+    assert str(raised.value.message) == ("translating the widget crashed: the process running MLIR/LLVM was "
+                                         "killed by signal SIGSEGV")
+
+
+def test_device_translation_never_kills_the_command(tmp_path):
+    """An NVVM op MLIR 22 translates only after convert-nvvm-to-llvm: built, or refused in one line."""
+    source = tmp_path / "parity.mlir"
+    source.write_text("""module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @wait(%bar: !llvm.ptr<3>, %phase: i32) kernel {
+      nvvm.mbarrier.try_wait.parity %bar, %phase, %phase : !llvm.ptr<3>, i32, i32
+      gpu.return
+    }
+  }
+  func.func @main() -> i32 {
+    %z = arith.constant 0 : i32
+    return %z : i32
+  }
+}
+""")
+    done = run_cli("compile", str(source), "--offload-arch", "sm_90", "-o", str(tmp_path / "out.bc"))
+    assert done.returncode in (0, 1), done.stderr
+    if done.returncode == 1:
+        assert done.stderr.count("\n") == 1 and "error:" in done.stderr and "Traceback" not in done.stderr
+        assert not (tmp_path / "out.bc").exists()

@@ -39,6 +39,9 @@ class TargetKind:
     library_prefixes: tuple[str, ...]  # calls that a device library must resolve
     provided_symbols: frozenset[str]  # declarations the target's toolchain resolves itself
     plan_libraries: Callable[[Target, "DeviceOptions", bool], LibraryPlan]  # noqa: F821
+    # The attribute that makes a lowered llvm.func a kernel (an entry point) for this target: gpu.kernel
+    # alone does not; the translation makes the function a kernel from this one.
+    kernel_attribute: str = ""
     # Passes over the whole device module before the per-gpu.module ones (module-level passes).
     module_prelude: Callable[[Target], tuple[str, ...]] = lambda target: ()
     # Per-gpu.module passes before the common lowering (vendor ops that lower to the vendor dialect).
@@ -121,6 +124,7 @@ NVVM = TargetKind(
     # As upstream's gpu-lower-to-nvvm-pipeline: nvgpu ops (mbarrier, TMA, wgmma) to NVVM, then the NVVM
     # ops that have no LLVM intrinsic (e.g. mbarrier.try_wait.parity) to inline PTX.
     vendor_prelude=("convert-nvgpu-to-nvvm", "convert-nvvm-to-llvm"),
+    kernel_attribute="nvvm.kernel",
 )
 
 ROCDL = TargetKind(
@@ -129,6 +133,7 @@ ROCDL = TargetKind(
     library_prefixes=("__ocml_", "__ockl_", "__oclc_"),
     provided_symbols=frozenset(),
     plan_libraries=_rocdl_libraries,
+    kernel_attribute="rocdl.kernel",
     # Math ops to __ocml_* calls first: the AMDGPU backend cannot lower some intrinsics (llvm.tanh).
     module_prelude=lambda target: (f"convert-math-to-rocdl{{chipset={target.arch}}}",),
 )

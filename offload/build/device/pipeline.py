@@ -16,7 +16,7 @@ from offload.errors import Location, OffloadError
 from offload.build.frontend import Program, location_of, run_mlir
 from offload.build.device.kinds import KINDS, TargetKind, function_attributes
 from offload.build.device.libraries import bitcode_bytes
-from offload.build.device.processes import map_forked, worker_count
+from offload.build.device.processes import ForkedCall, map_forked, worker_count
 from offload.formats.targets import Target, check_ptx_feature
 
 RENAME_SCHEMES = ("module-prefix", "prefix:NAME")
@@ -85,16 +85,18 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
     program.require_gpu_modules()
     if jobs is None and options.opt_level == 0:
         jobs = 1  # without the optimizer a target's LLVM stages cost less than forking a child
+    pipelines = [KINDS[target.offload_kind].lowering_pipeline(target) for target in targets]
+    distinct = list(dict.fromkeys(pipelines))  # sm_80 and sm_90 share one NVVM lowering
+    # In a child: MLIR crashing on some input (e.g. translating an NVVM op it cannot) is one error line.
+    kernel_attributes = {p: KINDS[t.offload_kind].kernel_attribute for p, t in zip(pipelines, targets)}
+    lowering = ForkedCall(lambda names: [lower_to_llvm_ir(program, p, options, kernel_attributes[p]) for p in names],
+                          distinct, "lowering the device code crashed")
+    # Started after the fork: a thread loading LLVM must not be running when a child is forked.
     preload = _preload_llvm() if worker_count(len(targets), jobs) > 1 else None
     optimizer = find_optimizer(options.opt_level)
-    lowered_by_pipeline: dict[str, list[LoweredModule]] = {}
-    work = []
-    for target in targets:
-        pipeline = KINDS[target.offload_kind].lowering_pipeline(target)
-        if pipeline not in lowered_by_pipeline:  # sm_80 and sm_90 share one NVVM lowering
-            lowered_by_pipeline[pipeline] = lower_to_llvm_ir(program, pipeline, options)
-        work.append(SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer,
-                                 lto_pre_link))
+    lowered_by_pipeline = dict(zip(distinct, lowering.result()))
+    work = [SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link)
+            for pipeline, target in zip(pipelines, targets)]
     cache = _open_cache(options)
     keys = [_cache_key(job) for job in work] if cache else [None] * len(work)
     images = [cache.get(key, job.target) if cache else None for key, job in zip(keys, work)]
@@ -187,7 +189,10 @@ def _check_options(options: DeviceOptions, targets: list[Target]) -> None:
 
 # --- stage 1: MLIR lowering (on a clone: the host step lowers the same Program) -------------------
 
-def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions) -> list[LoweredModule]:
+def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions,
+                     kernel_attribute: str) -> list[LoweredModule]:
+    """Each gpu.module lowered by `pipeline` and translated to LLVM IR; its kernels are the functions
+    with `kernel_attribute` (the target kind's, see kinds.py)."""
     import mlir.ir as ir
     import mlir.passmanager as passmanager
     from mlir.dialects import arith
@@ -216,7 +221,7 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions) ->
                 if op.name == "llvm.mlir.global" and _is_dynamic_shared_memory(op, ir):
                     op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
                 if op.name == "llvm.func" and len(op.regions[0].blocks) > 0:
-                    if "gpu.kernel" in op.attributes:
+                    if kernel_attribute in op.attributes:
                         kernels.append(symbol)
                     if attributes:
                         _add_passthrough(op, attributes, ir)

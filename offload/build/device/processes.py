@@ -69,23 +69,42 @@ def map_forked(function: Callable[[Item], Result], items: Sequence[Item], names:
     return outcomes
 
 
+class ForkedCall:
+    """`function(item)` running in a forked child while this process goes on; `result()` waits for it.
+    For MLIR and LLVM steps on untrusted input: the child's death (an abort, a segmentation fault, a
+    stack overflow on deep nesting) becomes one OffloadError, `failure` followed by how it died.
+    Where the platform cannot fork, the call runs at once, here."""
+
+    def __init__(self, function: Callable[[Item], Result], item: Item, failure: str):
+        self.failure = failure
+        self._done: tuple | None = None
+        if not hasattr(os, "fork"):
+            try:
+                self._done = ("ok", function(item))
+            except OffloadError as e:
+                self._done = ("error", e)
+            return
+        self._pid, self._fd = _start(function, item)
+
+    def result(self):
+        if self._done is None:
+            chunks = []
+            try:
+                while chunk := os.read(self._fd, 1 << 20):
+                    chunks.append(chunk)
+            finally:
+                os.close(self._fd)
+                _, status = os.waitpid(self._pid, 0)
+            outcome = _outcome(b"".join(chunks), status, failure=self.failure)
+            self._done = ("error", outcome) if isinstance(outcome, OffloadError) else ("ok", outcome)
+        if self._done[0] == "error":
+            raise self._done[1]
+        return self._done[1]
+
+
 def call_forked(function: Callable[[Item], Result], item: Item, failure: str) -> Result:
-    """function(item) in a forked child, for LLVM reading untrusted input: the child's death (an LLVM
-    assertion, a stack overflow on deep nesting) becomes one OffloadError, `failure` followed by how it died."""
-    if not hasattr(os, "fork"):
-        return function(item)
-    pid, fd = _start(function, item)
-    chunks = []
-    try:
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-        _, status = os.waitpid(pid, 0)
-    outcome = _outcome(b"".join(chunks), status, failure=failure)
-    if isinstance(outcome, OffloadError):
-        raise outcome
-    return outcome
+    """function(item) in a forked child (see ForkedCall)."""
+    return ForkedCall(function, item, failure).result()
 
 
 def _start(function, item) -> tuple[int, int]:
@@ -122,5 +141,5 @@ def _outcome(data: bytes, status: int, name: str = "", failure: str | None = Non
             return payload[1]
         return OffloadError(payload[1], payload[2])
     if failure is not None:
-        return OffloadError(f"{failure}: LLVM {how}")
+        return OffloadError(f"{failure}: the process running MLIR/LLVM {how}")
     return OffloadError(f"internal error: serializing the {name} image {how} (LLVM aborted?)")

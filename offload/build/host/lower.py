@@ -72,7 +72,14 @@ class LoweredHost:
 
 def lower_host(program, device_symbol=lambda module, kernel: kernel) -> LoweredHost:
     """The host part of `program` as LLVM IR; program.module itself is left untouched.
-    `device_symbol(gpu module, kernel)` is the kernel's name in the device image (see --rename)."""
+    `device_symbol(gpu module, kernel)` is the kernel's name in the device image (see --rename).
+    Runs in a forked child: MLIR crashing on some input is one error line, not a dead process."""
+    from offload.build.device.processes import call_forked
+
+    return call_forked(lambda _: _lower_host_here(program, device_symbol), None, "lowering the host code crashed")
+
+
+def _lower_host_here(program, device_symbol) -> LoweredHost:
     import mlir.ir as ir
 
     from offload.build.frontend import run_mlir
@@ -87,6 +94,7 @@ def lower_host(program, device_symbol=lambda module, kernel: kernel) -> LoweredH
         launches = launches_to_calls(host, program.path, device_symbol)
         pm_run(CALLS_PIPELINE, host, program.path)
         remove_placeholders(host)
+        check_fully_lowered(host, program.path)
         declared = _function_names(host, declarations_only=True)
         runtime_functions = sorted(name for name in declared if name.startswith("mgpu"))
         runner_utilities = sorted(name for name in declared if is_runner_utility(name))
@@ -133,28 +141,64 @@ def detach_device_code(host, path: str, device_symbol=lambda module, kernel: ker
 
 
 def lower_to_llvm(host, path: str) -> None:
+    reject_async_dialect(host, path)
     reject_unranked_memref_arguments(host, path)
     from offload.build.host.tokens import join_and_fork, synchronous_ops_on_streams
 
     synchronous_ops_on_streams(host)
     join_and_fork(host)
     host_shared_allocs_synchronous(host)
-    pm_run(HOST_PIPELINE, host, path, "lowering the host code")
+    pm_run(HOST_PIPELINE, host, path, "lowering the host code crashed")
     # Upstream lowers the async-token ops to streams; what is left of the gpu dialect must be launches.
-    others = []  # collected, not raised: an exception inside the walk callback becomes a RuntimeError
-
-    def reject_other_gpu_ops(op):
-        name = op.operation.name
-        if name.startswith("gpu.") and name not in ("gpu.launch_func", "gpu.binary"):
-            others.append(op)
-        return _walk_advance()
-
-    host.walk(reject_other_gpu_ops)
+    others = _find_ops(host, lambda name: name.startswith("gpu.") and name not in ("gpu.launch_func", "gpu.binary"))
     if others:
         from offload.build.frontend import location_of
 
         raise OffloadError(f"host operation '{others[0].operation.name}' is not supported",
                            location_of(others[0].location, path))
+
+
+def reject_async_dialect(host, path: str) -> None:
+    """async.execute/await lower to calls of MLIR's async runtime library, which the target lacks."""
+    found = _find_ops(host, lambda name: name.startswith("async."))
+    if found:
+        from offload.build.frontend import location_of
+
+        raise OffloadError(f"host operation '{found[0].name}' is not supported: the async dialect lowers to "
+                           "calls of MLIR's async runtime library (libmlir_async_runtime), which executables "
+                           "built by mlir-offload do not have; order GPU work with gpu async tokens "
+                           "(`gpu.wait async`, `async [%token]` dependencies) instead",
+                           location_of(found[0].location, path))
+
+
+def check_fully_lowered(host, path: str) -> None:
+    """Ops the host lowering left behind (linalg, tensor, vector, ...) would crash MLIR's translation to
+    LLVM IR: name the first one instead. A conversion cast only marks where such an op's value flows."""
+    leftovers = _find_ops(host, lambda name: not name.startswith("llvm.") and name != "builtin.module")
+    if not leftovers:
+        return
+    from offload.build.frontend import location_of
+
+    culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
+    raise OffloadError(f"host operation '{culprit.name}' cannot be lowered by mlir-offload's host lowering "
+                       "(func, scf, cf, affine, arith, math, index, memref, vector and gpu host ops): lower it "
+                       "first, e.g. with --pass-pipeline='builtin.module(...)'", location_of(culprit.location, path))
+
+
+def _find_ops(host, matches) -> list:
+    """The ops whose name `matches`, outermost first (the body of a found op is not searched)."""
+    import mlir.ir as ir
+
+    found = []  # collected, not raised: an exception inside the walk callback becomes a RuntimeError
+
+    def visit(op):
+        if matches(op.name):
+            found.append(op)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    host.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
 
 
 def reject_unranked_memref_arguments(host, path: str) -> None:
