@@ -148,7 +148,7 @@ def lower_to_llvm(host, path: str) -> None:
     synchronous_ops_on_streams(host)
     join_and_fork(host)
     host_shared_allocs_synchronous(host)
-    pm_run(HOST_PIPELINE, host, path, "lowering the host code crashed")
+    pm_run(HOST_PIPELINE, host, path, "lowering the host code")
     # Upstream lowers the async-token ops to streams; what is left of the gpu dialect must be launches.
     others = _find_ops(host, lambda name: name.startswith("gpu.") and name not in ("gpu.launch_func", "gpu.binary"))
     if others:
