@@ -66,6 +66,9 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
         except OffloadError as e:
             raise OffloadError(f"{e.message} (not a bundle: ship takes IN.mlir or what mlir-offload compile wrote)",
                                e.location) from None
+        if not images:
+            raise OffloadError(f"'{input_path}' contains no offloading images (not a bundle: ship takes IN.mlir or "
+                               "what mlir-offload compile wrote)")
         from offload.target.link import ptx_files_beside
 
         for path in ptx_files_beside(input_path, images):  # <bundle>.<arch>.ptx from compile --device-image=ptx
