@@ -44,3 +44,17 @@ def test_no_click_context_in_library_code():
     offenders = sorted(str(p.relative_to(PACKAGE)) for p in library
                        if any(word in p.read_text() for word in ("get_current_context", "pass_context")))
     assert offenders == []
+
+
+def test_without_output_the_plan_names_it_from_the_formats_it_decided(tmp_path, monkeypatch):
+    (tmp_path / "mlir-offload.toml").write_text('offload-arch = "sm_80"\ntarget-clang = 19\n')
+    source = tmp_path / "app.mlir"
+    source.write_text("module {}\n")
+    reads = []
+    real = config.load_config
+    monkeypatch.setattr(config, "load_config", lambda path: reads.append(path) or real(path))
+    flags = {"dependency_file_wanted": True}
+    plan = compile_plan(str(source), None, False, None, flags)
+    assert len(reads) == 1  # once, though the output's name needed the formats first
+    assert (plan.bundle.host_format, plan.bundle.device_image) == ("obj", "cubin")  # clang 19 reads no LLVM 22
+    assert plan.output == "app.o" and plan.build.dependency_file == "app.d"

@@ -23,6 +23,7 @@ class CompilePlan:
     targets: tuple  # offload.formats.targets.Target
     device: object  # offload.build.device.DeviceOptions
     build: object  # offload.build.options.BuildSettings
+    bundle: object  # offload.build.stages.BundlePlan: the formats, decided once
 
 
 def device_plan(flags: dict, config) -> tuple[list, object]:
@@ -53,15 +54,28 @@ def device_plan(flags: dict, config) -> tuple[list, object]:
     return parse_offload_arch(arch), DeviceOptions(**settings)
 
 
-def compile_plan(input_path: str, output: str, textual: bool, target_clang, flags: dict) -> CompilePlan:
-    """Flags (a command's parameters, None = not given) + the input's mlir-offload.toml -> the plan."""
+def default_output(input_path: str, textual: bool, bundle) -> str:
+    """<input stem>.offload.bc, .offload.ll with -S, or <input stem>.o when the bundle is an ELF object."""
+    import os
+
+    stem = os.path.splitext(os.path.basename(input_path))[0] or "out"
+    if textual:
+        return f"{stem}.offload.ll"
+    return f"{stem}.o" if bundle.host_format == "obj" else f"{stem}.offload.bc"
+
+
+def compile_plan(input_path: str, output: str | None, textual: bool, target_clang, flags: dict) -> CompilePlan:
+    """Flags (a command's parameters, None = not given) + the input's mlir-offload.toml -> the plan.
+    `output` None: named after the input (default_output), in the current folder, as clang does."""
     from offload.build.options import build_settings
+    from offload.build.stages import plan_bundle
     from offload.config import project_config
     from offload.formats.profiles import load_profile
 
     config = project_config(input_path)
+    given_clang, given = target_clang, dict(flags)
     flags = dict(flags)
-    build = build_settings(input_path, output, target_clang, textual, flags, config)
+    build = build_settings(input_path, output or "-", target_clang, textual, flags, config)
     target_clang = load_profile(build.target_clang).clang_major  # unknown: fails before any work
     targets, device = device_plan(flags, config)
     from offload.formats.targets import wants_ptx
@@ -71,4 +85,12 @@ def compile_plan(input_path: str, output: str, textual: bool, target_clang, flag
         from dataclasses import replace
 
         build = replace(build, device_image="ptx")  # compute_XX: PTX beside the bundle for link --ptx-beside
-    return CompilePlan(input_path, output, "ll" if textual else "bc", target_clang, tuple(targets), device, build)
+    bundle = plan_bundle(targets, target_clang, build.device_image, build.host_format, build.host_triple)
+    if output is None:  # the same file read once: the settings again, for the dependency file's name
+        output = default_output(input_path, textual, bundle)
+        from dataclasses import replace
+
+        build = replace(build, dependency_file=build_settings(input_path, output, given_clang, textual, given,
+                                                              config).dependency_file)
+    return CompilePlan(input_path, output, "ll" if textual else "bc", target_clang, tuple(targets), device, build,
+                       bundle)

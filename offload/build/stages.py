@@ -38,17 +38,6 @@ def producer_llvm_version() -> str:
     return ".".join(str(part) for part in llvm.llvm_version_info)
 
 
-def plan_host_format(target_clang, host_format: str | None = None) -> str:
-    """"bc" when the target clang reads our LLVM's bitcode, else "obj" (profile data decides), unless the
-    user asked for one (--host-format, --portable)."""
-    from offload.build.options import reads_bitcode_of
-    from offload.formats.profiles import load_profile
-
-    if host_format is not None:
-        return host_format
-    return "bc" if reads_bitcode_of(load_profile(target_clang), producer_llvm_version()) else "obj"
-
-
 def plan_bundle(targets, target_clang: int | str | None, device_image: str | None = None,
                 host_format: str | None = None, host_triple: str | None = None) -> BundlePlan:
     """The profile, and whether the target clang can read our LLVM's bitcode (profile data decides the
@@ -80,9 +69,7 @@ def compile_bundle(settings) -> CompiledBundle:
     from offload.build.frontend import load_program
     from offload.build.device import compile_device, symbol_name
 
-    options, emit = settings.device, settings.emit
-    plan = plan_bundle(settings.targets, settings.target_clang, settings.build.device_image,
-                       settings.build.host_format, settings.build.host_triple)
+    options, emit, plan = settings.device, settings.emit, settings.bundle
     if emit == "ll" and plan.host_format != "bc":
         raise OffloadError(f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
                            "cannot read; bundles for it are ELF objects: drop -S")

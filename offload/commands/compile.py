@@ -50,11 +50,9 @@ def compile_command(input_path: str, output: str | None, textual: bool, target_c
 
         trace.enable()
     # Flags > mlir-offload.toml (read once) > defaults, resolved into one frozen plan.
-    if output is None:  # as clang: named after the input, in the current folder
-        output = default_output(input_path, compile_plan(input_path, "x.bc", textual, target_clang, device_kwargs))
     plan = compile_plan(input_path, output, textual, target_clang, device_kwargs)
-    build, options = plan.build, plan.device
-    check_output_name(output, plan.target_clang, textual, build.host_format)
+    build, options, output = plan.build, plan.device, plan.output
+    check_output_name(output, plan, textual)
     check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
     compiled = compile_bundle(plan)
     side = side_outputs(build, input_path, output, options, compiled.ptx)
@@ -64,16 +62,6 @@ def compile_command(input_path: str, output: str | None, textual: bool, target_c
         atomic_write(output, compiled.data)
     else:  # the bundle and its side files all or nothing
         write_all({output: compiled.data, **side})
-
-
-def default_output(input_path: str, plan) -> str:
-    """<input stem>.offload.bc, .offload.ll with -S, or <input stem>.o when the bundle is an ELF object."""
-    from offload.build.stages import plan_host_format
-
-    stem = os.path.splitext(os.path.basename(input_path))[0] or "out"
-    if plan.emit == "ll":
-        return f"{stem}.offload.ll"
-    return f"{stem}.o" if plan_host_format(plan.target_clang, plan.build.host_format) == "obj" else f"{stem}.offload.bc"
 
 
 def check_output_place(output: str, build, inputs: list) -> None:
@@ -95,16 +83,13 @@ def check_output_place(output: str, build, inputs: list) -> None:
                            "name a file with -o, not '-' (standard output)")
 
 
-def check_output_name(output: str, target_clang, textual: bool, host_format: str | None = None) -> None:
+def check_output_name(output: str, plan, textual: bool) -> None:
     """A bundle for a clang that cannot read our bitcode is an ELF object: clang picks an input's language
     from its suffix, so such a bundle named .bc would be misread at link time."""
-    from offload.build.stages import plan_host_format
-
-    if not textual and plan_host_format(target_clang, host_format) == "obj" and output.endswith((".bc", ".ll")):
-        why = "that clang cannot read LLVM bitcode this new" if host_format is None else "--host-format=obj or --portable"
-        from offload.formats.profiles import load_profile
-
-        raise OffloadError(f"a bundle for clang {load_profile(target_clang).clang_major} is an ELF object ({why}): name the output .o, "
+    if not textual and plan.bundle.host_format == "obj" and output.endswith((".bc", ".ll")):
+        why = ("that clang cannot read LLVM bitcode this new" if plan.build.host_format is None
+               else "--host-format=obj or --portable")
+        raise OffloadError(f"a bundle for clang {plan.target_clang} is an ELF object ({why}): name the output .o, "
                            f"not '{output}'")
 
 
