@@ -1,0 +1,68 @@
+"""Hostile and careless input on the build side (issue 10): outputs that name an input, side outputs
+that cannot be written, deep nesting, and a failed link over an existing executable."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import REPO, require_tool, run_cli
+
+SAXPY = REPO / "examples" / "saxpy.mlir"
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() if p.is_file() else b"<dir>" for p in folder.rglob("*")}
+
+
+def one_error_line(proc) -> str:
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 1 and len(lines) == 1 and ": error: " in lines[0], proc.stderr
+    return lines[0]
+
+
+def test_dependency_file_naming_the_program_is_refused(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "a.mlir")
+    before = snapshot(tmp_path)
+    line = one_error_line(run_cli("compile", "a.mlir", "--offload-arch", "sm_80", "-MD", "-MF", "a.mlir",
+                                  "-o", "a.bc", cwd=tmp_path))
+    assert "a.mlir" in line
+    assert snapshot(tmp_path) == before  # the program intact, no bundle
+
+
+def test_ptx_side_file_naming_the_program_is_refused(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "b.o.sm_80.ptx")  # the PTX file compile would write beside b.o
+    before = snapshot(tmp_path)
+    one_error_line(run_cli("compile", "b.o.sm_80.ptx", "--offload-arch", "sm_80", "--portable", "-o", "b.o",
+                           cwd=tmp_path))
+    assert snapshot(tmp_path) == before
+
+
+def test_a_side_output_that_cannot_be_written_leaves_no_bundle(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "a.mlir")
+    (tmp_path / "b.o.sm_80.ptx").mkdir()  # where the PTX file would go stands a folder
+    before = snapshot(tmp_path)
+    line = one_error_line(run_cli("compile", "a.mlir", "--offload-arch", "sm_80", "--portable", "-o", "b.o",
+                                  cwd=tmp_path))
+    assert "b.o.sm_80.ptx" in line
+    assert snapshot(tmp_path) == before  # nor the bundle: all or nothing
+
+
+def test_deep_nesting_is_a_located_error_not_a_stack_overflow(tmp_path):
+    ifs = ["func.func @f(%c: i1) {", *["scf.if %c {"] * 5000, *["}"] * 5000, "return", "}"]
+    (tmp_path / "ifs.mlir").write_text("module {\n" + "\n".join(ifs) + "\n}\n")
+    (tmp_path / "attrs.mlir").write_text("module attributes {x.a = " + "[" * 100000 + "]" * 100000 + "} {\n}\n")
+    for name in ("ifs.mlir", "attrs.mlir"):
+        line = one_error_line(run_cli("compile", name, "--offload-arch", "sm_80", "-o", "x.bc", cwd=tmp_path))
+        assert line.startswith(f"{name}:") and "nesting deeper than" in line
+    assert not (tmp_path / "x.bc").exists()
+
+
+def test_a_failed_link_leaves_the_previous_executable(tmp_path):
+    require_tool("clang-22", 22)
+    assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-o", "s.bc", cwd=tmp_path).returncode == 0
+    (tmp_path / "app").write_bytes(b"the previous executable")
+    proc = run_cli("link", "s.bc", "-o", "app", "-lno_such_library_anywhere", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert (tmp_path / "app").read_bytes() == b"the previous executable"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app", "s.bc"]  # no temporary left behind
