@@ -155,6 +155,23 @@ def name_outlined_kernels_after_their_modules(module, written: set) -> None:
     module.operation.walk(retarget)
 
 
+# Host (-g): MLIR locations as full debug info. Device (-g, -lineinfo): .loc/.file directives alone, as
+# nvcc -lineinfo; fuller device debug info makes ptxas refuse optimized code ("Optimized debugging").
+DEBUG_EMISSION = {"g": "Full", "lineinfo": "DebugDirectivesOnly"}
+
+
+def add_debug_info(module, debug: str | None, path: str) -> None:
+    """Give every llvm.func of `module` (an LLVM-dialect builtin.module, gpu.modules included) a debug
+    scope from its MLIR locations, so the translation to LLVM IR carries them as !dbg line information."""
+    if debug is None:
+        return
+    import mlir.passmanager as passmanager
+
+    pipeline = f"builtin.module(ensure-debug-info-scope-on-llvm-func{{emission-kind={DEBUG_EMISSION[debug]}}})"
+    run_mlir(lambda: passmanager.PassManager.parse(pipeline).run(module.operation), path,
+             "cannot add debug information")
+
+
 def _symbol_name(op) -> str:
     import mlir.ir as ir
 

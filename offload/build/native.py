@@ -47,13 +47,13 @@ def find_ptxas(cuda_path: str | None = None) -> str:
     return path
 
 
-def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = 3) -> bytes:
+def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = 3, flags: tuple[str, ...] = ()) -> bytes:
     """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it)."""
     with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:
         src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
         with open(src, "w", encoding="utf-8") as f:
             f.write(ptx)
-        command = [ptxas, "-c", f"-arch={arch}", f"-O{opt_level}", src, "-o", out]
+        command = [ptxas, "-c", f"-arch={arch}", f"-O{opt_level}", *flags, src, "-o", out]
         trace.tool(command)
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
@@ -69,7 +69,7 @@ def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[byt
     from offload.build.device import emit_assembly
 
     ptx = emit_assembly(bitcode, target, opt_level)
-    return ptx_to_cubin(ptx, target.arch, ptxas(), opt_level), ptx
+    return ptx_to_cubin(ptx, target.arch, ptxas(), opt_level, getattr(ptxas, "flags", ())), ptx
 
 
 def bitcode_to_amdgpu_object(bitcode: bytes, target, opt_level: int = 3, ptxas=None) -> tuple[bytes, None]:
@@ -103,14 +103,20 @@ def native_code(bitcode: bytes, target, opt_level: int, ptxas) -> NativeCode:
     return NativeCode(int(ImageKind[vendor.native_image]), data, ptx)
 
 
-def ptxas_finder(cuda_path: str | None = None):
-    """A function returning ptxas, looked up once and only when a CUDA image needs it."""
-    found: list[str] = []
+class PtxasFinder:
+    """Calling it returns ptxas, looked up once and only when a CUDA image needs it; `flags` are added to
+    every ptxas run (-lineinfo keeps the PTX's .loc line information in the cubin)."""
 
-    def ptxas() -> str:
-        found[:] = found or [find_ptxas(cuda_path)]
-        return found[0]
-    return ptxas
+    def __init__(self, cuda_path: str | None = None, flags: tuple[str, ...] = ()):
+        self.cuda_path, self.flags, self._found = cuda_path, tuple(flags), None
+
+    def __call__(self) -> str:
+        self._found = self._found or find_ptxas(self.cuda_path)
+        return self._found
+
+
+def ptxas_finder(cuda_path: str | None = None, line_info: bool = False) -> PtxasFinder:
+    return PtxasFinder(cuda_path, ("-lineinfo",) if line_info else ())
 
 
 def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:

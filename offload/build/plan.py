@@ -24,6 +24,7 @@ class CompilePlan:
     device: object  # offload.build.device.DeviceOptions
     build: object  # offload.build.options.BuildSettings
     bundle: object  # offload.build.stages.BundlePlan: the formats, decided once
+    debug: str | None = None  # "g" (host and device debug info), "lineinfo" (device line tables), None
 
 
 def device_plan(flags: dict, config) -> tuple[list, object]:
@@ -85,6 +86,11 @@ def compile_plan(input_path: str, output: str | None, textual: bool, target_clan
         from dataclasses import replace
 
         build = replace(build, device_image="ptx")  # compute_XX: PTX beside the bundle for link --ptx-beside
+    debug = "g" if flags.get("debug") else "lineinfo" if flags.get("line_info") else None
+    if debug:
+        from dataclasses import replace
+
+        device = replace(device, debug_info=debug)
     bundle = plan_bundle(targets, target_clang, build.device_image, build.host_format, build.host_triple)
     if output is None:  # the same file read once: the settings again, for the dependency file's name
         output = default_output(input_path, textual, bundle)
@@ -93,4 +99,4 @@ def compile_plan(input_path: str, output: str | None, textual: bool, target_clan
         build = replace(build, dependency_file=build_settings(input_path, output, given_clang, textual, given,
                                                               config).dependency_file)
     return CompilePlan(input_path, output, "ll" if textual else "bc", target_clang, tuple(targets), device, build,
-                       bundle)
+                       bundle, debug)

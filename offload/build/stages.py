@@ -87,7 +87,8 @@ def compile_bundle(settings) -> CompiledBundle:
         record = make_record(plan, images)
         offload_images = package(images, plan, record)
     with stage("lower"):
-        lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename))
+        lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename),
+                        settings.debug == "g")
     with stage("annotate"):
         host = annotate(lowered, images, offload_images, plan, record)
     ptx = {i.target.arch: i.native.ptx for i in images if plan.device_image == "ptx" and i.native and i.native.ptx}
@@ -104,7 +105,7 @@ def codegen(images, plan: BundlePlan, options) -> list:
 
     if plan.device_image == "bitcode":
         return list(images)
-    ptxas = ptxas_finder()
+    ptxas = ptxas_finder(line_info=options.debug_info is not None)
     return [replace(image, native=native_code(image.bitcode, image.target, options.opt_level, ptxas))
             for image in images]
 
@@ -131,10 +132,10 @@ def package(images, plan: BundlePlan, record) -> list:
     return offload_images
 
 
-def lower(program, device_symbol):
+def lower(program, device_symbol, debug: bool = False):
     from offload.build.host.lower import lower_host
 
-    return lower_host(program, device_symbol)
+    return lower_host(program, device_symbol, debug)
 
 
 def annotate(lowered, images, offload_images, plan: BundlePlan, record):

@@ -31,6 +31,10 @@ Examples:
 @click.option("--target-clang", "target_clang", default=None, metavar="N",
               help="Major version of the clang that links the bundle (default 22): offload entry layout, "
                    "kind values, and whether it reads our bitcode (offload/data/profiles/clangN.toml).")
+@click.option("-g", "debug", is_flag=True, default=False,
+              help="Debug information from the MLIR locations, in the host code and the device code.")
+@click.option("-lineinfo", "line_info", is_flag=True, default=False,
+              help="Device line information only (as nvcc -lineinfo: Nsight and cuda-gdb map to the .mlir).")
 @click.option("-v", "verbose", is_flag=True, help="Print each stage with its time, the libraries found and every tool run.")
 @device_options
 @build_options

@@ -34,6 +34,7 @@ class DeviceOptions:
     libdevice: str | None = None
     rocm_device_lib_path: str | None = None
     rename: str | None = None
+    debug_info: str | None = None  # compile -g / -lineinfo (offload.build.frontend.DEBUG_EMISSION)
     cache: bool = True  # reuse and store images in the device image cache (cache.py)
 
 
@@ -208,6 +209,9 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions,
         _refuse_non_uniform_all_reduce(device, program.path, ir)
         manager = passmanager.PassManager.parse(pipeline)
         run_mlir(lambda: manager.run(device.operation), program.path, "cannot lower the device code")
+        from offload.build.frontend import add_debug_info
+
+        add_debug_info(device, options.debug_info and "lineinfo", program.path)
         attributes = function_attributes(options)
         lowered = []
         for gpu_module in device.body.operations:

@@ -70,16 +70,18 @@ class LoweredHost:
     runner_utilities: list[str] = field(default_factory=list)  # MLIR runner utilities the host calls
 
 
-def lower_host(program, device_symbol=lambda module, kernel: kernel) -> LoweredHost:
+def lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool = False) -> LoweredHost:
     """The host part of `program` as LLVM IR; program.module itself is left untouched.
-    `device_symbol(gpu module, kernel)` is the kernel's name in the device image (see --rename).
+    `device_symbol(gpu module, kernel)` is the kernel's name in the device image (see --rename);
+    `debug` (compile -g): the MLIR locations become the host code's debug information.
     Runs in a forked child: MLIR crashing on some input is one error line, not a dead process."""
     from offload.build.device.processes import call_forked
 
-    return call_forked(lambda _: _lower_host_here(program, device_symbol), None, "lowering the host code crashed")
+    return call_forked(lambda _: _lower_host_here(program, device_symbol, debug), None,
+                       "lowering the host code crashed")
 
 
-def _lower_host_here(program, device_symbol) -> LoweredHost:
+def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost:
     import mlir.ir as ir
 
     from offload.build.frontend import run_mlir
@@ -95,6 +97,10 @@ def _lower_host_here(program, device_symbol) -> LoweredHost:
         pm_run(CALLS_PIPELINE, host, program.path)
         remove_placeholders(host)
         check_fully_lowered(host, program.path)
+        if debug:
+            from offload.build.frontend import add_debug_info
+
+            add_debug_info(host, "g", program.path)
         declared = _function_names(host, declarations_only=True)
         runtime_functions = sorted(name for name in declared if name.startswith("mgpu"))
         runner_utilities = sorted(name for name in declared if is_runner_utility(name))
