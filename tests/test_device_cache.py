@@ -75,14 +75,16 @@ def _library(path: Path, value: int) -> str:
     return str(path)
 
 
-def test_a_changed_library_is_a_miss(serializations, tmp_path):
+def test_a_changed_library_is_a_miss(tmp_path):
+    # With --link-bitcode the image is built in a forked child (LLVM parses the user's file there), so
+    # the entries, one per key, say what was built.
     library = _library(tmp_path / "helper.ll", 1)
     compile_saxpy(link_bitcode=[library])
     compile_saxpy(link_bitcode=[library])
-    assert serializations == ["sm_80"]
+    assert len(entries()) == 1
     _library(tmp_path / "helper.ll", 2)  # same path, other bytes
     compile_saxpy(link_bitcode=[library])
-    assert serializations == ["sm_80", "sm_80"]
+    assert len(entries()) == 2
 
 
 def test_a_corrupt_entry_is_ignored_and_rebuilt(serializations):
