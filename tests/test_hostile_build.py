@@ -66,3 +66,22 @@ def test_a_failed_link_leaves_the_previous_executable(tmp_path):
     assert proc.returncode == 1
     assert (tmp_path / "app").read_bytes() == b"the previous executable"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app", "s.bc"]  # no temporary left behind
+
+
+def test_deep_type_nesting_in_angle_brackets_is_refused(tmp_path):
+    (tmp_path / "types.mlir").write_text("module attributes {x.a = " + "tuple<" * 100000 + "i8" + ">" * 100000
+                                         + "} {\n}\n")
+    line = one_error_line(run_cli("compile", "types.mlir", "--offload-arch", "sm_80", "-o", "x.bc", cwd=tmp_path))
+    assert line.startswith("types.mlir:1:") and "nesting deeper than" in line
+
+
+def test_damaged_mlir_bytecode_is_one_error(tmp_path):
+    mlir_opt = require_tool("mlir-opt-22", 22)
+    import subprocess
+
+    subprocess.run([mlir_opt, "--emit-bytecode", str(SAXPY), "-o", str(tmp_path / "s.mlirbc")], check=True)
+    data = bytearray((tmp_path / "s.mlirbc").read_bytes())
+    data[len(data) // 2:len(data) // 2 + 8] = b"\xff" * 8
+    (tmp_path / "bad.mlirbc").write_bytes(bytes(data))
+    line = one_error_line(run_cli("compile", "bad.mlirbc", "--offload-arch", "sm_80", "-o", "x.bc", cwd=tmp_path))
+    assert "bad.mlirbc" in line and not (tmp_path / "x.bc").exists()

@@ -63,11 +63,12 @@ def _import_mlir_ir_without_numpy() -> None:
             del sys.modules["numpy"]
 
 
+MLIR_BYTECODE_MAGIC = b"ML\xefR"
 MAX_NESTING = 512  # regions, attributes and types deeper than this overflow MLIR's recursive parser and passes
 
 
 def check_nesting(data: bytes, path: str) -> None:
-    """Refuse text nesting (), [] or {} deeper than MAX_NESTING (outside strings and comments), at the
+    """Refuse text nesting (), [], {} or <> deeper than MAX_NESTING (outside strings and comments), at the
     bracket that goes too deep: MLIR's recursive descent would overflow the stack and kill the process."""
     depth, line, column_start, index, size = 0, 1, 0, 0, len(data)
     while index < size:
@@ -82,14 +83,21 @@ def check_nesting(data: bytes, path: str) -> None:
             end = data.find(b"\n", index)
             index = size if end < 0 else end
             continue
-        elif byte in b"([{":
+        elif byte in b"([{<":
             depth += 1
             if depth > MAX_NESTING:
                 raise OffloadError(f"nesting deeper than {MAX_NESTING} levels (regions, attributes or types): "
                                    "refused rather than overflow the parser", Location(path, line, index - column_start + 1))
-        elif byte in b")]}":
-            depth -= 1
+        elif byte in b")]}>" and not (byte == 0x3E and index and data[index - 1] == 0x2D):  # not the '>' of '->'
+            depth = max(depth - 1, 0)  # a stray closer (a '>=' in an affine set) only lowers the count
         index += 1
+
+
+def _read_bytecode(ir, data: bytes, path: str) -> None:
+    context = ir.Context()
+    context.attach_diagnostic_handler(lambda diagnostic: True)
+    with context:
+        run_mlir(lambda: ir.Module.parse(data, context), path)
 
 
 def load_program(path: str) -> Program:
@@ -100,7 +108,12 @@ def load_program(path: str) -> Program:
     if not data.strip():
         raise OffloadError("the input is empty: expected an MLIR module with gpu.module or gpu.launch",
                            Location(str(path)))
-    if not data.startswith(b"ML\xefR"):  # MLIR bytecode has its own format; text is scanned first
+    if data.startswith(MLIR_BYTECODE_MAGIC):
+        from offload.build.device.processes import call_forked
+
+        # MLIR's bytecode reader trusts its input: a first reading in a child turns a crash into one error.
+        call_forked(lambda raw: _read_bytecode(ir, raw, str(path)), data, f"'{path}': cannot read MLIR bytecode")
+    else:
         check_nesting(data, str(path))
     context = ir.Context()
     # A Python diagnostic handler called from a pass-manager worker thread aborts the process
