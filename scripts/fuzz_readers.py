@@ -61,13 +61,11 @@ def read_raw_offload_binary(data: bytes, scratch: str) -> None:
 
 
 def read_linked_executable(data: bytes, scratch: str) -> None:
-    from offload.target.executable import executable_from_bytes
+    from offload.commands.verify import check_executable
 
-    exe = executable_from_bytes(data, "input")
-    for images in exe.device_sections.values():
-        for image in images:
-            image.symbols()
-            image.kernels()
+    path = os.path.join(scratch, "app")
+    Path(path).write_bytes(data)
+    check_executable(path)  # reads the ELF, its fatbin's images, entries and symbols
 
 
 def read_fatbin(data: bytes, scratch: str) -> None:
