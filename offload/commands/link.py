@@ -21,10 +21,14 @@ Options of link itself (every other argument goes to clang unchanged):
                     beside the arch's cubin, so newer GPUs JIT-compile it (repeat per arch; CUDA)
   --ptx-beside      add the PTX files compile wrote beside each bundle (BUNDLE.<arch>.ptx, where they
                     exist and are not older than it; none for an arch several bundles have PTX for)
+  --cudart MODE     the runtime library as nvcc's --cudart: shared (default, libcudart.so), static
+                    (libcudart_static.a + -ldl -lpthread -lrt), none; an explicit -lcudart_static (or
+                    -lcudart) on the command line is used as given, without a second runtime
   --dry-run, -###   print the clang command instead of running it (nothing is built)
   -v                print the clang command (and clang's messages) while running it
 """
-LINK_VALUE_OPTIONS = {"-o": "output", "--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path"}
+CUDART_MODES = ("shared", "static", "none")
+LINK_VALUE_OPTIONS = {"--cudart": "runtime_mode", "-o": "output", "--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path"}
 LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "-v": "verbose", "--ptx-beside": "ptx_beside"}
 
 
@@ -34,7 +38,7 @@ LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "-v": "verbose", "--ptx
 @click.argument("arguments", nargs=-1, type=click.UNPROCESSED, metavar="BUNDLE.bc [OBJECTS, LIBRARIES, FLAGS]... -o APP")
 @click.pass_context
 def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
-    settings = {"output": None, "clang": None, "cuda_path": None, "rocm_path": None,
+    settings = {"runtime_mode": "shared", "output": None, "clang": None, "cuda_path": None, "rocm_path": None,
                 "dry_run": False, "verbose": False, "ptx": [], "ptx_beside": False}
     passthrough: list[str] = []
     items = list(arguments)
@@ -56,6 +60,8 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
             settings[LINK_FLAGS[item]] = True
         else:
             passthrough.append(item)
+    if settings["runtime_mode"] not in CUDART_MODES:
+        raise click.UsageError(f"--cudart must be one of {', '.join(CUDART_MODES)}, got '{settings['runtime_mode']}'", ctx)
     positional = [a for a in passthrough if not a.startswith("-")]
     if not positional:
         raise click.UsageError("missing argument 'BUNDLE.bc'", ctx)
@@ -75,7 +81,8 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     # Where LLVM is, a text input that is no bundle gets LLVM's located reading error.
     link_bundle(find_bundles(passthrough, read_offload_images), passthrough, settings["output"], clang=settings["clang"],
                 cuda_path=settings["cuda_path"], rocm_path=settings["rocm_path"], dry_run=settings["dry_run"],
-                verbose=settings["verbose"], ptx=settings["ptx"], ptx_beside=settings["ptx_beside"])
+                verbose=settings["verbose"], ptx=settings["ptx"], ptx_beside=settings["ptx_beside"],
+                cudart=settings["runtime_mode"])
 
 
 COMMAND = link_command

@@ -5,6 +5,7 @@ Keyed by offload kind ("cuda" | "hip"), the name the profiles' kind values use."
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
@@ -26,6 +27,7 @@ class Vendor:
     native_image: str  # the native image kind (offload.formats.offloadbinary.ImageKind member name)
     codegen_hook: str  # the offload/build/native.py function making that image from bitcode
     separate_kernel_handle: bool  # HIP: a kernel's handle is a constant global pointing to the host stub
+    runtime_variants: tuple = ()  # (link --cudart mode, libraries -l...) as nvcc's --cudart; "shared" is -l<link_library>
 
 
 CUDA = Vendor(
@@ -33,20 +35,44 @@ CUDA = Vendor(
     link_library="cudart", library_dirs=("lib64", "lib"), host_library_dirs=("targets/{cuda_target}/lib",), toolkit_path_flag="--cuda-path",
     quiet_flags=("-Wno-unknown-cuda-version",), device_section=".nv_fatbin",
     register_function="__cudaRegisterFatBinary", native_image="CUBIN", codegen_hook="bitcode_to_cubin",
-    separate_kernel_handle=False)
+    separate_kernel_handle=False,
+    runtime_variants=(("shared", ("cudart",)), ("static", ("cudart_static", "dl", "pthread", "rt")), ("none", ())))
 
 HIP = Vendor(
     offload_kind="hip", triple="amdgcn-amd-amdhsa", lowering="convert-gpu-to-rocdl", api_prefix="hip",
     link_library="amdhip64", library_dirs=("lib",), host_library_dirs=("lib/{multiarch}",), toolkit_path_flag="--rocm-path", quiet_flags=(),
     device_section=".hip_fatbin", register_function="__hipRegisterFatBinary", native_image="OBJECT",
-    codegen_hook="bitcode_to_amdgpu_object", separate_kernel_handle=True)
+    codegen_hook="bitcode_to_amdgpu_object", separate_kernel_handle=True,
+    runtime_variants=(("shared", ("amdhip64",)), ("none", ())))
 
-def runtime_link_flags(vendor: Vendor, root: str | None, library_dirs: list[str]) -> list[str]:
+def runtime_libraries(vendor: Vendor, mode: str = "shared") -> tuple[str, ...]:
+    """The libraries (-l names) of link --cudart=MODE for this vendor."""
+    variants = dict(vendor.runtime_variants) or {"shared": (vendor.link_library,)}
+    if mode not in variants:
+        raise OffloadError(f"--cudart={mode} is not one of {', '.join(variants)} for {vendor.offload_kind}")
+    return variants[mode]
+
+
+def runtime_named(vendor: Vendor, arguments) -> bool:
+    """Whether the user's link arguments already name one of the vendor's runtime libraries (-lcudart_static,
+    or the library file): then link adds no -l of its own, so -lcudart_static does not also pull libcudart.so."""
+    names = {libs[0] for _, libs in vendor.runtime_variants if libs} | {vendor.link_library}
+    for argument in arguments:
+        if argument.startswith("-l") and (argument[2:] in names or argument[2:].lstrip(":").split(".")[0][3:] in names):
+            return True
+        base = os.path.basename(argument)
+        if not argument.startswith("-") and base.startswith("lib") and base.split(".")[0][3:] in names:
+            return True
+    return False
+
+
+def runtime_link_flags(vendor: Vendor, root: str | None, library_dirs: list[str], mode: str = "shared") -> list[str]:
     """The clang flags that link a vendor's runtime, in the one order link, `config --ldflags` and the
-    shipped build.sh use: the toolkit folder (None: not passed), its library folders, quiet flags, -l."""
+    shipped build.sh use: the toolkit folder (None: not passed), its library folders, quiet flags, -l
+    (the libraries of link --cudart=MODE)."""
     words = [f"{vendor.toolkit_path_flag}={root}"] if root else []
     words += [f"-L{folder}" for folder in library_dirs]
-    return words + [*vendor.quiet_flags, f"-l{vendor.link_library}"]
+    return words + [*vendor.quiet_flags, *(f"-l{library}" for library in runtime_libraries(vendor, mode))]
 
 
 VENDORS = {vendor.offload_kind: vendor for vendor in (CUDA, HIP)}

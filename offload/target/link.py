@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
-from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, vendor_of_triple
+from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
 
 
 @dataclass
@@ -114,10 +114,11 @@ def ptx_files_beside(bundle: str, images) -> list[str]:
 
 def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = None,
               cuda_path: str | None = None, rocm_path: str | None = None, ptx: list[str] = (),
-              ptx_beside: bool = False) -> LinkPlan:
+              ptx_beside: bool = False, cudart: str = "shared") -> LinkPlan:
     """`bundles`: one bundle path (linked first, before `inputs`), or the LinkBundles of find_bundles(inputs),
     where `inputs` holds every link argument in the user's order. `ptx_beside`: add each bundle's
-    ptx_files_beside (what the Makefile and CMake rules ask for) unless --ptx files are given."""
+    ptx_files_beside (what the Makefile and CMake rules ask for) unless --ptx files are given. `cudart`:
+    the runtime as nvcc's --cudart (shared, static, none); none where `inputs` name the runtime library."""
     from importlib import resources
 
     from offload.formats.bundle import read_bundle_record
@@ -192,7 +193,8 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
             root = rocm.root
         library_dirs = [os.path.join(root, sub) for sub in runtime_library_dirs(spec, link_host)
                         if os.path.isdir(os.path.join(root, sub))][:1] if root else []
-        command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs)
+        mode = "none" if runtime_named(spec, inputs) else cudart
+        command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs, mode)
     command += ["-o", output]
     return LinkPlan(clang, command, path_prepend, env, ptx_images)
 
@@ -239,11 +241,11 @@ def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list
 
 def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,
                 rocm_path: str | None = None, dry_run: bool = False, verbose: bool = False,
-                ptx: list[str] = (), ptx_beside: bool = False) -> None:
+                ptx: list[str] = (), ptx_beside: bool = False, cudart: str = "shared") -> None:
     """`bundles` and `inputs` as plan_link takes them."""
     import click
 
-    plan = plan_link(bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside)
+    plan = plan_link(bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside, cudart)
     if plan.ptx:
         from offload.target.ptx import inputs_with_device_code
 
