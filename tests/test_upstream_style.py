@@ -218,3 +218,57 @@ def test_device_translation_never_kills_the_command(tmp_path):
     if done.returncode == 1:
         assert done.stderr.count("\n") == 1 and "error:" in done.stderr and "Traceback" not in done.stderr
         assert not (tmp_path / "out.bc").exists()
+
+
+LINALG_PIPELINE = "builtin.module(func.func(convert-linalg-to-loops))"
+
+
+def test_pass_pipeline_runs_before_our_lowering(tmp_path, fake_cuda):
+    source = PROGRAMS / "linalg_host.mlir"
+    refused = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(tmp_path / "x.bc"))
+    assert refused.returncode == 1 and refused.stderr.startswith(f"{source}:9:5: error: host operation 'linalg.fill'")
+    result = fake_cuda.run(build(tmp_path, "linalg_host", "--pass-pipeline", LINALG_PIPELINE))
+    assert result.returncode == 0, result.stderr
+    (launch,) = result.launches()
+    assert (launch["kernel"], launch["block"]) == ("main_kernel", [16, 1, 1])
+    device = ptr_value(result.calls("cudaMalloc")[0]["ptr"])
+    assert memref_1d(launch["args"], 0) == (device, device, 0, 16, 1)
+    copy_in, copy_out = result.calls("cudaMemcpyAsync")
+    assert (ptr_value(copy_in["dst"]), copy_in["size"], ptr_value(copy_out["src"])) == (device, 64, device)
+
+
+@pytest.mark.parametrize("pipeline, message", [
+    ("builtin.module(no-such-pass)", "mlir-offload: error: --pass-pipeline: 1:1: error: 'no-such-pass' does not "
+                                     "refer to a registered pass or pass pipeline"),
+    ("func.func(canonicalize)", "linalg_host.mlir:3:1: error: --pass-pipeline 'func.func(canonicalize)': can't run "
+                                "'func.func' pass manager on 'builtin.module' op"),
+])
+def test_a_bad_pass_pipeline_is_one_error_line(tmp_path, pipeline, message):
+    done = run_cli("compile", str(PROGRAMS / "linalg_host.mlir"), "--pass-pipeline", pipeline, "--offload-arch", "sm_80",
+                   "-o", str(tmp_path / "x.bc"))
+    assert done.returncode == 1 and done.stderr.endswith(message + "\n") and done.stderr.count("\n") == 1
+
+
+def test_standard_input_text_and_bytecode_give_the_same_bundle(tmp_path):
+    """`-` reads the program, as piped from mlir-opt: text or bytecode, the bundle is the file's."""
+    import mlir.ir as ir
+
+    source = PROGRAMS / "fork_join.mlir"
+    with ir.Context():
+        module = ir.Module.parse(source.read_text())
+        with open(tmp_path / "fork_join.mlirbc", "wb") as out:
+            module.operation.write_bytecode(out)
+    bundles = []
+    for name, data in (("file", None), ("text", source.read_bytes()),
+                       ("bytecode", (tmp_path / "fork_join.mlirbc").read_bytes())):
+        out = tmp_path / f"{name}.bc"
+        done = run_cli("compile", str(source) if data is None else "-", "--offload-arch", "sm_80", "-o", str(out),
+                       input=data)
+        assert done.returncode == 0, done.stderr
+        bundles.append(out.read_bytes())
+    assert bundles[0][:4] == b"BC\xc0\xde" and bundles[0] == bundles[1] == bundles[2]
+    broken = run_cli("compile", "-", "--offload-arch", "sm_80", "-o", str(tmp_path / "x.bc"),
+                     input=source.read_bytes().replace(b"gpu.return", b"gpu.retrun"))
+    assert broken.returncode == 1 and broken.stderr.startswith(b"<stdin>:") and b"'gpu.retrun'" in broken.stderr
+    unnamed = run_cli("compile", "-", "--offload-arch", "sm_80", input=source.read_bytes())
+    assert unnamed.returncode == 1 and b"name the output with -o" in unnamed.stderr

@@ -3,6 +3,7 @@ outline `gpu.launch` bodies into gpu.module/gpu.func kernels. Shared by the devi
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,11 +101,20 @@ def _read_bytecode(ir, data: bytes, path: str) -> None:
         run_mlir(lambda: ir.Module.parse(data, context), path)
 
 
-def load_program(path: str) -> Program:
-    """Parse `path` (MLIR text or bytecode) and outline its gpu.launch bodies (gpu-kernel-outlining)."""
+STDIN = "-"  # the input path that reads the program from standard input, as mlir-opt does
+STDIN_NAME = "<stdin>"  # how errors name it
+
+
+def load_program(path: str, pass_pipeline: str | None = None) -> Program:
+    """Parse `path` (MLIR text or bytecode; `-` reads standard input), run the user's `pass_pipeline`
+    (mlir-opt syntax, e.g. `builtin.module(convert-linalg-to-loops)`) if any, and outline its gpu.launch
+    bodies (gpu-kernel-outlining)."""
     ir, passmanager = import_mlir()
 
-    data = read_input(path)  # a missing or unreadable file becomes a plain one-line error first
+    if str(path) == STDIN:
+        data, path = sys.stdin.buffer.read(), STDIN_NAME
+    else:
+        data = read_input(path)  # a missing or unreadable file becomes a plain one-line error first
     if not data.strip():
         raise OffloadError("the input is empty: expected an MLIR module with gpu.module or gpu.launch",
                            Location(str(path)))
@@ -115,6 +125,13 @@ def load_program(path: str) -> Program:
         call_forked(lambda raw: _read_bytecode(ir, raw, str(path)), data, f"'{path}': cannot read MLIR bytecode")
     else:
         check_nesting(data, str(path))
+    if pass_pipeline:
+        from offload.build.device.processes import call_forked
+
+        # In a child: a pass crashing on the input is one error line. The result comes back as bytecode,
+        # which keeps the source locations.
+        data = call_forked(lambda _: _run_user_pipeline(data, pass_pipeline, str(path)), None,
+                           f"--pass-pipeline '{pass_pipeline}' crashed")
     context = ir.Context()
     # A Python diagnostic handler called from a pass-manager worker thread aborts the process
     # (nanobind: GIL not held); single-threaded passes also keep the output order deterministic.
@@ -128,7 +145,7 @@ def load_program(path: str) -> Program:
 
     context.attach_diagnostic_handler(keep_quiet)
     with context:
-        if _utf8_path(str(path)):
+        if _utf8_path(str(path)) and not pass_pipeline and path != STDIN_NAME:
             module = run_mlir(lambda: ir.Module.parseFile(str(path), context), path)
         else:  # MLIR takes UTF-8 file names only: parse the bytes already read (locations name the input)
             module = run_mlir(lambda: ir.Module.parse(data, context), path)
@@ -138,6 +155,27 @@ def load_program(path: str) -> Program:
         run_mlir(lambda: outline.run(module.operation), path)
         name_outlined_kernels_after_their_modules(module, written)
     return Program(path=str(path), context=context, module=module, diagnostics=diagnostics)
+
+
+def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> bytes:
+    """The program after `pipeline`, as MLIR bytecode."""
+    import io
+
+    import mlir.ir as ir
+    import mlir.passmanager as passmanager
+
+    with ir.Context() as context:
+        context.enable_multithreading(False)
+        module = run_mlir(lambda: ir.Module.parse(data, context), path)
+        try:
+            manager = passmanager.PassManager.parse(pipeline, context)
+        except ValueError as e:
+            detail = " ".join(line.strip() for line in str(e).splitlines()[:1])
+            raise OffloadError(f"--pass-pipeline: {detail.removeprefix('MLIR Textual PassPipeline Parser:')}") from None
+        run_mlir(lambda: manager.run(module.operation), path, f"--pass-pipeline '{pipeline}'")
+        out = io.BytesIO()
+        module.operation.write_bytecode(out)
+        return out.getvalue()
 
 
 def name_outlined_kernels_after_their_modules(module, written: set) -> None:

@@ -25,6 +25,7 @@ class CompilePlan:
     build: object  # offload.build.options.BuildSettings
     bundle: object  # offload.build.stages.BundlePlan: the formats, decided once
     debug: str | None = None  # "g" (host and device debug info), "lineinfo" (device line tables), None
+    pass_pipeline: str | None = None  # the user's MLIR passes before our lowering (mlir-opt syntax)
 
 
 def device_plan(flags: dict, config) -> tuple[list, object]:
@@ -99,4 +100,4 @@ def compile_plan(input_path: str, output: str | None, textual: bool, target_clan
         build = replace(build, dependency_file=build_settings(input_path, output, given_clang, textual, given,
                                                               config).dependency_file)
     return CompilePlan(input_path, output, "ll" if textual else "bc", target_clang, tuple(targets), device, build,
-                       bundle, debug)
+                       bundle, debug, flags.get("pass_pipeline"))

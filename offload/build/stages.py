@@ -76,7 +76,7 @@ def compile_bundle(settings) -> CompiledBundle:
     from offload.build.trace import stage
 
     with stage("load"):
-        program = load_program(settings.input_path)
+        program = load_program(settings.input_path, settings.pass_pipeline)
     with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):
         # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
         images = compile_device(program, list(settings.targets), options,

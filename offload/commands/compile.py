@@ -36,6 +36,9 @@ Examples:
 @click.option("-lineinfo", "line_info", is_flag=True, default=False,
               help="Device line information only (as nvcc -lineinfo: Nsight and cuda-gdb map to the .mlir).")
 @click.option("-v", "verbose", is_flag=True, help="Print each stage with its time, the libraries found and every tool run.")
+@click.option("--pass-pipeline", "pass_pipeline", default=None, metavar="PIPELINE",
+              help="MLIR passes to run on the input before mlir-offload's own lowering, in mlir-opt syntax, "
+                   "e.g. 'builtin.module(convert-linalg-to-loops)'.")
 @device_options
 @build_options
 def compile_command(input_path: str, output: str | None, textual: bool, target_clang: str | None, verbose: bool,
@@ -44,6 +47,7 @@ def compile_command(input_path: str, output: str | None, textual: bool, target_c
     from offload.fsutil import atomic_write, refuse_input_as_output, write_all
     from offload.build.options import compile_inputs, side_outputs
     from offload.build.plan import compile_plan
+    from offload.build.frontend import STDIN
     from offload.build.stages import compile_bundle
 
     if device_kwargs.get("dependency_file") and not (device_kwargs.get("dependency_file_wanted")
@@ -53,6 +57,10 @@ def compile_command(input_path: str, output: str | None, textual: bool, target_c
         from offload.build import trace
 
         trace.enable()
+    if input_path == STDIN and (output is None or device_kwargs.get("dependency_file_wanted")
+                                or device_kwargs.get("user_dependency_file_wanted")):
+        raise OffloadError("the program comes from standard input (-): name the output with -o, and no -MD "
+                           "(a make rule needs the input's file name)")
     # Flags > mlir-offload.toml (read once) > defaults, resolved into one frozen plan.
     plan = compile_plan(input_path, output, textual, target_clang, device_kwargs)
     build, options, output = plan.build, plan.device, plan.output
