@@ -52,6 +52,12 @@ def test_saxpy_runs_on_aarch64(tmp_path, fake_cuda_aarch64, linker):
     bundle = compile_bundle(SAXPY, tmp_path / "saxpy.offload.bc")
     app = link(bundle, tmp_path / "saxpy", fake_cuda_aarch64, f"--target={AARCH64}", *linker)
     assert elf_machine(app) == 183  # EM_AARCH64
+    verified = run_cli("verify", str(app), "--host-triple", "arm64")
+    assert verified.returncode == 0 and "host: aarch64-linux-gnu" in verified.stdout
+    wrong = run_cli("verify", str(app), "--host-triple", "x86_64")
+    assert wrong.returncode == 1 and wrong.stderr.strip() == (
+        f"mlir-offload: error: {app} is an executable for aarch64-linux-gnu hosts, not x86_64-linux-gnu: compile the "
+        "bundle with --host-triple x86_64-linux-gnu and link with --target=x86_64-linux-gnu")
     result = fake_cuda_aarch64.run(app)
     assert result.returncode == 2 and "saxpy: MISMATCH" in result.stdout  # kernels do not run on the fake
     assert result.kernels_registered() == ["saxpy"]
@@ -214,3 +220,24 @@ def test_shipped_archive_refuses_a_link_for_another_host(shipped):
     assert doctor.returncode == 1
     assert "problem: the bundle was built for aarch64-linux-gnu hosts but" in doctor.stdout
     assert "or recompile with --host-triple x86_64-linux-gnu" in doctor.stdout
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (REPO / "tests" / "data" / "runner_utils").glob("*.mlir")))
+def test_runner_utilities_print_upstreams_text_on_aarch64(tmp_path, fake_cuda_aarch64, name):
+    """printMemref*/vector.print generated into an aarch64 bundle (the module's triple and data layout)
+    print what upstream's mlir-runner prints (tests/test_runner_utils.py's oracle)."""
+    import os
+
+    from test_runner_utils import PROGRAMS, mask, oracle
+
+    program = PROGRAMS / f"{name}.mlir"
+    expected = oracle(program)
+    bundle = tmp_path / f"{name}.offload.bc"
+    done = run_cli("compile", str(program), "--offload-arch", "sm_80", "--host-triple", AARCH64, "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    app = link(bundle, tmp_path / name, fake_cuda_aarch64, f"--target={AARCH64}")
+    env = dict(os.environ, LD_LIBRARY_PATH=str(fake_cuda_aarch64.lib_dir), FAKE_RT_LOG=os.devnull,
+               **fake_cuda_aarch64.env)
+    done = subprocess.run([*fake_cuda_aarch64.launcher, str(app)], capture_output=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert mask(done.stdout) == mask(expected.stdout) and done.stderr == expected.stderr

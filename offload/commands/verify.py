@@ -7,7 +7,8 @@ What it checks (each failure names what is missing):
 - no offload entries sit in a section the registration code does not walk (a bundle made for another
   clang: such executables link and silently register nothing);
 - every entry's offload kind is one the registration code handles, and its device section exists;
-- every registered kernel (and device global) is a symbol of the device image of every arch.
+- every registered kernel (and device global) is a symbol of the device image of every arch;
+- the executable is for a host CPU mlir-offload supports (with --host-triple: for that one).
 """
 
 from __future__ import annotations
@@ -54,7 +55,24 @@ def _image_has_symbol(image, name: str, is_kernel: bool) -> bool:
     return name in (image.kernels() if is_kernel else image.symbols())
 
 
-def check_executable(path: str) -> VerifyReport:
+def check_host(path: str, elf, expected: str | None, report: VerifyReport) -> None:
+    """The host CPU of the executable (its ELF machine), against --host-triple when given."""
+    from offload.formats.hosts import host_of_elf_machine, host_triple, supported
+
+    found = host_of_elf_machine(elf.machine)
+    if found is None:
+        report.problems.append(f"{path}: ELF machine {elf.machine} is not a host CPU mlir-offload builds bundles "
+                               f"for (supported: {supported()})")
+        return
+    if expected is not None and host_triple(expected) is not found:
+        wanted = host_triple(expected).name
+        report.problems.append(f"{path} is an executable for {found.name} hosts, not {wanted}: compile the "
+                               f"bundle with --host-triple {wanted} and link with --target={wanted}")
+        return
+    report.notes.append(f"host: {found.name}")
+
+
+def check_executable(path: str, host: str | None = None) -> VerifyReport:
     from offload.formats.profiles import clangs_registering
     from offload.target.executable import ExecutableError, read_executable
 
@@ -64,6 +82,7 @@ def check_executable(path: str) -> VerifyReport:
     except ExecutableError as e:
         raise OffloadError(e.message) from None
 
+    check_host(path, exe.elf, host, report)
     if not exe.device_sections:
         report.problems.append(
             f"{path}: no device code section (.nv_fatbin for CUDA, .hip_fatbin for HIP): was it linked "
@@ -145,14 +164,20 @@ def check_executable(path: str) -> VerifyReport:
 @click.command("verify")
 @click.argument("app", type=click.Path(dir_okay=False))
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing when the executable is fine.")
+@click.option("--host-triple", "host", default=None, metavar="TRIPLE",
+              help="Also check that APP is for this host CPU (x86_64-linux-gnu, aarch64-linux-gnu).")
 @click.pass_context
-def verify(ctx: click.Context, app: str, quiet: bool) -> None:
+def verify(ctx: click.Context, app: str, quiet: bool, host: str | None) -> None:
     """Check that executable APP carries and registers device code for every kernel it launches.
 
     Exit 1 and name each missing piece when it does not."""
     from offload.errors import one_line
 
-    report = check_executable(app)
+    if host is not None:
+        from offload.formats.hosts import host_triple
+
+        host_triple(host)  # an unsupported spelling is refused before reading APP
+    report = check_executable(app, host)
     if not report.ok:
         # The first problem is the error; the others follow as notes (one line each, names escaped).
         click.echo(one_line(f"mlir-offload: error: {report.problems[0]}"), err=True)
