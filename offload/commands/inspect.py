@@ -63,11 +63,61 @@ def _load_images(file: str) -> list:
     return images
 
 
+def _linked_executable(file: str):
+    """The executable's reading (offload.target.executable) when `file` is a linked executable with
+    device images (a .nv_fatbin or .hip_fatbin section), else None."""
+    from offload.formats.elf import ELF_MAGIC
+    from offload.target.executable import executable_from_bytes
+
+    data = read_input(file)
+    if data[:4] != ELF_MAGIC:
+        return None
+    exe = executable_from_bytes(data, file)
+    return exe if any(exe.device_sections.values()) else None
+
+
+def _executable_record(exe) -> dict:
+    images = [{"section": section, "arch": image.arch, "kind": image.kind, "compressed": image.compressed,
+               "size": len(image.data), "kernels": sorted(image.kernels())}
+              for section, found in exe.device_sections.items() for image in found]
+    entries = [{"section": section.name, "target_clang": section.profile_major, "registered": section.registered,
+                "entries": [{"name": e.name, "kind": "kernel" if e.is_kernel else "variable", "size": e.size,
+                             "flags": e.flags} for e in section.entries]}
+               for section in exe.entry_sections]
+    return {"file": exe.path, "executable": True, "device_images": images, "entry_sections": entries}
+
+
+def _echo_executable(record: dict) -> None:
+    """As cuobjdump --list-elf: one line per device image, then the offload entries."""
+    images = record["device_images"]
+    click.echo(f"{_shown(record['file'])}: linked executable, {len(images)} device image{'s' if len(images) != 1 else ''}")
+    for index, image in enumerate(images, 1):
+        packed = ", compressed" if image["compressed"] else ""
+        kernels = f"  kernels: {' '.join(map(_shown, image['kernels']))}" if image["kernels"] else ""
+        click.echo(f"  image {index}: {_shown(image['arch'])} {image['kind']}{packed}, {image['size']} bytes "
+                   f"({image['section']}){kernels}")
+    for section in record["entry_sections"]:
+        registered = {True: "registered", False: "NOT registered", None: "registration unknown"}[section["registered"]]
+        click.echo(f"  offload entries {section['section']} (clang {section['target_clang']} layout, {registered}):")
+        for entry in section["entries"]:
+            size = f" ({entry['size']} bytes, flags {entry['flags']})" if entry["kind"] == "variable" else ""
+            click.echo(f"    {entry['kind']:8s} {_shown(entry['name'])}{size}")
+
+
 @click.command("inspect")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def inspect_command(file: str, as_json: bool) -> None:
-    """List the images of an OffloadBinary, or of the bitcode, IR or ELF object that embeds them."""
+    """List the images of an OffloadBinary, or of the bitcode, IR or ELF object that embeds them; of a
+    linked executable, its device images (arch, kind, size, kernels) and offload entries."""
+    exe = _linked_executable(file)
+    if exe is not None:
+        record = _executable_record(exe)
+        if as_json:
+            click.echo(json.dumps(record, indent=2))
+        else:
+            _echo_executable(record)
+        return
     records = [_image_record(i, image) for i, image in enumerate(_load_images(file))]
     if as_json:
         click.echo(json.dumps({"file": file, "images": records}, indent=2))
