@@ -125,3 +125,16 @@ def test_device_images_do_not_depend_on_the_host(bundles):
     assert [i.strings["arch"] for i in x86_images] == [i.strings["arch"] for i in arm_images] == ["sm_80", "sm_90"]
     assert [i.data for i in x86_images] == [i.data for i in arm_images]
     assert [i.image_kind for i in x86_images] == [i.image_kind for i in arm_images]
+
+
+def test_config_flags_for_an_aarch64_host_cross_link(tmp_path):
+    """host-triple in mlir-offload.toml: --cflags/--ldflags target that CPU and its CUDA library folder."""
+    require_tool("ptxas")
+    if platform.machine() in ("aarch64", "arm64"):
+        pytest.skip("aarch64 is this machine's own host: no cross --target")
+    (tmp_path / "mlir-offload.toml").write_text('host-triple = "aarch64-linux-gnu"\ncuda-path = "/usr/local/cuda"\n')
+    done = run_cli("config", "--ldflags", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    words = done.stdout.split()
+    assert words[0] == "--target=aarch64-linux-gnu" and "-L/usr/local/cuda/targets/sbsa-linux/lib" in words
+    assert not any(w.endswith("/lib64") for w in words)

@@ -65,11 +65,18 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
     if root is None:
         raise OffloadError(f"no {'CUDA toolkit' if kind == 'cuda' else 'ROCm'} found: set "
                            f"{'cuda-path' if kind == 'cuda' else 'rocm-path'} in mlir-offload.toml")
-    library_dir = next((os.path.join(root, d) for d in spec.library_dirs if os.path.isdir(os.path.join(root, d))),
-                       os.path.join(root, spec.library_dirs[0]))
+    from offload.formats.hosts import build_machine_host, resolve_host
+    from offload.target.toolchain import runtime_library_dirs
+
+    # host-triple of mlir-offload.toml: the runtime library of that CPU, and a cross --target when it is not ours.
+    host = resolve_host(settings["host-triple"].value)
+    folders = runtime_library_dirs(spec, host)
+    library_dir = next((os.path.join(root, d) for d in folders if os.path.isdir(os.path.join(root, d))),
+                       os.path.join(root, folders[0]))
+    target = [] if host is build_machine_host() else [f"--target={host.name}"]
     toolkit_flag = f"{spec.toolkit_path_flag}={root}"
-    cflag_list = ["--offload-new-driver", "-fgpu-rdc", toolkit_flag, *spec.quiet_flags]
-    ldflag_list = ["--offload-new-driver", *runtime_link_flags(spec, root, [library_dir])]
+    cflag_list = [*target, "--offload-new-driver", "-fgpu-rdc", toolkit_flag, *spec.quiet_flags]
+    ldflag_list = [*target, "--offload-new-driver", *runtime_link_flags(spec, root, [library_dir])]
     words = (cflag_list if cflags else []) + (ldflag_list if ldflags else [])
     click.echo(" ".join(_shell_word(w) for w in words))
 

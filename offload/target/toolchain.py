@@ -150,15 +150,15 @@ def find_clangs(extra: list[str] = ()) -> list[Clang]:
 
 def runtime_library_dirs(vendor, host=None) -> list[str]:
     """Toolkit sub-folders that may hold the vendor's runtime library for `host` (an offload.formats.hosts
-    record, default this machine's), in search order: the host's own multiarch folder (CUDA
-    targets/<cuda_target>/lib, ROCm lib/<multiarch>), then, for this machine's own architecture only,
-    the plain lib64/lib (which hold this machine's libraries, never another CPU's)."""
+    record, default this machine's), in search order: for this machine's own CPU the plain lib64/lib, then
+    the host's multiarch folder (CUDA targets/<cuda_target>/lib, ROCm lib/<multiarch>); for another CPU
+    only the latter (lib64/lib hold this machine's libraries, never another CPU's)."""
     from offload.formats.hosts import host_of_machine
 
     own_host = host_of_machine(platform.machine())
     host = host or own_host
     own = [t.format(cuda_target=host.cuda_target, multiarch=host.name) for t in vendor.host_library_dirs]
-    return own + (list(vendor.library_dirs) if host is own_host else [])
+    return (list(vendor.library_dirs) if host is own_host else []) + own
 
 
 def find_cuda(cuda_path: str | None = None, host=None) -> CudaToolkit | None:

@@ -37,7 +37,7 @@ def parse_fields(profile) -> list[tuple[str, str]]:
 
 
 def natural_size(fields: list[tuple[str, str]]) -> int:
-    """Size of the struct with every field at its natural alignment (x86-64 SysV)."""
+    """Size of the struct with every field at its natural alignment (LP64: x86-64 SysV and AAPCS64 agree)."""
     offset, largest = 0, 1
     for _name, type_name in fields:
         size = FIELD_SIZES[type_name]
