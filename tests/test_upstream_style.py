@@ -272,3 +272,47 @@ def test_standard_input_text_and_bytecode_give_the_same_bundle(tmp_path):
     assert broken.returncode == 1 and broken.stderr.startswith(b"<stdin>:") and b"'gpu.retrun'" in broken.stderr
     unnamed = run_cli("compile", "-", "--offload-arch", "sm_80", input=source.read_bytes())
     assert unnamed.returncode == 1 and b"name the output with -o" in unnamed.stderr
+
+
+ASYNC_WITHOUT_DEPENDENCIES = """module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @clear(%x: memref<4xi32>) kernel { gpu.return }
+  }
+  func.func @main() -> i32 {
+    %c1 = arith.constant 1 : index
+    %x, %made = gpu.alloc async () : memref<4xi32>
+    %cleared = gpu.launch_func async @k::@clear blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%x : memref<4xi32>)
+%BODY%
+    %z = arith.constant 0 : i32
+    return %z : i32
+  }
+}
+"""
+
+
+def test_async_ops_without_dependencies_start_chains_of_their_own(tmp_path, fake_cuda):
+    source = tmp_path / "fresh.mlir"
+    source.write_text(ASYNC_WITHOUT_DEPENDENCIES.replace("%BODY%", "    gpu.wait [%made, %cleared]"))
+    result = fake_cuda.run(build(tmp_path, "fresh", source=source))
+    assert result.returncode == 0, result.stderr
+    (launch,) = result.launches()
+    (created_for_alloc, created_for_launch) = [c["stream"] for c in result.calls("cudaStreamCreate")]
+    assert launch["stream"] == created_for_launch != created_for_alloc
+    assert sorted(c["stream"] for c in result.calls("cudaStreamDestroy")) == [created_for_alloc, created_for_launch]
+
+
+def test_a_token_carried_through_a_loop_is_refused_at_its_user(tmp_path):
+    source = tmp_path / "carried.mlir"
+    source.write_text(ASYNC_WITHOUT_DEPENDENCIES.replace("%BODY%", """    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %last = scf.for %i = %c0 to %c4 step %c1 iter_args(%token = %cleared) -> (!gpu.async.token) {
+      %next = gpu.launch_func async [%token] @k::@clear blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+          args(%x : memref<4xi32>)
+      scf.yield %next : !gpu.async.token
+    }
+    gpu.wait [%made, %last]"""))
+    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(tmp_path / "x.bc"))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert done.stderr.startswith(f"{source}:13:15: error: 'gpu.launch_func' depends on an async token that is a "
+                                  "block argument")

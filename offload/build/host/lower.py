@@ -152,7 +152,7 @@ def lower_to_llvm(host, path: str) -> None:
     from offload.build.host.tokens import join_and_fork, synchronous_ops_on_streams
 
     synchronous_ops_on_streams(host)
-    join_and_fork(host)
+    join_and_fork(host, path)
     host_shared_allocs_synchronous(host)
     pm_run(HOST_PIPELINE, host, path, "lowering the host code")
     # Upstream lowers the async-token ops to streams; what is left of the gpu dialect must be launches.

@@ -5,7 +5,7 @@
                               code that is already async keeps its own chains: upstream's pass would
                               thread one token through everything and serialize independent chains
   join_and_fork               an op with several dependencies waits for them through one
-                              `gpu.wait async [deps]`; a token that several ops depend on keeps its
+                              `gpu.wait async [deps]`, an async op with none starts a stream of its own; a token that several ops depend on keeps its
                               stream for its first user, every further user gets its own stream that
                               waits for it (`gpu.wait async [token]`), so forks run concurrently and no
                               stream is synchronized or destroyed twice
@@ -63,7 +63,7 @@ def _thread_block(block, token_type) -> None:
             current = None
 
 
-def join_and_fork(host) -> None:
+def join_and_fork(host, path: str) -> None:
     import mlir.ir as ir
     from mlir.dialects import gpu
 
@@ -79,6 +79,7 @@ def join_and_fork(host) -> None:
     first_users: dict = {}  # token -> its first user, in program order
     for op in ops:
         dependencies = _dependencies(op)
+        _refuse_carried_tokens(op, dependencies, path)
         unique = list(dict.fromkeys(dependencies))
         forked = []
         for token in unique:
@@ -87,11 +88,28 @@ def join_and_fork(host) -> None:
                 continue
             with ir.InsertionPoint(op), op.location:
                 forked.append(gpu.WaitOp(token_type, [token]).asyncToken)
-        if op.name != "gpu.wait" and len(forked) > 1:
+        if op.name != "gpu.wait" and len(forked) != 1:  # none: a chain of its own; several: joined
             with ir.InsertionPoint(op), op.location:
                 forked = [gpu.WaitOp(token_type, forked).asyncToken]
         if forked != dependencies:
             _with_dependencies(op, forked, token_type)
+
+
+def _refuse_carried_tokens(op, dependencies, path: str) -> None:
+    """A token is a stream only where a GPU op made it: through a block argument or an scf result,
+    gpu-to-llvm would take it for an event and call the runtime with the wrong handle."""
+    for token in dependencies:
+        owner = token.owner
+        name = getattr(owner, "name", None)  # a block argument's owner is a Block
+        if name not in ASYNC_OPS and name != "gpu.wait":
+            from offload.build.frontend import location_of
+            from offload.errors import OffloadError
+
+            where = "a block argument" if name is None else f"a result of '{name}'"
+            raise OffloadError(f"'{op.name}' depends on an async token that is {where}: tokens carried through "
+                               "loops, branches or function arguments are not supported (wait for the token "
+                               "with `gpu.wait` before, and start a new chain with `gpu.wait async` inside)",
+                               location_of(op.location, path))
 
 
 def _is_async(op) -> bool:
