@@ -158,7 +158,7 @@ def target_link_words(profile: Profile, offload_kind: str, bundle: str, host=Non
     vendor = vendor_for(offload_kind)
     root = CUDA_PATH if offload_kind == "cuda" else ROCM_PATH
     host = host or X86_64
-    folders = [t.format(cuda_target=host.cuda_target, multiarch=host.name) for t in vendor.host_library_dirs]
+    folders = toolchain.host_library_folders(vendor, host)
     return [CLANG, "--offload-new-driver", bundle,
             *runtime_link_flags(vendor, root, [f"{root}/{folder}" for folder in (*folders, vendor.library_dirs[0])]),
             "-o", OUTPUT]

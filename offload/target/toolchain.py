@@ -157,8 +157,12 @@ def runtime_library_dirs(vendor, host=None) -> list[str]:
 
     own_host = host_of_machine(platform.machine())
     host = host or own_host
-    own = [t.format(cuda_target=host.cuda_target, multiarch=host.name) for t in vendor.host_library_dirs]
-    return (list(vendor.library_dirs) if host is own_host else []) + own
+    return (list(vendor.library_dirs) if host is own_host else []) + host_library_folders(vendor, host)
+
+
+def host_library_folders(vendor, host) -> list[str]:
+    """The vendor's runtime-library folders named for `host` (CUDA targets/<cuda_target>/lib, ROCm lib/<multiarch>)."""
+    return [t.format(cuda_target=host.cuda_target, multiarch=host.name) for t in vendor.host_library_dirs]
 
 
 def find_cuda(cuda_path: str | None = None, host=None) -> CudaToolkit | None:
