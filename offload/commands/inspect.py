@@ -77,6 +77,11 @@ def _linked_executable(file: str):
 
 
 def _executable_record(exe) -> dict:
+    for section in exe.entry_sections:  # the reader decodes names with U+FFFD for bytes that are not UTF-8
+        bad = next((e for e in section.entries if "\ufffd" in e.name), None)
+        if bad is not None:
+            raise OffloadError(f"'{exe.path}': offload entry name {json.dumps(bad.name)} in {section.name} is not "
+                               "valid UTF-8: the executable is damaged")
     images = [{"section": section, "arch": image.arch, "kind": image.kind, "compressed": image.compressed,
                "size": len(image.data), "kernels": sorted(image.kernels())}
               for section, found in exe.device_sections.items() for image in found]

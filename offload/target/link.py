@@ -16,6 +16,11 @@ from offload.errors import OffloadError
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
 
 
+# The host part's optimization when the link names none, as nvcc optimizes host code by default; a -O of
+# the user's (-O0 to debug) replaces it.
+HOST_OPTIMIZATION = "-O2"
+
+
 @dataclass
 class LinkPlan:
     clang: object  # offload.target.doctor.Clang
@@ -156,6 +161,8 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
             raise OffloadError(f"'{bundle.path}' is an ELF object (made for clang {bundle.record.profile}) but named "
                                "like bitcode, so clang would misread it: rename it to .o")
     command += inputs
+    if not any(argument.startswith("-O") for argument in inputs):
+        command.append(HOST_OPTIMIZATION)  # clang compiles the bundle's host bitcode at the link's level
     path_prepend: list[str] = []
     env: dict[str, str] = {}
     ptx_images = []
