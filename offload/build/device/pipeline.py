@@ -104,9 +104,10 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
     missing = [i for i, image in enumerate(images) if image is None]
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
-    # LLVM parses the --link-bitcode files: never in this process, whatever they hold.
+    # LLVM parses the files the user names (--link-bitcode, --libdevice, --rocm-device-lib-path): never in
+    # this process, whatever they hold.
     built = map_forked(serialize_job, [work[i] for i in missing], [targets[i].arch for i in missing], jobs,
-                       isolate=bool(options.link_bitcode))
+                       isolate=bool(options.link_bitcode or options.libdevice or options.rocm_device_lib_path))
     for i, image in zip(missing, built):
         images[i] = image
         if cache:
