@@ -280,6 +280,8 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
     launches: dict[str, KernelLaunch] = {}
     declared: dict[str, object] = {}
     module_body = host.regions[0].blocks[0]
+    program_symbols = {ir.StringAttr(op.attributes["sym_name"]).value for op in module_body.operations
+                       if "sym_name" in op.attributes}
     for launch in launch_ops:
         location = location_of(launch.location, path)
         module_name = _root_symbol(launch.kernel)
@@ -310,6 +312,9 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
                 stream = llvm.ZeroOp(ptr).result
             operands = config + [shared, stream] + kernel_args
             if name not in declared:
+                if name in program_symbols:
+                    raise OffloadError(f"the program defines '{name}', the name of the host stub that launches "
+                                       f"kernel '{kernel}': rename the program's function", location)
                 with ir.InsertionPoint(module_body):
                     decl = func.FuncOp(name, ir.FunctionType.get([o.type for o in operands], []),
                                        visibility="private")
