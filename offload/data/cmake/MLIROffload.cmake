@@ -10,8 +10,12 @@
 # mlir_offload_add_bundle(<name> SOURCES <.mlir>... [ARCHS <arch>...] [FLAGS <flag>...]
 #                         [TARGET_CLANG <major>] [PORTABLE])
 # adds one compile step per source (output <binary dir>/<source name>.offload.bc, or .offload.o with
-# PORTABLE), with the dependency file mlir-offload writes (input, bitcode libraries, mlir-offload.toml),
-# and an INTERFACE library <name> carrying the bundles as link inputs.
+# PORTABLE or for a clang that cannot read mlir-offload's bitcode), with the dependency file mlir-offload
+# writes (input, bitcode libraries, mlir-offload.toml), and an INTERFACE library <name> carrying the
+# bundles as link inputs. ARCHS takes sm_80, gfx90a and CMAKE_CUDA_ARCHITECTURES values (80, 90a,
+# 80-real, 80-virtual); without ARCHS, CMAKE_CUDA_ARCHITECTURES is used. TARGET_CLANG defaults to the
+# major version of the project's clang (CMAKE_CXX_COMPILER, else CMAKE_C_COMPILER), checked at configure
+# time: a compiler that is not clang, or a clang mlir-offload has no profile for, fails the configure step.
 #
 # Every executable or shared library that links <name> directly gets `mlir-offload link --clang --ptx-beside`
 # as its C/CXX_LINKER_LAUNCHER (set at the end of the configure step), so CMake's link line
@@ -27,6 +31,7 @@ if(CMAKE_VERSION VERSION_LESS 3.21)
 endif()
 
 find_program(MLIR_OFFLOAD_EXECUTABLE NAMES mlir-offload DOC "the mlir-offload command")
+get_filename_component(_MLIR_OFFLOAD_DATA_DIR "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)  # profiles/ beside cmake/
 
 function(mlir_offload_add_bundle name)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "PORTABLE" "TARGET_CLANG" "SOURCES;ARCHS;FLAGS")
@@ -41,17 +46,25 @@ function(mlir_offload_add_bundle name)
   endif()
 
   set(flags ${ARG_FLAGS})
+  if(NOT ARG_ARCHS AND CMAKE_CUDA_ARCHITECTURES)
+    set(ARG_ARCHS ${CMAKE_CUDA_ARCHITECTURES})
+  endif()
   if(ARG_ARCHS)
-    list(JOIN ARG_ARCHS "," archs)
+    _mlir_offload_archs(archs "${name}" ${ARG_ARCHS})
     list(APPEND flags "--offload-arch=${archs}")
   endif()
-  if(ARG_TARGET_CLANG)
-    list(APPEND flags "--target-clang=${ARG_TARGET_CLANG}")
+  _mlir_offload_target_clang(compiler_clang "${name}" "${ARG_TARGET_CLANG}")  # fails unless clang links
+  if(NOT ARG_TARGET_CLANG)
+    set(ARG_TARGET_CLANG "${compiler_clang}")
   endif()
+  list(APPEND flags "--target-clang=${ARG_TARGET_CLANG}")
+  _mlir_offload_reads_bitcode(reads_bitcode "${name}" "${ARG_TARGET_CLANG}")
   set(suffix ".offload.bc")
   if(ARG_PORTABLE)
     list(APPEND flags "--portable")
     set(suffix ".offload.o")
+  elseif(NOT reads_bitcode)
+    set(suffix ".offload.o")  # that clang cannot read our LLVM's bitcode: the bundle is an ELF object
   endif()
 
   set(outputs)
@@ -113,4 +126,89 @@ function(_mlir_offload_link_users dir)
   foreach(subdirectory IN LISTS subdirectories)
     _mlir_offload_link_users("${subdirectory}")
   endforeach()
+endfunction()
+
+# CMAKE_CUDA_ARCHITECTURES spellings -> mlir-offload's --offload-arch list: 80 and 90a as they are (compile
+# takes them), 80-real -> 80, 80-virtual -> compute_80 (PTX); all/native/all-major name no architecture.
+function(_mlir_offload_archs out name)
+  set(archs)
+  foreach(arch IN LISTS ARGN)
+    if(arch MATCHES "^(all|all-major|native)$")
+      message(FATAL_ERROR "mlir_offload_add_bundle(${name}): ARCHS/CMAKE_CUDA_ARCHITECTURES '${arch}' names "
+                          "no architecture: list them, e.g. 80;90a")
+    elseif(arch MATCHES "^([0-9]+[a-z]?)-real$")
+      set(arch "${CMAKE_MATCH_1}")
+    elseif(arch MATCHES "^([0-9]+[a-z]?)-virtual$")
+      set(arch "compute_${CMAKE_MATCH_1}")
+    endif()
+    list(APPEND archs "${arch}")
+  endforeach()
+  list(JOIN archs "," joined)
+  set(${out} "${joined}" PARENT_SCOPE)
+endfunction()
+
+# The major version of the project's clang, which links the bundles (a profile for it is needed unless
+# `given`, the user's TARGET_CLANG, names another).
+function(_mlir_offload_target_clang out name given)
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  if("CXX" IN_LIST languages)
+    set(lang CXX)
+  elseif("C" IN_LIST languages)
+    set(lang C)
+  else()
+    message(FATAL_ERROR "mlir_offload_add_bundle(${name}): enable C or CXX (project(... LANGUAGES CXX)): "
+                        "the bundles are linked by that language's compiler, which must be clang")
+  endif()
+  set(compiler "${CMAKE_${lang}_COMPILER}")
+  _mlir_offload_profiles(known)
+  list(JOIN known ", " known_shown)
+  if(NOT CMAKE_${lang}_COMPILER_ID STREQUAL "Clang")
+    list(GET known -1 newest)
+    set(driver clang)
+    if(lang STREQUAL "CXX")
+      set(driver clang++)
+    endif()
+    message(FATAL_ERROR "mlir_offload_add_bundle(${name}): the bundles are linked by clang "
+                        "(--offload-new-driver), but CMAKE_${lang}_COMPILER is ${CMAKE_${lang}_COMPILER_ID} "
+                        "${CMAKE_${lang}_COMPILER_VERSION} (${compiler}): configure a new build folder with "
+                        "-DCMAKE_${lang}_COMPILER=${driver}-${newest} (mlir-offload's clang profiles: ${known_shown})")
+  endif()
+  string(REGEX MATCH "^[0-9]+" major "${CMAKE_${lang}_COMPILER_VERSION}")
+  if(NOT given AND NOT EXISTS "${_MLIR_OFFLOAD_DATA_DIR}/profiles/clang${major}.toml")
+    message(FATAL_ERROR "mlir_offload_add_bundle(${name}): ${compiler} is clang ${CMAKE_${lang}_COMPILER_VERSION}, "
+                        "for which mlir-offload has no profile (profiles: ${known_shown}): use one of those clangs, or "
+                        "pass TARGET_CLANG <major> for a clang that links this one's bundles")
+  endif()
+  message(STATUS "mlir-offload: bundles for clang ${major} (${compiler})")
+  set(${out} "${major}" PARENT_SCOPE)
+endfunction()
+
+function(_mlir_offload_profiles out)
+  file(GLOB known RELATIVE "${_MLIR_OFFLOAD_DATA_DIR}/profiles" "${_MLIR_OFFLOAD_DATA_DIR}/profiles/clang*.toml")
+  string(REGEX REPLACE "clang([0-9]+)\\.toml" "\\1" known "${known}")
+  list(SORT known COMPARE NATURAL)
+  set(${out} "${known}" PARENT_SCOPE)
+endfunction()
+
+# Whether clang <major> reads mlir-offload's bitcode: its profile's [bitcode] reads_llvm_up_to against
+# the LLVM of `mlir-offload --version` (else the bundle is an ELF object, named .offload.o).
+function(_mlir_offload_reads_bitcode out name major)
+  set(profile "${_MLIR_OFFLOAD_DATA_DIR}/profiles/clang${major}.toml")
+  if(NOT EXISTS "${profile}")
+    _mlir_offload_profiles(known)
+    list(JOIN known ", " known_shown)
+    message(FATAL_ERROR "mlir_offload_add_bundle(${name}): TARGET_CLANG ${major} has no mlir-offload profile "
+                        "(profiles: ${known_shown})")
+  endif()
+  file(STRINGS "${profile}" reads REGEX "^reads_llvm_up_to *=")
+  string(REGEX MATCH "[0-9]+" reads "${reads}")
+  execute_process(COMMAND "${MLIR_OFFLOAD_EXECUTABLE}" --version OUTPUT_VARIABLE version RESULT_VARIABLE failed)
+  if(failed OR NOT version MATCHES "\nLLVM ([0-9]+)")
+    message(FATAL_ERROR "mlir_offload_add_bundle(${name}): `${MLIR_OFFLOAD_EXECUTABLE} --version` failed")
+  endif()
+  if(CMAKE_MATCH_1 GREATER reads)
+    set(${out} FALSE PARENT_SCOPE)
+  else()
+    set(${out} TRUE PARENT_SCOPE)
+  endif()
 endfunction()
