@@ -55,7 +55,7 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
         raise OffloadError(f"'{name}' holds offload images without an mlir-offload record ({key}): it was not "
                            "made by `mlir-offload compile`")
     producer = (first.get(RECORD_PREFIX + "producer", "LLVM 0").split() or [""])[-1]
-    if not _is_number(first[key]) or not all(_is_number(part) for part in producer.split(".")):
+    if not is_version_number(first[key]) or not all(is_version_number(part) for part in producer.split(".")):
         raise OffloadError(f"'{name}': its mlir-offload record says profile {first[key]!r}, producer "
                            f"{first.get(RECORD_PREFIX + 'producer')!r}, which are not version numbers")
     targets = tuple(f"{_kind_name(image)}:{image.strings.get('arch', '?')}" for image in images)
@@ -64,7 +64,7 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
     return record, images
 
 
-def _is_number(text: str) -> bool:
+def is_version_number(text: str) -> bool:
     """ASCII digits only (str.isdigit accepts '²', which int() refuses), at most 9 of them."""
     return text.isascii() and text.isdigit() and len(text) <= 9
 

@@ -26,6 +26,7 @@ from importlib import resources
 
 from offload import __version__
 from offload.errors import OffloadError
+from offload.formats.bundle import is_version_number
 from offload.formats.hosts import host_triple
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
 from offload.target import toolchain
@@ -83,7 +84,7 @@ class BundleFacts:
 
 def _llvm_major(producer: str) -> int:
     digits = producer.removeprefix("LLVM").strip().split(".")[0]
-    return int(digits) if digits.isascii() and digits.isdigit() and len(digits) <= 9 else 0
+    return int(digits) if is_version_number(digits) else 0
 
 
 def inspect_bundle(data: bytes, name: str) -> BundleFacts:
@@ -121,7 +122,7 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
     offload_images = read_offload_images(data, name)
     # clang 21 and 22 share one entry layout: the bundle's record names the clang it was made for.
     recorded = offload_images[0].strings.get("mlir-offload.profile", "") if offload_images else ""
-    if recorded.isascii() and recorded.isdigit() and len(recorded) <= 9 and int(recorded) in available_profiles() and \
+    if is_version_number(recorded) and int(recorded) in available_profiles() and \
             load_profile(int(recorded)).entries == profile.entries:
         profile = load_profile(int(recorded))
     kind_names = {v: k for k, v in profile.offload_kind.items()}
