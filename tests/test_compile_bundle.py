@@ -21,7 +21,8 @@ def saxpy_bundle(tmp_path_factory):
 def parse(path):
     import llvmlite.binding as llvm
 
-    return llvm.parse_bitcode(path.read_bytes())
+    # A context of its own: struct names another in-process compile created would get a suffix.
+    return llvm.parse_bitcode(path.read_bytes(), context=llvm.create_context())
 
 
 def test_bundle_has_clang22_entries_embedded_object_and_record(saxpy_bundle):
