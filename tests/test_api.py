@@ -26,6 +26,8 @@ def test_compile_file_and_text_match_the_command(tmp_path):
     assert from_file.data == (tmp_path / "cli.bc").read_bytes() and from_file.suffix == ".bc"
     from_text = api.compile_text(SAXPY.read_text(), ["80"], opt_level=2, name="saxpy")
     assert from_text.data[:2] == b"BC" and from_text.host_format == "bc"
+    # A second compile in the same process: LLVM types named by the first must not rename this one's.
+    assert api.compile_file(SAXPY, "sm_80", opt_level=2).data == from_file.data
 
 
 def test_portable_bundle_carries_its_ptx(tmp_path):

@@ -143,7 +143,11 @@ def verified_module(parse, source, failure: str):
 
 
 def _parse(llvm, bitcode: bytes, what: str):
-    return verified_module(llvm.parse_bitcode, bitcode, f"cannot read the {what} image as LLVM bitcode")
+    from offload.build.device.pipeline import fresh_context
+
+    context = fresh_context()  # never the global one: its named types would rename a later module's
+    return verified_module(lambda data: llvm.parse_bitcode(data, context), bitcode,
+                           f"cannot read the {what} image as LLVM bitcode")
 
 
 # ---- the pipeline stage: images and host before emission ----------------------------------------

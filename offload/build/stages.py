@@ -176,10 +176,19 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     embed.embed_offload_binary(annotations, write_binary(offload_images))
     embed.add_record_metadata(annotations, record)
 
-    host = verified_module(llvm.parse_assembly, lowered.llvm_ir, "internal error: cannot read the lowered host module")
+    from offload.build.device.pipeline import fresh_context
+
+    # A context of its own: types named in an earlier compile of this process (offload.api) would
+    # otherwise rename this one's (%struct.X.4), and the bundle would differ from the command's.
+    context = fresh_context()
+
+    def parse(text):
+        return llvm.parse_assembly(text, context)
+
+    host = verified_module(parse, lowered.llvm_ir, "internal error: cannot read the lowered host module")
     host.triple = triple
     host.data_layout = str(machine.target_data)
-    host.link_in(verified_module(llvm.parse_assembly, str(annotations),
+    host.link_in(verified_module(parse, str(annotations),
                                  "internal error: cannot read the host annotations"))
     # The shims had to be external to resolve the host's declarations; nothing else may call them.
     for name in (*lowered.runtime_functions, *lowered.runner_utilities):
@@ -216,7 +225,9 @@ def device_globals(images) -> list[tuple[str, int, int]]:
     names = [g for g in images[0].globals] if images else []
     if not names:
         return []
-    module = llvm.parse_bitcode(images[0].bitcode)
+    from offload.build.device.pipeline import fresh_context
+
+    module = llvm.parse_bitcode(images[0].bitcode, fresh_context())
     target_data = llvm.create_target_data(module.data_layout)
     found = []
     for name in names:
