@@ -108,3 +108,14 @@ def test_dry_run_prints_and_builds_nothing(bundles, flag):
     assert done.returncode == 0, done.stderr
     assert "--offload-new-driver" in done.stdout and str(made["saxpy"]) in done.stdout
     assert not out.exists()
+
+
+def test_ptxas_message_is_a_cause():
+    text = ("ptxas /tmp/a-0f1e2d.s, line 40; error   : Entry function 'k' uses too much shared data (0x20000 bytes, "
+            "0xc000 max)\nptxas fatal   : Ptx assembly aborted due to errors\n"
+            "/usr/lib/llvm-22/bin/clang-nvlink-wrapper: error: 'ptxas' failed\n"
+            "clang-22: error: linker command failed with exit code 1 (use -v to see invocation)\n")
+    report = read_report(text, ["a.bc"])
+    assert report.causes[0].startswith("ptxas") and "too much shared data" in report.causes[0]
+    assert "'ptxas' failed" not in " ".join(report.causes)
+    assert "too much shared data" in failure_summary(report)
