@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -72,7 +73,10 @@ def our_ptx(source: Path, arch: str, work: Path, environment: dict, flags: list[
     run([*offload, "compile", str(source), "--offload-arch", arch, "--no-cache", *flags, "-o", str(bundle)],
         env=environment)
     (work / "main.c").write_text("int main(void) { return 0; }\n")
-    run([*offload, "link", str(bundle), "main.c", "-save-temps", "-o", "app"], cwd=work, env=environment)
+    # The clang command link would run, run here: -save-temps leaves its temporaries in this folder.
+    command = run([*offload, "link", str(bundle), "main.c", "-save-temps", "-o", "app", "--dry-run"], cwd=work,
+                  env=environment).stdout
+    run(shlex.split(command.strip().splitlines()[-1]), cwd=work)
     return work / f"app.nvptx64.{arch}.s"
 
 
