@@ -193,3 +193,27 @@ def test_bad_inputs_to_ship(tmp_path):
     result = run_cli("ship", str(garbage), "-o", str(tmp_path / "x.tar.gz"))
     assert result.returncode == 1 and "not a bundle" in result.stderr
     assert not (tmp_path / "x.tar.gz").exists()
+
+
+def _logging_clang(folder: Path, real: str) -> Path:
+    """A `clang` that logs each command line (one per line) and runs the real one; clang-linker-wrapper
+    beside it, where build.sh looks."""
+    real = os.path.realpath(real)
+    folder.mkdir()
+    (folder / "clang-linker-wrapper").symlink_to(Path(real).parent / "clang-linker-wrapper")
+    clang = folder / "clang"
+    clang.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> {folder}/log\nexec {real} \"$@\"\n")
+    clang.chmod(0o755)
+    return clang
+
+
+@pytest.mark.parametrize("ldflags, expected", [(None, ["-O2"]), ("-O0", ["-O0"]), ("-g -O3", ["-O3"])])
+def test_build_sh_optimizes_the_host_part_unless_ldflags_says(shipped, tmp_path, ldflags, expected):
+    real = require_tool("clang-22", 22)
+    top = _unpack(shipped["app"], tmp_path / "unpacked")
+    clang = _logging_clang(tmp_path / "bin", real)
+    result = _make(top, _scrubbed_env(tmp_path), f"CLANG={clang}", *([f"LDFLAGS={ldflags}"] if ldflags else []))
+    assert result.returncode == 0, result.stdout + result.stderr
+    (link,) = [line.split() for line in (tmp_path / "bin" / "log").read_text().splitlines()
+               if "--offload-new-driver" in line]
+    assert [word for word in link if word.startswith("-O")] == expected

@@ -17,8 +17,14 @@ from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_n
 
 
 # The host part's optimization when the link names none, as nvcc optimizes host code by default; a -O of
-# the user's (-O0 to debug) replaces it.
+# the user's (-O0 to debug) replaces it. build.sh (offload/target/ship.py) renders the same rule.
 HOST_OPTIMIZATION = "-O2"
+OPTIMIZATION_OPTION = "-O"  # any word starting so is the user's own optimization level
+
+
+def host_optimization(words) -> list[str]:
+    """[HOST_OPTIMIZATION] unless the link's `words` name an optimization level of their own."""
+    return [] if any(word.startswith(OPTIMIZATION_OPTION) for word in words) else [HOST_OPTIMIZATION]
 
 
 @dataclass
@@ -161,8 +167,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
             raise OffloadError(f"'{bundle.path}' is an ELF object (made for clang {bundle.record.profile}) but named "
                                "like bitcode, so clang would misread it: rename it to .o")
     command += inputs
-    if not any(argument.startswith("-O") for argument in inputs):
-        command.append(HOST_OPTIMIZATION)  # clang compiles the bundle's host bitcode at the link's level
+    command += host_optimization(inputs)  # clang compiles the bundle's host bitcode at the link's level
     path_prepend: list[str] = []
     env: dict[str, str] = {}
     ptx_images = []

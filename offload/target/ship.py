@@ -30,6 +30,7 @@ from offload.formats.bundle import is_version_number
 from offload.formats.hosts import host_triple
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
 from offload.target import toolchain
+from offload.target.link import HOST_OPTIMIZATION, OPTIMIZATION_OPTION
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 
 MANIFEST_FORMAT = "mlir-offload-ship/1"
@@ -194,7 +195,7 @@ def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile,
     entry_section = profile.entries["section"][kind]
     # The fatbinary wrapper, for a clang that looks for fatbinary in <--cuda-path>/bin (set by find_cuda).
     link = " ".join(_sh_word(w) for w in link_words) + \
-        ' ${WRAPPER_CUDA_PATH:+"-Wl,--cuda-path=$WRAPPER_CUDA_PATH"} $LDFLAGS $LDLIBS'
+        ' ${WRAPPER_CUDA_PATH:+"-Wl,--cuda-path=$WRAPPER_CUDA_PATH"} $HOST_OPTIMIZATION $LDFLAGS $LDLIBS'
     bitcode_llvm = facts.bitcode_llvm or ""
     template = resources.files("offload.data").joinpath("ship", "build.sh.in").read_text("utf-8")
     values = {
@@ -216,6 +217,8 @@ def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile,
         "@FILES@": shlex.quote("\n".join(sorted(files))),
         "@LINK@": link,
         "@HOST_TRIPLE@": facts.host_triple,
+        # link's rule (offload/target/link.py): this level unless LDFLAGS has a word starting with the option.
+        "@HOST_OPTIMIZATION@": HOST_OPTIMIZATION, "@OPTIMIZATION_OPTION@": OPTIMIZATION_OPTION,
         # The first word of `clang -dumpmachine` for a clang linking for that host (a case pattern).
         "@HOST_ARCHS@": "|".join(host_triple(facts.host_triple).machines),
     }
