@@ -23,8 +23,11 @@ from fakert import fake_cuda  # noqa: F401  (session fixture)
 LIBDEVICE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
 
 
-def _bundle(work: Path, major: int, portable: bool) -> Path:
-    """A real bundle: reference host module for clang `major` with the reference device image."""
+def _bundle(work: Path, major: int, portable: bool, recorded: int | None = None) -> Path:
+    """A real bundle: reference host module for clang `major` with the reference device image, and the
+    bundle record `compile` writes into its images (ship reads what the bundle is from it), which says
+    clang `recorded` (default: `major`)."""
+    from offload.formats.bundle import BundleRecord
     from offload.formats.offloadbinary import ImageKind, OffloadImage, write_binary
     from offload.build.native import convert_device_images, host_to_object
     from offload.formats.profiles import load_profile
@@ -36,7 +39,9 @@ def _bundle(work: Path, major: int, portable: bool) -> Path:
     subprocess.run([llvm_link, str(SHARED_REFERENCE / "handwritten_device.ll"), LIBDEVICE, "--only-needed",
                     "--internalize", "-o", str(device)], check=True)
     image = OffloadImage(int(ImageKind.BITCODE), load_profile(major).offload_kind_value("cuda"), 0,
-                         {"triple": "nvptx64-nvidia-cuda", "arch": "sm_80"}, device.read_bytes())
+                         {"triple": "nvptx64-nvidia-cuda", "arch": "sm_80",
+                          **BundleRecord(recorded or major, "22.1.0", "obj" if portable else "bc", ("cuda:sm_80",)).image_strings()},
+                         device.read_bytes())
     images = [image]
     if portable:
         images, _ = convert_device_images(images, "cubin")
@@ -52,6 +57,15 @@ def _bundle(work: Path, major: int, portable: bool) -> Path:
     host_o = work / f"host{major}.o"
     host_o.write_bytes(host_to_object(host_bc.read_bytes()))
     return host_o
+
+
+def test_ship_refuses_a_bundle_whose_entries_disagree_with_its_record(tmp_path):
+    """The record says what the bundle is; its entry sections are checked against it, not read instead."""
+    bundle = _bundle(tmp_path, 22, False, recorded=19)
+    result = run_cli("ship", str(bundle), "-o", str(tmp_path / "app.tar.gz"))
+    assert result.returncode == 1 and not (tmp_path / "app.tar.gz").exists()
+    assert result.stderr.strip() == ("mlir-offload: error: app.offload.bc: its record says clang 19 but its "
+                                     "offload entries have the layout of clang 22: the bundle was altered after compile")
 
 
 @pytest.fixture(scope="module")

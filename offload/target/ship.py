@@ -26,7 +26,7 @@ from importlib import resources
 
 from offload import __version__
 from offload.errors import OffloadError
-from offload.formats.bundle import is_version_number
+from offload.formats.bundle import BundleRecord, is_version_number, read_bundle_record
 from offload.formats.hosts import host_triple
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
 from offload.target import toolchain
@@ -64,6 +64,7 @@ class BundleFacts:
     entries: list[str]
     images: list[dict] = field(default_factory=list)  # offload_kind, triple, arch, image_kind, producer
     host_triple: str = "x86_64-linux-gnu"  # the bundle record's (offload.formats.hosts name)
+    record: BundleRecord | None = None  # read once by read_bundle_record; the fields above agree with it
 
     @property
     def offload_kinds(self) -> list[str]:
@@ -91,7 +92,7 @@ def _llvm_major(producer: str) -> int:
 def inspect_bundle(data: bytes, name: str) -> BundleFacts:
     """Read host format, bitcode producer, entry layout (= profile) and images of a bundle."""
     from offload.target.executable import entry_section_layouts, read_elf, read_entry_sections
-    from offload.formats.offloadbinary import ImageKind, image_kind_name, read_offload_images
+    from offload.formats.offloadbinary import ImageKind, image_kind_name
     from offload.formats.offloadbinary.bitcode_ident import bitcode_globals, bitcode_producer
     from offload.formats.offloadbinary.detect import is_bitcode
 
@@ -119,13 +120,8 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
     if len(majors) != 1:
         raise OffloadError(f"{name}: no offload entries (or entries of several clang layouts): not a bundle "
                            f"that clang can register")
-    profile = load_profile(majors.pop())
-    offload_images = read_offload_images(data, name)
-    # clang 21 and 22 share one entry layout: the bundle's record names the clang it was made for.
-    recorded = offload_images[0].strings.get("mlir-offload.profile", "") if offload_images else ""
-    if is_version_number(recorded) and int(recorded) in available_profiles() and \
-            load_profile(int(recorded)).entries == profile.entries:
-        profile = load_profile(int(recorded))
+    record, offload_images = read_bundle_record(data, name)
+    profile = _recorded_profile(record, majors.pop(), name)
     kind_names = {v: k for k, v in profile.offload_kind.items()}
     images = []
     for image in offload_images:
@@ -139,13 +135,21 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
                            ImageKind.OBJECT: "object"}.get(image.image_kind, image_kind_name(image.image_kind)),
             "producer": bitcode_producer(image.data) if image.image_kind == ImageKind.BITCODE else None,
         })
-    if not images:
-        raise OffloadError(f"{name}: no device images in .llvm.offloading")
-    from offload.formats.bundle import BundleRecord, RECORD_PREFIX
-
-    recorded_host = offload_images[0].strings.get(RECORD_PREFIX + "host-triple", BundleRecord.host_triple)
     return BundleFacts(host_format, producer, profile.clang_major, entries, images,
-                       host_triple(recorded_host).name)
+                       host_triple(record.host_triple).name, record)
+
+
+def _recorded_profile(record: BundleRecord, entry_major: int, name: str) -> Profile:
+    """The profile the bundle's record names, once its entry sections are checked to have that profile's
+    layout (clang 21 and 22 share one layout: only the record tells them apart)."""
+    if record.profile not in available_profiles():
+        raise OffloadError(f"{name}: its record says it was made for clang {record.profile}, which this "
+                           f"mlir-offload has no profile for (it knows {', '.join(map(str, available_profiles()))})")
+    profile = load_profile(record.profile)
+    if profile.entries != load_profile(entry_major).entries:
+        raise OffloadError(f"{name}: its record says clang {record.profile} but its offload entries have the "
+                           f"layout of clang {entry_major}: the bundle was altered after compile")
+    return profile
 
 
 # ---- the target's link line ----------------------------------------------------------------------
