@@ -71,14 +71,24 @@ def test_tma_device_code_is_hopper_ptx(tmp_path):
 
 def test_cluster_launch_through_launch_kernel_ex(tmp_path, fake_cuda):
     result = fake_cuda.run(build(tmp_path, "cluster_launch"))
-    assert result.stderr == ""
-    clustered, plain = result.launches()
+    assert result.stderr == "" and result.returncode == 0
+    clustered, plain, large, plain_large = result.launches()
+    # Cluster dimension (4) and the spread scheduling policy (5), as upstream's mgpuLaunchClusterKernel.
     assert clustered["api"] == "cudaLaunchKernelExC" and clustered["kernel"] == "tagged"
-    assert clustered["attrs"] == [4] and clustered["cluster"] == [2, 3, 1]
+    assert clustered["attrs"] == [4, 5] and clustered["cluster"] == [2, 3, 1]
     assert clustered["grid"] == [6, 3, 2] and clustered["block"] == [32, 1, 1] and clustered["shared_mem"] == 0
     assert [arg_i32(a) for a in clustered["args"]] == [5] and clustered["ret"] == 0
     assert plain["api"] == "cudaLaunchKernel" and plain["grid"] == [2, 1, 1] and [arg_i32(a) for a in plain["args"]] == [5]
     assert clustered["handle"] == plain["handle"] and clustered["stream"] == plain["stream"]
+    # 16-block clusters and 64 KiB of dynamic shared memory: the kernel's opt-ins come first (the fake
+    # refuses the launch without them, as the real runtime does).
+    assert large["api"] == "cudaLaunchKernelExC" and large["cluster"] == [4, 4, 1] and large["grid"] == [16, 16, 1]
+    assert large["shared_mem"] == 65536 and large["ret"] == 0
+    assert plain_large["api"] == "cudaLaunchKernel" and plain_large["shared_mem"] == 65536 and plain_large["ret"] == 0
+    settings = [(c["kernel"], c["attr"], c["value"]) for c in result.calls("cudaFuncSetAttribute")]
+    assert settings == [("tagged", 8, 65536), ("tagged", 14, 1), ("tagged", 8, 65536)]
+    apis = result.apis()
+    assert apis.index("cudaFuncSetAttribute") < [i for i, a in enumerate(apis) if a == "cudaLaunchKernelExC"][1]
 
 
 def test_cluster_launch_failure_is_checked(tmp_path, fake_cuda):

@@ -28,6 +28,8 @@ class Vendor:
     codegen_hook: str  # the offload/build/native.py function making that image from bitcode
     separate_kernel_handle: bool  # HIP: a kernel's handle is a constant global pointing to the host stub
     runtime_variants: tuple = ()  # (link --cudart mode, libraries -l...) as nvcc's --cudart; "shared" is -l<link_library>
+    # Dynamic shared memory above this many bytes needs the kernel's opt-in attribute first (None: no opt-in).
+    dynamic_shared_opt_in_above: int | None = None
 
 
 CUDA = Vendor(
@@ -36,7 +38,8 @@ CUDA = Vendor(
     quiet_flags=("-Wno-unknown-cuda-version",), device_section=".nv_fatbin",
     register_function="__cudaRegisterFatBinary", native_image="CUBIN", codegen_hook="bitcode_to_cubin",
     separate_kernel_handle=False,
-    runtime_variants=(("shared", ("cudart",)), ("static", ("cudart_static", "dl", "pthread", "rt")), ("none", ())))
+    runtime_variants=(("shared", ("cudart",)), ("static", ("cudart_static", "dl", "pthread", "rt")), ("none", ())),
+    dynamic_shared_opt_in_above=48 * 1024)
 
 HIP = Vendor(
     offload_kind="hip", triple="amdgcn-amd-amdhsa", lowering="convert-gpu-to-rocdl", api_prefix="hip",

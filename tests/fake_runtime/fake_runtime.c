@@ -272,7 +272,14 @@ static int log_handle(const char *key, const void *h, int is_event) {
  * Kernels: host handle -> device name, and each kernel's argument sizes. */
 #define MAX_KERNELS 4096
 #define MAX_ARGS 256
-static struct kernel { const void *handle; char *name; } kernels[MAX_KERNELS];
+/* max_dynamic_shared / non_portable_cluster: what cudaFuncSetAttribute set (the real runtime refuses a
+ * launch over 48 KiB of dynamic shared memory, or a cluster over 8 blocks, without them). */
+static struct kernel {
+    const void *handle;
+    char *name;
+    long long max_dynamic_shared;
+    int non_portable_cluster;
+} kernels[MAX_KERNELS];
 static int num_kernels;
 
 /* Images found in registered fatbins (CUDA: uncompressed ELF cubins). */
@@ -280,10 +287,15 @@ static int num_kernels;
 static struct { const unsigned char *data; size_t size; } cubins[MAX_IMAGES];
 static int num_cubins;
 
-static const char *kernel_name(const void *handle) {
+static struct kernel *kernel_record(const void *handle) {
     for (int i = 0; i < num_kernels; ++i)
-        if (kernels[i].handle == handle) return kernels[i].name;
+        if (kernels[i].handle == handle) return &kernels[i];
     return NULL;
+}
+
+static const char *kernel_name(const void *handle) {
+    const struct kernel *k = kernel_record(handle);
+    return k ? k->name : NULL;
 }
 
 /* FAKE_RT_ARG_SIZES="kernel:4,8,8;kernel2:8" -> sizes of `name`'s arguments; -1 when not listed. */
@@ -492,6 +504,8 @@ EXPORT void REG(RegisterFunction)(void **handle, const char *host_fun, char *dev
     if (num_kernels < MAX_KERNELS) {
         kernels[num_kernels].handle = host_fun;
         kernels[num_kernels].name = strdup(device_name ? device_name : "");
+        kernels[num_kernels].max_dynamic_shared = 48 * 1024;
+        kernels[num_kernels].non_portable_cluster = 0;
         num_kernels++;
     }
     log_end();
@@ -614,10 +628,28 @@ EXPORT rt_error cudaLaunchKernelExC(const fake_launch_config *config, const void
         if (a->id != FAKE_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
         put(",\"cluster\":[%u,%u,%u]", a->val.cluster.x, a->val.cluster.y, a->val.cluster.z);
         dim3 c = a->val.cluster, g = config->grid;
-        /* The real runtime refuses a grid that is not a whole number of clusters. */
+        /* The real runtime refuses a grid that is not a whole number of clusters, and a cluster of more than
+         * 8 blocks unless the kernel allows non-portable sizes (16 at most on sm_90). */
         if (!c.x || !c.y || !c.z || g.x % c.x || g.y % c.y || g.z % c.z) return finish(ERR(InvalidValue));
+        const struct kernel *k = kernel_record(func);
+        unsigned long long blocks = (unsigned long long)c.x * c.y * c.z;
+        if (blocks > 16 || (blocks > 8 && !(k && k->non_portable_cluster))) return finish(ERR(InvalidValue));
     }
     return launch_common(func, config->grid, config->block, args, config->shmem, config->stream);
+}
+
+/* cudaFuncAttributeMaxDynamicSharedMemorySize (8) and cudaFuncAttributeNonPortableClusterSizeAllowed (14). */
+EXPORT rt_error cudaFuncSetAttribute(const void *func, int attr, int value) {
+    BEGIN(ERR(InvalidValue));
+    struct kernel *k = kernel_record(func);
+    log_str("kernel", k ? k->name : NULL);
+    log_int("attr", attr);
+    log_int("value", value);
+    if (!k) return finish(ERR(InvalidDeviceFunction));
+    if (attr == 8 && value >= 0 && value <= 227 * 1024) k->max_dynamic_shared = value;
+    else if (attr == 14) k->non_portable_cluster = value != 0;
+    else return finish(ERR(InvalidValue));
+    return finish(SUCCESS);
 }
 
 /* cuTensorMapEncodeTiled as cudaGetDriverEntryPointByVersion hands it out: logs its arguments (the
@@ -700,6 +732,9 @@ static rt_error launch_common(const void *func, dim3 grid, dim3 block, void **ar
         }
         put("]");
     }
+#ifndef FAKE_HIP
+    if ((long long)shmem > kernel_record(func)->max_dynamic_shared) return finish(ERR(InvalidValue));
+#endif
     if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0 ||
         (unsigned long long)block.x * block.y * block.z > 1024)
         return finish(ERR(InvalidValue));

@@ -34,6 +34,7 @@ def define_stub(emitter: RuntimeEmitter, kernel: str, arg_types) -> object:
     pointers = _argument_pointers(e, b, fn.args[len(config_types):])
     grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, stream = fn.args[:len(config_types)]
     _refuse_wide_dimensions(e, b, fn, kernel, fn.args[:6])
+    _opt_in_dynamic_shared(e, b, fn, handle, shared_bytes)
     grid = dim3_arguments(b, e, grid_x, grid_y, grid_z)
     block = dim3_arguments(b, e, block_x, block_y, block_z)
     e.checked_call(b, "LaunchKernel", [handle, *grid, *block, pointers, b.zext(shared_bytes, e.i64), stream])
@@ -41,14 +42,39 @@ def define_stub(emitter: RuntimeEmitter, kernel: str, arg_types) -> object:
     return handle
 
 
-# cudaLaunchAttributeClusterDimension (CUDA 13 driver_types.h).
+# CUDA 13 driver_types.h: cudaLaunchAttributeClusterDimension, cudaLaunchAttributeClusterSchedulingPolicyPreference
+# with cudaClusterSchedulingPolicySpread (what upstream's mgpuLaunchClusterKernel asks for), and the
+# cudaFuncAttribute values the stubs set.
 LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY = 5
+CLUSTER_SCHEDULING_POLICY_SPREAD = 1
+FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_MEMORY_SIZE = 8
+FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
+PORTABLE_CLUSTER_BLOCKS = 8  # larger clusters (up to 16 on sm_90) need the non-portable opt-in
+
+
+def _opt_in_dynamic_shared(e: RuntimeEmitter, b, fn, handle, shared_bytes) -> None:
+    """Dynamic shared memory over the vendor's default limit (CUDA: 48 KiB) is refused at launch unless the
+    kernel's maximum was raised first (upstream's mgpuLaunchKernel sets it too): set it to this launch's size."""
+    limit = e.runtime.dynamic_shared_opt_in_above
+    if limit is None:
+        return
+    ir = e.ir
+    raise_block = fn.append_basic_block("raise_shared_limit")
+    launch_block = fn.append_basic_block("shared_limit_ok")
+    b.cbranch(b.icmp_unsigned(">", shared_bytes, ir.Constant(e.i32, limit)), raise_block, launch_block)
+    b.position_at_end(raise_block)
+    e.checked_call(b, "FuncSetAttribute", [handle, ir.Constant(e.i32, FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_MEMORY_SIZE),
+                                           shared_bytes])
+    b.branch(launch_block)
+    b.position_at_end(launch_block)
 
 
 def define_cluster_stub(emitter: RuntimeEmitter, kernel: str, arg_types, handle, location) -> None:
     """The stub of a `clusters in (...)` launch of `kernel`: the cluster x/y/z (i64) before the usual launch
-    configuration, launched by cudaLaunchKernelExC with a cudaLaunchConfig_t holding one cluster-dimension
-    attribute (as clang's cudaLaunchKernelEx). The config is passed by pointer: no dim3 coercion."""
+    configuration, launched by cudaLaunchKernelExC with a cudaLaunchConfig_t holding the cluster-dimension and
+    the spread scheduling-policy attributes (as upstream's mgpuLaunchClusterKernel); a cluster of more than 8
+    blocks first allows non-portable sizes. The config is passed by pointer: no dim3 coercion."""
     e = emitter
     ir = e.ir
     if e.runtime.kind != "cuda":
@@ -63,25 +89,37 @@ def define_cluster_stub(emitter: RuntimeEmitter, kernel: str, arg_types, handle,
     dims = fn.args[:9]
     shared_bytes, stream = fn.args[9], fn.args[10]
     _refuse_wide_dimensions(e, b, fn, kernel, dims)
+    _opt_in_dynamic_shared(e, b, fn, handle, shared_bytes)
+    cluster_blocks = b.mul(b.mul(dims[0], dims[1]), dims[2])
+    non_portable = fn.append_basic_block("non_portable_cluster")
+    configure = fn.append_basic_block("configure")
+    b.cbranch(b.icmp_unsigned(">", cluster_blocks, ir.Constant(e.i64, PORTABLE_CLUSTER_BLOCKS)), non_portable, configure)
+    b.position_at_end(non_portable)
+    e.checked_call(b, "FuncSetAttribute", [handle, ir.Constant(e.i32, FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED),
+                                           ir.Constant(e.i32, 1)])
+    b.branch(configure)
+    b.position_at_end(configure)
     dim3 = ir.ArrayType(e.i32, 3)
     # cudaLaunchAttribute: {i32 id, 4 bytes padding, 64-byte value union}; cudaLaunchConfig_t:
     # {dim3 grid, dim3 block, size_t shared bytes, stream, attribute*, unsigned count}.
     attribute_type = ir.LiteralStructType([e.i32, ir.ArrayType(e.i8, 4), ir.ArrayType(e.i32, 16)])
     config_type = ir.LiteralStructType([dim3, dim3, e.i64, e.ptr, e.ptr, e.i32])
-    attribute = b.alloca(attribute_type, name="cluster_attribute")
-    attribute.align = 8
-    b.store(ir.Constant(attribute_type, None), attribute)
-    b.store(ir.Constant(e.i32, LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION), _field(b, e, attribute, 0))
+    attributes = b.alloca(ir.ArrayType(attribute_type, 2), name="launch_attributes")
+    attributes.align = 8
+    b.store(ir.Constant(attributes.allocated_type, None), attributes)
+    b.store(ir.Constant(e.i32, LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION), _field(b, e, attributes, 0, 0))
+    for position, dim in enumerate(dims[:3]):
+        b.store(b.trunc(dim, e.i32), _field(b, e, attributes, 0, 2, position))
+    b.store(ir.Constant(e.i32, LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY), _field(b, e, attributes, 1, 0))
+    b.store(ir.Constant(e.i32, CLUSTER_SCHEDULING_POLICY_SPREAD), _field(b, e, attributes, 1, 2, 0))
     config = b.alloca(config_type, name="launch_config")
     config.align = 8
-    for position, dim in enumerate(dims[:3]):
-        b.store(b.trunc(dim, e.i32), _field(b, e, attribute, 2, position))
     for position, dim in enumerate(dims[3:9]):
         b.store(b.trunc(dim, e.i32), _field(b, e, config, position // 3, position % 3))
     b.store(b.zext(shared_bytes, e.i64), _field(b, e, config, 2))
     b.store(stream, _field(b, e, config, 3))
-    b.store(attribute, _field(b, e, config, 4))
-    b.store(ir.Constant(e.i32, 1), _field(b, e, config, 5))
+    b.store(attributes, _field(b, e, config, 4))
+    b.store(ir.Constant(e.i32, 2), _field(b, e, config, 5))
     e.checked_call(b, "LaunchKernelExC", [config, handle, pointers])
     b.ret_void()
 

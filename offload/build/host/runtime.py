@@ -37,18 +37,22 @@ class Runtime:
     host_register_default: int = 0  # cudaHostRegisterDefault / hipHostRegisterDefault
     # CUDA's kernel handle is the host stub; HIP's is a constant global pointing to the stub.
     separate_kernel_handle: bool = False
+    dynamic_shared_opt_in_above: int | None = None  # see Vendor.dynamic_shared_opt_in_above
 
 
 def _api(prefix: str) -> dict:
     names = ("Malloc", "MallocManaged", "Free", "MemcpyAsync", "MemsetAsync", "StreamCreate",
              "StreamDestroy", "StreamSynchronize", "StreamWaitEvent", "EventCreate", "EventDestroy",
              "EventRecord", "EventSynchronize", "HostRegister", "HostUnregister", "HostGetDevicePointer", "SetDevice",
-             "LaunchKernel", "LaunchKernelExC", "GetDriverEntryPointByVersion", "GetErrorString")
+             "LaunchKernel", "LaunchKernelExC", "FuncSetAttribute", "GetDriverEntryPointByVersion",
+             "GetErrorString")
     return {name: prefix + name for name in names}
 
 
 RUNTIMES = {kind: Runtime(kind=kind, library=vendor.link_library, api=_api(vendor.api_prefix),
-                          separate_kernel_handle=vendor.separate_kernel_handle) for kind, vendor in VENDORS.items()}
+                          separate_kernel_handle=vendor.separate_kernel_handle,
+                          dynamic_shared_opt_in_above=vendor.dynamic_shared_opt_in_above)
+            for kind, vendor in VENDORS.items()}
 
 
 def runtime_for(offload_kind: str) -> Runtime:
@@ -117,6 +121,7 @@ class RuntimeEmitter:
             "SetDevice": [self.i32],
             "LaunchKernel": [self.ptr, *self.dim3_types(), *self.dim3_types(), self.ptr, self.i64, self.ptr],
             "LaunchKernelExC": [self.ptr, self.ptr, self.ptr],
+            "FuncSetAttribute": [self.ptr, self.i32, self.i32],
             "GetDriverEntryPointByVersion": [self.ptr, self.ptr, self.i32, self.i64, self.ptr],
         }
         if generic == "GetErrorString":

@@ -1,4 +1,6 @@
-// One kernel launched with thread-block clusters (2x3x1 clusters over a 6x3x2 grid) and once without.
+// One kernel launched with thread-block clusters (2x3x1 clusters over a 6x3x2 grid), once without, and once
+// with a non-portable 4x4x1 cluster (16 blocks) and 64 KiB of dynamic shared memory (both need opt-ins),
+// then without clusters with 64 KiB of dynamic shared memory.
 module attributes {gpu.container_module} {
   func.func @main() {
     %c1 = arith.constant 1 : index
@@ -6,9 +8,14 @@ module attributes {gpu.container_module} {
     %c3 = arith.constant 3 : index
     %c6 = arith.constant 6 : index
     %c32 = arith.constant 32 : index
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
     %scale = arith.constant 5 : i32
+    %shared = arith.constant 65536 : i32
     gpu.launch_func @cl::@tagged clusters in (%c2, %c3, %c1) blocks in (%c6, %c3, %c2) threads in (%c32, %c1, %c1) args(%scale : i32)
     gpu.launch_func @cl::@tagged blocks in (%c2, %c1, %c1) threads in (%c32, %c1, %c1) args(%scale : i32)
+    gpu.launch_func @cl::@tagged clusters in (%c4, %c4, %c1) blocks in (%c16, %c16, %c1) threads in (%c32, %c1, %c1) dynamic_shared_memory_size %shared args(%scale : i32)
+    gpu.launch_func @cl::@tagged blocks in (%c4, %c1, %c1) threads in (%c32, %c1, %c1) dynamic_shared_memory_size %shared args(%scale : i32)
     return
   }
   gpu.module @cl {
