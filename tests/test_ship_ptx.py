@@ -194,8 +194,11 @@ def recording_fatbinary(tmp_path) -> tuple[Path, Path]:
     return script, record
 
 
-def _wrapper(args: list[str], ptx: str, real: Path, via_link: bool = False) -> subprocess.CompletedProcess:
+def _wrapper(args: list[str], ptx: str, real: Path, via_link: bool = False,
+             ptx_only: str | None = None) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin", "MLIR_OFFLOAD_PTX": ptx, "MLIR_OFFLOAD_FATBINARY": str(real)}
+    if ptx_only is not None:
+        env["MLIR_OFFLOAD_PTX_ONLY"] = ptx_only
     # offload/data/scripts/bin/fatbinary is the same script, for linker wrappers that look in <cuda-path>/bin.
     program = WRAPPER.parent / "bin" / "fatbinary" if via_link else WRAPPER
     return subprocess.run([str(program), *args], env=env, capture_output=True, text=True)
@@ -228,3 +231,58 @@ def test_wrapper_refuses_bad_ptx_entries(recording_fatbinary, tmp_path):
                             capture_output=True, text=True)
     assert itself.returncode == 127 and itself.stderr.count("error") == 1 and "is not a real fatbinary" in itself.stderr
     assert os.path.samefile(WRAPPER, WRAPPER.parent / "bin" / "fatbinary")
+
+
+@pytest.mark.parametrize("image", ["--image=profile=sm_80,file=k80.img", "--image3=kind=elf,sm=80,file=k80.img"])
+def test_wrapper_drops_the_cubin_of_ptx_only_archs(recording_fatbinary, tmp_path, image):
+    real, record = recording_fatbinary
+    a = tmp_path / "a.sm_80.ptx"
+    a.write_text(".target sm_80\n")
+    result = _wrapper(["--create", "out.fatbin", image, "--image3=kind=elf,sm=90,file=k90.img"], f"sm_80={a}", real,
+                      ptx_only="sm_80")
+    assert result.returncode == 0, result.stderr
+    assert record.read_text().splitlines() == [
+        "--create", "out.fatbin", "--image3=kind=elf,sm=90,file=k90.img", f"--image3=kind=ptx,sm=80,file={a}",
+        "--compress=false"]
+
+
+def test_wrapper_refuses_ptx_only_without_its_ptx(recording_fatbinary, tmp_path):
+    real, record = recording_fatbinary
+    for ptx_only, message in (("sm_90", "MLIR_OFFLOAD_PTX has no PTX for it"), ("compute_80", "is not sm_XX")):
+        result = _wrapper(["--create", "o", "--image3=kind=elf,sm=90,file=k.img"], "", real, ptx_only=ptx_only)
+        assert result.returncode == 1 and message in result.stderr, result.stderr
+        assert not record.exists()
+
+
+def test_compute_arch_links_ptx_only(tmp_path, fake_cuda):  # noqa: F811
+    """--offload-arch compute_80 is nvcc's virtual arch: the bundle records it, link adds the PTX compile wrote
+    beside it and the fatbinary wrapper drops the sm_80 cubin, so the driver JIT-compiles the PTX."""
+    require_tool("ptxas")
+    require_tool("clang-22", 22)
+    bundle, app = tmp_path / "saxpy.offload.bc", tmp_path / "saxpy"
+    done = run_cli("compile", str(SAXPY), "--offload-arch", "compute_80", "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    linked = run_cli("link", str(bundle), "-o", str(app))
+    assert linked.returncode == 0, linked.stderr
+    assert _fatbin_images(app) == [("ptx", "compute_80")]
+    verified = run_cli("verify", str(app))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "PTX for compute_80" in verified.stdout and "1 symbol/image check(s) passed" in verified.stdout
+    listing = run_cli("inspect", str(app))
+    assert listing.returncode == 0, listing.stderr
+    assert "compute_80" in listing.stdout and "sm_80" not in listing.stdout
+    run = fake_cuda.run(app)
+    assert run.kernels_registered() == ["saxpy"] and len(run.launches()) == 1
+    (fatbin,) = run.fatbins()
+    assert [(i["kind"], i["sm"]) for i in fatbin["images"]] == [("ptx", 80)]
+
+
+def test_compute_arch_beside_a_real_arch_keeps_that_cubin(tmp_path):
+    require_tool("ptxas")
+    require_tool("clang-22", 22)
+    bundle, app = tmp_path / "saxpy.offload.bc", tmp_path / "saxpy"
+    assert run_cli("compile", str(SAXPY), "--offload-arch", "compute_80,sm_90", "-o", str(bundle)).returncode == 0
+    dry = run_cli("link", str(bundle), "-o", str(app), "--dry-run")
+    assert "MLIR_OFFLOAD_PTX_ONLY=sm_80 " in dry.stdout, dry.stdout + dry.stderr
+    assert run_cli("link", str(bundle), "-o", str(app)).returncode == 0
+    assert _fatbin_images(app) == [("elf", "sm_90"), ("ptx", "compute_80"), ("ptx", "compute_90")]

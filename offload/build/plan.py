@@ -80,19 +80,22 @@ def compile_plan(input_path: str, output: str | None, textual: bool, target_clan
     build = build_settings(input_path, output or "-", target_clang, textual, flags, config)
     target_clang = load_profile(build.target_clang).clang_major  # unknown: fails before any work
     targets, device = device_plan(flags, config)
-    from offload.formats.targets import wants_ptx
+    from offload.formats.targets import ptx_only_archs
 
     arch = flags.get("offload_arch")
-    if build.device_image is None and wants_ptx(",".join(arch) if isinstance(arch, (list, tuple)) else arch):
+    ptx_only = ptx_only_archs(",".join(arch) if isinstance(arch, (list, tuple)) else arch)
+    if build.device_image is None and ptx_only:
         from dataclasses import replace
 
         build = replace(build, device_image="ptx")  # compute_XX: PTX beside the bundle for link --ptx-beside
+    if build.device_image != "ptx":
+        ptx_only = ()  # no PTX is written: the cubin or bitcode image is all the executable can get
     debug = "g" if flags.get("debug") else "lineinfo" if flags.get("line_info") else None
     if debug:
         from dataclasses import replace
 
         device = replace(device, debug_info=debug)
-    bundle = plan_bundle(targets, target_clang, build.device_image, build.host_format, build.host_triple)
+    bundle = plan_bundle(targets, target_clang, build.device_image, build.host_format, build.host_triple, ptx_only)
     if output is None:  # the same file read once: the settings again, for the dependency file's name
         output = default_output(input_path, textual, bundle)
         from dataclasses import replace

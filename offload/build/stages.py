@@ -30,6 +30,7 @@ class BundlePlan:
     host_format: str  # "bc" | "obj"
     device_image: str  # "bitcode" | "cubin" (portable.convert_device_images names)
     host: object  # offload.formats.hosts.HostTriple: the CPU the executable runs on
+    ptx_only: tuple[str, ...] = ()  # CUDA archs given as compute_XX (offload.formats.bundle.BundleRecord)
 
 
 def producer_llvm_version() -> str:
@@ -39,7 +40,8 @@ def producer_llvm_version() -> str:
 
 
 def plan_bundle(targets, target_clang: int | str | None, device_image: str | None = None,
-                host_format: str | None = None, host_triple: str | None = None) -> BundlePlan:
+                host_format: str | None = None, host_triple: str | None = None,
+                ptx_only: tuple[str, ...] = ()) -> BundlePlan:
     """The profile, and whether the target clang can read our LLVM's bitcode (profile data decides the
     default formats; device_image/host_format are the user's --device-image/--host-format/--portable)."""
     from offload.build.options import choose_formats
@@ -54,7 +56,7 @@ def plan_bundle(targets, target_clang: int | str | None, device_image: str | Non
                            "runtime, compile one bundle per kind")
     producer = producer_llvm_version()
     device, host_format = choose_formats(profile, producer, device_image, host_format)
-    return BundlePlan(profile, kinds[0], producer, host_format, device, host)
+    return BundlePlan(profile, kinds[0], producer, host_format, device, host, ptx_only)
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,8 @@ def make_record(plan: BundlePlan, images):
     from offload.formats.bundle import BundleRecord
 
     return BundleRecord(plan.profile.clang_major, plan.producer_llvm, plan.host_format,
-                        tuple(f"{i.target.offload_kind}:{i.target.arch}" for i in images), plan.host.name)
+                        tuple(f"{i.target.offload_kind}:{i.target.arch}" for i in images), plan.host.name,
+                        plan.ptx_only)
 
 
 def package(images, plan: BundlePlan, record) -> list:

@@ -26,6 +26,8 @@ class BundleRecord:
     targets: tuple[str, ...]  # "cuda:sm_80", ...
     # offload.formats.hosts name; bundles from before the key existed were all x86-64.
     host_triple: str = "x86_64-linux-gnu"
+    # CUDA archs spelled compute_XX: the executable gets their PTX only (link drops their cubin).
+    ptx_only: tuple[str, ...] = ()
 
     @property
     def producer_llvm_major(self) -> int:
@@ -38,6 +40,7 @@ class BundleRecord:
             RECORD_PREFIX + "producer": f"LLVM {self.producer_llvm}",
             RECORD_PREFIX + "host": self.host_format,
             RECORD_PREFIX + "host-triple": self.host_triple,
+            **({RECORD_PREFIX + "ptx-only": ",".join(self.ptx_only)} if self.ptx_only else {}),
         }
 
 
@@ -60,7 +63,8 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
                            f"{first.get(RECORD_PREFIX + 'producer')!r}, which are not version numbers")
     targets = tuple(f"{_kind_name(image)}:{image.strings.get('arch', '?')}" for image in images)
     record = BundleRecord(int(first[key]), producer, first.get(RECORD_PREFIX + "host", "bc"), targets,
-                          first.get(RECORD_PREFIX + "host-triple", BundleRecord.host_triple))
+                          first.get(RECORD_PREFIX + "host-triple", BundleRecord.host_triple),
+                          tuple(filter(None, first.get(RECORD_PREFIX + "ptx-only", "").split(","))))
     return record, images
 
 

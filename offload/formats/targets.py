@@ -83,9 +83,10 @@ def cuda_arch_spelling(arch: str) -> str:
     return arch
 
 
-def wants_ptx(spec: str | None) -> bool:
-    """Whether an --offload-arch list names a compute_XX (PTX) architecture."""
-    return any(part.strip().startswith(PTX_ARCH_PREFIX) for part in (spec or "").split(","))
+def ptx_only_archs(spec: str | None) -> tuple[str, ...]:
+    """The sm_XX names of the compute_XX (PTX only) architectures of an --offload-arch list."""
+    return tuple(sorted({cuda_arch_spelling(part.strip()) for part in (spec or "").split(",")
+                         if part.strip().startswith(PTX_ARCH_PREFIX)}))
 
 
 def target_for(arch: str) -> Target:

@@ -171,7 +171,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
     path_prepend: list[str] = []
     env: dict[str, str] = {}
     ptx_images = []
-    if ptx_beside and not ptx:
+    if (ptx_beside or any(b.record.ptx_only for b in bundles)) and not ptx:  # compute_XX: its PTX is its code
         ptx = _one_ptx_source(bundles)
     if ptx:
         from offload.target.ptx import check_ptx_files
@@ -198,7 +198,8 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
                 path_prepend.append(os.path.join(root, "bin"))
                 toolkit_on_path = True
             if ptx_images:
-                env, extra = _ptx_through_fatbinary_wrapper(load_profile(clang.major), cuda, ptx_images, path_prepend)
+                env, extra = _ptx_through_fatbinary_wrapper(load_profile(clang.major), cuda, ptx_images, path_prepend,
+                                                            _ptx_only_archs(bundles, inputs, ptx_images))
                 command += extra
         else:
             rocm = find_rocm(rocm_path)
@@ -232,12 +233,32 @@ def _one_ptx_source(bundles: list[LinkBundle]) -> list[str]:
     return chosen
 
 
-def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list[str]) -> tuple[dict, list[str]]:
+def _ptx_only_archs(bundles: list[LinkBundle], inputs: list[str], ptx_images) -> list[str]:
+    """The archs whose linked cubin the fatbinary wrapper drops, leaving their PTX alone (nvcc's compute_XX):
+    those every bundle for the arch records as PTX only, whose PTX is added, when no other input carries
+    device code (the PTX holds the bundles' kernels only; the cubin stays otherwise)."""
+    from offload.target.ptx import inputs_with_device_code
+
+    added = {image.arch for image in ptx_images}
+    archs = []
+    for arch in sorted({a for b in bundles for a in b.record.ptx_only} & added):
+        holders = [b for b in bundles if f"cuda:{arch}" in b.record.targets]
+        if all(arch in b.record.ptx_only for b in holders):
+            archs.append(arch)
+    paths = {b.path for b in bundles}
+    if archs and inputs_with_device_code([i for i in inputs if i not in paths]):
+        return []
+    return archs
+
+
+def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list[str],
+                                   ptx_only: list[str] = ()) -> tuple[dict, list[str]]:
     """Environment and clang flags that make the linker wrapper's fatbinary step run
-    offload/data/scripts/fatbinary, which adds the PTX images (kind=ptx) beside the linked cubins."""
+    offload/data/scripts/fatbinary, which adds the PTX images (kind=ptx) beside the linked cubins and drops
+    the cubins of the `ptx_only` archs."""
     from importlib import resources
 
-    from offload.target.ptx import PTX_ENVIRONMENT, REAL_FATBINARY_ENVIRONMENT, ptx_environment
+    from offload.target.ptx import PTX_ENVIRONMENT, PTX_ONLY_ENVIRONMENT, REAL_FATBINARY_ENVIRONMENT, ptx_environment
 
     if cuda.fatbinary is None:
         raise OffloadError(f"CUDA at {cuda.root} has no bin/fatbinary: PTX images cannot be added")
@@ -248,7 +269,10 @@ def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list
         extra.append(f"-Wl,--cuda-path={scripts}")
     elif scripts not in path_prepend:
         path_prepend.insert(0, scripts)
-    return {PTX_ENVIRONMENT: ptx_environment(ptx_images), REAL_FATBINARY_ENVIRONMENT: cuda.fatbinary}, extra
+    env = {PTX_ENVIRONMENT: ptx_environment(ptx_images), REAL_FATBINARY_ENVIRONMENT: cuda.fatbinary}
+    if ptx_only:
+        env[PTX_ONLY_ENVIRONMENT] = " ".join(ptx_only)
+    return env, extra
 
 
 def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,

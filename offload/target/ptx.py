@@ -48,6 +48,7 @@ class PtxImage:
 
 
 PTX_ENVIRONMENT = "MLIR_OFFLOAD_PTX"  # "sm_80=FILE" lines, read by offload/data/scripts/fatbinary
+PTX_ONLY_ENVIRONMENT = "MLIR_OFFLOAD_PTX_ONLY"  # "sm_80 sm_90": archs whose cubin the wrapper drops
 REAL_FATBINARY_ENVIRONMENT = "MLIR_OFFLOAD_FATBINARY"
 
 
