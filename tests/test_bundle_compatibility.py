@@ -38,9 +38,9 @@ def link_accepts(profile: int, form: str, clang: int) -> bool:
 
 
 def doctor_accepts(profile: int, form: str, clang: int, machine: dict) -> bool:
-    needs = BundleNeeds(name="app", entry_profile=profile, producer_llvm=22, offload_kinds=["cuda"],
-                        archs=["sm_80"], device_image="bitcode" if form == "bitcode" else "cubin",
-                        host_format="bc" if form == "bitcode" else "obj")
+    record = BundleRecord(profile, PRODUCER, "bc" if form == "bitcode" else "obj", ("cuda:sm_80",))
+    needs = BundleNeeds(name="app", record=record, producer_llvm=22,
+                        device_image="bitcode" if form == "bitcode" else "cubin")
     cuda = CudaToolkit("/opt/cuda", "12.8.0", "ptxas", "fatbinary", "nvlink", "libcudart.so")
     findings = bundle_findings(needs, fake_clang(clang, machine), cuda, Rocm(None, None, None), wrapper_shipped=True)
     return not [f for f in findings if f.blocking]

@@ -120,6 +120,20 @@ def test_archive_is_deterministic_and_complete(shipped, tmp_path):
     assert again.read_bytes() == shipped["app"].read_bytes()
 
 
+def test_doctor_reads_back_the_bundle_record_from_the_manifest(shipped, tmp_path):
+    """The manifest is rendered from the bundle's record; doctor's BundleNeeds holds that same record."""
+    from offload.formats.bundle import read_bundle_record
+    from offload.target.ship import read_bundle_needs
+
+    for name in ("app", "port19"):
+        top = _unpack(shipped[name], tmp_path / name)
+        bundle = next(top.glob(f"{name}.offload.*"))
+        record, _ = read_bundle_record(bundle.read_bytes(), bundle.name)
+        needs, _ = read_bundle_needs(str(shipped[name]))
+        assert needs.record == record and record.producer_llvm == "22.1.0"
+        assert (needs.entry_profile, needs.host_format) == ((22, "bc") if name == "app" else (19, "obj"))
+
+
 def test_manifest_records_producer_profile_targets_and_hashes(shipped, tmp_path):
     top = _unpack(shipped["app"], tmp_path)
     manifest = json.loads((top / "manifest.json").read_text())

@@ -43,6 +43,21 @@ class BundleRecord:
             **({RECORD_PREFIX + "ptx-only": ",".join(self.ptx_only)} if self.ptx_only else {}),
         }
 
+    def manifest_fields(self) -> dict:
+        """The record as a shipped manifest.json carries it (read back by from_manifest; its targets are
+        the manifest's "targets" objects, which say more per image)."""
+        return {"entry_profile": self.profile, "producer_llvm_version": self.producer_llvm,
+                "host_format": self.host_format, "host_triple": self.host_triple}
+
+    @classmethod
+    def from_manifest(cls, manifest: dict) -> BundleRecord:
+        """The record of a manifest already checked to have the fields' types (manifests from before
+        "producer_llvm_version" carry the bitcode's LLVM major only; before "host_triple", x86-64)."""
+        producer = manifest.get("producer_llvm_version") or str(manifest.get("producer_llvm") or 0)
+        targets = tuple(f"{t['offload_kind']}:{t['arch']}" for t in manifest["targets"])
+        return cls(manifest["entry_profile"], producer, manifest["host_format"], targets,
+                   manifest.get("host_triple", cls.host_triple))
+
 
 def read_bundle_record(data: bytes, name: str, read_images=None):
     """(BundleRecord, images) of a bundle file; an error naming what is missing otherwise. `read_images`:

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
+from offload.formats.bundle import BundleRecord
 from offload.formats.hosts import host_refusal
 from offload.target.toolchain import Clang, CudaToolkit, Rocm, clang_target_host
 from offload.formats.profiles import (NO_PROFILE, OTHER_ENTRIES, UNREADABLE_BITCODE, available_profiles, link_refusals,
@@ -21,16 +22,32 @@ class Finding:
 
 @dataclass
 class BundleNeeds:
-    """What linking a bundle takes (from its manifest)."""
+    """What linking a bundle takes: its record (read back from its shipped manifest) and what the
+    manifest measured of its images."""
     name: str
-    entry_profile: int
-    producer_llvm: int
-    offload_kinds: list[str]
-    archs: list[str]
+    record: BundleRecord
+    producer_llvm: int  # newest LLVM major among the bitcode parts (0: none)
     device_image: str  # bitcode | cubin | ptx
-    host_format: str  # bc | obj
-    extra: dict = field(default_factory=dict)
-    host_triple: str = "x86_64-linux-gnu"  # the CPU its host code is for (offload.formats.hosts name)
+
+    @property
+    def entry_profile(self) -> int:
+        return self.record.profile
+
+    @property
+    def host_format(self) -> str:  # bc | obj
+        return self.record.host_format
+
+    @property
+    def host_triple(self) -> str:  # the CPU its host code is for (offload.formats.hosts name)
+        return self.record.host_triple
+
+    @property
+    def offload_kinds(self) -> list[str]:
+        return sorted({target.split(":", 1)[0] for target in self.record.targets})
+
+    @property
+    def archs(self) -> list[str]:
+        return [target.split(":", 1)[1] for target in self.record.targets]
 
     @property
     def has_bitcode(self) -> bool:

@@ -21,7 +21,7 @@ import json
 import os
 import shlex
 import tarfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 
 from offload import __version__
@@ -121,6 +121,10 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
         raise OffloadError(f"{name}: no offload entries (or entries of several clang layouts): not a bundle "
                            f"that clang can register")
     record, offload_images = read_bundle_record(data, name)
+    if record.host_format != host_format:
+        raise OffloadError(f"{name}: its record says host format '{record.host_format}' but the file is "
+                           f"{'LLVM bitcode' if host_format == 'bc' else 'an ELF object'}: the bundle was altered after compile")
+    record = replace(record, host_triple=host_triple(record.host_triple).name)
     profile = _recorded_profile(record, majors.pop(), name)
     kind_names = {v: k for k, v in profile.offload_kind.items()}
     images = []
@@ -135,8 +139,7 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
                            ImageKind.OBJECT: "object"}.get(image.image_kind, image_kind_name(image.image_kind)),
             "producer": bitcode_producer(image.data) if image.image_kind == ImageKind.BITCODE else None,
         })
-    return BundleFacts(host_format, producer, profile.clang_major, entries, images,
-                       host_triple(record.host_triple).name, record)
+    return BundleFacts(host_format, producer, profile.clang_major, entries, images, record.host_triple, record)
 
 
 def _recorded_profile(record: BundleRecord, entry_major: int, name: str) -> Profile:
@@ -273,12 +276,10 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
         "tool": f"mlir-offload {__version__}",
         "app": app,
         "bundle": bundle_name,
-        "host_format": facts.host_format,
+        **facts.record.manifest_fields(),
         "device_image": "ptx" if ptx else facts.device_image,
         "producer_llvm": facts.bitcode_llvm,
         "producer": facts.host_producer,
-        "entry_profile": profile.clang_major,
-        "host_triple": facts.host_triple,
         "entries": facts.entries,
         "targets": facts.images,
         "flags": flags,
@@ -381,9 +382,7 @@ TARGET_FIELDS = {"offload_kind": str, "arch": str}
 
 def _manifest_host(manifest: dict, path: str) -> str:
     """The manifest's host triple (archives from before the field were all x86-64), normalised."""
-    from offload.target.doctor import BundleNeeds
-
-    recorded = manifest.get("host_triple", BundleNeeds.host_triple)
+    recorded = manifest.get("host_triple", BundleRecord.host_triple)
     if not isinstance(recorded, str):
         raise OffloadError(f"{path}: manifest.json host_triple is not a string: not a manifest written by mlir-offload ship")
     try:
@@ -405,6 +404,8 @@ def _check_manifest(manifest, path: str) -> None:
             raise wrong(f"field '{key}' is missing or not a {kind.__name__}")
     if not isinstance(manifest.get("producer_llvm") or 0, int):
         raise wrong("field 'producer_llvm' is not a number")
+    if not isinstance(manifest.get("producer_llvm_version", ""), str):
+        raise wrong("field 'producer_llvm_version' is not a string")
     if not manifest["targets"]:
         raise wrong("lists no targets")
     for target in manifest["targets"]:
@@ -413,15 +414,10 @@ def _check_manifest(manifest, path: str) -> None:
 
 
 def read_bundle_needs(path: str):
+    """(BundleNeeds, whether the archive ships the fatbinary wrapper) of a shipped manifest."""
     from offload.target.doctor import BundleNeeds
 
     manifest = read_manifest(path)
-    targets = manifest["targets"]
-    needs = BundleNeeds(
-        name=manifest["app"], entry_profile=manifest["entry_profile"],
-        producer_llvm=manifest.get("producer_llvm") or 0,
-        offload_kinds=sorted({t["offload_kind"] for t in targets}), archs=[t["arch"] for t in targets],
-        device_image=manifest["device_image"],
-        host_format=manifest["host_format"],
-        host_triple=_manifest_host(manifest, path))
+    record = BundleRecord.from_manifest(dict(manifest, host_triple=_manifest_host(manifest, path)))
+    needs = BundleNeeds(manifest["app"], record, manifest.get("producer_llvm") or 0, manifest["device_image"])
     return needs, FATBINARY_WRAPPER in manifest.get("files", {})
