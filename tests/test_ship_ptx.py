@@ -23,6 +23,7 @@ WRAPPER = REPO / "offload" / "data" / "scripts" / "fatbinary"
 SHIPS = {
     "ptx22": (["--offload-arch", "sm_80,sm_90", "--target-clang", "22", "--portable"], "clang-22", ["sm_80", "sm_90"]),
     "ptx19": (["--offload-arch", "sm_80", "--target-clang", "19", "--portable"], "clang-19", ["sm_80"]),
+    "compute22": (["--offload-arch", "compute_80", "--target-clang", "22"], "clang-22", ["sm_80"]),
 }
 
 
@@ -58,7 +59,7 @@ def built(tmp_path_factory):
     return out
 
 
-@pytest.mark.parametrize("name", list(SHIPS))
+@pytest.mark.parametrize("name", ["ptx22", "ptx19"])
 def test_shipped_executable_carries_cubin_and_ptx_per_arch(built, fake_cuda, name):  # noqa: F811
     top, made, env = built[name]
     archs = SHIPS[name][2]
@@ -286,3 +287,13 @@ def test_compute_arch_beside_a_real_arch_keeps_that_cubin(tmp_path):
     assert "MLIR_OFFLOAD_PTX_ONLY=sm_80 " in dry.stdout, dry.stdout + dry.stderr
     assert run_cli("link", str(bundle), "-o", str(app)).returncode == 0
     assert _fatbin_images(app) == [("elf", "sm_90"), ("ptx", "compute_80"), ("ptx", "compute_90")]
+
+
+def test_shipped_compute_arch_builds_ptx_only(built, fake_cuda):  # noqa: F811
+    top, made, _ = built["compute22"]
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert "PTX_ONLY='sm_80'" in (top / "build.sh").read_text()
+    assert _fatbin_images(top / "saxpy") == [("ptx", "compute_80")]
+    assert run_cli("verify", str(top / "saxpy")).returncode == 0
+    run = fake_cuda.run(top / "saxpy")
+    assert run.kernels_registered() == ["saxpy"] and len(run.launches()) == 1
