@@ -75,7 +75,8 @@ def target_machine(tmp_path_factory) -> dict:
 def build_sh_accepts(profile: int, form: str, clang: int, machine: dict) -> bool:
     bitcode = form == "bitcode"
     bundle = "app.offload.bc" if bitcode else "app.offload.o"
-    facts = BundleFacts("bc" if bitcode else "obj", f"LLVM{PRODUCER}" if bitcode else None, profile, ["k"],
+    record = BundleRecord(profile, PRODUCER, "bc" if bitcode else "obj", ("cuda:sm_80",))
+    facts = BundleFacts(record, f"LLVM{PRODUCER}" if bitcode else None, ["k"],
                         [{"offload_kind": "cuda", "triple": "nvptx64-nvidia-cuda", "arch": "sm_80",
                           "image_kind": "bitcode" if bitcode else "cubin",
                           "producer": f"LLVM{PRODUCER}" if bitcode else None}])

@@ -7,6 +7,7 @@ import pytest
 
 from offload.build.device.libraries import find_libdevice
 from offload.target import toolchain
+from offload.formats.bundle import BundleRecord
 from offload.target.ship import BundleFacts, render_build_sh, target_link_words
 from offload.formats.profiles import load_profile
 
@@ -44,8 +45,9 @@ def test_cuda_toolkit_and_libdevice_follow_one_order(two_toolkits):
 
 
 def test_shipped_build_sh_searches_in_the_same_order():
-    facts = BundleFacts("obj", None, 22, ["k"], [{"offload_kind": "cuda", "triple": "nvptx64-nvidia-cuda",
-                                                 "arch": "sm_80", "image_kind": "cubin", "producer": None}])
+    record = BundleRecord(22, "22.1.8", "obj", ("cuda:sm_80",))
+    facts = BundleFacts(record, None, ["k"], [{"offload_kind": "cuda", "triple": "nvptx64-nvidia-cuda",
+                                               "arch": "sm_80", "image_kind": "cubin", "producer": None}])
     profile = load_profile(22)
     script = render_build_sh("app", "app.offload.o", facts, profile, target_link_words(profile, "cuda", "b.o"), False)
     (line,) = [line for line in script.splitlines() if line.strip().startswith("for dir in") and "cuda" in line]

@@ -57,14 +57,23 @@ FATBINARY_WRAPPER = "tools/bin/fatbinary"
 
 @dataclass
 class BundleFacts:
-    """What a bundle is, read from the bundle itself (host part and embedded images)."""
-    host_format: str  # "bc" | "obj"
+    """What a bundle is (its record) and what ship measured of it: host producer, entries and images."""
+    record: BundleRecord  # read once by read_bundle_record, checked against the entry sections
     host_producer: str | None  # "LLVM22.1.0" for bitcode
-    entry_profile: int
     entries: list[str]
     images: list[dict] = field(default_factory=list)  # offload_kind, triple, arch, image_kind, producer
-    host_triple: str = "x86_64-linux-gnu"  # the bundle record's (offload.formats.hosts name)
-    record: BundleRecord | None = None  # read once by read_bundle_record; the fields above agree with it
+
+    @property
+    def host_format(self) -> str:  # "bc" | "obj"
+        return self.record.host_format
+
+    @property
+    def entry_profile(self) -> int:
+        return self.record.profile
+
+    @property
+    def host_triple(self) -> str:  # offload.formats.hosts name
+        return self.record.host_triple
 
     @property
     def offload_kinds(self) -> list[str]:
@@ -139,7 +148,7 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
                            ImageKind.OBJECT: "object"}.get(image.image_kind, image_kind_name(image.image_kind)),
             "producer": bitcode_producer(image.data) if image.image_kind == ImageKind.BITCODE else None,
         })
-    return BundleFacts(host_format, producer, profile.clang_major, entries, images, record.host_triple, record)
+    return BundleFacts(record, producer, entries, images)
 
 
 def _recorded_profile(record: BundleRecord, entry_major: int, name: str) -> Profile:
