@@ -4,7 +4,7 @@ offload/target/toolchain.py), and for one bundle whether it can be linked here, 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from offload.errors import OffloadError
 from offload.formats.bundle import BundleRecord
