@@ -197,22 +197,16 @@ class RunnerUtilsEmitter:
 
         b.position_at_end(several)
         separator(b, "first")
-        before_loop = b.block
-        loop, last = fn.append_basic_block("middle"), fn.append_basic_block("last")
-        b.cbranch(b.icmp_signed("<", self.const(2), extent), loop, last)
-        b.position_at_end(loop)
-        index = b.phi(e.i64)
-        index.add_incoming(self.const(1), before_loop)
-        self.spaces(b, indent)
-        recurse(b, b.add(offset, b.mul(index, stride)))
-        separator(b, "middle")
-        following = b.add(index, self.const(1))
-        index.add_incoming(following, b.block)
-        b.cbranch(b.icmp_signed("<", b.add(following, self.const(1)), extent), loop, last)
 
-        b.position_at_end(last)
+        def middle(index):
+            self.spaces(b, indent)
+            recurse(b, b.add(offset, b.mul(index, stride)))
+            separator(b, "middle")
+
+        last = b.sub(extent, self.const(1))
+        self.counted_loop(fn, b, self.const(1), last, middle, "rows")
         self.spaces(b, indent)
-        recurse(b, b.add(offset, b.mul(b.sub(extent, self.const(1)), stride)))
+        recurse(b, b.add(offset, b.mul(last, stride)))
         self.text(b, "]")
         b.ret_void()
         return fn
@@ -246,26 +240,35 @@ class RunnerUtilsEmitter:
         b.ret_void()
         return fn
 
-    def int_list(self, fn, b, count, values):
-        """values[0], values[1], ... (", " between), nothing when count is 0."""
-        ir, e = self.ir, self.e
+    def counted_loop(self, fn, b, start, stop, body, name: str) -> None:
+        """for (index = start; index < stop; ++index) body(index); b ends after the loop."""
+        e = self.e
         before = b.block
-        loop, done = fn.append_basic_block("list"), fn.append_basic_block("listed")
-        b.cbranch(b.icmp_signed(">", count, self.const(0)), loop, done)
+        loop, done = fn.append_basic_block(name), fn.append_basic_block(f"{name}.done")
+        b.cbranch(b.icmp_signed("<", start, stop), loop, done)
         b.position_at_end(loop)
         index = b.phi(e.i64)
-        index.add_incoming(self.const(0), before)
-        first, rest = fn.append_basic_block("first"), fn.append_basic_block("rest")
-        b.cbranch(b.icmp_signed("==", index, self.const(0)), first, rest)
-        b.position_at_end(rest)
-        self.text(b, ", ")
-        b.branch(first)
-        b.position_at_end(first)
-        self.printf(b, "%lld", b.load(b.gep(values, [index], source_etype=e.i64), typ=e.i64))
+        index.add_incoming(start, before)
+        body(index)
         following = b.add(index, self.const(1))
-        index.add_incoming(following, first)
-        b.cbranch(b.icmp_signed("<", following, count), loop, done)
+        index.add_incoming(following, b.block)
+        b.cbranch(b.icmp_signed("<", following, stop), loop, done)
         b.position_at_end(done)
+
+    def int_list(self, fn, b, count, values):
+        """values[0], values[1], ... (", " between), nothing when count is 0."""
+        e = self.e
+
+        def element(index):
+            first, rest = fn.append_basic_block("first"), fn.append_basic_block("rest")
+            b.cbranch(b.icmp_signed("==", index, self.const(0)), first, rest)
+            b.position_at_end(rest)
+            self.text(b, ", ")
+            b.branch(first)
+            b.position_at_end(first)
+            self.printf(b, "%lld", b.load(b.gep(values, [index], source_etype=e.i64), typ=e.i64))
+
+        self.counted_loop(fn, b, self.const(0), count, element, "list")
 
     def memref_printer(self, element: Element):
         """`void (ptr prefix, i64 rank, ptr descriptor)`: upstream's printMemRef."""
@@ -383,7 +386,7 @@ class RunnerUtilsEmitter:
 
     def define_memref_copy(self, name: str):
         """memrefCopy(i64 element bytes, unranked* src, unranked* dst): element-wise strided copy."""
-        ir, e = self.ir, self.e
+        e = self.e
         copy_level = self.internal("copy_level", e.void, [e.ptr, e.ptr, e.i64, e.i64, e.ptr, e.ptr, e.ptr])
         self.define_copy_level(copy_level)
         fn, b = self.exported(name, e.void, [e.i64, e.ptr, e.ptr])
@@ -415,19 +418,13 @@ class RunnerUtilsEmitter:
         src_step = b.mul(b.load(src_strides, typ=e.i64), element_bytes)
         dst_step = b.mul(b.load(dst_strides, typ=e.i64), element_bytes)
         inner = [b.gep(p, [self.const(1)], source_etype=e.i64) for p in (sizes, src_strides, dst_strides)]
-        before = b.block
-        loop, done = fn.append_basic_block("index"), fn.append_basic_block("done")
-        b.cbranch(b.icmp_signed(">", extent, self.const(0)), loop, done)
-        b.position_at_end(loop)
-        index = b.phi(e.i64)
-        index.add_incoming(self.const(0), before)
-        b.call(fn, [b.gep(dst, [b.mul(index, dst_step)], source_etype=e.i8),
-                    b.gep(src, [b.mul(index, src_step)], source_etype=e.i8),
-                    element_bytes, b.sub(dims, self.const(1)), *inner])
-        following = b.add(index, self.const(1))
-        index.add_incoming(following, loop)
-        b.cbranch(b.icmp_signed("<", following, extent), loop, done)
-        b.position_at_end(done)
+        rest = b.sub(dims, self.const(1))
+
+        def level(index):
+            b.call(fn, [b.gep(dst, [b.mul(index, dst_step)], source_etype=e.i8),
+                        b.gep(src, [b.mul(index, src_step)], source_etype=e.i8), element_bytes, rest, *inner])
+
+        self.counted_loop(fn, b, self.const(0), extent, level, "index")
         b.ret_void()
 
 
