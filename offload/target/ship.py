@@ -222,7 +222,7 @@ def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile,
         "@ENTRIES@": str(len(facts.entries)), "@FATBINARY_WRAPPER@": "1" if needs_fatbinary_wrapper else "",
         "@PTX_IMAGES@": shlex.quote("\n".join(f"{arch}={path}" for arch, path in sorted((ptx_files or {}).items()))),
         # compute_XX archs (the bundle record) with their PTX shipped: the wrapper leaves out their cubin.
-        "@PTX_ONLY@": " ".join(sorted(set(facts.record.ptx_only if facts.record else ()) & set(ptx_files or {}))),
+        "@PTX_ONLY@": " ".join(sorted(set(facts.record.ptx_only) & set(ptx_files or {}))),
         "@FATBINARY_LOOKUP@": str(profile.cuda.get("fatbinary_lookup", "path")),
         "@CLANGS@": shlex.quote("\n".join(
             f"{major} {','.join(refusals) or '-'} {'1' if clang.cuda.get('fatbinary_needs_image3_wrapper') else '-'} "

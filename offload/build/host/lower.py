@@ -259,8 +259,7 @@ def host_shared_allocs_synchronous(host) -> None:
 def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]:
     """Each gpu.launch_func becomes `func.call @__device_stub__K(grid, block, shared bytes, stream, args)`.
 
-    A launch without a stream (synchronous) passes null and waits for the default stream afterwards,
-    as MLIR's synchronous launch semantics require."""
+    Every launch has a stream by now: tokens.py put the synchronous ones on streams, with their waits."""
     import mlir.ir as ir
     from mlir.dialects import func, llvm
 
@@ -276,7 +275,6 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
     host.walk(collect)
     i64 = ir.IntegerType.get_signless(64)
     i32 = ir.IntegerType.get_signless(32)
-    ptr = llvm.PointerType.get()
     launches: dict[str, KernelLaunch] = {}
     declared: dict[str, object] = {}
     module_body = host.regions[0].blocks[0]
@@ -307,9 +305,9 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
             if shared is None:
                 shared = llvm.ConstantOp(i32, ir.IntegerAttr.get(i32, 0)).result
             stream = launch.asyncObject
-            synchronous = stream is None
-            if synchronous:
-                stream = llvm.ZeroOp(ptr).result
+            if stream is None:  # tokens.synchronous_ops_on_streams put every launch on a stream
+                raise OffloadError(f"internal error: launch of '{kernel}' has no stream after the async "
+                                   "lowering", location)
             operands = config + [shared, stream] + kernel_args
             if name not in declared:
                 if name in program_symbols:
@@ -320,12 +318,6 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
                                        visibility="private")
                 declared[name] = decl
             func.CallOp([], ir.FlatSymbolRefAttr.get(name), operands)
-            if synchronous:
-                if "mgpuStreamSynchronize" not in declared:
-                    with ir.InsertionPoint(module_body):
-                        declared["mgpuStreamSynchronize"] = func.FuncOp(
-                            "mgpuStreamSynchronize", ir.FunctionType.get([ptr], []), visibility="private")
-                func.CallOp([], ir.FlatSymbolRefAttr.get("mgpuStreamSynchronize"), [stream])
         launch.operation.erase()
     return launches
 
