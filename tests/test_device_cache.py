@@ -23,13 +23,15 @@ SAXPY = str(REPO / "examples" / "saxpy.mlir")
 def serializations(monkeypatch):
     """The targets whose image was really built (jobs=1 keeps serialization in this process)."""
     built = []
-    real = pipeline.serialize_job
 
-    def counting(job):
-        built.append(job.target.arch)
-        return real(job)
+    def counting(real):
+        def serialize(job):
+            built.append(job.target.arch)
+            return real(job)
+        return serialize
 
-    monkeypatch.setattr(pipeline, "serialize_job", counting)
+    for name in ("serialize_job", "serialize_with_tools"):  # llvmlite's stages, LLVM's tools
+        monkeypatch.setattr(pipeline, name, counting(getattr(pipeline, name)))
     return built
 
 

@@ -137,8 +137,6 @@ def _remove(path: Path) -> None:
 
 def image_key(job, library_files: list[str]) -> str:
     """The content address of a SerializeJob's image; library_files: every library it may link."""
-    import llvmlite.binding as llvm
-
     from offload import __version__
 
     options = {k: v for k, v in asdict(job.options).items() if k not in NOT_IN_KEY}
@@ -148,8 +146,9 @@ def image_key(job, library_files: list[str]) -> str:
         "options": options,
         "lto_pre_link": job.lto_pre_link,
         "libraries": [(path, _file_digest(path)) for path in library_files],
+        # The LLVM that runs the stages (its version included): llvmlite, or opt and llvm-link.
         "tools": {"mlir-offload": __version__, "device-code": _device_code_digest(),
-                  "llvmlite": ".".join(map(str, llvm.llvm_version_info)), "optimizer": job.optimizer.describe()},
+                  "llvm": job.optimizer.describe()},
     }
     return hashlib.sha256(json.dumps(description, sort_keys=True, default=str).encode()).hexdigest()
 

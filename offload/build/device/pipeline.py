@@ -16,7 +16,7 @@ from offload.errors import Location, OffloadError
 from offload.build.frontend import Program, location_of, run_mlir
 from offload.build.device.kinds import KINDS, TargetKind, function_attributes
 from offload.build.device.libraries import bitcode_bytes
-from offload.build.device.processes import ForkedCall, map_forked, worker_count
+from offload.build.device.processes import ForkedCall, map_forked, map_threads, worker_count
 from offload.formats.targets import Target, check_ptx_feature
 
 RENAME_SCHEMES = ("module-prefix", "prefix:NAME")
@@ -49,12 +49,17 @@ class DeviceImage:
 
 @dataclass
 class LoweredModule:
-    """One gpu.module after MLIR lowering: its LLVM IR text and where its symbols came from."""
+    """One gpu.module after MLIR lowering: its LLVM IR text and its symbols, named as in the image (the
+    rename scheme applied): kernels, externally visible global variables, declared functions, and where
+    each definition came from."""
 
     name: str
     llvm_ir: str
     kernels: list[str]
     locations: dict[str, Location]
+    globals: list[str] = field(default_factory=list)
+    exported: list[str] = field(default_factory=list)  # kernels, functions and globals other modules see
+    declarations: list[str] = field(default_factory=list)
 
 
 def symbol_name(module_name: str, symbol: str, rename: str | None) -> str:
@@ -76,25 +81,31 @@ def symbol_name(module_name: str, symbol: str, rename: str | None) -> str:
 def compile_device(program: Program, targets: list[Target], options: DeviceOptions,
                    *, jobs: int | None = None, lto_pre_link: bool = False) -> list[DeviceImage]:
     """Every gpu.module of `program`, for every target: one LLVM bitcode image per target. The MLIR
-    lowering runs here (once per distinct pipeline); the LLVM stages of the targets run side by side
-    in up to `jobs` forked processes (default: one per CPU), each in its own LLVM context, so an
-    image is the same whichever other targets were asked for and however many jobs ran.
+    lowering runs in a forked child (once per distinct pipeline); the LLVM stages of the targets run side
+    by side, up to `jobs` at once (default: one per CPU): LLVM's tools as processes where the machine has
+    them, else llvmlite in forked children, each in its own LLVM context. So an image is the same whichever
+    other targets were asked for and however many jobs ran.
     lto_pre_link: the images stay bitcode the target clang LTO-links (optimizer.py says why it matters)."""
-    from offload.build.device.optimizer import find_optimizer
+    from offload.build.device.optimizer import find_optimizer, in_process_optimizer
+    from offload.build.device.processes import ThreadResult
 
     _check_options(options, targets)
     program.require_gpu_modules()
-    if jobs is None and options.opt_level == 0:
-        jobs = 1  # without the optimizer a target's LLVM stages cost less than forking a child
     pipelines = [KINDS[target.offload_kind].lowering_pipeline(target) for target in targets]
     distinct = list(dict.fromkeys(pipelines))  # sm_80 and sm_90 share one NVVM lowering
+    modes = {p: LoweringMode(KINDS[t.offload_kind].kernel_attribute, t.triple) for p, t in zip(pipelines, targets)}
     # In a child: MLIR crashing on some input (e.g. translating an NVVM op it cannot) is one error line.
-    kernel_attributes = {p: KINDS[t.offload_kind].kernel_attribute for p, t in zip(pipelines, targets)}
-    lowering = ForkedCall(lambda names: [lower_to_llvm_ir(program, p, options, kernel_attributes[p]) for p in names],
+    lowering = ForkedCall(lambda names: [lower_to_llvm_ir(program, p, options, modes[p]) for p in names],
                           distinct, "lowering the device code crashed")
-    # Started after the fork: a thread loading LLVM must not be running when a child is forked.
-    preload = _preload_llvm() if worker_count(len(targets), jobs) > 1 else None
-    optimizer = find_optimizer(options.opt_level)
+    # While the child lowers (threads start only after the fork): which LLVM runs the LLVM stages. llvmlite
+    # checks the triple of each --link-bitcode library as it parses it.
+    finding = ThreadResult(in_process_optimizer if options.link_bitcode else
+                           lambda: find_optimizer(tuple(dict.fromkeys(t.triple for t in targets))))
+    optimizer = finding.result()
+    if optimizer.in_process and jobs is None and options.opt_level == 0:
+        jobs = 1  # without the optimizer a target's LLVM stages cost less than forking a child
+    # A thread loading LLVM must not be running when a child is forked.
+    preload = _preload_llvm() if optimizer.in_process and worker_count(len(targets), jobs) > 1 else None
     lowered_by_pipeline = dict(zip(distinct, lowering.result()))
     work = [SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link)
             for pipeline, target in zip(pipelines, targets)]
@@ -104,15 +115,26 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
     missing = [i for i, image in enumerate(images) if image is None]
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
-    # LLVM parses the files the user names (--link-bitcode, --libdevice, --rocm-device-lib-path): never in
-    # this process, whatever they hold.
-    built = map_forked(serialize_job, [work[i] for i in missing], [targets[i].arch for i in missing], jobs,
-                       isolate=bool(options.link_bitcode or options.libdevice or options.rocm_device_lib_path))
+    if optimizer.in_process:
+        # LLVM parses the files the user names (--link-bitcode, --libdevice, --rocm-device-lib-path): never in
+        # this process, whatever they hold.
+        built = map_forked(serialize_job, [work[i] for i in missing], [targets[i].arch for i in missing], jobs,
+                           isolate=bool(options.link_bitcode or options.libdevice or options.rocm_device_lib_path))
+    else:
+        built = map_threads(serialize_with_tools, [work[i] for i in missing], jobs)
     for i, image in zip(missing, built):
         images[i] = image
         if cache:
             cache.put(keys[i], image)
     return images
+
+
+@dataclass(frozen=True)
+class LoweringMode:
+    """What the lowering of one pipeline needs to know of its targets."""
+
+    kernel_attribute: str  # the target kind's (kinds.py)
+    triple: str
 
 
 def _open_cache(options: DeviceOptions):
@@ -167,13 +189,50 @@ class SerializeJob:
 
 
 def serialize_job(job: SerializeJob) -> DeviceImage:
+    """The LLVM stages of one target in llvmlite (in a forked child: see compile_device)."""
     import llvmlite.binding as llvm
 
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     # A fresh LLVM context per image: named struct types never pick up suffixes from other images.
     return serialize(job.lowered, job.target, KINDS[job.target.offload_kind], job.options, job.path,
-                     fresh_context(), job.optimizer, job.lto_pre_link)
+                     fresh_context(), job.lto_pre_link)
+
+
+def serialize_with_tools(job: SerializeJob) -> DeviceImage:
+    """The LLVM stages of one target through LLVM's tools (llvm_tools.py)."""
+    from offload.build.device.llvm_tools import link_and_optimize
+    from offload.formats.offloadbinary.bitcode_ident import bitcode_module
+
+    kind = KINDS[job.target.offload_kind]
+    kernels, user_globals, exported = image_symbols(job.lowered)
+    libraries = kind.plan_libraries(job.target, job.options, _calls_library(job.lowered, kind))
+    bitcode = link_and_optimize(job.lowered, job.target, kind, job.options, job.optimizer, job.lto_pre_link,
+                                libraries, kernels + user_globals)
+    module = bitcode_module(bitcode)
+    if module is None or not _same_layout(module.data_layout, job.optimizer.data_layout(job.target.triple)):
+        raise OffloadError(f"internal error: {job.optimizer.path} wrote a {job.target.arch} image our bitcode "
+                           "reader cannot read, or with another data layout than the target's")
+    declared = [f.name for f in module.functions if f.is_declaration]
+    check_unresolved(declared, lambda: _bitcode_call_graph(bitcode), kind, job.target, kernels, exported)
+    return DeviceImage(target=job.target, bitcode=bitcode, kernels=kernels, globals=user_globals)
+
+
+def _same_layout(found: str, expected: str) -> bool:
+    """Data layouts as sets of specifications: reading AMDGPU bitcode, LLVM moves m:e to the front."""
+    return sorted(found.split("-")) == sorted(expected.split("-"))
+
+
+def image_symbols(lowered: list[LoweredModule]) -> tuple[list[str], list[str], dict[str, Location]]:
+    """(kernels, externally visible globals, exported name -> Location) of all gpu.modules of an image."""
+    kernels = [k for m in lowered for k in m.kernels]
+    user_globals = [g for m in lowered for g in m.globals]
+    exported = {name: m.locations[name] for m in lowered for name in m.exported}
+    return kernels, user_globals, exported
+
+
+def _calls_library(lowered: list[LoweredModule], kind: TargetKind) -> bool:
+    return any(name.startswith(kind.library_prefixes) for m in lowered for name in m.declarations)
 
 
 def _check_options(options: DeviceOptions, targets: list[Target]) -> None:
@@ -192,13 +251,16 @@ def _check_options(options: DeviceOptions, targets: list[Target]) -> None:
 # --- stage 1: MLIR lowering (on a clone: the host step lowers the same Program) -------------------
 
 def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions,
-                     kernel_attribute: str) -> list[LoweredModule]:
-    """Each gpu.module lowered by `pipeline` and translated to LLVM IR; its kernels are the functions
-    with `kernel_attribute` (the target kind's, see kinds.py)."""
+                     mode: LoweringMode) -> list[LoweredModule]:
+    """Each gpu.module lowered by `pipeline`, its symbols renamed (options.rename) and checked, and
+    translated to LLVM IR for mode's triple; its kernels are the functions with mode's kernel attribute."""
     import mlir.ir as ir
     import mlir.passmanager as passmanager
-    from mlir.dialects import arith
-    from mlir.dialects import llvm as llvm_dialect
+
+    try:  # the translation alone, without mlir.dialects.llvm's 300 op classes (40 ms of start-up)
+        from mlir._mlir_libs._mlirDialectsLLVM import translate_module_to_llvmir
+    except ImportError:
+        from mlir.dialects.llvm import translate_module_to_llvmir
 
     with program.context, ir.Location.unknown():
         device = ir.Module.create()
@@ -206,7 +268,7 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions,
         for gpu_module in program.gpu_modules():
             gpu_module.operation.clone(insertion)
         if options.fast_math or not options.prec_div:
-            _approximate_divisions(device, ir, arith)
+            _approximate_divisions(device, ir)
         _refuse_non_uniform_all_reduce(device, program.path, ir)
         manager = passmanager.PassManager.parse(pipeline)
         run_mlir(lambda: manager.run(device.operation), program.path, "cannot lower the device code")
@@ -214,27 +276,95 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions,
 
         add_debug_info(device, options.debug_info and "lineinfo", program.path)
         attributes = function_attributes(options)
-        lowered = []
+        lowered, defined_by = [], {}
         for gpu_module in device.body.operations:
             name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
-            kernels, locations = [], {}
-            for op in gpu_module.regions[0].blocks[0].operations:
-                if op.name not in ("llvm.func", "llvm.mlir.global"):
-                    continue
-                symbol = ir.StringAttr(op.attributes["sym_name"]).value
-                locations[symbol] = location_of(op.location, program.path)
+            symbols = _module_symbols(gpu_module, name, program.path, mode.kernel_attribute, options.rename,
+                                      defined_by, ir)
+            for op in _symbol_ops(gpu_module, ir):
                 if op.name == "llvm.mlir.global" and _is_dynamic_shared_memory(op, ir):
                     op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
-                if op.name == "llvm.func" and len(op.regions[0].blocks) > 0:
-                    if kernel_attribute in op.attributes:
-                        kernels.append(symbol)
-                    if attributes:
-                        _add_passthrough(op, attributes, ir)
+                if attributes and op.name == "llvm.func" and len(op.regions[0].blocks) > 0:
+                    _add_passthrough(op, attributes, ir)
             _check_fully_lowered(gpu_module, name, program.path, ir)
-            text = run_mlir(lambda: llvm_dialect.translate_module_to_llvmir(gpu_module.operation),
+            gpu_module.attributes["llvm.target_triple"] = ir.StringAttr.get(mode.triple)
+            if "llvm.data_layout" in gpu_module.attributes:  # the ROCDL lowering's spelling: the LLVM stages
+                del gpu_module.attributes["llvm.data_layout"]  # give the target machine's
+            text = run_mlir(lambda: translate_module_to_llvmir(gpu_module.operation),
                             program.path, f"cannot translate gpu.module @{name} to LLVM IR")
-            lowered.append(LoweredModule(name, text, kernels, locations))
+            lowered.append(LoweredModule(name, text, **symbols))
         return lowered
+
+
+_LOCAL_LINKAGES = ("#llvm.linkage<internal>", "#llvm.linkage<private>")
+_DECLARATION_LINKAGES = ("#llvm.linkage<external>", "#llvm.linkage<extern_weak>")
+
+
+def _symbol_ops(gpu_module, ir) -> list:
+    """The llvm.func and llvm.mlir.global ops of a lowered gpu.module, as plain Operations: iterating its
+    block would import mlir.dialects.llvm for their op classes (40 ms of start-up)."""
+    found = []
+    module = gpu_module.operation
+
+    def visit(op):
+        if op == module:
+            return ir.WalkResult.ADVANCE
+        if op.name in ("llvm.func", "llvm.mlir.global"):
+            found.append(op)
+        return ir.WalkResult.SKIP
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def _module_symbols(gpu_module, module_name: str, path: str, kernel_attribute: str, rename: str | None,
+                    defined_by: dict[str, tuple[str, Location]], ir) -> dict:
+    """Apply the rename scheme to the gpu.module's externally visible definitions, then refuse a name that
+    another gpu.module also defines (the RDC link would merge or reject them). Returns LoweredModule's
+    symbol fields, names as in the image."""
+    table = ir.SymbolTable(gpu_module.operation)
+    symbols = {"kernels": [], "globals": [], "exported": [], "declarations": [], "locations": {}}
+    exported = []
+    for op in _symbol_ops(gpu_module, ir):
+        symbol = ir.StringAttr(op.attributes["sym_name"]).value
+        symbols["locations"][symbol] = location_of(op.location, path)
+        # Compared as MLIR prints them: parsing the attributes would import mlir.dialects.llvm (40 ms).
+        linkage = str(op.attributes["linkage"]) if "linkage" in op.attributes else None
+        if op.name == "llvm.func":
+            defined = len(op.regions[0].blocks) > 0
+        else:  # a global without an initializer and with external linkage is a declaration
+            defined = ("value" in op.attributes or len(op.regions[0].blocks) > 0
+                       or (linkage is not None and linkage not in _DECLARATION_LINKAGES))
+        if not defined:
+            if op.name == "llvm.func":
+                symbols["declarations"].append(symbol)
+            continue
+        if linkage in _LOCAL_LINKAGES or symbol.startswith("llvm."):
+            continue
+        exported.append((op, symbol))
+    for op, original in exported:
+        new_name = symbol_name(module_name, original, rename)
+        where = symbols["locations"].get(original, Location(path))
+        if new_name != original:
+            if new_name in table:
+                raise OffloadError(f"renaming '{original}' in gpu.module @{module_name} gives '{new_name}', a name "
+                                   "the module already has: rename one of them", where)
+            ir.SymbolTable.set_symbol_name(op, new_name)
+            ir.SymbolTable.replace_all_symbol_uses(original, new_name, gpu_module.operation)
+            symbols["locations"][new_name] = symbols["locations"].pop(original)
+        if new_name in defined_by:
+            first_module, first_where = defined_by[new_name]
+            raise OffloadError(
+                f"symbol '{new_name}' is defined by both gpu.module @{first_module} ({first_where}) and "
+                f"gpu.module @{module_name} ({where}); all gpu.modules go into one device image per target: "
+                "rename one, or pass --rename=module-prefix (names become <module>_<symbol>)", where)
+        defined_by[new_name] = (module_name, where)
+        symbols["exported"].append(new_name)
+        if op.name == "llvm.func" and kernel_attribute in op.attributes:
+            symbols["kernels"].append(new_name)
+        elif op.name == "llvm.mlir.global":
+            symbols["globals"].append(new_name)
+    return symbols
 
 
 def _refuse_non_uniform_all_reduce(device, path: str, ir) -> None:
@@ -296,8 +426,10 @@ def _is_empty_array(value_type) -> bool:
     return str(value_type).startswith("!llvm.array<0 x")
 
 
-def _approximate_divisions(device, ir, arith) -> None:
+def _approximate_divisions(device, ir) -> None:
     """--no-prec-div: f32 divisions may be approximate (afn/arcp, as clang's -fcuda-prec-div=false)."""
+    from mlir.dialects import arith
+
     flags = ir.AttrBuilder.get("Arith_FastMathAttr")(arith.FastMathFlags.afn | arith.FastMathFlags.arcp,
                                                       ir.Context.current)
 
@@ -345,37 +477,22 @@ def target_machine(target: Target, opt_level: int = 3):
 
 
 def serialize(lowered: list[LoweredModule], target: Target, kind: TargetKind, options: DeviceOptions,
-              path: str, context, optimizer=None, lto_pre_link: bool = False) -> DeviceImage:
+              path: str, context, lto_pre_link: bool = False) -> DeviceImage:
+    """The LLVM stages of one target in llvmlite (where LLVM's tools are not at hand, or --link-bitcode)."""
     machine = target_machine(target, options.opt_level)
     data_layout = str(machine.target_data)
     modules = [parse_lowered(m, target, data_layout, context) for m in lowered]
-    exported, kernels, user_globals = rename_and_check_symbols(lowered, modules, options.rename, path)
+    kernels, user_globals, exported = image_symbols(lowered)
     linked = link_modules(modules)
     link_user_bitcode(linked, options.link_bitcode, target, data_layout, context)
     reflect = link_device_libraries(linked, kind, target, options, data_layout, context)
     internalize(linked, keep=set(kernels) | set(user_globals))
-    if optimizer is not None and optimizer.path:
-        from offload.build.device.optimizer import run_opt
-
-        bitcode = run_opt(optimizer, linked.as_bitcode(), target, options.opt_level, reflect, lto_pre_link)
-        linked.close()
-        linked = _parse_own_bitcode(bitcode, context)
-    else:
-        optimize(linked, machine, options.opt_level, target, reflect)
-        bitcode = linked.as_bitcode()
-    check_unresolved(linked, kind, target, kernels, exported)
+    optimize(linked, machine, options.opt_level, target, reflect)
+    declared = [f.name for f in linked.functions if f.is_declaration]
+    check_unresolved(declared, lambda: _call_graph(linked), kind, target, kernels, exported)
+    bitcode = linked.as_bitcode()
     linked.close()
     return DeviceImage(target=target, bitcode=bitcode, kernels=kernels, globals=user_globals)
-
-
-def _parse_own_bitcode(bitcode: bytes, context):
-    import llvmlite.binding as llvm
-
-    try:
-        return llvm.parse_bitcode(bitcode, context)
-    except RuntimeError as e:
-        raise OffloadError(f"internal error: the optimizer's bitcode does not parse: {' '.join(str(e).split())[:300]}") \
-            from None
 
 
 def parse_lowered(lowered: LoweredModule, target: Target, data_layout: str, context):
@@ -390,39 +507,6 @@ def parse_lowered(lowered: LoweredModule, target: Target, data_layout: str, cont
     module.triple = target.triple
     module.data_layout = data_layout
     return module
-
-
-def rename_and_check_symbols(lowered: list[LoweredModule], modules: list, rename: str | None, path: str):
-    """Apply the rename scheme to each gpu.module's external definitions, then refuse any name two
-    gpu.modules both define (the RDC link would merge or reject them). Returns (exported name ->
-    Location, kernels, externally visible globals), names as in the image."""
-    import llvmlite.binding as llvm
-
-    exported: dict[str, tuple[str, Location]] = {}
-    kernels, user_globals = [], []
-    for source, module in zip(lowered, modules):
-        definitions = [f for f in module.functions if not f.is_declaration] + \
-                      [g for g in module.global_variables if not g.is_declaration]
-        for value in definitions:
-            if value.linkage in (llvm.Linkage.internal, llvm.Linkage.private) or value.name.startswith("llvm."):
-                continue
-            original = value.name
-            new_name = symbol_name(source.name, original, rename)
-            if new_name != original:
-                value.name = new_name
-            where = source.locations.get(original, Location(path))
-            if new_name in exported:
-                first_module, first_where = exported[new_name]
-                raise OffloadError(
-                    f"symbol '{new_name}' is defined by both gpu.module @{first_module} ({first_where}) and "
-                    f"gpu.module @{source.name} ({where}); all gpu.modules go into one device image per target: "
-                    "rename one, or pass --rename=module-prefix (names become <module>_<symbol>)", where)
-            exported[new_name] = (source.name, where)
-            if original in source.kernels:
-                kernels.append(new_name)
-            elif value.is_global:
-                user_globals.append(new_name)
-    return {name: where for name, (_, where) in exported.items()}, kernels, user_globals
 
 
 def link_modules(modules: list):
@@ -492,17 +576,23 @@ def _library_bytes(path: str) -> bytes:
 
 
 def _module_flags(flags, target: Target, data_layout: str, context):
-    """A module holding only llvm.module.flags, built with llvmlite.ir and linked in."""
     import llvmlite.binding as llvm
+
+    module = llvm.parse_assembly(module_flags_ir(flags, target), context)
+    module.data_layout = data_layout
+    return module
+
+
+def module_flags_ir(flags, target: Target) -> str:
+    """LLVM IR of a module holding only llvm.module.flags, built with llvmlite.ir (no LLVM loaded)."""
     import llvmlite.ir as lir
 
     holder = lir.Module(name="offload.flags")
     holder.triple = target.triple
-    holder.data_layout = data_layout
     i32 = lir.IntType(32)
     for behaviour, name, value in flags:
         holder.add_named_metadata("llvm.module.flags", holder.add_metadata([i32(behaviour), name, i32(value)]))
-    return llvm.parse_assembly(str(holder), context)
+    return str(holder)
 
 
 def internalize(module, keep: set[str]) -> None:
@@ -554,16 +644,16 @@ def optimize(module, machine, opt_level: int, target: Target, reflect) -> None:
                            f"{' '.join(str(e).split())[:300]}") from None
 
 
-def check_unresolved(module, kind: TargetKind, target: Target, kernels: list[str],
+def check_unresolved(declared: list[str], call_graph, kind: TargetKind, target: Target, kernels: list[str],
                      exported: dict[str, Location]) -> None:
     """A declared non-intrinsic function the target does not provide is an error naming the symbol and
-    a kernel that calls it: the image would otherwise fail only at the target's device link."""
-    unresolved = sorted(f.name for f in module.functions
-                        if f.is_declaration and not f.name.startswith("llvm.")
-                        and f.name not in kind.provided_symbols)
+    a kernel that calls it: the image would otherwise fail only at the target's device link.
+    call_graph() gives caller -> callees, asked for only when there is an error to report."""
+    unresolved = sorted(name for name in declared
+                        if not name.startswith("llvm.") and name not in kind.provided_symbols)
     if not unresolved:
         return
-    callers = _call_graph(module)
+    callers = call_graph()
     symbol = unresolved[0]
     kernel = next((k for k in kernels if symbol in _reachable(k, callers)), None)
     where = f"called from kernel '{kernel}'" if kernel else "referenced by the device code"
@@ -574,6 +664,13 @@ def check_unresolved(module, kind: TargetKind, target: Target, kernels: list[str
     raise OffloadError(f"unresolved device function '{symbol}' {where} for {target.arch}{hint}{more}; "
                        "define it in a gpu.module or pass --link-bitcode FILE.bc",
                        exported.get(kernel) if kernel else None)
+
+
+def _bitcode_call_graph(bitcode: bytes) -> dict[str, set[str]]:
+    """The call graph of an image LLVM's tools wrote (our own output, so llvmlite may parse it here)."""
+    import llvmlite.binding as llvm
+
+    return _call_graph(llvm.parse_bitcode(bitcode, fresh_context()))
 
 
 def _call_graph(module) -> dict[str, set[str]]:

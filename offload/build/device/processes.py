@@ -143,3 +143,39 @@ def _outcome(data: bytes, status: int, name: str = "", failure: str | None = Non
     if failure is not None:
         return OffloadError(f"{failure}: the process running MLIR/LLVM {how}")
     return OffloadError(f"internal error: serializing the {name} image {how} (LLVM aborted?)")
+
+
+def map_threads(function: Callable[[Item], Result], items: Sequence[Item], jobs: int | None = None) -> list[Result]:
+    """[function(item) for item in items] in up to `jobs` threads (default: one per usable CPU), for work
+    that waits on processes of its own: results in input order, the first failing item's error raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = worker_count(len(items), jobs)
+    if workers <= 1:
+        return [function(item) for item in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(function, items))
+
+
+class ThreadResult:
+    """`function()` in a thread while this one goes on; `result()` waits and returns or raises what it did."""
+
+    def __init__(self, function: Callable[[], Result]):
+        import threading
+
+        self._outcome: tuple = ("error", OffloadError("internal error: a thread gave no result"))
+
+        def run():
+            try:
+                self._outcome = ("ok", function())
+            except BaseException as e:  # noqa: BLE001 - raised again in result()
+                self._outcome = ("error", e)
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+    def result(self):
+        self._thread.join()
+        if self._outcome[0] == "error":
+            raise self._outcome[1]
+        return self._outcome[1]

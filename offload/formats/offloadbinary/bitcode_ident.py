@@ -1,6 +1,7 @@
 """What the target side needs from LLVM bitcode, read without LLVM: the producer ("LLVM22.1.8", from the
 IDENTIFICATION block) and the module's global variables (name, section, byte-array initializer), which
-hold @llvm.embedded.object (.llvm.offloading) and the offload entries.
+hold @llvm.embedded.object (.llvm.offloading) and the offload entries. The build side reads the functions
+(name, declaration or not) and the data layout of the images its LLVM tools write the same way.
 
 A minimal bitstream reader (BLOCKINFO and in-block abbreviations, fixed/VBR/array/char6/blob operands;
 blocks it does not need are skipped by their length). Every read is bounds-checked; malformed input
@@ -189,7 +190,7 @@ def _text(values: list[int]) -> str | None:
 
 _BLOCKINFO_BLOCK_ID, _MODULE_BLOCK_ID, _CONSTANTS_BLOCK_ID, _STRTAB_BLOCK_ID = 0, 8, 11, 23
 _SETBID = 1  # BLOCKINFO: the block the following abbreviations are for
-_MODULE_VERSION, _MODULE_SECTIONNAME, _MODULE_GLOBALVAR, _MODULE_FUNCTION = 1, 5, 7, 8
+_MODULE_VERSION, _MODULE_DATALAYOUT, _MODULE_SECTIONNAME, _MODULE_GLOBALVAR, _MODULE_FUNCTION = 1, 3, 5, 7, 8
 _MODULE_ALIAS_OLD, _MODULE_ALIAS, _MODULE_IFUNC = 9, 14, 15
 _CST_SETTYPE, _CST_STRING, _CST_CSTRING, _CST_DATA = 1, 8, 9, 22
 _STRTAB_BLOB = 1
@@ -264,21 +265,41 @@ class _Block:
             yield record, ops
 
 
-def bitcode_globals(data: bytes) -> list[BitcodeGlobal] | None:
-    """The global variables of the (first) module in bitcode `data`; None when it is not readable bitcode
-    of a module whose names are in a string table (LLVM >= 5)."""
+@dataclass(frozen=True)
+class BitcodeFunction:
+    name: str
+    is_declaration: bool
+
+
+@dataclass(frozen=True)
+class BitcodeModule:
+    globals: list[BitcodeGlobal]
+    functions: list[BitcodeFunction]
+    data_layout: str  # "" when the module has none
+
+
+def bitcode_module(data: bytes) -> BitcodeModule | None:
+    """The global variables, functions and data layout of the (first) module in bitcode `data`; None when
+    it is not readable bitcode of a module whose names are in a string table (LLVM >= 5)."""
     stream = _stream(data)
     if stream is None:
         return None
     try:
-        return _read_globals(_Bits(stream))
+        return _read_module(_Bits(stream))
     except (_Truncated, IndexError):
         return None
 
 
-def _read_globals(bits: _Bits) -> list[BitcodeGlobal] | None:
+def bitcode_globals(data: bytes) -> list[BitcodeGlobal] | None:
+    """The global variables of the (first) module in bitcode `data`, or None (see bitcode_module)."""
+    module = bitcode_module(data)
+    return module.globals if module else None
+
+
+def _read_module(bits: _Bits) -> BitcodeModule | None:
     blockinfo: dict[int, list] = {}
-    module: dict = {"globals": [], "sections": [], "values": 0, "constants": {}, "strtab": None, "seen": False}
+    module: dict = {"globals": [], "functions": [], "sections": [], "values": 0, "constants": {}, "strtab": None,
+                    "seen": False, "layout": ""}
 
     def enter_module(block_id: int, block: _Block) -> bool:
         if block_id != _CONSTANTS_BLOCK_ID:
@@ -301,6 +322,10 @@ def _read_globals(bits: _Bits) -> list[BitcodeGlobal] | None:
             for code, ops in block.records(enter_module):
                 if code == _MODULE_VERSION and ops:
                     strtab_names = ops[0] >= 2
+                elif code == _MODULE_DATALAYOUT:
+                    module["layout"] = _text(ops)
+                    if module["layout"] is None:
+                        raise _Truncated
                 elif code == _MODULE_SECTIONNAME:
                     if any(not 0 <= op < 256 for op in ops):  # a char6/array record of other values
                         raise _Truncated
@@ -311,7 +336,13 @@ def _read_globals(bits: _Bits) -> list[BitcodeGlobal] | None:
                     # [strtab offset, size, type, flags, initializer id + 1, linkage, alignment, section]
                     module["globals"].append((ops[0], ops[1], ops[4], ops[7]))
                     module["values"] += 1
-                elif code in (_MODULE_FUNCTION, _MODULE_ALIAS_OLD, _MODULE_ALIAS, _MODULE_IFUNC):
+                elif code == _MODULE_FUNCTION:
+                    if not strtab_names or len(ops) < 5:
+                        raise _Truncated
+                    # [strtab offset, size, type, calling convention, is declaration, linkage, ...]
+                    module["functions"].append((ops[0], ops[1], ops[4] != 0))
+                    module["values"] += 1
+                elif code in (_MODULE_ALIAS_OLD, _MODULE_ALIAS, _MODULE_IFUNC):
                     module["values"] += 1
             return True
         if block_id == _STRTAB_BLOCK_ID and module["strtab"] is None:
@@ -337,4 +368,9 @@ def _read_globals(bits: _Bits) -> list[BitcodeGlobal] | None:
         name = strtab[offset:offset + size].decode("utf-8", "replace")
         found.append(BitcodeGlobal(name, module["sections"][section - 1] if section else "",
                                    module["constants"].get(initializer - 1) if initializer else None))
-    return found
+    functions = []
+    for offset, size, declaration in module["functions"]:
+        if offset + size > len(strtab):
+            return None
+        functions.append(BitcodeFunction(strtab[offset:offset + size].decode("utf-8", "replace"), declaration))
+    return BitcodeModule(found, functions, module["layout"])
