@@ -24,6 +24,17 @@ def test_pipelines():
     assert pipeline_text(2, False) == "globaldce,default<O2>,globaldce,strip-dead-prototypes"
 
 
+def test_the_llvm_major_is_the_bindings_and_llvmlites():
+    from importlib import metadata
+
+    import llvmlite.binding as llvm
+
+    from offload.build.about import LLVM_MAJOR, MLIR_BINDINGS_DISTRIBUTION
+
+    assert llvm.llvm_version_info[0] == LLVM_MAJOR
+    assert int(metadata.version(MLIR_BINDINGS_DISTRIBUTION).split(".")[0]) == LLVM_MAJOR
+
+
 def test_choice_of_optimizer(monkeypatch, tmp_path):
     monkeypatch.setenv(OPT_ENVIRONMENT, "llvmlite")
     assert find_optimizer().in_process

@@ -2,8 +2,8 @@
 pipeline.
 
 LLVM's own tools where the build machine has them: `opt` and the `llvm-link` beside it, of the LLVM major
-the MLIR bindings translate to (Debian's opt-22 and llvm-link-22 are release builds; llvmlite's LLVM has
-assertions). They run as processes of their own: the parent never loads a second LLVM (memory), a
+the MLIR bindings translate to (about.LLVM_MAJOR; Debian's opt-22 and llvm-link-22 are release builds,
+llvmlite's LLVM has assertions). They run as processes of their own: the parent never loads a second LLVM (memory), a
 device library is linked lazily and only for what the code calls (llvm-link --only-needed, as upstream's
 LinkOnlyNeeded), and a crash of LLVM on some input is an exit status. Without them llvmlite does it all in
 forked children. MLIR_OFFLOAD_OPT names another opt, or `llvmlite` for the in-process stages.
@@ -20,6 +20,7 @@ import subprocess
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
+from offload.build.about import LLVM_MAJOR
 
 OPT_ENVIRONMENT = "MLIR_OFFLOAD_OPT"
 IN_PROCESS = "llvmlite"
@@ -46,21 +47,6 @@ class Optimizer:
         return f"{self.path} + {self.link} (LLVM {self.version})" if self.path else f"llvmlite LLVM {self.version}"
 
 
-def device_llvm_major() -> int:
-    """The LLVM major of the IR the MLIR bindings write (their distribution's version: no library load),
-    else llvmlite's."""
-    from importlib import metadata
-
-    from offload.build.about import MLIR_BINDINGS_DISTRIBUTION
-
-    try:
-        return int(metadata.version(MLIR_BINDINGS_DISTRIBUTION).split(".")[0])
-    except (metadata.PackageNotFoundError, ValueError):
-        import llvmlite.binding as llvm
-
-        return llvm.llvm_version_info[0]
-
-
 def in_process_optimizer() -> Optimizer:
     import llvmlite.binding as llvm
 
@@ -74,7 +60,7 @@ def find_optimizer(triples: tuple[str, ...] = ()) -> Optimizer:
     chosen = os.environ.get(OPT_ENVIRONMENT)
     if chosen == IN_PROCESS:
         return in_process_optimizer()
-    major = device_llvm_major()
+    major = LLVM_MAJOR
     for name in (chosen,) if chosen else (f"opt-{major}", f"/usr/lib/llvm-{major}/bin/opt", "opt"):
         path = shutil.which(name)
         found = path and _probe(path, major, triples)

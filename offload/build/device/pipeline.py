@@ -50,7 +50,7 @@ class DeviceImage:
 @dataclass
 class LoweredModule:
     """One gpu.module after MLIR lowering: its LLVM IR text and its symbols, named as in the image (the
-    rename scheme applied): kernels, externally visible global variables, declared functions, and where
+    rename scheme applied): kernels, externally visible global variables and functions, and where
     each definition came from."""
 
     name: str
@@ -59,7 +59,6 @@ class LoweredModule:
     locations: dict[str, Location]
     globals: list[str] = field(default_factory=list)
     exported: list[str] = field(default_factory=list)  # kernels, functions and globals other modules see
-    declarations: list[str] = field(default_factory=list)
 
 
 def symbol_name(module_name: str, symbol: str, rename: str | None) -> str:
@@ -206,9 +205,8 @@ def serialize_with_tools(job: SerializeJob) -> DeviceImage:
 
     kind = KINDS[job.target.offload_kind]
     kernels, user_globals, exported = image_symbols(job.lowered)
-    libraries = kind.plan_libraries(job.target, job.options, _calls_library(job.lowered, kind))
     bitcode = link_and_optimize(job.lowered, job.target, kind, job.options, job.optimizer, job.lto_pre_link,
-                                libraries, kernels + user_globals)
+                                kernels + user_globals)
     module = bitcode_module(bitcode)
     if module is None or not _same_layout(module.data_layout, job.optimizer.data_layout(job.target.triple)):
         raise OffloadError(f"internal error: {job.optimizer.path} wrote a {job.target.arch} image our bitcode "
@@ -229,10 +227,6 @@ def image_symbols(lowered: list[LoweredModule]) -> tuple[list[str], list[str], d
     user_globals = [g for m in lowered for g in m.globals]
     exported = {name: m.locations[name] for m in lowered for name in m.exported}
     return kernels, user_globals, exported
-
-
-def _calls_library(lowered: list[LoweredModule], kind: TargetKind) -> bool:
-    return any(name.startswith(kind.library_prefixes) for m in lowered for name in m.declarations)
 
 
 def _check_options(options: DeviceOptions, targets: list[Target]) -> None:
@@ -323,7 +317,7 @@ def _module_symbols(gpu_module, module_name: str, path: str, kernel_attribute: s
     another gpu.module also defines (the RDC link would merge or reject them). Returns LoweredModule's
     symbol fields, names as in the image."""
     table = ir.SymbolTable(gpu_module.operation)
-    symbols = {"kernels": [], "globals": [], "exported": [], "declarations": [], "locations": {}}
+    symbols = {"kernels": [], "globals": [], "exported": [], "locations": {}}
     exported = []
     for op in _symbol_ops(gpu_module, ir):
         symbol = ir.StringAttr(op.attributes["sym_name"]).value
@@ -336,8 +330,6 @@ def _module_symbols(gpu_module, module_name: str, path: str, kernel_attribute: s
             defined = ("value" in op.attributes or len(op.regions[0].blocks) > 0
                        or (linkage is not None and linkage not in _DECLARATION_LINKAGES))
         if not defined:
-            if op.name == "llvm.func":
-                symbols["declarations"].append(symbol)
             continue
         if linkage in _LOCAL_LINKAGES or symbol.startswith("llvm."):
             continue
