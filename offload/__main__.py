@@ -1,3 +1,3 @@
-from offload.cli import main
+from offload.cli import run
 
-main()
+run()

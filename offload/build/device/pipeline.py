@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 
 from offload.errors import Location, OffloadError
-from offload.build.frontend import Program, location_of, run_mlir
+from offload.build.frontend import Program, child_ops, location_of, run_mlir
 from offload.build.device.kinds import KINDS, TargetKind, function_attributes
 from offload.build.device.libraries import bitcode_bytes
 from offload.build.device.processes import ForkedCall, map_forked, map_threads, worker_count
@@ -99,7 +99,7 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
     # While the child lowers (threads start only after the fork): which LLVM runs the LLVM stages. llvmlite
     # checks the triple of each --link-bitcode library as it parses it.
     finding = ThreadResult(in_process_optimizer if options.link_bitcode else
-                           lambda: find_optimizer(tuple(dict.fromkeys(t.triple for t in targets))))
+                           lambda: _llvm_tools_ready(tuple(dict.fromkeys(t.triple for t in targets))))
     optimizer = finding.result()
     if optimizer.in_process and jobs is None and options.opt_level == 0:
         jobs = 1  # without the optimizer a target's LLVM stages cost less than forking a child
@@ -126,6 +126,16 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
         if cache:
             cache.put(keys[i], image)
     return images
+
+
+def _llvm_tools_ready(triples: tuple[str, ...]):
+    """find_optimizer, and llvmlite.ir imported (the module flags module needs it, 40 ms) while the child lowers."""
+    from offload.build.device.optimizer import find_optimizer
+
+    optimizer = find_optimizer(triples)
+    if not optimizer.in_process:
+        import llvmlite.ir  # noqa: F401
+    return optimizer
 
 
 @dataclass(frozen=True)
@@ -257,10 +267,12 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions,
         from mlir.dialects.llvm import translate_module_to_llvmir
 
     with program.context, ir.Location.unknown():
-        device = ir.Module.create()
-        insertion = ir.InsertionPoint(device.body)
-        for gpu_module in program.gpu_modules():
-            gpu_module.operation.clone(insertion)
+        # The program without its host code (cloning the gpu.modules one by one would import their
+        # dialect's Python module for the op views clone returns).
+        device = program.module.operation.clone()
+        for op in child_ops(device.operation, ir):
+            if op.name != "gpu.module":
+                op.erase()
         if options.fast_math or not options.prec_div:
             _approximate_divisions(device, ir)
         _refuse_non_uniform_all_reduce(device, program.path, ir)
@@ -271,7 +283,7 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions,
         add_debug_info(device, options.debug_info and "lineinfo", program.path)
         attributes = function_attributes(options)
         lowered, defined_by = [], {}
-        for gpu_module in device.body.operations:
+        for gpu_module in child_ops(device.operation, ir):
             name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
             symbols = _module_symbols(gpu_module, name, program.path, mode.kernel_attribute, options.rename,
                                       defined_by, ir)
@@ -295,20 +307,8 @@ _DECLARATION_LINKAGES = ("#llvm.linkage<external>", "#llvm.linkage<extern_weak>"
 
 
 def _symbol_ops(gpu_module, ir) -> list:
-    """The llvm.func and llvm.mlir.global ops of a lowered gpu.module, as plain Operations: iterating its
-    block would import mlir.dialects.llvm for their op classes (40 ms of start-up)."""
-    found = []
-    module = gpu_module.operation
-
-    def visit(op):
-        if op == module:
-            return ir.WalkResult.ADVANCE
-        if op.name in ("llvm.func", "llvm.mlir.global"):
-            found.append(op)
-        return ir.WalkResult.SKIP
-
-    module.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
+    """The llvm.func and llvm.mlir.global ops of a lowered gpu.module."""
+    return [op for op in child_ops(gpu_module.operation, ir) if op.name in ("llvm.func", "llvm.mlir.global")]
 
 
 def _module_symbols(gpu_module, module_name: str, path: str, kernel_attribute: str, rename: str | None,
