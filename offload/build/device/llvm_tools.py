@@ -16,6 +16,7 @@ import tempfile
 
 from offload.errors import OffloadError
 from offload.build import trace
+from offload.build.device.libraries import LIBRARY_FIX, is_bitcode
 from offload.build.device.optimizer import Optimizer, pipeline_text
 
 
@@ -24,7 +25,7 @@ def link_and_optimize(lowered: list, target, kind, options, optimizer: Optimizer
     """The optimized bitcode of one target's image. lowered: pipeline.LoweredModule; keep: the names that
     stay externally visible. The data layout is the one opt gives the triple, set by opt as it reads the
     linked module (the linker keeps whichever one it met first)."""
-    from offload.build.device.pipeline import module_flags_ir
+    from offload.build.device.pipeline import declares_call_into, module_flags_ir
     from offload.formats.offloadbinary.bitcode_ident import bitcode_module
 
     if any("\n" in name or "\r" in name for name in keep):
@@ -43,9 +44,9 @@ def link_and_optimize(lowered: list, target, kind, options, optimizer: Optimizer
         # What the code calls shows only now: the ROCDL translation itself adds __ockl_* calls.
         with open(own, "rb") as linked_own:
             module = bitcode_module(linked_own.read())
-        declared = module.functions if module else []
-        libraries = kind.plan_libraries(target, options, any(f.is_declaration and f.name.startswith(
-            kind.library_prefixes) for f in declared))
+        if module is None:
+            raise OffloadError(f"internal error: llvm-link wrote a {target.arch} module our bitcode reader cannot read")
+        libraries = kind.plan_libraries(target, options, declares_call_into(module, kind.library_prefixes))
         flags = write("flags.ll", module_flags_ir(libraries.module_flags, target).encode())
         linked = os.path.join(folder, "linked.bc")
         for path in libraries.files:
@@ -64,17 +65,13 @@ def link_and_optimize(lowered: list, target, kind, options, optimizer: Optimizer
             return result.read()
 
 
-LIBRARY_FIX = "point --libdevice or --rocm-device-lib-path at the toolkit's library"
-BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")  # raw bitcode, the bitcode wrapper
-
-
 def _check_bitcode_header(path: str) -> None:
     try:
         with open(path, "rb") as library:
             head = library.read(4)
     except OSError as e:
         raise OffloadError(f"cannot read device library '{path}': {e.strerror}") from None
-    if head not in BITCODE_MAGICS:
+    if not is_bitcode(head):
         raise OffloadError(f"device library '{path}' is not valid LLVM bitcode (no bitcode header): {LIBRARY_FIX}")
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from offload.errors import Location, OffloadError
 from offload.build.frontend import Program, child_ops, location_of, run_mlir
 from offload.build.device.kinds import KINDS, TargetKind, function_attributes
-from offload.build.device.libraries import bitcode_bytes
+from offload.build.device.libraries import LIBRARY_FIX, bitcode_bytes, is_bitcode
 from offload.build.device.processes import ForkedCall, map_forked, map_threads, worker_count
 from offload.formats.targets import Target, check_ptx_feature
 
@@ -85,8 +85,7 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
     them, else llvmlite in forked children, each in its own LLVM context. So an image is the same whichever
     other targets were asked for and however many jobs ran.
     lto_pre_link: the images stay bitcode the target clang LTO-links (optimizer.py says why it matters)."""
-    from offload.build.device.optimizer import find_optimizer, in_process_optimizer
-    from offload.build.device.processes import ThreadResult
+    from offload.build.device.optimizer import in_process_optimizer
 
     _check_options(options, targets)
     program.require_gpu_modules()
@@ -96,11 +95,10 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
     # In a child: MLIR crashing on some input (e.g. translating an NVVM op it cannot) is one error line.
     lowering = ForkedCall(lambda names: [lower_to_llvm_ir(program, p, options, modes[p]) for p in names],
                           distinct, "lowering the device code crashed")
-    # While the child lowers (threads start only after the fork): which LLVM runs the LLVM stages. llvmlite
-    # checks the triple of each --link-bitcode library as it parses it.
-    finding = ThreadResult(in_process_optimizer if options.link_bitcode else
-                           lambda: _llvm_tools_ready(tuple(dict.fromkeys(t.triple for t in targets))))
-    optimizer = finding.result()
+    # While the child lowers: which LLVM runs the LLVM stages. llvmlite checks the triple of each
+    # --link-bitcode library as it parses it.
+    optimizer = in_process_optimizer() if options.link_bitcode else \
+        _llvm_tools_ready(tuple(dict.fromkeys(t.triple for t in targets)))
     if optimizer.in_process and jobs is None and options.opt_level == 0:
         jobs = 1  # without the optimizer a target's LLVM stages cost less than forking a child
     # A thread loading LLVM must not be running when a child is forked.
@@ -285,9 +283,10 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions,
         lowered, defined_by = [], {}
         for gpu_module in child_ops(device.operation, ir):
             name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
-            symbols = _module_symbols(gpu_module, name, program.path, mode.kernel_attribute, options.rename,
+            ops = _symbol_ops(gpu_module, ir)
+            symbols = _module_symbols(gpu_module, ops, name, program.path, mode.kernel_attribute, options.rename,
                                       defined_by, ir)
-            for op in _symbol_ops(gpu_module, ir):
+            for op in ops:
                 if op.name == "llvm.mlir.global" and _is_dynamic_shared_memory(op, ir):
                     op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
                 if attributes and op.name == "llvm.func" and len(op.regions[0].blocks) > 0:
@@ -311,15 +310,15 @@ def _symbol_ops(gpu_module, ir) -> list:
     return [op for op in child_ops(gpu_module.operation, ir) if op.name in ("llvm.func", "llvm.mlir.global")]
 
 
-def _module_symbols(gpu_module, module_name: str, path: str, kernel_attribute: str, rename: str | None,
+def _module_symbols(gpu_module, ops: list, module_name: str, path: str, kernel_attribute: str, rename: str | None,
                     defined_by: dict[str, tuple[str, Location]], ir) -> dict:
-    """Apply the rename scheme to the gpu.module's externally visible definitions, then refuse a name that
-    another gpu.module also defines (the RDC link would merge or reject them). Returns LoweredModule's
-    symbol fields, names as in the image."""
+    """Apply the rename scheme to the externally visible definitions among the gpu.module's symbol ops,
+    then refuse a name that another gpu.module also defines (the RDC link would merge or reject them).
+    Returns LoweredModule's symbol fields, names as in the image."""
     table = ir.SymbolTable(gpu_module.operation)
     symbols = {"kernels": [], "globals": [], "exported": [], "locations": {}}
     exported = []
-    for op in _symbol_ops(gpu_module, ir):
+    for op in ops:
         symbol = ir.StringAttr(op.attributes["sym_name"]).value
         symbols["locations"][symbol] = location_of(op.location, path)
         # Compared as MLIR prints them: parsing the attributes would import mlir.dialects.llvm (40 ms).
@@ -336,7 +335,7 @@ def _module_symbols(gpu_module, module_name: str, path: str, kernel_attribute: s
         exported.append((op, symbol))
     for op, original in exported:
         new_name = symbol_name(module_name, original, rename)
-        where = symbols["locations"].get(original, Location(path))
+        where = symbols["locations"][original]
         if new_name != original:
             if new_name in table:
                 raise OffloadError(f"renaming '{original}' in gpu.module @{module_name} gives '{new_name}', a name "
@@ -522,7 +521,7 @@ def link_user_bitcode(module, files: list[str], target: Target, data_layout: str
     for path in files:
         data = read_input(path)
         try:
-            library = llvm.parse_bitcode(data, context) if _is_bitcode(data) else \
+            library = llvm.parse_bitcode(data, context) if is_bitcode(data) else \
                 llvm.parse_assembly(data.decode("utf-8", "replace"), context)
         except RuntimeError as e:
             raise OffloadError(f"--link-bitcode '{path}' is not valid LLVM bitcode or IR: "
@@ -535,11 +534,9 @@ def link_user_bitcode(module, files: list[str], target: Target, data_layout: str
         _link(module, library, f"--link-bitcode '{path}'")
 
 
-def _is_bitcode(data: bytes) -> bool:
-    return data[:4] in (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
-
-
-def _declared_calls(module, prefixes: tuple[str, ...]) -> bool:
+def declares_call_into(module, prefixes: tuple[str, ...]) -> bool:
+    """Whether `module` (llvmlite's, or our bitcode reader's: both list functions) declares a function
+    with one of `prefixes`, i.e. calls into a device library."""
     return any(f.is_declaration and f.name.startswith(prefixes) for f in module.functions)
 
 
@@ -549,14 +546,14 @@ def link_device_libraries(module, kind: TargetKind, target: Target, options: Dev
     (internalize + dead-code elimination drop the rest)."""
     import llvmlite.binding as llvm
 
-    plan = kind.plan_libraries(target, options, _declared_calls(module, kind.library_prefixes))
+    plan = kind.plan_libraries(target, options, declares_call_into(module, kind.library_prefixes))
     module.link_in(_module_flags(plan.module_flags, target, data_layout, context))
     for path in plan.files:
         try:
             library = llvm.parse_bitcode(_library_bytes(path), context)
         except RuntimeError as e:
             raise OffloadError(f"device library '{path}' is not valid LLVM bitcode ({' '.join(str(e).split())}): "
-                               "point --libdevice or --rocm-device-lib-path at the toolkit's library") from None
+                               f"{LIBRARY_FIX}") from None
         library.triple = target.triple
         library.data_layout = data_layout
         _link(module, library, f"device library '{path}'")

@@ -156,26 +156,3 @@ def map_threads(function: Callable[[Item], Result], items: Sequence[Item], jobs:
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(function, items))
 
-
-class ThreadResult:
-    """`function()` in a thread while this one goes on; `result()` waits and returns or raises what it did."""
-
-    def __init__(self, function: Callable[[], Result]):
-        import threading
-
-        self._outcome: tuple = ("error", OffloadError("internal error: a thread gave no result"))
-
-        def run():
-            try:
-                self._outcome = ("ok", function())
-            except BaseException as e:  # noqa: BLE001 - raised again in result()
-                self._outcome = ("error", e)
-
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-
-    def result(self):
-        self._thread.join()
-        if self._outcome[0] == "error":
-            raise self._outcome[1]
-        return self._outcome[1]
