@@ -8,8 +8,8 @@ command line's one-line message, `.location` the file:line:col where one exists)
     bundle.write("kernels.offload.bc")                          # + its PTX files, if any
     api.link(["kernels.offload.bc", "main.o"], "app")
 
-The work is the `compile` and `link` commands' own (offload.build.plan, offload.build.stages,
-offload.target.link): the same flags give byte-identical bundles."""
+The work is the `compile` and `link` commands' own (offload.compiler.plan, offload.compiler.stages,
+offload.toolchain.link): the same flags give byte-identical bundles."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class Bundle:
     def write(self, path: str | os.PathLike) -> Path:
         """Write the bundle to `path` and each PTX text to `<path>.<arch>.ptx` (what `link --ptx-beside`
         adds), all or nothing; returns the bundle's path."""
-        from offload.build.options import ptx_path
+        from offload.compiler.options import ptx_path
         from offload.fsutil import write_all
 
         path = Path(path)
@@ -55,8 +55,8 @@ def compile_file(path: str | os.PathLike, offload_arch: str | list[str], *, targ
     """Compile an MLIR file as `mlir-offload compile` does (its mlir-offload.toml applies).
     offload_arch: "sm_80,sm_90", ["80", "90a"], "gfx90a"; symbol_prefix: every exported device symbol
     becomes NAME_<symbol>; debug/line_info: -g/-lineinfo; device_image/host_format/portable: as the flags."""
-    from offload.build.plan import compile_plan
-    from offload.build.stages import compile_bundle
+    from offload.compiler.plan import compile_plan
+    from offload.compiler.stages import compile_bundle
 
     arch = ",".join(offload_arch) if isinstance(offload_arch, (list, tuple)) else offload_arch
     flags = {"offload_arch": (arch,), "opt_level": None if opt_level is None else str(opt_level),
@@ -93,8 +93,8 @@ def link(inputs: list, output: str | os.PathLike, *, clang: str | None = None, c
          flags: list[str] = ()) -> Path:
     """Link bundles (paths, or Bundle objects) with objects, libraries and clang `flags` into the
     executable `output`, as `mlir-offload link` does; returns its path."""
-    from offload.build.textual_ir import read_offload_images
-    from offload.target.link import find_bundles, link_bundle
+    from offload.compiler.textual_ir import read_offload_images
+    from offload.toolchain.link import find_bundles, link_bundle
 
     with tempfile.TemporaryDirectory(prefix="mlir-offload-api-") as folder:
         arguments = []

@@ -41,21 +41,21 @@ class Hang(Exception):
 # ---- the readers ---------------------------------------------------------------------------------
 
 def read_container(data: bytes, scratch: str) -> None:
-    from offload.formats.offloadbinary import read_offload_images
+    from offload.packager import read_offload_images
 
     read_offload_images(data, "input")
 
 
 def read_bundle(data: bytes, scratch: str) -> None:
     from offload.formats.bundle import read_bundle_record
-    from offload.target.ship import inspect_bundle
+    from offload.toolchain.ship import inspect_bundle
 
     read_bundle_record(data, "input")
     inspect_bundle(data, "input")
 
 
 def read_raw_offload_binary(data: bytes, scratch: str) -> None:
-    from offload.formats.offloadbinary import read_binary
+    from offload.packager import read_binary
 
     read_binary(data)
 
@@ -69,7 +69,7 @@ def read_linked_executable(data: bytes, scratch: str) -> None:
 
 
 def read_fatbin(data: bytes, scratch: str) -> None:
-    from offload.target.executable import parse_cuda_fatbin
+    from offload.toolchain.executable import parse_cuda_fatbin
 
     for image in parse_cuda_fatbin(data):
         image.symbols()
@@ -77,13 +77,13 @@ def read_fatbin(data: bytes, scratch: str) -> None:
 
 
 def read_hip_bundle(data: bytes, scratch: str) -> None:
-    from offload.target.executable import parse_offload_bundle
+    from offload.toolchain.executable import parse_offload_bundle
 
     parse_offload_bundle(data)
 
 
 def read_archive(data: bytes, scratch: str) -> None:
-    from offload.target.ship import read_manifest
+    from offload.toolchain.ship import read_manifest
 
     path = os.path.join(scratch, "input.tar.gz")
     Path(path).write_bytes(data)
@@ -91,7 +91,7 @@ def read_archive(data: bytes, scratch: str) -> None:
 
 
 def read_manifest_file(data: bytes, scratch: str) -> None:
-    from offload.target.ship import read_bundle_needs
+    from offload.toolchain.ship import read_bundle_needs
 
     path = os.path.join(scratch, "manifest.json")
     Path(path).write_bytes(data)

@@ -231,7 +231,7 @@ def build_reference_hip_app(tmp: str | os.PathLike, hip_lib_dir: str | os.PathLi
 
 def fatbin_cubins(exe_path: str | os.PathLike) -> dict[str, set[str]]:
     """{arch: kernel symbol names} of the device images linked into the executable."""
-    from offload.target.executable import fatbin_cubins as read_cubins
+    from offload.toolchain.executable import fatbin_cubins as read_cubins
 
     return read_cubins(str(exe_path))
 

@@ -13,9 +13,9 @@ import pytest
 
 from offload.formats.bundle import BundleRecord
 from offload.formats.profiles import available_profiles, link_refusals
-from offload.target.doctor import BundleNeeds, Clang, CudaToolkit, Rocm, bundle_findings
-from offload.target.link import compatibility_problem
-from offload.target.ship import BundleFacts, render_build_sh, target_link_words
+from offload.toolchain.doctor import BundleNeeds, Clang, CudaToolkit, Rocm, bundle_findings
+from offload.toolchain.link import compatibility_problem
+from offload.toolchain.ship import BundleFacts, render_build_sh, target_link_words
 from offload.formats.profiles import load_profile
 
 pytestmark = pytest.mark.fast

@@ -27,7 +27,7 @@ def parse(path):
 
 def test_bundle_has_clang22_entries_embedded_object_and_record(saxpy_bundle):
     from offload.formats.bundle import read_bundle_record
-    from offload.formats.offloadbinary import ImageKind
+    from offload.packager import ImageKind
 
     module = parse(saxpy_bundle)
     entry = module.get_global_variable(".offloading.entry.saxpy")
@@ -66,7 +66,7 @@ def test_textual_output_and_legacy_entries(tmp_path):
 
     record, images = read_bundle_record(obj.read_bytes(), str(obj))
     assert (record.profile, record.host_format) == (19, "obj") and images[0].image_kind == 3  # cubin
-    from offload.target.executable import read_elf
+    from offload.toolchain.executable import read_elf
 
     elf = read_elf(obj.read_bytes(), str(obj))
     entries = elf.section("cuda_offloading_entries")

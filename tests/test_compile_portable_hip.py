@@ -27,7 +27,7 @@ def test_hip_portable_bundle_with_inline_asm_compiles_through_llc(tmp_path):
     bundle = tmp_path / "features.offload.o"
     done = run_cli("compile", str(FEATURES), "--offload-arch", "gfx90a", "--target-clang", "19", "-o", str(bundle))
     assert done.returncode == 0, done.stderr
-    from offload.formats.offloadbinary import ImageKind, read_offload_images
+    from offload.packager import ImageKind, read_offload_images
 
     (image,) = read_offload_images(bundle.read_bytes(), str(bundle))
     assert image.image_kind == ImageKind.OBJECT and image.strings["arch"] == "gfx90a"
@@ -38,7 +38,7 @@ def test_hip_portable_bundle_with_inline_asm_compiles_through_llc(tmp_path):
 def test_llc_must_be_of_our_llvm_major():
     import llvmlite.binding as llvm
 
-    from offload.build.device.pipeline import find_llc
+    from offload.serialize.pipeline import find_llc
 
     assert find_llc(llvm.llvm_version_info[0], candidates=("no-such-llc-anywhere",)) is None
     # An llc of another LLVM major is not taken: it could not read our bitcode.
@@ -48,7 +48,7 @@ def test_llc_must_be_of_our_llvm_major():
 
 
 def test_inline_asm_without_llc_is_refused_in_one_line(monkeypatch):
-    from offload.build.device import parse_offload_arch, pipeline
+    from offload.serialize import parse_offload_arch, pipeline
 
     (target,) = parse_offload_arch("gfx90a")
     monkeypatch.setattr(pipeline, "find_llc", lambda major, candidates=None: None)

@@ -1,4 +1,4 @@
-"""The content-addressed device image cache (offload/build/device/cache.py): hits, what changes the key,
+"""The content-addressed device image cache (offload/serialize/cache.py): hits, what changes the key,
 corrupt entries, --no-cache, the cache folder, and its size bound."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_cli
-from offload.build.device import pipeline
-from offload.build.device.cache import CACHE_ENVIRONMENT, ImageCache, cache_root
-from offload.build.device.pipeline import DeviceImage, DeviceOptions, compile_device
-from offload.build.frontend import load_program
+from offload.serialize import pipeline
+from offload.serialize.cache import CACHE_ENVIRONMENT, ImageCache, cache_root
+from offload.serialize.pipeline import DeviceImage, DeviceOptions, compile_device
+from offload.compiler.frontend import load_program
 from offload.formats.targets import parse_offload_arch
 
 SAXPY = str(REPO / "examples" / "saxpy.mlir")

@@ -12,7 +12,7 @@ DATA = Path(__file__).parent / "data" / "device"
 
 
 def test_device_writes_one_bitcode_image_per_target(tmp_path):
-    from offload.formats.offloadbinary import ImageKind, read_binary
+    from offload.packager import ImageKind, read_binary
 
     out = tmp_path / "features.offload"
     result = run_cli("device", str(DATA / "features.mlir"), "--offload-arch", "sm_80,sm_90,gfx90a", "-O3",

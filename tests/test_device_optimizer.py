@@ -1,4 +1,4 @@
-"""Which LLVM runs the LLVM stages of device images, with which pipeline (offload/build/device/optimizer.py,
+"""Which LLVM runs the LLVM stages of device images, with which pipeline (offload/serialize/optimizer.py,
 llvm_tools.py): opt and the llvm-link beside it, of MLIR's LLVM major, where there are some, else llvmlite;
 clang's pre-link pipeline for bitcode images, the whole default pipeline for native ones; MLIR_OFFLOAD_OPT
 chooses."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from offload.build.device.optimizer import OPT_ENVIRONMENT, find_optimizer, pipeline_text
+from offload.serialize.optimizer import OPT_ENVIRONMENT, find_optimizer, pipeline_text
 from offload.formats.targets import AMDGPU_TRIPLE, NVPTX_TRIPLE
 from offload.errors import OffloadError
 
@@ -29,7 +29,7 @@ def test_the_llvm_major_is_the_bindings_and_llvmlites():
 
     import llvmlite.binding as llvm
 
-    from offload.build.about import LLVM_MAJOR, MLIR_BINDINGS_DISTRIBUTION
+    from offload.compiler.about import LLVM_MAJOR, MLIR_BINDINGS_DISTRIBUTION
 
     assert llvm.llvm_version_info[0] == LLVM_MAJOR
     assert int(metadata.version(MLIR_BINDINGS_DISTRIBUTION).split(".")[0]) == LLVM_MAJOR
@@ -135,7 +135,7 @@ def test_the_device_command_loads_no_second_llvm(tmp_path):
                            "-o", str(out), "--no-cache"], capture_output=True, text=True,
                           env={k: v for k, v in os.environ.items() if k != OPT_ENVIRONMENT})
     assert done.returncode == 0, done.stderr
-    from offload.formats.offloadbinary.bitcode_ident import bitcode_module
+    from offload.packager.bitcode_ident import bitcode_module
 
     module = bitcode_module((out / "saxpy.sm_80.bc").read_bytes())
     assert [f.name for f in module.functions if not f.is_declaration] == ["saxpy"]

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from offload.errors import Location, OffloadError
-from offload.build.device.processes import map_forked
+from offload.serialize.processes import map_forked
 
 DATA = Path(__file__).parent / "data" / "device"
 
 
 def test_forked_images_equal_one_process_images():
-    from offload.build.frontend import load_program
-    from offload.build.device import DeviceOptions, compile_device, parse_offload_arch
+    from offload.compiler.frontend import load_program
+    from offload.serialize import DeviceOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "features.mlir"))
     targets = parse_offload_arch("sm_80,sm_90,gfx90a")

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import REPO, require_tool, run_cli
 from fakert import fake_cuda  # noqa: F401
-from offload.target.link_messages import failure_summary, read_report
+from offload.toolchain.link_messages import failure_summary, read_report
 
 DATA = REPO / "tests" / "data" / "habits"
 SAXPY = REPO / "examples" / "saxpy.mlir"

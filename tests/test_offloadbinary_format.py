@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from offload.errors import OffloadError
-from offload.build.textual_ir import read_offload_images  # the target side's reader, textual IR included
-from offload.formats.offloadbinary import (ImageKind, OffloadBinaryError, OffloadImage, detect_image_kind, read_binary,
+from offload.compiler.textual_ir import read_offload_images  # the target side's reader, textual IR included
+from offload.packager import (ImageKind, OffloadBinaryError, OffloadImage, detect_image_kind, read_binary,
                               write_binary, write_binary_v2)
-from offload.formats.offloadbinary.bitcode_ident import bitcode_producer
-from offload.formats.offloadbinary.llvm_order import dense_map_order
-from offload.formats.offloadbinary.strtab import build_string_table
+from offload.packager.bitcode_ident import bitcode_producer
+from offload.packager.llvm_order import dense_map_order
+from offload.packager.strtab import build_string_table
 from packager_inputs import host_module_embedding
 
 text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=40)
@@ -169,7 +169,7 @@ def test_bitcode_globals_read_without_llvm():
     import llvmlite.binding as llvm
     from llvmlite import ir
 
-    from offload.formats.offloadbinary.bitcode_ident import bitcode_globals
+    from offload.packager.bitcode_ident import bitcode_globals
 
     module = ir.Module("m")
     module.triple = "x86_64-unknown-linux-gnu"

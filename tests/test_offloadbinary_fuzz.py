@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from offload.formats.offloadbinary import OffloadBinaryError, OffloadImage, read_binary, write_binary, write_binary_v2
+from offload.packager import OffloadBinaryError, OffloadImage, read_binary, write_binary, write_binary_v2
 
 pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import require_tool, run_cli
 from packager_inputs import host_module_embedding, make_inputs
 
-from offload.formats.offloadbinary import ImageKind, read_binary, read_offload_images, write_binary
+from offload.packager import ImageKind, read_binary, read_offload_images, write_binary
 
 NV = "triple=nvptx64-nvidia-cuda"
 AMD = "triple=amdgcn-amd-amdhsa"

@@ -9,7 +9,7 @@ import pytest
 from conftest import run_cli
 from packager_inputs import host_module_embedding, make_inputs
 
-from offload.formats.offloadbinary import OffloadImage, read_binary, write_binary
+from offload.packager import OffloadImage, read_binary, write_binary
 
 NV = "triple=nvptx64-nvidia-cuda"
 

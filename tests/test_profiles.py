@@ -139,8 +139,8 @@ def test_clang21_bundle_is_an_object_with_v1_entries(bundles):
 
 @pytest.mark.parametrize("name, offload_kind, image_kind", [("cuda21", 2, 3), ("hip21", 4, 1)])
 def test_clang21_entry_and_image_kinds(bundles, name, offload_kind, image_kind):
-    from offload.target.executable import read_elf, read_entry_sections
-    from offload.formats.offloadbinary import read_offload_images
+    from offload.toolchain.executable import read_elf, read_entry_sections
+    from offload.packager import read_offload_images
 
     data = bundles[name].read_bytes()
     (section,) = [s for s in read_entry_sections(read_elf(data, name)) if s.entries]
@@ -162,7 +162,7 @@ def test_clang21_refuses_llvm22_bitcode(tmp_path):
 # ---- link across clang 19 / 21 / 22 ------------------------------------------------------------
 
 def clang_record(major: int):
-    from offload.target.doctor import Clang
+    from offload.toolchain.doctor import Clang
 
     return Clang(path=f"/opt/llvm-{major}/bin/clang", version=f"{major}.1.8", major=major,
                  linker_wrapper=f"/opt/llvm-{major}/bin/clang-linker-wrapper", packager=None, lld=None)
@@ -170,7 +170,7 @@ def clang_record(major: int):
 
 def link_problem(bundle: Path, clang_major: int) -> str | None:
     from offload.formats.bundle import read_bundle_record
-    from offload.target.link import compatibility_problem
+    from offload.toolchain.link import compatibility_problem
 
     record, images = read_bundle_record(bundle.read_bytes(), bundle.name)
     return compatibility_problem(record, images, clang_record(clang_major))

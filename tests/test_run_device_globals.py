@@ -7,7 +7,7 @@ import pytest
 
 from conftest import REPO, require_tool, run_cli
 from fakert import fake_cuda  # noqa: F401
-from offload.target.executable import read_executable
+from offload.toolchain.executable import read_executable
 
 EXAMPLE = REPO / "examples" / "device_globals.mlir"
 

@@ -155,7 +155,7 @@ def test_portable_compile_writes_cubin_images_object_and_ptx(tmp_path, ptxas):
     assert sorted(first) == ["app.offload.o", "app.offload.o.sm_80.ptx", "app.offload.o.sm_90.ptx"]
     assert first["app.offload.o"][:4] == b"\x7fELF"
     assert b".target sm_90" in first["app.offload.o.sm_90.ptx"]
-    from offload.formats.offloadbinary import ImageKind, read_offload_images
+    from offload.packager import ImageKind, read_offload_images
 
     images = read_offload_images(first["app.offload.o"], "app.offload.o")
     assert [(i.strings["arch"], i.image_kind) for i in images] == [("sm_80", ImageKind.CUBIN), ("sm_90", ImageKind.CUBIN)]
@@ -166,7 +166,7 @@ def test_portable_compile_writes_cubin_images_object_and_ptx(tmp_path, ptxas):
 
 def test_finer_flags_override_portable_and_the_profile(tmp_path, ptxas):
     from offload.formats.bundle import read_bundle_record
-    from offload.formats.offloadbinary import ImageKind
+    from offload.packager import ImageKind
 
     out = tmp_path / "mixed.offload.o"
     result = _compile(tmp_path, str(SAXPY), "--offload-arch", "sm_80", "--portable", "--device-image", "bitcode",

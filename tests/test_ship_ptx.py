@@ -29,7 +29,7 @@ SHIPS = {
 
 def _fatbin_images(exe: Path) -> list[tuple[str, str]]:
     """(kind, arch) of every image in the executable's .nv_fatbin, e.g. ("ptx", "compute_80")."""
-    from offload.target.executable import CUDA_FATBIN_SECTION, read_executable
+    from offload.toolchain.executable import CUDA_FATBIN_SECTION, read_executable
 
     images = read_executable(str(exe)).device_sections[CUDA_FATBIN_SECTION]
     assert not any(i.compressed for i in images)  # PTX is stored uncompressed so that verify can read it
@@ -131,7 +131,7 @@ def test_link_ptx_for_one_arch_and_dry_run(portable_bundle, tmp_path):
 
 
 def test_link_without_ptx_has_sass_only(portable_bundle, tmp_path):
-    from offload.target.ptx import PtxImage, missing_ptx
+    from offload.toolchain.ptx import PtxImage, missing_ptx
 
     require_tool("clang-22", 22)
     app = tmp_path / "app"

@@ -28,8 +28,8 @@ def _bundle(work: Path, major: int, portable: bool, recorded: int | None = None)
     bundle record `compile` writes into its images (ship reads what the bundle is from it), which says
     clang `recorded` (default: `major`)."""
     from offload.formats.bundle import BundleRecord
-    from offload.formats.offloadbinary import ImageKind, OffloadImage, write_binary
-    from offload.build.native import convert_device_images, host_to_object
+    from offload.packager import ImageKind, OffloadImage, write_binary
+    from offload.compiler.native import convert_device_images, host_to_object
     from offload.formats.profiles import load_profile
 
     llvm_link = require_tool("llvm-link-22", 22)
@@ -123,7 +123,7 @@ def test_archive_is_deterministic_and_complete(shipped, tmp_path):
 def test_doctor_reads_back_the_bundle_record_from_the_manifest(shipped, tmp_path):
     """The manifest is rendered from the bundle's record; doctor's BundleNeeds holds that same record."""
     from offload.formats.bundle import read_bundle_record
-    from offload.target.ship import read_bundle_needs
+    from offload.toolchain.ship import read_bundle_needs
 
     for name in ("app", "port19"):
         top = _unpack(shipped[name], tmp_path / name)

@@ -1,5 +1,5 @@
-"""The target side (offload/target/**) and every offload module it imports, at module or function level,
-never import the build side (offload.build), mlir or llvmlite: link, verify and doctor run where
+"""The target side (offload/toolchain/**) and every offload module it imports, at module or function level,
+never import the build side (offload.compiler, .serialize, .annotations), mlir or llvmlite: link, verify and doctor run where
 neither MLIR nor llvmlite is installed. Checked statically on the source, import by import."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 pytestmark = pytest.mark.fast
 
 PACKAGE = Path(__file__).resolve().parent.parent / "offload"
-FORBIDDEN = ("offload.build", "mlir", "llvmlite")
+FORBIDDEN = ("offload.compiler", "offload.serialize", "offload.annotations", "mlir", "llvmlite")
 
 
 def module_file(module: str) -> Path | None:
@@ -46,7 +46,7 @@ def imports_of(module: str) -> set[str]:
 
 def reachable_from_target() -> dict[str, str]:
     """module -> the module that imports it, for everything the target side reaches."""
-    roots = ["offload.target"] + [f"offload.target.{p.stem}" for p in (PACKAGE / "target").glob("*.py")]
+    roots = ["offload.toolchain"] + [f"offload.toolchain.{p.stem}" for p in (PACKAGE / "toolchain").glob("*.py")]
     seen = {root: "(target side)" for root in roots}
     work = list(roots)
     while work:
@@ -62,7 +62,7 @@ def reachable_from_target() -> dict[str, str]:
 
 def test_target_side_never_imports_the_build_side_mlir_or_llvmlite():
     reached = reachable_from_target()
-    assert "offload.formats.offloadbinary.containers" in reached and "offload.target.link" in reached
+    assert "offload.packager.containers" in reached and "offload.toolchain.link" in reached
     bad = sorted(f"{name} (imported by {by})" for name, by in reached.items()
                  if any(name == f or name.startswith(f + ".") for f in FORBIDDEN))
     assert bad == []
@@ -70,5 +70,5 @@ def test_target_side_never_imports_the_build_side_mlir_or_llvmlite():
 
 def test_the_check_sees_function_level_imports(tmp_path):
     # ship.py's build_archive imports the PTX checks inside a function: they must be reached.
-    assert "offload.target.ptx" in imports_of("offload.target.ship")
-    assert "llvmlite.binding" in imports_of("offload.build.textual_ir")
+    assert "offload.toolchain.ptx" in imports_of("offload.toolchain.ship")
+    assert "llvmlite.binding" in imports_of("offload.compiler.textual_ir")

@@ -1,14 +1,14 @@
-"""One toolchain search order (offload/target/toolchain.py): the CUDA toolkit doctor and link use, the
+"""One toolchain search order (offload/toolchain/tools.py): the CUDA toolkit doctor and link use, the
 libdevice the device step links, and the shipped build.sh's search follow the same list."""
 
 from __future__ import annotations
 
 import pytest
 
-from offload.build.device.libraries import find_libdevice
-from offload.target import toolchain
+from offload.serialize.libraries import find_libdevice
+from offload.toolchain import tools as toolchain
 from offload.formats.bundle import BundleRecord
-from offload.target.ship import BundleFacts, render_build_sh, target_link_words
+from offload.toolchain.ship import BundleFacts, render_build_sh, target_link_words
 from offload.formats.profiles import load_profile
 
 pytestmark = pytest.mark.fast

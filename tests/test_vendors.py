@@ -25,11 +25,11 @@ def test_vendor_facts_are_written_once():
 
 
 def test_both_sides_use_the_records():
-    from offload.build.device.kinds import KINDS
-    from offload.build.host.runtime import RUNTIMES
-    from offload.build.native import CODEGEN_HOOKS
-    from offload.formats.offloadbinary import ImageKind
-    from offload.target.ship import target_link_words
+    from offload.serialize.kinds import KINDS
+    from offload.annotations.runtime import RUNTIMES
+    from offload.compiler.native import CODEGEN_HOOKS
+    from offload.packager import ImageKind
+    from offload.toolchain.ship import target_link_words
 
     for kind, vendor in VENDORS.items():
         assert RUNTIMES[kind].library == vendor.link_library

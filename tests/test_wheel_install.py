@@ -27,7 +27,7 @@ def test_wheel_in_a_fresh_venv_compiles_links_and_finds_its_data(tmp_path):
     source = tmp_path / "source"  # a copy: building in place would leave build/ in the repository
     skipped = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis")
     shutil.copytree(REPO, source, ignore=lambda folder, names: set(skipped(folder, names)) | (
-        {"build", "dist"} & set(names) if Path(folder) == REPO else set()))  # offload/build is the package's
+        {"build", "dist"} & set(names) if Path(folder) == REPO else set()))  # the top-level build/ and dist/ only
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
                             "--no-index", "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
@@ -39,8 +39,8 @@ def test_wheel_in_a_fresh_venv_compiles_links_and_finds_its_data(tmp_path):
     installed = subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", "--no-index",
                                 str(wheel_file)], capture_output=True, text=True, env=env)
     assert installed.returncode == 0, installed.stderr
-    where = subprocess.run([venv / "bin" / "python", "-c", "import offload.build.plan, offload.target.link as m; "
-                            "print(offload.build.plan.__file__); print(m.__file__)"],
+    where = subprocess.run([venv / "bin" / "python", "-c", "import offload.compiler.plan, offload.toolchain.link as m; "
+                            "print(offload.compiler.plan.__file__); print(m.__file__)"],
                            capture_output=True, text=True, env=env, cwd=tmp_path)
     files = where.stdout.split()
     assert len(files) == 2 and all(f.startswith(str(venv)) for f in files), where.stdout + where.stderr  # the wheel

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from offload.build.options import build_options
+from offload.compiler.options import build_options
 from offload.commands.device import device_options
 from offload.errors import OffloadError
 
@@ -45,16 +45,16 @@ def compile_command(input_path: str, output: str | None, textual: bool, target_c
                     **device_kwargs) -> None:
     """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver`."""
     from offload.fsutil import atomic_write, refuse_input_as_output, write_all
-    from offload.build.options import compile_inputs, side_outputs
-    from offload.build.plan import compile_plan
-    from offload.build.frontend import STDIN
-    from offload.build.stages import compile_bundle
+    from offload.compiler.options import compile_inputs, side_outputs
+    from offload.compiler.plan import compile_plan
+    from offload.compiler.frontend import STDIN
+    from offload.compiler.stages import compile_bundle
 
     if device_kwargs.get("dependency_file") and not (device_kwargs.get("dependency_file_wanted")
                                                      or device_kwargs.get("user_dependency_file_wanted")):
         raise click.UsageError("-MF FILE names the dependency file of -MD: pass -MD too")
     if verbose:
-        from offload.build import trace
+        from offload.compiler import trace
 
         trace.enable()
     if input_path == STDIN and (output is None or device_kwargs.get("dependency_file_wanted")

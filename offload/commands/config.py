@@ -51,7 +51,7 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
         return
     from offload import config as project
 
-    from offload.target.toolchain import find_cuda, find_rocm
+    from offload.toolchain.tools import find_cuda, find_rocm
     from offload.formats.vendors import runtime_link_flags, vendor_for
 
     settings = project.resolve({}, None)
@@ -66,7 +66,7 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
         raise OffloadError(f"no {'CUDA toolkit' if kind == 'cuda' else 'ROCm'} found: set "
                            f"{'cuda-path' if kind == 'cuda' else 'rocm-path'} in mlir-offload.toml")
     from offload.formats.hosts import build_machine_host, resolve_host
-    from offload.target.toolchain import runtime_library_dirs
+    from offload.toolchain.tools import runtime_library_dirs
 
     # host-triple of mlir-offload.toml: the runtime library of that CPU, and a cross --target when it is not ours.
     host = resolve_host(settings["host-triple"].value)

@@ -1,6 +1,6 @@
 """Command `device`: serialize every gpu.module of an MLIR program to one LLVM bitcode image per target,
 bundled as an OffloadBinary (or written per target for inspection). Its options are a reusable decorator
-(`device_options`); offload/build/plan.py turns them into (targets, DeviceOptions), for `compile` too."""
+(`device_options`); offload/compiler/plan.py turns them into (targets, DeviceOptions), for `compile` too."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from offload.fsutil import STDOUT, atomic_write, refuse_input_as_output, write_a
 
 def device_options(command):
     """Decorator adding the device-compilation options to a click command. Every option defaults to None
-    ("not given"): mlir-offload.toml and then offload/config.py's KEYS fill them (offload/build/plan.py)."""
+    ("not given"): mlir-offload.toml and then offload/config.py's KEYS fill them (offload/compiler/plan.py)."""
     options = [
         click.option("--offload-arch", "offload_arch", multiple=True, metavar="ARCH[,ARCH...]",
                      help="Targets of one vendor, e.g. sm_80,sm_90 or gfx90a; also 80, 90a (CMake, Spack) and compute_80 (PTX beside the bundle, JIT-compiled by the driver) (repeatable)."),
@@ -59,11 +59,11 @@ def device_options(command):
 @device_options
 def device_command(input_path: str, output: str, emit: str, target_clang: str | None, **device_kwargs) -> None:
     """Serialize the gpu.modules of IN.mlir to LLVM bitcode per target, device libraries linked."""
-    from offload.build.frontend import load_program
+    from offload.compiler.frontend import load_program
     from offload.formats.profiles import load_profile
-    from offload.build.device import compile_device
+    from offload.serialize import compile_device
 
-    from offload.build.plan import device_plan
+    from offload.compiler.plan import device_plan
     from offload.config import project_config
 
     targets, options = device_plan(device_kwargs, project_config(input_path))
@@ -89,7 +89,7 @@ def device_command(input_path: str, output: str, emit: str, target_clang: str | 
 
 def offload_binary(images, profile) -> bytes:
     """The OffloadBinary of device images: one bitcode image per target, strings triple and arch."""
-    from offload.formats.offloadbinary import ImageKind, OffloadImage, write_binary
+    from offload.packager import ImageKind, OffloadImage, write_binary
 
     return write_binary([
         OffloadImage(image_kind=ImageKind.BITCODE, offload_kind=profile.offload_kind_value(image.target.offload_kind),
@@ -103,7 +103,7 @@ def _render(image, emit: str) -> bytes:
         return image.bitcode
     import llvmlite.binding as llvm
 
-    from offload.build.device.pipeline import fresh_context
+    from offload.serialize.pipeline import fresh_context
 
     return str(llvm.parse_bitcode(image.bitcode, fresh_context())).encode()
 

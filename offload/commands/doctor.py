@@ -16,9 +16,9 @@ def doctor(ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda
     """What this machine has for linking bundles; with --bundle, whether it can link that one.
 
     Exits 1 when no clang here can link the bundle (or, without --bundle, when there is no usable clang)."""
-    from offload.build.about import report_compiler
-    from offload.target import doctor as doc
-    from offload.target import toolchain
+    from offload.compiler.about import report_compiler
+    from offload.toolchain import doctor as doc
+    from offload.toolchain import tools as toolchain
 
     found = toolchain.find_clangs(list(clangs))
     cuda = toolchain.find_cuda(cuda_path)
@@ -31,7 +31,7 @@ def doctor(ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda
                        "(fix: install clang-22 and clang-tools-22)")
             ctx.exit(1)
         return
-    from offload.target.ship import read_bundle_needs
+    from offload.toolchain.ship import read_bundle_needs
 
     needs, wrapper_shipped = read_bundle_needs(bundle)
     click.echo(f"bundle {needs.name}: entry profile clang {needs.entry_profile}, producer LLVM "

@@ -22,8 +22,8 @@ def _safe_part(text: str, fallback: str) -> str:
 
 def extracted_name(index: int, image) -> str:
     """`<index>-<offload kind>-<arch>.<ext>`, from a fixed character set whatever the strings say."""
-    from offload.formats.offloadbinary import IMAGE_KIND_EXTENSION
-    from offload.formats.offloadbinary.model import ImageKind
+    from offload.packager import IMAGE_KIND_EXTENSION
+    from offload.packager.model import ImageKind
 
     kind_name, _ = offload_kind_label(image.offload_kind)
     try:

@@ -27,9 +27,9 @@ def offload_kind_label(value: int) -> tuple[str, list[int]]:
 
 
 def _image_record(index: int, image) -> dict:
-    from offload.formats.offloadbinary import image_kind_name
-    from offload.formats.offloadbinary.bitcode_ident import bitcode_producer
-    from offload.formats.offloadbinary.model import ImageKind
+    from offload.packager import image_kind_name
+    from offload.packager.bitcode_ident import bitcode_producer
+    from offload.packager.model import ImageKind
 
     kind_name, clangs = offload_kind_label(image.offload_kind)
     record = {
@@ -55,7 +55,7 @@ def _shown(text: str) -> str:
 
 
 def _load_images(file: str) -> list:
-    from offload.build.textual_ir import read_offload_images
+    from offload.compiler.textual_ir import read_offload_images
 
     images = read_offload_images(read_input(file), file)
     if not images:
@@ -64,10 +64,10 @@ def _load_images(file: str) -> list:
 
 
 def _linked_executable(file: str):
-    """The executable's reading (offload.target.executable) when `file` is a linked executable with
+    """The executable's reading (offload.toolchain.executable) when `file` is a linked executable with
     device images (a .nv_fatbin or .hip_fatbin section), else None."""
     from offload.formats.elf import ELF_MAGIC
-    from offload.target.executable import executable_from_bytes
+    from offload.toolchain.executable import executable_from_bytes
 
     data = read_input(file)
     if data[:4] != ELF_MAGIC:

@@ -75,8 +75,8 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
         if item.endswith((".mlir", ".mlirbc")):
             raise OffloadError(f"'{item}' is an MLIR program, not a bundle: compile it first "
                                f"(mlir-offload compile {item} --offload-arch ARCH -o BUNDLE.bc)")
-    from offload.build.textual_ir import read_offload_images
-    from offload.target.link import find_bundles, link_bundle
+    from offload.compiler.textual_ir import read_offload_images
+    from offload.toolchain.link import find_bundles, link_bundle
 
     # Where LLVM is, a text input that is no bundle gets LLVM's located reading error.
     link_bundle(find_bundles(passthrough, read_offload_images), passthrough, settings["output"], clang=settings["clang"],

@@ -15,8 +15,8 @@ from offload.fsutil import atomic_write, refuse_input_as_output
               help="Major version of the clang that will link the result (default 22): sets the HIP kind value.")
 def package_command(output: str, images: tuple[str, ...], target_clang: str | None) -> None:
     """Bundle device images into one OffloadBinary, byte-identical to llvm-offload-binary."""
-    from offload.formats.offloadbinary import write_binary
-    from offload.formats.offloadbinary.image_spec import build_image, parse_image_spec
+    from offload.packager import write_binary
+    from offload.packager.image_spec import build_image, parse_image_spec
     from offload.formats.profiles import load_profile
 
     profile = load_profile(target_clang)

@@ -25,14 +25,14 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
     import tempfile
 
     from offload.fsutil import atomic_write, read_input
-    from offload.target.ship import build_archive
+    from offload.toolchain.ship import build_archive
 
     from offload.fsutil import STDOUT, refuse_input_as_output
 
     if output == STDOUT:
         raise OffloadError("ship writes an archive file: name it with -o APP.tar.gz, not '-' (standard output)")
     refuse_input_as_output(output, [input_path])
-    from offload.target.ship import check_app_name
+    from offload.toolchain.ship import check_app_name
 
     if app is not None:
         name = check_app_name(app, "--app")
@@ -59,7 +59,7 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
         if flags:
             raise click.UsageError(f"compile flags ({' '.join(flags)}) only apply to an .mlir input")
         bundle, ptx = read_input(input_path), {}
-        from offload.build.textual_ir import read_offload_images
+        from offload.compiler.textual_ir import read_offload_images
 
         try:  # unreadable: an error naming the user's file, not the archive's member
             images = read_offload_images(bundle, input_path)
@@ -69,15 +69,15 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
         if not images:
             raise OffloadError(f"'{input_path}' contains no offloading images (not a bundle: ship takes IN.mlir or "
                                "what mlir-offload compile wrote)")
-        from offload.target.link import ptx_files_beside
+        from offload.toolchain.link import ptx_files_beside
 
         for path in ptx_files_beside(input_path, images):  # <bundle>.<arch>.ptx from compile --device-image=ptx
             ptx[path.rsplit(".", 2)[-2]] = read_input(path).decode("utf-8", errors="replace")
-    from offload.formats.offloadbinary.detect import is_bitcode
+    from offload.packager.detect import is_bitcode
 
     bundle_name = f"{name}.offload.{'bc' if is_bitcode(bundle) else 'o'}"
     atomic_write(output, build_archive(name, bundle, bundle_name, flags, ptx))
-    from offload.target.ship import read_manifest
+    from offload.toolchain.ship import read_manifest
 
     toolkit = "ROCM_PATH" if read_manifest(output)["targets"][0]["offload_kind"] == "hip" else "CUDA_PATH"
     click.echo(f"{output}: {name} ({bundle_name}); on the target: tar xzf {os.path.basename(output)} && "

@@ -74,7 +74,7 @@ def check_host(path: str, elf, expected: str | None, report: VerifyReport) -> No
 
 def check_executable(path: str, host: str | None = None) -> VerifyReport:
     from offload.formats.profiles import clangs_registering
-    from offload.target.executable import ExecutableError, read_executable
+    from offload.toolchain.executable import ExecutableError, read_executable
 
     report = VerifyReport(path)
     try:

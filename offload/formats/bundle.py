@@ -2,7 +2,7 @@
 written by `compile` and read back by link, inspect, verify, ship and doctor.
 
 It travels in two places: string keys of every OffloadBinary image (machine-readable from a bitcode or
-ELF bundle alike, through offload.formats.offloadbinary.read_offload_images) and a named metadata node
+ELF bundle alike, through offload.packager.read_offload_images) and a named metadata node
 `!mlir_offload.bundle` for people reading the IR.
 """
 
@@ -62,7 +62,7 @@ class BundleRecord:
 def read_bundle_record(data: bytes, name: str, read_images=None):
     """(BundleRecord, images) of a bundle file; an error naming what is missing otherwise. `read_images`:
     a reader of more containers than the target side's (the build side's, for textual IR)."""
-    from offload.formats.offloadbinary import read_offload_images
+    from offload.packager import read_offload_images
 
     images = (read_images or read_offload_images)(data, name)
     if not images:

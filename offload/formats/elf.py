@@ -1,6 +1,6 @@
 """ELF64 little-endian files, read by a small struct-based reader (no LLVM): sections by name, symbols
 (.symtab and .dynsym), RELATIVE relocations. Used for linked executables, the cubins inside their fatbins
-and bundles' host objects alike (offload/target/executable.py, offload/formats/offloadbinary/containers.py).
+and bundles' host objects alike (offload/toolchain/executable.py, offload/packager/containers.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from offload.errors import OffloadError
 class Vendor:
     offload_kind: str  # "cuda" | "hip": the key of the profiles' [offload_kind] and section tables
     triple: str  # device target triple
-    lowering: str  # the MLIR pass lowering a gpu.module (offload/build/device/kinds.py adds its options)
+    lowering: str  # the MLIR pass lowering a gpu.module (offload/serialize/kinds.py adds its options)
     api_prefix: str  # runtime API names: <prefix>Malloc, <prefix>LaunchKernel, ...
     link_library: str  # what the executable links: -l<link_library>
     library_dirs: tuple[str, ...]  # toolkit sub-folders holding it for this machine's CPU, in search order
@@ -24,8 +24,8 @@ class Vendor:
     quiet_flags: tuple[str, ...]  # clang flags silencing version warnings irrelevant to a link
     device_section: str  # where the linker wrapper puts the device images in the executable
     register_function: str  # what the wrapper's registration code calls with that section
-    native_image: str  # the native image kind (offload.formats.offloadbinary.ImageKind member name)
-    codegen_hook: str  # the offload/build/native.py function making that image from bitcode
+    native_image: str  # the native image kind (offload.packager.ImageKind member name)
+    codegen_hook: str  # the offload/compiler/native.py function making that image from bitcode
     separate_kernel_handle: bool  # HIP: a kernel's handle is a constant global pointing to the host stub
     runtime_variants: tuple = ()  # (link --cudart mode, libraries -l...) as nvcc's --cudart; "shared" is -l<link_library>
     # Dynamic shared memory above this many bytes needs the kernel's opt-in attribute first (None: no opt-in).

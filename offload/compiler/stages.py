@@ -1,0 +1,255 @@
+"""`mlir-offload compile`: an MLIR GPU program -> one host bundle clang links with --offload-new-driver.
+
+Named stages, each from one representation to the next:
+  load       .mlir -> Program                                   (offload.compiler.frontend)
+  device     Program -> DeviceImage per gpu.module x target     (offload.serialize)
+  codegen    DeviceImages -> + native code (cubin + PTX, AMDGPU object) where the plan packages it
+             (the vendor's codegen hook, offload.compiler.native)
+  package    DeviceImages -> OffloadImages                       (offload.packager)
+  lower      Program -> host LLVM IR, launches as stub calls      (offload.annotations.lower)
+  annotate   host IR + stubs, runtime shims, entries, embedded object, bundle record (llvmlite)
+  emit       bitcode, textual IR, or an ELF object for a clang older than our LLVM
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from offload.errors import OffloadError
+
+EMIT_FORMATS = ("bc", "ll")
+
+
+@dataclass(frozen=True)
+class BundlePlan:
+    """How the bundle is made for one target clang: bitcode where it can read ours, else native code."""
+
+    profile: object  # offload.formats.profiles.Profile
+    offload_kind: str
+    producer_llvm: str  # "22.1.0"
+    host_format: str  # "bc" | "obj"
+    device_image: str  # "bitcode" | "cubin" (portable.convert_device_images names)
+    host: object  # offload.formats.hosts.HostTriple: the CPU the executable runs on
+    ptx_only: tuple[str, ...] = ()  # CUDA archs given as compute_XX (offload.formats.bundle.BundleRecord)
+
+
+def producer_llvm_version() -> str:
+    import llvmlite.binding as llvm
+
+    return ".".join(str(part) for part in llvm.llvm_version_info)
+
+
+def plan_bundle(targets, target_clang: int | str | None, device_image: str | None = None,
+                host_format: str | None = None, host_triple: str | None = None,
+                ptx_only: tuple[str, ...] = ()) -> BundlePlan:
+    """The profile, and whether the target clang can read our LLVM's bitcode (profile data decides the
+    default formats; device_image/host_format are the user's --device-image/--host-format/--portable)."""
+    from offload.compiler.options import choose_formats
+    from offload.formats.hosts import resolve_host
+    from offload.formats.profiles import load_profile
+
+    host = resolve_host(host_triple)
+    profile = load_profile(target_clang)
+    kinds = sorted({t.offload_kind for t in targets})
+    if len(kinds) != 1:
+        raise OffloadError(f"--offload-arch mixes offload kinds ({', '.join(kinds)}): the host code calls one "
+                           "runtime, compile one bundle per kind")
+    producer = producer_llvm_version()
+    device, host_format = choose_formats(profile, producer, device_image, host_format)
+    return BundlePlan(profile, kinds[0], producer, host_format, device, host, ptx_only)
+
+
+@dataclass(frozen=True)
+class CompiledBundle:
+    data: bytes  # the bundle: bitcode, textual IR, or ELF object
+    ptx: dict[str, str]  # arch -> the PTX its cubin was assembled from (device_image "ptx"), else {}
+
+
+def compile_bundle(settings) -> CompiledBundle:
+    """The whole compile of an offload.compiler.plan.CompilePlan: the bundle's bytes and, with device image
+    "ptx", the PTX of each NVPTX image."""
+    from offload.compiler.frontend import load_program
+    from offload.serialize import compile_device, symbol_name
+
+    options, emit, plan = settings.device, settings.emit, settings.bundle
+    if emit == "ll" and plan.host_format != "bc":
+        raise OffloadError(f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
+                           "cannot read; bundles for it are ELF objects: drop -S")
+    from offload.compiler.trace import stage
+
+    with stage("load"):
+        program = load_program(settings.input_path, settings.pass_pipeline)
+    with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):
+        # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
+        images = compile_device(program, list(settings.targets), options,
+                                lto_pre_link=plan.device_image == "bitcode")
+    with stage(f"codegen ({plan.device_image})"):
+        images = codegen(images, plan, options)
+    with stage("package"):
+        record = make_record(plan, images)
+        offload_images = package(images, plan, record)
+    with stage("lower"):
+        lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename),
+                        settings.debug == "g")
+    with stage("annotate"):
+        host = annotate(lowered, images, offload_images, plan, record)
+    ptx = {i.target.arch: i.native.ptx for i in images if plan.device_image == "ptx" and i.native and i.native.ptx}
+    with stage(f"emit ({emit if plan.host_format == 'bc' else 'obj'})"):
+        data = emit_bundle(host, plan, emit)
+    return CompiledBundle(data, ptx)
+
+
+def codegen(images, plan: BundlePlan, options) -> list:
+    """The serialization's last hook: each DeviceImage's native code, when the plan packages native images."""
+    from dataclasses import replace
+
+    from offload.compiler.native import native_code, ptxas_finder
+
+    if plan.device_image == "bitcode":
+        return list(images)
+    ptxas = ptxas_finder(line_info=options.debug_info is not None)
+    return [replace(image, native=native_code(image.bitcode, image.target, options.opt_level, ptxas))
+            for image in images]
+
+
+def make_record(plan: BundlePlan, images):
+    from offload.formats.bundle import BundleRecord
+
+    return BundleRecord(plan.profile.clang_major, plan.producer_llvm, plan.host_format,
+                        tuple(f"{i.target.offload_kind}:{i.target.arch}" for i in images), plan.host.name,
+                        plan.ptx_only)
+
+
+def package(images, plan: BundlePlan, record) -> list:
+    """DeviceImages -> OffloadImages (offload kind value from the profile, the record in the strings; the
+    native code where codegen made it, else the bitcode)."""
+    from offload.packager import ImageKind, OffloadImage
+
+    offload_images = []
+    for image in images:
+        strings = {"triple": image.target.triple, "arch": image.target.arch, **record.image_strings()}
+        offload_images.append(OffloadImage(
+            image_kind=image.native.image_kind if image.native else int(ImageKind.BITCODE),
+            offload_kind=plan.profile.offload_kind_value(image.target.offload_kind),
+            flags=0, strings=strings, data=image.native.data if image.native else image.bitcode))
+    return offload_images
+
+
+def lower(program, device_symbol, debug: bool = False):
+    from offload.annotations.lower import lower_host
+
+    return lower_host(program, device_symbol, debug)
+
+
+def annotate(lowered, images, offload_images, plan: BundlePlan, record):
+    """Host IR + stubs + runtime shims + entries + embedded OffloadBinary, as one llvmlite module."""
+    import llvmlite.binding as llvm
+    import llvmlite.ir as ir
+
+    from offload.annotations import embed, entries, launch, runner_utils, runtime
+    from offload.packager import write_binary
+    from offload.compiler.native import verified_module
+
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    triple = plan.host.llvm_triple
+    machine = llvm.Target.from_triple(triple).create_target_machine(reloc="pic")
+    annotations = ir.Module("mlir_offload.annotations")
+    annotations.triple = triple
+    annotations.data_layout = str(machine.target_data)
+    emitter = runtime.RuntimeEmitter(annotations, runtime.runtime_for(plan.offload_kind), plan.host)
+    emitter.define_shims(lowered.runtime_functions)
+    runner_utils.define_runner_utilities(emitter, lowered.runner_utilities)
+
+    symbols = []
+    for kernel in device_kernels(images, lowered):
+        launch_signature = lowered.launches.get(kernel)
+        arg_types = launch_signature.arg_types if launch_signature else []
+        handle = launch.define_stub(emitter, kernel, arg_types)
+        if launch_signature is not None and launch_signature.cluster_launch is not None:
+            launch.define_cluster_stub(emitter, kernel, arg_types, handle, launch_signature.cluster_launch)
+        symbols.append(entries.OffloadSymbol(kernel, handle))
+    for name, size, flags in device_globals(images):
+        shadow = ir.GlobalVariable(annotations, ir.ArrayType(ir.IntType(8), size), f"__mlir_offload_shadow.{name}")
+        shadow.linkage = "internal"
+        shadow.initializer = ir.Constant(shadow.value_type, None)
+        shadow.align = 8
+        symbols.append(entries.OffloadSymbol(name, shadow, size, flags))
+    entries.add_entries(annotations, plan.profile, plan.offload_kind, symbols)
+    embed.embed_offload_binary(annotations, write_binary(offload_images))
+    embed.add_record_metadata(annotations, record)
+
+    from offload.serialize.pipeline import fresh_context
+
+    # A context of its own: types named in an earlier compile of this process (offload.api) would
+    # otherwise rename this one's (%struct.X.4), and the bundle would differ from the command's.
+    context = fresh_context()
+
+    def parse(text):
+        return llvm.parse_assembly(text, context)
+
+    host = verified_module(parse, lowered.llvm_ir, "internal error: cannot read the lowered host module")
+    host.triple = triple
+    host.data_layout = str(machine.target_data)
+    host.link_in(verified_module(parse, str(annotations),
+                                 "internal error: cannot read the host annotations"))
+    # The shims had to be external to resolve the host's declarations; nothing else may call them.
+    for name in (*lowered.runtime_functions, *lowered.runner_utilities):
+        host.get_function(name).linkage = llvm.Linkage.internal
+    try:
+        host.verify()
+    except RuntimeError as e:
+        raise OffloadError(f"internal error: the annotated host module is invalid: {' '.join(str(e).split())}") from None
+    return host
+
+
+def device_kernels(images, lowered) -> list[str]:
+    """Every kernel of the device images (each image must hold the same ones); a launch of a kernel no
+    image defines is an error (the executable would fail to find it)."""
+    kernels: list[str] = []
+    for image in images:
+        for kernel in image.kernels:
+            if kernel not in kernels:
+                kernels.append(kernel)
+    for image in images:
+        missing = [k for k in kernels if k not in image.kernels]
+        if missing:
+            raise OffloadError(f"the {image.target.arch} image lacks kernel(s) {', '.join(missing)}")
+    for kernel in lowered.launches:
+        if kernel not in kernels:
+            raise OffloadError(f"the host launches kernel '{kernel}', which no device image defines")
+    return kernels
+
+
+def device_globals(images) -> list[tuple[str, int, int]]:
+    """(name, size in bytes, entry flags) of each device global, sizes read from the first image."""
+    import llvmlite.binding as llvm
+
+    names = [g for g in images[0].globals] if images else []
+    if not names:
+        return []
+    from offload.serialize.pipeline import fresh_context
+
+    module = llvm.parse_bitcode(images[0].bitcode, fresh_context())
+    target_data = llvm.create_target_data(module.data_layout)
+    found = []
+    for name in names:
+        var = module.get_global_variable(name)
+        size = target_data.get_abi_size(var.global_value_type)
+        # Entry flag 16 = constant: NVPTX and AMDGPU both keep constants in address space 4.
+        constant_flag = 16 if "addrspace(4)" in str(var.type) else 0
+        found.append((name, max(size, 1), constant_flag))
+    return found
+
+
+def emit_bundle(host, plan: BundlePlan, emit: str) -> bytes:
+    if emit == "ll":
+        return str(host).encode()
+    bitcode = host.as_bitcode()
+    if plan.host_format == "bc":
+        return bitcode
+    from offload.compiler.native import check_offloading_section, host_to_object
+
+    obj = host_to_object(bitcode)
+    check_offloading_section(obj)
+    return obj

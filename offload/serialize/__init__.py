@@ -1,0 +1,18 @@
+"""Device-side serialization: every gpu.module of a program, for every target, becomes one LLVM bitcode
+image with the vendor device libraries linked (issue 3). Public API used by the device and host steps."""
+
+from offload.serialize.pipeline import (
+    RENAME_SCHEMES,
+    DeviceImage,
+    DeviceOptions,
+    compile_device,
+    emit_assembly,
+    emit_object,
+    symbol_name,
+)
+from offload.formats.targets import AMDGPU_TRIPLE, NVPTX_TRIPLE, Target, parse_offload_arch
+
+__all__ = [
+    "AMDGPU_TRIPLE", "NVPTX_TRIPLE", "RENAME_SCHEMES", "DeviceImage", "DeviceOptions", "Target",
+    "compile_device", "emit_assembly", "emit_object", "parse_offload_arch", "symbol_name",
+]

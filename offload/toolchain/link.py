@@ -1,0 +1,353 @@
+"""`mlir-offload link`: find the target clang and the vendor toolkit, check that the bundle fits that clang,
+and run `clang --offload-new-driver BUNDLE ... -l<runtime> -o APP`.
+
+A bundle whose offload entries follow another clang's layout links without error into an executable that
+registers no kernel (DESIGN.md §5), and LLVM bitcode newer than the clang cannot be read: both are refused
+here with the reason and the fix. The data that decides is the profiles' (offload/data/profiles/)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from dataclasses import dataclass, field
+
+from offload.errors import OffloadError
+from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
+
+
+# The host part's optimization when the link names none, as nvcc optimizes host code by default; a -O of
+# the user's (-O0 to debug) replaces it. build.sh (offload/toolchain/ship.py) renders the same rule.
+HOST_OPTIMIZATION = "-O2"
+OPTIMIZATION_OPTION = "-O"  # any word starting so is the user's own optimization level
+
+
+def host_optimization(words) -> list[str]:
+    """[HOST_OPTIMIZATION] unless the link's `words` name an optimization level of their own."""
+    return [] if any(word.startswith(OPTIMIZATION_OPTION) for word in words) else [HOST_OPTIMIZATION]
+
+
+@dataclass
+class LinkPlan:
+    clang: object  # offload.toolchain.doctor.Clang
+    command: list[str]
+    env_path_prepend: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # for the fatbinary wrapper (PTX images)
+    ptx: list = field(default_factory=list)  # offload.toolchain.ptx.PtxImage: checked in the executable
+
+    def printable(self) -> str:
+        prefix = f"PATH={shlex.quote(os.pathsep.join(self.env_path_prepend))}:$PATH " if self.env_path_prepend else ""
+        prefix += "".join(f"{name}={shlex.quote(value)} " for name, value in sorted(self.env.items()))
+        return prefix + " ".join(shlex.quote(part) for part in self.command)
+
+
+def compatibility_problem(record, images, clang) -> str | None:
+    """Why `clang` cannot link this bundle correctly (reason and fix), or None."""
+    from offload.packager import ImageKind
+    from offload.formats import profiles
+
+    bundle_profile = profiles.load_profile(record.profile)
+    layout = bundle_profile.entries.get("layout", "?")
+    has_bitcode = record.host_format == "bc" or any(i.image_kind == ImageKind.BITCODE for i in images)
+    refusals = profiles.link_refusals(record.profile, record.producer_llvm_major if has_bitcode else None,
+                                      clang.major)
+    if profiles.NO_PROFILE in refusals:
+        known = ", ".join(map(str, profiles.available_profiles()))
+        return (f"{clang.path} is clang {clang.version}, for which mlir-offload has no profile (profiles: {known}); "
+                f"the bundle was made for clang {record.profile} ({layout} entries): pass --clang clang-{record.profile}")
+    clang_profile = profiles.load_profile(clang.major)
+    if profiles.OTHER_ENTRIES in refusals:
+        return (f"bundle was made for clang {record.profile} ({layout} entries) but {clang.path} is clang "
+                f"{clang.version} ({clang_profile.entries.get('layout', '?')} entries), which would link an "
+                f"executable that registers no kernel: recompile with --target-clang {clang.major} "
+                f"or pass --clang clang-{record.profile}")
+    if profiles.UNREADABLE_BITCODE in refusals:
+        return (f"the bundle holds LLVM {record.producer_llvm} bitcode, which clang {clang.version} cannot read "
+                f"(it reads up to LLVM {clang_profile.bitcode_reads_llvm_up_to}): recompile with "
+                f"--target-clang {clang.major} (host object + native device images)")
+    return None
+
+
+@dataclass(frozen=True)
+class LinkBundle:
+    path: str
+    record: object  # offload.formats.bundle.BundleRecord
+    images: list
+
+
+def find_bundles(arguments: list[str], read_images=None) -> list[LinkBundle]:
+    """The mlir-offload bundles among a link's arguments (files with an mlir-offload record); other
+    files (objects, archives, a clang -fgpu-rdc object) and flags are clang's. Without any bundle, the
+    first file argument's reading error (through `read_images`, see read_bundle_record) says why it is
+    not one."""
+    from offload.formats.bundle import read_bundle_record
+    from offload.fsutil import read_input
+
+    files = [a for a in arguments if not a.startswith("-") and os.path.isfile(a)]
+    bundles = []
+    for path in files:
+        try:
+            record, images = read_bundle_record(read_input(path), path)
+        except OffloadError:
+            continue  # not a bundle: clang judges it
+        bundles.append(LinkBundle(path, record, images))
+    if not bundles:
+        first = next((a for a in arguments if not a.startswith("-")), None)
+        if first is None:
+            raise OffloadError("no bundle among the link's inputs")
+        read_bundle_record(read_input(first), first, read_images)  # raises: why it is not a bundle
+        raise OffloadError(f"no mlir-offload bundle among the link's inputs ({' '.join(files)})")
+    return bundles
+
+
+def ptx_files_beside(bundle: str, images) -> list[str]:
+    """The PTX files `compile --device-image=ptx` (or --portable) wrote beside `bundle` for its CUDA
+    cubin images (`<bundle>.<arch>.ptx`) and that are not older than it (compile writes them after the
+    bundle; an older one belongs to an earlier compile)."""
+    import click
+
+    from offload.packager import ImageKind
+
+    archs = sorted({image.strings.get("arch", "") for image in images
+                    if image.image_kind == ImageKind.CUBIN and vendor_of_triple(image.strings.get("triple", "")) is CUDA})
+    found = []
+    for arch in archs:
+        path = f"{bundle}.{arch}.ptx"
+        if not os.path.isfile(path):
+            continue
+        if os.path.getmtime(path) < os.path.getmtime(bundle):
+            click.echo(f"mlir-offload: warning: {path} is older than {bundle}, so an earlier compile wrote it: "
+                       "not added (recompile the bundle, or delete the file)", err=True)
+            continue
+        found.append(path)
+    return found
+
+
+def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = None,
+              cuda_path: str | None = None, rocm_path: str | None = None, ptx: list[str] = (),
+              ptx_beside: bool = False, cudart: str = "shared") -> LinkPlan:
+    """`bundles`: one bundle path (linked first, before `inputs`), or the LinkBundles of find_bundles(inputs),
+    where `inputs` holds every link argument in the user's order. `ptx_beside`: add each bundle's
+    ptx_files_beside (what the Makefile and CMake rules ask for) unless --ptx files are given. `cudart`:
+    the runtime as nvcc's --cudart (shared, static, none); none where `inputs` name the runtime library."""
+    from importlib import resources
+
+    from offload.formats.bundle import read_bundle_record
+    from offload.toolchain.doctor import fatbinary_wrapper_needed
+    from offload.formats.hosts import host_refusal
+    from offload.toolchain.tools import (clang_target_host, find_cuda, find_rocm, find_target_clang,
+                                          runtime_library_dirs)
+    from offload.fsutil import read_input
+    from offload.formats.profiles import load_profile
+
+    if isinstance(bundles, str):
+        record, images = read_bundle_record(read_input(bundles), bundles)
+        inputs = [bundles, *inputs]
+        bundles = [LinkBundle(bundles, record, images)]
+    first = bundles[0]
+    for other in bundles[1:]:
+        if other.record.profile != first.record.profile:
+            raise OffloadError(f"{first.path} was made for clang {first.record.profile} but {other.path} for clang "
+                               f"{other.record.profile}: one executable takes one entry layout, recompile them "
+                               "with the same --target-clang")
+    clang = find_target_clang(clang_path, first.record.profile)
+    link_host = clang_target_host(clang.path, inputs)
+    for bundle in bundles:
+        refusal = host_refusal(bundle.record.host_triple, link_host, clang.path, "link with --target={triple}")
+        problem = compatibility_problem(bundle.record, bundle.images, clang) or (refusal and ": ".join(refusal))
+        if problem:
+            raise OffloadError(problem if len(bundles) == 1 else f"{bundle.path}: {problem}")
+    if clang.linker_wrapper is None:
+        raise OffloadError(f"no clang-linker-wrapper beside {clang.path}: install clang-tools-{clang.major}")
+    kinds = sorted({target.split(":", 1)[0] for bundle in bundles for target in bundle.record.targets})
+    command = [clang.path, "--offload-new-driver"]
+    for bundle in bundles:
+        if bundle.record.host_format == "obj" and bundle.path.endswith((".bc", ".ll")):
+            # clang picks the input language from the suffix: an ELF object named .bc must be read as an object.
+            raise OffloadError(f"'{bundle.path}' is an ELF object (made for clang {bundle.record.profile}) but named "
+                               "like bitcode, so clang would misread it: rename it to .o")
+    command += inputs
+    command += host_optimization(inputs)  # clang compiles the bundle's host bitcode at the link's level
+    path_prepend: list[str] = []
+    env: dict[str, str] = {}
+    ptx_images = []
+    if (ptx_beside or any(b.record.ptx_only for b in bundles)) and not ptx:  # compute_XX: its PTX is its code
+        ptx = _one_ptx_source(bundles)
+    if ptx:
+        from offload.toolchain.ptx import check_ptx_files
+
+        cuda_archs = sorted({t.split(":", 1)[1] for b in bundles for t in b.record.targets if t.startswith("cuda:")})
+        ptx_images = check_ptx_files(list(ptx), cuda_archs, " ".join(b.path for b in bundles))
+    for kind in kinds:
+        spec = VENDORS.get(kind)
+        if spec is None:
+            raise OffloadError(f"the bundle targets offload kind '{kind}', which link does not know")
+        root = None
+        toolkit_on_path = False
+        if kind == "cuda":
+            cuda = find_cuda(cuda_path)
+            if cuda is None:
+                raise OffloadError("no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart): install it "
+                                   "or pass --cuda-path DIR")
+            root = cuda.root
+            if fatbinary_wrapper_needed(load_profile(clang.major), cuda):
+                # clang 19/21 call fatbinary --image=..., which CUDA 13 rejects (DESIGN.md §5). clang 21 forwards
+                # --cuda-path to its linker wrapper, which then runs <cuda>/bin/fatbinary before PATH's: the
+                # toolkit goes on PATH behind the rewriting script instead of --cuda-path.
+                path_prepend.append(str(resources.files("offload.data").joinpath("scripts")))
+                path_prepend.append(os.path.join(root, "bin"))
+                toolkit_on_path = True
+            if ptx_images:
+                env, extra = _ptx_through_fatbinary_wrapper(load_profile(clang.major), cuda, ptx_images, path_prepend,
+                                                            _ptx_only_archs(bundles, inputs, ptx_images))
+                command += extra
+        else:
+            rocm = find_rocm(rocm_path)
+            root = rocm.root
+        library_dirs = [os.path.join(root, sub) for sub in runtime_library_dirs(spec, link_host)
+                        if os.path.isdir(os.path.join(root, sub))][:1] if root else []
+        mode = "none" if runtime_named(spec, inputs) else cudart
+        command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs, mode)
+    command += ["-o", output]
+    return LinkPlan(clang, command, path_prepend, env, ptx_images)
+
+
+def _one_ptx_source(bundles: list[LinkBundle]) -> list[str]:
+    """The PTX files beside the bundles, where one bundle alone has PTX for an arch: the driver JIT-compiles
+    one PTX image per arch, so several bundles' PTX for one arch (each with only its own kernels) cannot
+    stand in for their linked cubin; those archs get none, with a warning."""
+    import click
+
+    by_arch: dict[str, list[str]] = {}
+    for bundle in bundles:
+        for path in ptx_files_beside(bundle.path, bundle.images):
+            by_arch.setdefault(path.rsplit(".", 2)[-2], []).append(path)
+    chosen = []
+    for arch, paths in sorted(by_arch.items()):
+        if len(paths) == 1:
+            chosen += paths
+        else:
+            click.echo(f"mlir-offload: warning: {', '.join(paths)}: PTX of several bundles for {arch} not added "
+                       f"(a GPU newer than {arch} JIT-compiles one PTX image, which would lack the other bundles' "
+                       f"kernels): the executable runs only where its {arch} cubin does", err=True)
+    return chosen
+
+
+def _ptx_only_archs(bundles: list[LinkBundle], inputs: list[str], ptx_images) -> list[str]:
+    """The archs whose linked cubin the fatbinary wrapper drops, leaving their PTX alone (nvcc's compute_XX):
+    those every bundle for the arch records as PTX only, whose PTX is added, when no other input carries
+    device code (the PTX holds the bundles' kernels only; the cubin stays otherwise)."""
+    from offload.toolchain.ptx import inputs_with_device_code
+
+    added = {image.arch for image in ptx_images}
+    archs = []
+    for arch in sorted({a for b in bundles for a in b.record.ptx_only} & added):
+        holders = [b for b in bundles if f"cuda:{arch}" in b.record.targets]
+        if all(arch in b.record.ptx_only for b in holders):
+            archs.append(arch)
+    paths = {b.path for b in bundles}
+    if archs and inputs_with_device_code([i for i in inputs if i not in paths]):
+        return []
+    return archs
+
+
+def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list[str],
+                                   ptx_only: list[str] = ()) -> tuple[dict, list[str]]:
+    """Environment and clang flags that make the linker wrapper's fatbinary step run
+    offload/data/scripts/fatbinary, which adds the PTX images (kind=ptx) beside the linked cubins and drops
+    the cubins of the `ptx_only` archs."""
+    from importlib import resources
+
+    from offload.toolchain.ptx import PTX_ENVIRONMENT, PTX_ONLY_ENVIRONMENT, REAL_FATBINARY_ENVIRONMENT, ptx_environment
+
+    if cuda.fatbinary is None:
+        raise OffloadError(f"CUDA at {cuda.root} has no bin/fatbinary: PTX images cannot be added")
+    scripts = str(resources.files("offload.data").joinpath("scripts"))
+    extra = []
+    if profile.cuda.get("fatbinary_lookup") == "cuda_path":
+        # This linker wrapper runs <--cuda-path>/bin/fatbinary; scripts/bin/fatbinary is the wrapper.
+        extra.append(f"-Wl,--cuda-path={scripts}")
+    elif scripts not in path_prepend:
+        path_prepend.insert(0, scripts)
+    env = {PTX_ENVIRONMENT: ptx_environment(ptx_images), REAL_FATBINARY_ENVIRONMENT: cuda.fatbinary}
+    if ptx_only:
+        env[PTX_ONLY_ENVIRONMENT] = " ".join(ptx_only)
+    return env, extra
+
+
+def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,
+                rocm_path: str | None = None, dry_run: bool = False, verbose: bool = False,
+                ptx: list[str] = (), ptx_beside: bool = False, cudart: str = "shared") -> None:
+    """`bundles` and `inputs` as plan_link takes them."""
+    import click
+
+    plan = plan_link(bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside, cudart)
+    if plan.ptx:
+        from offload.toolchain.ptx import inputs_with_device_code
+
+        if isinstance(bundles, str):
+            owners = [bundles]
+        else:  # the bundles whose PTX was added: <bundle>.<arch>.ptx
+            owners = [b.path for b in bundles
+                      if any(image.path.startswith(os.path.abspath(b.path) + ".") for image in plan.ptx)]
+        archs = ", ".join(image.arch for image in plan.ptx)
+        for other in inputs_with_device_code([i for i in inputs if i not in owners]):
+            click.echo(f"mlir-offload: warning: {other} carries device code too, but the added PTX "
+                       f"covers only {' and '.join(owners) or 'its bundle'}'s kernels: on a GPU newer than {archs} "
+                       f"the driver JIT-compiles that PTX and {other}'s kernels fail to launch", err=True)
+    if dry_run or verbose:
+        click.echo(plan.printable(), err=not dry_run)
+    if dry_run:
+        return
+    env = dict(os.environ, **plan.env)
+    if plan.env_path_prepend:
+        env["PATH"] = os.pathsep.join(plan.env_path_prepend + [env.get("PATH", "")])
+    # clang writes a temporary name beside the output, renamed over it only when the link and its checks
+    # succeed: a failed link leaves the previous executable in place.
+    final, output = output, os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.{os.getpid()}.tmp")
+    assert plan.command[-2:] == ["-o", final]
+    try:
+        _run_link(plan, env, inputs, output, verbose)
+        os.replace(output, final)
+    except OSError as e:
+        raise OffloadError(f"cannot write '{final}': {e.strerror}") from None
+    finally:
+        if os.path.lexists(output):
+            os.unlink(output)
+
+
+def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool) -> None:
+    """Run the planned clang command with `output` as its -o, then check the PTX it must hold."""
+    import click
+
+    try:
+        done = subprocess.run([*plan.command[:-1], output], env=env, capture_output=True, text=True)
+    except OSError as e:
+        raise OffloadError(f"cannot run {plan.command[0]}: {e.strerror}") from None
+    if verbose and done.stderr:
+        click.echo(done.stderr.rstrip(), err=True)
+    if done.returncode != 0:
+        from offload.toolchain.link_messages import failure_summary, read_report
+
+        report = read_report((done.stderr or "") + "\n" + (done.stdout or ""), inputs)
+        if not verbose:
+            for line in report.causes[:20]:
+                click.echo(line, err=True)
+        raise OffloadError(f"clang {plan.clang.version} failed to link (exit {done.returncode}): "
+                           f"{failure_summary(report) or 'no cause printed: rerun with -v'}")
+    if not verbose:
+        from offload.toolchain.link_messages import warnings
+
+        for line in warnings(done.stderr or ""):
+            click.echo(line, err=True)
+    if plan.ptx:
+        from offload.toolchain.ptx import missing_ptx
+
+        missing = missing_ptx(output, plan.ptx)
+        if missing:
+            raise OffloadError(f"the linked executable has no PTX for {', '.join(missing)}: clang {plan.clang.version}'s "
+                               f"linker wrapper did not run mlir-offload's fatbinary wrapper (nothing was written)")
+
+
+__all__ = ["LinkBundle", "LinkPlan", "compatibility_problem", "find_bundles", "link_bundle",
+           "plan_link", "ptx_files_beside"]
