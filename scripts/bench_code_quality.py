@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Device code quality after the target link, ours against upstream's, per kernel (issue 13).
+"""Device code quality after the target link, ours against upstream's, per kernel.
 
 Ours: `mlir-offload compile` (bitcode device image, pre-link pipeline), then `mlir-offload link` with
 clang-22 --offload-new-driver -save-temps: clang-linker-wrapper LTO-links and optimizes the image and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of the device step (issues 3 and 13): 100 generated math kernels, targets sm_80 and sm_90.
+"""Benchmark of the device step: 100 generated math kernels, targets sm_80 and sm_90.
 In one run it times `mlir-offload device` and the upstream baseline (mlir-opt-22 with
 gpu-module-to-binary{format=llvm}, libdevice through toolkit=, then mlir-translate-22), and prints median
 wall and CPU times, peak memory and the ratios (goal: <= 1.0), then the per-kernel code comparison after

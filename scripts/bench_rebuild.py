@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """`make clean && make` of examples/hpc-make with an empty device image cache against one that holds the
-images of the unchanged program (issue 13): what a rebuild costs once the cache holds what can be cached.
+images of the unchanged program: what a rebuild costs once the cache holds what can be cached.
 Times the `make` alone (wall and CPU of make and everything it runs), medians of interleaved runs."""
 
 from __future__ import annotations

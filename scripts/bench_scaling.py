@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How the device step grows, and the small-program start-up, against upstream in the same run (issue 13).
+"""How the device step grows, and the small-program start-up, against upstream in the same run.
 
 1. `compile examples/saxpy.mlir` for sm_80,sm_90 against mlir-opt-22 --gpu-lower-to-nvvm-pipeline
    (cubin-format=llvm, opt-level=3; sm_90 attached first) + mlir-translate-22. Upstream's pipeline leaves

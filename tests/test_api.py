@@ -1,6 +1,6 @@
 """offload.api, the Python API for DSL authors: compile_text/compile_file/compile_module give the bytes
 `mlir-offload compile` writes for the same flags, leave the caller's module untouched, raise OffloadError
-with the command's message; link makes an executable; the README's DSL example (examples/dsl/map_dsl.py)
+with the command's message; link makes an executable; the DSL example of docs/python-api.md (examples/dsl/map_dsl.py)
 builds its module with the MLIR bindings, compiles and links it, and its kernel runs on the fake runtime."""
 
 from __future__ import annotations
@@ -76,6 +76,6 @@ def test_readme_dsl_example_builds_runs_and_links(tmp_path, fake_cuda):
     assert result.kernels_registered() == ["axpb"]
     [launch] = result.launches()
     assert launch["kernel"] == "axpb" and launch["grid"] == [4, 1, 1] and launch["block"] == [256, 1, 1]
-    readme = (REPO / "README.md").read_text()
-    shown = readme.split("## Python API for DSL authors")[1].split("```python\n")[1].split("```")[0]
-    assert shown == (REPO / "examples" / "dsl" / "map_dsl.py").read_text()  # the README shows the tested code
+    page = (REPO / "docs" / "python-api.md").read_text()
+    shown = page.split("# Python API for DSL authors")[1].split("```python\n")[1].split("```")[0]
+    assert shown == (REPO / "examples" / "dsl" / "map_dsl.py").read_text()  # the docs show the tested code

@@ -1,6 +1,6 @@
 """C calls an MLIR function taking a memref through llvm.emit_c_interface (_mlir_ciface_scale, the
-README's example in examples/c_interface/): the kernel launches with the caller's values; link optimizes
-the host part at -O2 unless the user's -O replaces it."""
+example of docs/programs.md, examples/c_interface/): the kernel launches with the caller's values; link
+optimizes the host part at -O2 unless the user's -O replaces it."""
 
 from __future__ import annotations
 

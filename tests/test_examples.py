@@ -1,5 +1,5 @@
-"""The bundled examples the README and issue 4 name (saxpy, workgroup-memory reduction, async
-copy-compute-copy): each compiles for sm_80+sm_90, links with clang 22, passes `verify`, and on the fake
+"""The bundled examples (saxpy, workgroup-memory reduction, async copy-compute-copy): each compiles for
+sm_80+sm_90, links with clang 22, passes `verify`, and on the fake
 CUDA runtime registers its kernel and launches it with the exact configuration and arguments the host
 passed, with the copies ordered around the launch on one stream and a synchronization before exit."""
 

@@ -97,7 +97,7 @@ def test_release_differences_are_recorded():
 
 
 def test_profiles_sharing_a_section_share_its_layout():
-    """Executables are read by section name (offload/executable.py): one section, one layout."""
+    """Executables are read by section name (offload/toolchain/executable.py): one section, one layout."""
     by_section: dict[str, dict] = {}
     for major, table in profile_tables().items():
         for section in table["entries"]["section"].values():

@@ -3,7 +3,7 @@
 The bundles here are made from the hand-written reference modules by the real tools (clang 22 embeds
 an OffloadBinary written by our packager); the target side runs with a scrubbed environment in which
 the Python package cannot be imported, and the executable runs against the fake CUDA runtime.
-Portable bundles use offload/portable.py (llvmlite NVPTX + ptxas cubin, llvmlite x86-64 object) and
+Portable bundles use offload/compiler/native.py (llvmlite NVPTX + ptxas cubin, llvmlite x86-64 object) and
 link with clang 19 and clang 22.
 """
 

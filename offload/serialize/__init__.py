@@ -1,5 +1,5 @@
 """Device-side serialization: every gpu.module of a program, for every target, becomes one LLVM bitcode
-image with the vendor device libraries linked (issue 3). Public API used by the device and host steps."""
+image with the vendor device libraries linked. Public API used by the device and host steps."""
 
 from offload.serialize.pipeline import (
     RENAME_SCHEMES,
