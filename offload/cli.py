@@ -77,6 +77,11 @@ def main(argv: list[str] | None = None) -> None:
     except OffloadError as e:
         _echo_error(e.render())
         sys.exit(1)
+    except click.exceptions.NoArgsIsHelpError as e:
+        # Bare `mlir-offload` (or a command with nothing to work on): the usage and command list as
+        # real lines, on stderr since nothing ran, with the usage error's exit status.
+        click.echo(e.ctx.get_help(), err=True)
+        sys.exit(2)
     except click.UsageError as e:
         hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
         _echo_error(f"mlir-offload: error: {e.format_message()}{hint}")

@@ -23,3 +23,13 @@ def test_heavy_modules_are_not_imported_for_help():
     code = "import sys; from offload.cli import cli; print(sorted(m for m in ('mlir','llvmlite') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_bare_command_prints_usage_and_commands_as_lines():
+    r = run_cli()
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("Usage: mlir-offload")
+    assert "\\n" not in r.stderr
+    listed = {line.split()[0] for line in lines if line.startswith("  ") and line.split()}
+    assert {"compile", "link", "ship", "doctor"} <= listed
