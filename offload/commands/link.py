@@ -26,10 +26,16 @@ Options of link itself (every other argument goes to clang unchanged):
                     -lcudart) on the command line is used as given, without a second runtime
   --dry-run, -###   print the clang command instead of running it (nothing is built)
   -v                print the clang command (and clang's messages) while running it
+  --resource-usage  print registers, spills, stack and shared memory per kernel and arch (as nvcc's;
+                    from ptxas -v, which runs at link for bitcode bundles)
+\b
+Clang options that take a separate argument keep it (`-Xlinker -rpath`, `-L DIR`, `-Xarch_device -g`).
+`-Xcuda-ptxas -v` reaches ptxas (as -Xoffload-linker -v: clang's linker wrapper runs ptxas itself).
 """
 CUDART_MODES = ("shared", "static", "none")
 LINK_VALUE_OPTIONS = {"--cudart": "runtime_mode", "-o": "output", "--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path"}
-LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "-v": "verbose", "--ptx-beside": "ptx_beside"}
+LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "-v": "verbose", "--ptx-beside": "ptx_beside",
+              "--resource-usage": "resource_usage"}
 
 
 # Clang flags pass through untouched, so click must not parse them (it would split -L/x/h into -L -h ...).
@@ -39,7 +45,9 @@ LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "-v": "verbose", "--ptx
 @click.pass_context
 def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     settings = {"runtime_mode": "shared", "output": None, "clang": None, "cuda_path": None, "rocm_path": None,
-                "dry_run": False, "verbose": False, "ptx": [], "ptx_beside": False}
+                "dry_run": False, "verbose": False, "resource_usage": False, "ptx": [], "ptx_beside": False}
+    from offload.toolchain.clang_arguments import input_files, takes_separate_argument
+
     passthrough: list[str] = []
     items = list(arguments)
     while items:
@@ -58,11 +66,13 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
             raise click.UsageError(f"option '{name}' requires a value", ctx)
         elif item in LINK_FLAGS:
             settings[LINK_FLAGS[item]] = True
+        elif takes_separate_argument(item) and items:
+            passthrough += [item, items.pop(0)]  # clang's two-word option: its argument is never link's
         else:
             passthrough.append(item)
     if settings["runtime_mode"] not in CUDART_MODES:
         raise click.UsageError(f"--cudart must be one of {', '.join(CUDART_MODES)}, got '{settings['runtime_mode']}'", ctx)
-    positional = [a for a in passthrough if not a.startswith("-")]
+    positional = input_files(passthrough)
     if not positional:
         raise click.UsageError("missing argument 'BUNDLE.bc'", ctx)
     if settings["output"] is None:
@@ -82,7 +92,7 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     link_bundle(find_bundles(passthrough, read_offload_images), passthrough, settings["output"], clang=settings["clang"],
                 cuda_path=settings["cuda_path"], rocm_path=settings["rocm_path"], dry_run=settings["dry_run"],
                 verbose=settings["verbose"], ptx=settings["ptx"], ptx_beside=settings["ptx_beside"],
-                cudart=settings["runtime_mode"])
+                cudart=settings["runtime_mode"], resource_usage=settings["resource_usage"])
 
 
 COMMAND = link_command

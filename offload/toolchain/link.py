@@ -34,6 +34,8 @@ class LinkPlan:
     env_path_prepend: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # for the fatbinary wrapper (PTX images)
     ptx: list = field(default_factory=list)  # offload.toolchain.ptx.PtxImage: checked in the executable
+    ptxas_verbose: bool = False  # the user asked -Xcuda-ptxas -v: show ptxas's lines
+    resource_usage: bool = False  # --resource-usage: one summary line per kernel and arch
 
     def printable(self) -> str:
         prefix = f"PATH={shlex.quote(os.pathsep.join(self.env_path_prepend))}:$PATH " if self.env_path_prepend else ""
@@ -83,7 +85,10 @@ def find_bundles(arguments: list[str], read_images=None) -> list[LinkBundle]:
     from offload.formats.bundle import read_bundle_record
     from offload.fsutil import read_input
 
-    files = [a for a in arguments if not a.startswith("-") and os.path.isfile(a)]
+    from offload.toolchain.clang_arguments import input_files
+
+    inputs = input_files(arguments)
+    files = [a for a in inputs if os.path.isfile(a)]
     bundles = []
     for path in files:
         try:
@@ -92,7 +97,7 @@ def find_bundles(arguments: list[str], read_images=None) -> list[LinkBundle]:
             continue  # not a bundle: clang judges it
         bundles.append(LinkBundle(path, record, images))
     if not bundles:
-        first = next((a for a in arguments if not a.startswith("-")), None)
+        first = next(iter(inputs), None)
         if first is None:
             raise OffloadError("no bundle among the link's inputs")
         read_bundle_record(read_input(first), first, read_images)  # raises: why it is not a bundle
@@ -125,7 +130,7 @@ def ptx_files_beside(bundle: str, images) -> list[str]:
 
 def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = None,
               cuda_path: str | None = None, rocm_path: str | None = None, ptx: list[str] = (),
-              ptx_beside: bool = False, cudart: str = "shared") -> LinkPlan:
+              ptx_beside: bool = False, cudart: str = "shared", resource_usage: bool = False) -> LinkPlan:
     """`bundles`: one bundle path (linked first, before `inputs`), or the LinkBundles of find_bundles(inputs),
     where `inputs` holds every link argument in the user's order. `ptx_beside`: add each bundle's
     ptx_files_beside (what the Makefile and CMake rules ask for) unless --ptx files are given. `cudart`:
@@ -135,6 +140,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
     from offload.formats.bundle import read_bundle_record
     from offload.toolchain.doctor import fatbinary_wrapper_needed
     from offload.formats.hosts import host_refusal
+    from offload.toolchain.clang_arguments import own_options
     from offload.toolchain.tools import (clang_target_host, find_cuda, find_rocm, find_target_clang,
                                           runtime_library_dirs)
     from offload.fsutil import read_input
@@ -166,8 +172,12 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
             # clang picks the input language from the suffix: an ELF object named .bc must be read as an object.
             raise OffloadError(f"'{bundle.path}' is an ELF object (made for clang {bundle.record.profile}) but named "
                                "like bitcode, so clang would misread it: rename it to .o")
+    inputs, ptxas_verbose = _ptxas_options_for_link(inputs)
     command += inputs
-    command += host_optimization(inputs)  # clang compiles the bundle's host bitcode at the link's level
+    command += host_optimization(own_options(inputs))  # clang compiles the bundle's host bitcode at the link's level
+    if (ptxas_verbose or resource_usage) and "cuda" in kinds:
+        # The linker wrapper's nvlink wrapper runs ptxas (bitcode images) and nvlink with -v.
+        command += [f"-Xoffload-linker-{CUDA.triple}", "-v"]
     path_prepend: list[str] = []
     env: dict[str, str] = {}
     ptx_images = []
@@ -209,7 +219,28 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
         mode = "none" if runtime_named(spec, inputs) else cudart
         command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs, mode)
     command += ["-o", output]
-    return LinkPlan(clang, command, path_prepend, env, ptx_images)
+    return LinkPlan(clang, command, path_prepend, env, ptx_images, ptxas_verbose, resource_usage)
+
+
+def _ptxas_options_for_link(inputs: list[str]) -> tuple[list[str], bool]:
+    """`inputs` without their -Xcuda-ptxas options, and whether one was -v. clang drops -Xcuda-ptxas at a
+    link; its linker wrapper runs ptxas with options of its own and forwards only verbosity (-v)."""
+    import click
+
+    from offload.toolchain.clang_arguments import parse
+
+    kept, verbose = [], False
+    for argument in parse(inputs):
+        if argument.option == "-Xcuda-ptxas" and argument.value is not None:
+            if argument.value == "-v":
+                verbose = True
+            else:
+                click.echo(f"mlir-offload: warning: -Xcuda-ptxas {argument.value} does not reach ptxas at link "
+                           "(clang's linker wrapper runs ptxas with its own options, and -v only): compile "
+                           "with --device-image=cubin to run ptxas there", err=True)
+            continue
+        kept += argument.words
+    return kept, verbose
 
 
 def _one_ptx_source(bundles: list[LinkBundle]) -> list[str]:
@@ -277,11 +308,12 @@ def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list
 
 def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,
                 rocm_path: str | None = None, dry_run: bool = False, verbose: bool = False,
-                ptx: list[str] = (), ptx_beside: bool = False, cudart: str = "shared") -> None:
+                ptx: list[str] = (), ptx_beside: bool = False, cudart: str = "shared",
+                resource_usage: bool = False) -> None:
     """`bundles` and `inputs` as plan_link takes them."""
     import click
 
-    plan = plan_link(bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside, cudart)
+    plan = plan_link(bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside, cudart, resource_usage)
     if plan.ptx:
         from offload.toolchain.ptx import inputs_with_device_code
 
@@ -340,6 +372,16 @@ def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool) ->
 
         for line in warnings(done.stderr or ""):
             click.echo(line, err=True)
+        if plan.ptxas_verbose:
+            from offload.toolchain.resource_usage import ptxas_verbose_lines
+
+            for line in ptxas_verbose_lines(done.stderr or ""):
+                click.echo(line, err=True)
+    if plan.resource_usage:
+        from offload.toolchain.resource_usage import read_ptxas_verbose
+
+        for kernel in read_ptxas_verbose(done.stderr or ""):
+            click.echo(kernel.line())
     if plan.ptx:
         from offload.toolchain.ptx import missing_ptx
 
