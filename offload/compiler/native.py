@@ -47,6 +47,27 @@ def find_ptxas(cuda_path: str | None = None) -> str:
     return path
 
 
+def check_toolkit_archs(archs, runs_ptxas: bool, cuda_path: str | None = None) -> None:
+    """CUDA `archs` the local toolkit cannot build: refused where ptxas runs here (`runs_ptxas`), else
+    (bitcode images, assembled at the target's link) a warning, as the target may have another toolkit."""
+    import click
+
+    from offload.formats.toolkit_archs import unbuildable_arch
+    from offload.toolchain.tools import find_cuda
+
+    cuda = find_cuda(cuda_path)
+    if cuda is None:
+        return
+    for arch in archs:
+        why = unbuildable_arch(arch, cuda.version)
+        if why and runs_ptxas:
+            raise OffloadError(f"{why} (the toolkit at {cuda.root}): compile for an arch in that range, or use "
+                               "--device-image=bitcode to leave ptxas to the target's toolkit")
+        if why:
+            click.echo(f"mlir-offload: warning: {why} (the toolkit at {cuda.root}): the bundle links only "
+                       "with a CUDA toolkit that builds it", err=True)
+
+
 def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = 3, flags: tuple[str, ...] = ()) -> bytes:
     """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it)."""
     with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:

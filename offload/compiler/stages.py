@@ -77,6 +77,10 @@ def compile_bundle(settings) -> CompiledBundle:
                            "cannot read; bundles for it are ELF objects: drop -S")
     from offload.compiler.trace import stage
 
+    if plan.offload_kind == "cuda":
+        from offload.compiler.native import check_toolkit_archs
+
+        check_toolkit_archs([t.arch for t in settings.targets], plan.device_image != "bitcode")
     with stage("load"):
         program = load_program(settings.input_path, settings.pass_pipeline)
     with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):

@@ -200,6 +200,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
                 raise OffloadError("no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart): install it "
                                    "or pass --cuda-path DIR")
             root = cuda.root
+            _refuse_unbuildable_archs(bundles, cuda)
             if fatbinary_wrapper_needed(load_profile(clang.major), cuda):
                 # clang 19/21 call fatbinary --image=..., which CUDA 13 rejects (DESIGN.md §5). clang 21 forwards
                 # --cuda-path to its linker wrapper, which then runs <cuda>/bin/fatbinary before PATH's: the
@@ -220,6 +221,19 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
         command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs, mode)
     command += ["-o", output]
     return LinkPlan(clang, command, path_prepend, env, ptx_images, ptxas_verbose, resource_usage)
+
+
+def _refuse_unbuildable_archs(bundles, cuda) -> None:
+    """The bundles' CUDA archs that this toolkit's ptxas and nvlink cannot build: refused before clang runs."""
+    from offload.formats.toolkit_archs import unbuildable_arch
+
+    for bundle in bundles:
+        for target in bundle.record.targets:
+            kind, _, arch = target.partition(":")
+            why = unbuildable_arch(arch, cuda.version) if kind == CUDA.offload_kind else None
+            if why:
+                raise OffloadError(f"{bundle.path}: {why} (the toolkit at {cuda.root}): recompile for an arch "
+                                   "in that range, or link with a CUDA toolkit that builds it (--cuda-path DIR)")
 
 
 def _ptxas_options_for_link(inputs: list[str]) -> tuple[list[str], bool]:
