@@ -167,8 +167,6 @@ HOST_BODY = """module attributes {{gpu.container_module}} {{
 
 
 @pytest.mark.parametrize("line, op, at, reason", [
-    ("    %t = async.execute { async.yield }\n    async.await %t : !async.token", "async.execute", "8:10",
-     "async runtime"),
     ("    %f = arith.constant 1.0 : f32\n    linalg.fill ins(%f : f32) outs(%x : memref<4xf32>)", "linalg.fill",
      "9:5", "--pass-pipeline"),
     ("    %e = tensor.empty() : tensor<4xf32>\n    %v = tensor.extract %e[%c1] : tensor<4xf32>\n"

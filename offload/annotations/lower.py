@@ -35,6 +35,10 @@ HOST_PIPELINE = (
     "convert-func-to-llvm,"
     "reconcile-unrealized-casts)"
 )
+# The async dialect, as upstream's GPU async programs lower it (the ref-counting passes run per function:
+# async-to-async-runtime outlines the async.execute bodies into coroutines first).
+ASYNC_PIPELINE = ("builtin.module(async-to-async-runtime,func.func(async-runtime-ref-counting,"
+                  "async-runtime-ref-counting-opt),convert-async-to-llvm)")
 # After launches became func.calls: those (and their declarations) go to the LLVM dialect too.
 CALLS_PIPELINE = "builtin.module(convert-func-to-llvm,reconcile-unrealized-casts)"
 
@@ -68,6 +72,7 @@ class LoweredHost:
     launches: dict[str, KernelLaunch] = field(default_factory=dict)  # kernel name -> launch signature
     runtime_functions: list[str] = field(default_factory=list)  # mgpu* functions the host calls
     runner_utilities: list[str] = field(default_factory=list)  # MLIR runner utilities the host calls
+    async_runtime: list[str] = field(default_factory=list)  # mlirAsyncRuntime* functions the host calls
 
 
 def lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool = False) -> LoweredHost:
@@ -86,6 +91,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
 
     from offload.compiler.frontend import run_mlir
     from offload.annotations.entry import entry_point
+    from offload.annotations.async_runtime import is_async_runtime_function
     from offload.annotations.runner_utils import is_runner_utility
 
     with program.context, ir.Location.unknown():
@@ -104,13 +110,14 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
         declared = _function_names(host, declarations_only=True)
         runtime_functions = sorted(name for name in declared if name.startswith("mgpu"))
         runner_utilities = sorted(name for name in declared if is_runner_utility(name))
+        async_runtime = sorted(name for name in declared if is_async_runtime_function(name))
         from mlir.dialects import llvm as llvm_dialect
 
         llvm_ir = run_mlir(lambda: llvm_dialect.translate_module_to_llvmir(host.operation), program.path,
                            "translating the host module to LLVM IR")
         host.erase()
     return LoweredHost(llvm_ir=str(llvm_ir), launches=launches, runtime_functions=runtime_functions,
-                       runner_utilities=runner_utilities)
+                       runner_utilities=runner_utilities, async_runtime=async_runtime)
 
 
 def detach_device_code(host, path: str, device_symbol=lambda module, kernel: kernel) -> dict[str, str]:
@@ -147,13 +154,13 @@ def detach_device_code(host, path: str, device_symbol=lambda module, kernel: ker
 
 
 def lower_to_llvm(host, path: str) -> None:
-    reject_async_dialect(host, path)
     reject_unranked_memref_arguments(host, path)
     from offload.annotations.tokens import join_and_fork, synchronous_ops_on_streams
 
     synchronous_ops_on_streams(host)
     join_and_fork(host, path)
     host_shared_allocs_synchronous(host)
+    lower_async_dialect(host, path)
     pm_run(HOST_PIPELINE, host, path, "lowering the host code")
     # Upstream lowers the async-token ops to streams; what is left of the gpu dialect must be launches.
     others = _find_ops(host, lambda name: name.startswith("gpu.") and name not in ("gpu.launch_func", "gpu.binary"))
@@ -164,17 +171,12 @@ def lower_to_llvm(host, path: str) -> None:
                            location_of(others[0].location, path))
 
 
-def reject_async_dialect(host, path: str) -> None:
-    """async.execute/await lower to calls of MLIR's async runtime library, which the target lacks."""
-    found = _find_ops(host, lambda name: name.startswith("async."))
-    if found:
-        from offload.compiler.frontend import location_of
-
-        raise OffloadError(f"host operation '{found[0].name}' is not supported: the async dialect lowers to "
-                           "calls of MLIR's async runtime library (libmlir_async_runtime), which executables "
-                           "built by mlir-offload do not have; order GPU work with gpu async tokens "
-                           "(`gpu.wait async`, `async [%token]` dependencies) instead",
-                           location_of(found[0].location, path))
+def lower_async_dialect(host, path: str) -> None:
+    """async.execute/await/groups become coroutines calling MLIR's async runtime (mlirAsyncRuntime*), as
+    upstream's async lowering does; async_runtime.py defines those functions in the bundle. The GPU ops
+    inside the bodies were put on streams first (tokens.py), so each body waits for its GPU work."""
+    if _find_ops(host, lambda name: name.startswith("async.")):
+        pm_run(ASYNC_PIPELINE, host, path, "lowering the async dialect")
 
 
 def check_fully_lowered(host, path: str) -> None:

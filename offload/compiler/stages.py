@@ -150,7 +150,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     import llvmlite.binding as llvm
     import llvmlite.ir as ir
 
-    from offload.annotations import embed, entries, launch, runner_utils, runtime
+    from offload.annotations import async_runtime, embed, entries, launch, runner_utils, runtime
     from offload.packager import write_binary
     from offload.compiler.native import verified_module
 
@@ -164,6 +164,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     emitter = runtime.RuntimeEmitter(annotations, runtime.runtime_for(plan.offload_kind), plan.host)
     emitter.define_shims(lowered.runtime_functions)
     runner_utils.define_runner_utilities(emitter, lowered.runner_utilities)
+    async_runtime.define_async_runtime(emitter, lowered.async_runtime)
 
     symbols = []
     for kernel in device_kernels(images, lowered):
@@ -198,13 +199,25 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     host.link_in(verified_module(parse, str(annotations),
                                  "internal error: cannot read the host annotations"))
     # The shims had to be external to resolve the host's declarations; nothing else may call them.
-    for name in (*lowered.runtime_functions, *lowered.runner_utilities):
+    for name in (*lowered.runtime_functions, *lowered.runner_utilities, *lowered.async_runtime):
         host.get_function(name).linkage = llvm.Linkage.internal
+    if lowered.async_runtime:
+        split_coroutines(host, machine)
     try:
         host.verify()
     except RuntimeError as e:
         raise OffloadError(f"internal error: the annotated host module is invalid: {' '.join(str(e).split())}") from None
     return host
+
+
+def split_coroutines(host, machine) -> None:
+    """The async dialect's bodies are LLVM coroutines (llvm.coro.*), which only LLVM's coroutine passes
+    turn into plain functions: run LLVM's -O0 pipeline, which holds them, so that any host format (an
+    object made here, or bitcode for any clang) carries no coroutine intrinsic."""
+    import llvmlite.binding as llvm
+
+    builder = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(speed_level=0))
+    builder.getModulePassManager().run(host, builder)
 
 
 def device_kernels(images, lowered) -> list[str]:
