@@ -141,12 +141,12 @@ def test_user_bitcode_resolves_external_call(tmp_path):
     targets = parse_offload_arch("sm_80")
     with pytest.raises(OffloadError) as error:
         compile_device(program, targets, DeviceOptions())
-    assert "_mlir_ciface_user_helper" in error.value.message and "calls_helper" in error.value.message
+    assert "'user_helper'" in error.value.message and "calls_helper" in error.value.message
 
     library = lir.Module(name="helper")
     library.triple = "nvptx64-nvidia-cuda"
     f32 = lir.FloatType()
-    helper = lir.Function(library, lir.FunctionType(f32, [f32]), "_mlir_ciface_user_helper")
+    helper = lir.Function(library, lir.FunctionType(f32, [f32]), "user_helper")
     builder = lir.IRBuilder(helper.append_basic_block())
     builder.ret(builder.fmul(helper.args[0], helper.args[0]))
     path = tmp_path / "helper.bc"

@@ -274,8 +274,10 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions,
         if options.fast_math or not options.prec_div:
             _approximate_divisions(device, ir)
         _refuse_non_uniform_all_reduce(device, program.path, ir)
+        declared = _declared_functions(device, ir)
         manager = passmanager.PassManager.parse(pipeline)
         run_mlir(lambda: manager.run(device.operation), program.path, "cannot lower the device code")
+        _keep_declared_names(device, declared, ir)
         from offload.compiler.frontend import add_debug_info
 
         add_debug_info(device, options.debug_info and "lineinfo", program.path)
@@ -299,6 +301,45 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions,
                             program.path, f"cannot translate gpu.module @{name} to LLVM IR")
             lowered.append(LoweredModule(name, text, **symbols))
         return lowered
+
+
+# The attribute the GPU conversions put on every func.func of a gpu.module, which turns a declaration
+# @f into a body calling a declared @_mlir_ciface_f: an external device function would never link.
+C_WRAPPER_ATTRIBUTE = "llvm.emit_c_interface"
+C_WRAPPER_PREFIX = "_mlir_ciface_"
+
+
+def _declared_functions(device, ir) -> dict[str, set[str]]:
+    """gpu.module name -> the func.func declarations (no body) it holds, before lowering."""
+    declared = {}
+    for gpu_module in child_ops(device.operation, ir):
+        name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
+        declared[name] = {ir.StringAttr(op.attributes["sym_name"]).value for op in child_ops(gpu_module, ir)
+                          if op.name == "func.func" and len(op.regions[0].blocks) == 0}
+    return declared
+
+
+def _keep_declared_names(device, declared: dict[str, set[str]], ir) -> None:
+    """Each declared device function stays a declaration under its own name (as a CUDA or bitcode library
+    defines it): the lowered wrapper body and its `_mlir_ciface_` declaration give way to a plain
+    llvm.func declaration with the lowered signature."""
+    for gpu_module in child_ops(device.operation, ir):
+        names = declared.get(ir.StringAttr(gpu_module.attributes["sym_name"]).value)
+        if not names:
+            continue
+        by_name = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in child_ops(gpu_module, ir)
+                   if op.name == "llvm.func"}
+        for name in sorted(names):
+            wrapper, interface = by_name.get(name), by_name.get(C_WRAPPER_PREFIX + name)
+            if wrapper is None or interface is None or C_WRAPPER_ATTRIBUTE not in wrapper.attributes:
+                continue
+            attributes = {key: wrapper.attributes[key] for key in wrapper.attributes
+                          if key not in (C_WRAPPER_ATTRIBUTE, "sym_visibility")}
+            attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")  # defined elsewhere
+            with ir.InsertionPoint(wrapper), wrapper.location:
+                ir.Operation.create("llvm.func", attributes=attributes, regions=1)
+            wrapper.erase()
+            interface.erase()
 
 
 _LOCAL_LINKAGES = ("#llvm.linkage<internal>", "#llvm.linkage<private>")
