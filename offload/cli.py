@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("offload.commands.extract", "Write each image of an OffloadBinary to a file in a folder."),
     "config": ("offload.commands.config", "Show project settings (mlir-offload.toml) and the flags a link needs."),
     "doctor": ("offload.commands.doctor", "Say what this machine has for linking bundles, and whether it can link one."),
+    "cache": ("offload.commands.cache", "Show the device image cache (folder, size, hits, misses); clear it (-C)."),
 }
 
 

@@ -86,6 +86,18 @@ def _choice(*choices: str) -> Callable[[Any], str]:
     return check
 
 
+def _redis_url(value: Any) -> str:
+    if not isinstance(value, str) or not value.startswith(("redis://", "rediss://")):
+        raise TypeError('a Redis URL such as "redis://HOST:6379/0" or "rediss://HOST:6380/0"')
+    return value
+
+
+def _seconds(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TypeError("a number of seconds (0: no expiry)")
+    return value
+
+
 @dataclass(frozen=True)
 class Key:
     name: str  # the TOML key and the flag's long name
@@ -93,6 +105,7 @@ class Key:
     default: Any
     help: str
     is_path: bool = False  # relative paths in the file are relative to the file's folder
+    secret: bool = False  # a URL whose password no output shows (config show redacts it)
 
 
 KEYS: tuple[Key, ...] = (
@@ -117,6 +130,12 @@ KEYS: tuple[Key, ...] = (
         "device image format: bitcode (device LTO on the target), cubin, ptx (cubin + PTX beside)"),
     Key("host-format", _choice("bc", "obj"), None, "host part as LLVM bitcode or as an ELF object"),
     Key("cache", _bool, True, "reuse device images of unchanged programs (false: --no-cache)"),
+    # The shared tier of the image cache (docs/cache.md); MLIR_OFFLOAD_REMOTE_CACHE* in the environment win.
+    Key("remote-cache", _redis_url, None, "redis://HOST:PORT/DB or rediss:// (TLS) server sharing device images "
+        "between machines", secret=True),
+    Key("remote-cache-mode", _choice("read-write", "read-only"), "read-write",
+        "read-only: take images from the remote cache, never write to it"),
+    Key("remote-cache-ttl", _seconds, None, "seconds an image lives in the remote cache (default: no expiry)"),
 )
 KEYS_BY_NAME = {k.name: k for k in KEYS}
 
@@ -353,8 +372,9 @@ def load_config(path: str | os.PathLike) -> ProjectConfig:
         try:
             value = spec.check(data[key])
         except TypeError as e:
-            raise OffloadError(
-                f"key '{key}' expects {e.args[0]}, got {_describe(data[key])}", where(key)) from None
+            got = "another string (not shown: it may hold a password)" if spec.secret and \
+                isinstance(data[key], str) else _describe(data[key])
+            raise OffloadError(f"key '{key}' expects {e.args[0]}, got {got}", where(key)) from None
         if spec.is_path and value is not None:
             value = _absolute(path.parent, value)
         values[key] = value

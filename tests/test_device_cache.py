@@ -11,8 +11,9 @@ import pytest
 
 from conftest import REPO, run_cli
 from offload.serialize import pipeline
-from offload.serialize.cache import CACHE_ENVIRONMENT, ImageCache, cache_root
-from offload.serialize.pipeline import DeviceImage, DeviceOptions, compile_device
+from offload.serialize.cache import CACHE_ENVIRONMENT, cache_root
+from offload.serialize.cache_folder import CacheFolder
+from offload.serialize.pipeline import DeviceOptions, compile_device
 from offload.compiler.frontend import load_program
 from offload.formats.targets import parse_offload_arch
 
@@ -149,20 +150,26 @@ def test_environment_names_the_folder(tmp_path, monkeypatch):
 
 
 def test_size_bound_evicts_least_recently_used(tmp_path):
-    cache = ImageCache(tmp_path / "c", max_bytes=4000)
-    target = parse_offload_arch("sm_80")[0]
+    folder = CacheFolder(tmp_path / "c", max_bytes=4000)
+    assert folder.open()
     keys = [f"{n:02x}" * 32 for n in range(6)]
+
+    def path(key):
+        return tmp_path / "c" / key[:2] / f"{key}.image"
+
     for age, key in enumerate(keys):
-        cache.put(key, DeviceImage(target, bytes([age]) * 900, [f"k{age}"], []))
-        os.utime(cache.path(key), (1000 + age, 1000 + age))
-    assert cache.get(keys[0], target) is None and cache.get(keys[1], target) is None  # oldest went
-    assert cache.get(keys[5], target).kernels == ["k5"]
+        folder.write(key, bytes([age]) * 900)
+        os.utime(path(key), (1000 + age, 1000 + age))
+        folder.evict()
+    assert folder.read(keys[0]) is None and folder.read(keys[1]) is None  # oldest went
+    assert folder.read(keys[5]) == bytes([5]) * 900
     total = sum(p.stat().st_size for p in (tmp_path / "c").glob("??/*.image"))
     assert total <= 4000
     for age, key in enumerate(keys[2:], start=2):
-        os.utime(cache.path(key), (1000 + age, 1000 + age))
-    assert cache.get(keys[2], target) is not None  # used most recently: survives the next eviction
-    cache.put("ff" * 32, DeviceImage(target, b"x" * 900, ["new"], []))
-    assert cache.get(keys[3], target) is None
-    assert cache.get(keys[2], target) is not None and cache.get("ff" * 32, target).kernels == ["new"]
+        os.utime(path(key), (1000 + age, 1000 + age))
+    assert folder.read(keys[2]) is not None  # used most recently: survives the next eviction
+    folder.write("ff" * 32, b"x" * 900)
+    folder.evict()
+    assert folder.read(keys[3]) is None
+    assert folder.read(keys[2]) is not None and folder.read("ff" * 32) == b"x" * 900
     assert sum(p.stat().st_size for p in (tmp_path / "c").glob("??/*.image")) <= 4000

@@ -17,7 +17,7 @@ def _setting_options(function):
             option = click.option(f"--{spec.name}/--no-{spec.name}", default=None, help=spec.help)
         elif spec.name == "link-bitcode":
             option = click.option(f"--{spec.name}", multiple=True, default=(), help=spec.help)
-        elif spec.name in ("opt-level", "target-clang"):
+        elif spec.name in ("opt-level", "target-clang", "remote-cache-ttl"):
             option = click.option(f"--{spec.name}", type=int, default=None, help=spec.help)
         else:
             option = click.option(f"--{spec.name}", default=None, help=spec.help)
@@ -110,7 +110,12 @@ def config_show(input: str | None, **flags) -> None:
     click.echo(f"# configuration file: {found if found else 'none (searched from ' + str(start) + ' up)'}")
     rows = []
     for key, setting in settings.items():
-        value = project.render_toml_value(setting.value)
+        shown = setting.value
+        if project.KEYS_BY_NAME[key].secret and isinstance(shown, str):
+            from offload.serialize.remote_cache import redact
+
+            shown = redact(shown)
+        value = project.render_toml_value(shown)
         text = f"{key} = {value}" if value else f"# {key} = (unset)"
         rows.append((text, setting.origin))
     width = max(len(t) for t, _ in rows)

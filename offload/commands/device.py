@@ -101,11 +101,19 @@ def offload_binary(images, profile) -> bytes:
 def _render(image, emit: str) -> bytes:
     if emit == "bc":
         return image.bitcode
+    if image.cached:  # LLVM never parses a cached image's bytes in this process
+        from offload.serialize.processes import call_forked
+
+        return call_forked(_as_text, image.bitcode, f"printing the cached {image.target.arch} image")
+    return _as_text(image.bitcode)
+
+
+def _as_text(bitcode: bytes) -> bytes:
     import llvmlite.binding as llvm
 
     from offload.serialize.pipeline import fresh_context
 
-    return str(llvm.parse_bitcode(image.bitcode, fresh_context())).encode()
+    return str(llvm.parse_bitcode(bitcode, fresh_context())).encode()
 
 
 COMMAND = device_command

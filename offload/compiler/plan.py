@@ -11,7 +11,8 @@ from offload.errors import OffloadError
 
 # The device settings (DeviceOptions fields), each a key of offload/config.py's KEYS.
 DEVICE_SETTINGS = ("opt_level", "prec_sqrt", "prec_div", "ftz", "fast_math", "link_bitcode", "libdevice",
-                   "rocm_device_lib_path", "rename", "cache")
+                   "rocm_device_lib_path", "rename", "cache", "remote_cache", "remote_cache_mode",
+                   "remote_cache_ttl")
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,15 @@ def codegen(images, plan: BundlePlan, options) -> list:
     if plan.device_image == "bitcode":
         return list(images)
     ptxas = ptxas_finder(line_info=options.debug_info is not None)
-    return [replace(image, native=native_code(image.bitcode, image.target, options.opt_level, ptxas))
-            for image in images]
+
+    def generate(image):
+        return replace(image, native=native_code(image.bitcode, image.target, options.opt_level, ptxas))
+
+    from offload.serialize.processes import call_forked
+
+    # LLVM never parses a cached image's bytes in this process: its code is generated in a forked child.
+    return [call_forked(generate, image, f"generating the code of the cached {image.target.arch} image")
+            if image.cached else generate(image) for image in images]
 
 
 def make_record(plan: BundlePlan, images):
@@ -239,15 +246,27 @@ def device_kernels(images, lowered) -> list[str]:
 
 
 def device_globals(images) -> list[tuple[str, int, int]]:
-    """(name, size in bytes, entry flags) of each device global, sizes read from the first image."""
-    import llvmlite.binding as llvm
-
+    """(name, size in bytes, entry flags) of each device global, sizes read from an image built here, else
+    in a forked child from a cached one (LLVM never parses cached bytes in this process)."""
     names = [g for g in images[0].globals] if images else []
     if not names:
         return []
+    built = [image for image in images if not image.cached]
+    if built:
+        return _global_layout((built[0].bitcode, names))
+    from offload.serialize.processes import call_forked
+
+    return call_forked(_global_layout, (images[0].bitcode, names),
+                       f"reading the device globals of the cached {images[0].target.arch} image")
+
+
+def _global_layout(item: tuple[bytes, list[str]]) -> list[tuple[str, int, int]]:
+    import llvmlite.binding as llvm
+
     from offload.serialize.pipeline import fresh_context
 
-    module = llvm.parse_bitcode(images[0].bitcode, fresh_context())
+    bitcode, names = item
+    module = llvm.parse_bitcode(bitcode, fresh_context())
     target_data = llvm.create_target_data(module.data_layout)
     found = []
     for name in names:

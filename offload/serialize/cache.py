@@ -1,29 +1,32 @@
 """A content-addressed cache of device images, so that rebuilding an unchanged program skips the LLVM
-stages (link, device libraries, optimizer) of every target.
+stages (link, device libraries, optimizer) of every target: a local folder first (cache_folder.py),
+then, when one is set, a Redis server shared between machines (remote_cache.py). docs/cache.md says how
+to set them up and whom they trust.
 
 The key hashes everything an image depends on: the lowered gpu.module IR, the target, the device
 options, the bytes of every library that may be linked, and the versions of the tools and of this
-package's device code. The cache lives in MLIR_OFFLOAD_CACHE_DIR, else $XDG_CACHE_HOME/mlir-offload,
-else ~/.cache/mlir-offload. Entries are written to a temporary file and renamed (safe under make -j),
-carry a checksum (a corrupt entry is removed and rebuilt), and the least recently used go once the
-folder outgrows its bound."""
+package's device code; never a path, so that machines with other folders share images. The local
+folder is MLIR_OFFLOAD_CACHE_DIR, else $XDG_CACHE_HOME/mlir-offload, else ~/.cache/mlir-offload.
+An entry of either tier is used only when it records the key asked for and its image checks out
+(cache_entry.py); anything else is a miss, and the image is built as without a cache."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import sys
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
+from offload.errors import OffloadError
+
 CACHE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_DIR"
-MAGIC = b"MLIR-OFFLOAD-IMAGE-1\n"
-DEFAULT_MAX_BYTES = 512 << 20
-SUFFIX = ".image"
-# Options that choose whether the cache is used, not what goes into an image.
-NOT_IN_KEY = ("cache",)
+FOLDER_MODE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_MODE"  # "team": a folder shared by one group
+FOLDER_MODES = ("private", "team")
+# Options that choose whether and where the cache is, not what goes into an image.
+NOT_IN_KEY = ("cache", "remote_cache", "remote_cache_mode", "remote_cache_ttl")
+# Options naming files: their bytes are in the key (the libraries), their paths are not.
+PATH_OPTIONS = ("link_bitcode", "libdevice", "rocm_device_lib_path")
 
 
 def cache_root() -> Path | None:
@@ -37,118 +40,132 @@ def cache_root() -> Path | None:
     return Path(home) / ".cache" / "mlir-offload" if home != "~" else None
 
 
+def team_mode() -> bool:
+    mode = os.environ.get(FOLDER_MODE_ENVIRONMENT) or "private"
+    if mode not in FOLDER_MODES:
+        raise OffloadError(f"{FOLDER_MODE_ENVIRONMENT} '{mode}' is not one of {', '.join(FOLDER_MODES)}")
+    return mode == "team"
+
+
+def open_folder(create: bool = True, warn=None):
+    """The local tier (an opened CacheFolder), or None: no folder, or one that cannot be trusted (then
+    one warning line has said so)."""
+    from offload.serialize.cache_folder import CacheFolder
+
+    root = cache_root()
+    if root is None:
+        return None
+    folder = CacheFolder(root, team=team_mode(), warn=warn)
+    return folder if folder.open(create) else None
+
+
+def remote_settings(options) -> tuple[str | None, str, int | None]:
+    """(URL, mode, TTL) of the remote tier: the environment, else mlir-offload.toml (options)."""
+    from offload.serialize.remote_cache import (MODE_ENVIRONMENT, TTL_ENVIRONMENT, URL_ENVIRONMENT, check_mode,
+                                                check_ttl)
+
+    url = os.environ.get(URL_ENVIRONMENT) or getattr(options, "remote_cache", None) or None
+    given_mode = os.environ.get(MODE_ENVIRONMENT)
+    mode = check_mode(given_mode) if given_mode else \
+        check_mode(getattr(options, "remote_cache_mode", None), "remote-cache-mode")
+    given_ttl = os.environ.get(TTL_ENVIRONMENT)
+    ttl = check_ttl(given_ttl) if given_ttl else check_ttl(getattr(options, "remote_cache_ttl", None),
+                                                           "remote-cache-ttl")
+    return url, mode, ttl
+
+
+def open_cache(options) -> ImageCache | None:
+    """The tiers a compile with `options` uses (None: --no-cache, or neither tier at hand)."""
+    if not options.cache:
+        return None
+    url, mode, ttl = remote_settings(options)
+    remote = None
+    if url:
+        from offload.serialize.remote_cache import RemoteCache
+
+        remote = RemoteCache(url, mode, ttl)
+    folder = open_folder()
+    return ImageCache(folder, remote) if folder or remote else None
+
+
 class ImageCache:
-    def __init__(self, root: Path, max_bytes: int = DEFAULT_MAX_BYTES):
-        self.root = Path(root)
-        self.max_bytes = max_bytes
-        self._warned = False
+    """One compile's view of both tiers: `lookup` once before building, `store` once after."""
 
-    def path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}{SUFFIX}"
+    def __init__(self, folder, remote=None):
+        self.folder = folder  # cache_folder.CacheFolder or None
+        self.remote = remote  # remote_cache.RemoteCache or None
+        self.counts = {"local_hits": 0, "remote_hits": 0, "misses": 0, "remote_writes": 0}
 
-    def get(self, key: str, target):
-        """The cached DeviceImage of `key` for `target`, or None (absent or corrupt: then removed)."""
-        from offload.serialize.pipeline import DeviceImage
+    def lookup(self, keys: list[str], targets: list) -> list:
+        """The cached DeviceImage of each key (None: a miss): the local folder first, then one round trip
+        to the remote tier for all the local misses. A remote hit is kept in the local folder too."""
+        from offload.compiler import trace
+        from offload.serialize.cache_entry import decode
 
-        path = self.path(key)
-        try:
-            data = path.read_bytes()
-        except OSError:
+        images = [self._local(key, target) for key, target in zip(keys, targets)]
+        for image, target in zip(images, targets):
+            if image is not None:
+                trace.note(f"cache: hit {target.arch}")
+        missing = [i for i, image in enumerate(images) if image is None]
+        if self.remote is not None and missing:
+            values = self.remote.get_many([keys[i] for i in missing])
+            for i, value in zip(missing, values):
+                image = decode(value, keys[i], targets[i]) if value is not None else None
+                if image is not None:
+                    images[i] = image
+                    trace.note(f"cache: remote hit {targets[i].arch}")
+                    self.counts["remote_hits"] += 1
+                    if self.folder is not None:
+                        self.folder.write(keys[i], value)
+        for image, target in zip(images, targets):
+            if image is None:
+                trace.note(f"cache: miss {target.arch}")
+        self.counts["local_hits"] += len(images) - len(missing)
+        self.counts["misses"] += sum(image is None for image in images)
+        return images
+
+    def _local(self, key: str, target):
+        from offload.serialize.cache_entry import decode
+
+        if self.folder is None:
             return None
-        entry = _decode(data)
-        if entry is None:
-            _remove(path)
-            return None
-        header, bitcode = entry
-        try:
-            os.utime(path)  # recently used: evicted last
-        except OSError:
-            pass
-        return DeviceImage(target=target, bitcode=bitcode, kernels=header["kernels"], globals=header["globals"])
+        data = self.folder.read(key)
+        return decode(data, key, target) if data is not None else None
 
-    def put(self, key: str, image) -> None:
-        header = json.dumps({"kernels": image.kernels, "globals": image.globals}).encode()
-        payload = len(header).to_bytes(4, "little") + header + image.bitcode
-        data = MAGIC + hashlib.sha256(payload).digest() + payload
-        path = self.path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=path.parent)
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                _remove(Path(tmp))
-                raise
-        except OSError as e:
-            self._warn(f"cannot write the device image cache '{self.root}': {e.strerror} (--no-cache skips it)")
-            return
-        self.evict()
+    def store(self, built: dict[str, object]) -> None:
+        """Keep the images built (key -> DeviceImage) in both tiers, then record the compile's counts."""
+        from offload.serialize.cache_entry import encode
 
-    def evict(self) -> None:
-        """Least recently used entries go until the cache holds at most 3/4 of its bound."""
-        entries, total = [], 0
-        for path in self.root.glob(f"??/*{SUFFIX}"):
-            try:
-                status = path.stat()
-            except OSError:
-                continue  # another process evicted it
-            entries.append((status.st_mtime, path.name, status.st_size, path))
-            total += status.st_size
-        if total <= self.max_bytes:
-            return
-        for _, _, size, path in sorted(entries):
-            if total <= self.max_bytes * 3 // 4:
-                break
-            _remove(path)
-            total -= size
-
-    def _warn(self, message: str) -> None:
-        if not self._warned:
-            print(f"mlir-offload: warning: {message}", file=sys.stderr)
-            self._warned = True
-
-
-def _decode(data: bytes):
-    """(header, bitcode) of a well-formed entry, else None."""
-    start = len(MAGIC) + 32
-    if len(data) < start + 4 or not data.startswith(MAGIC):
-        return None
-    payload = data[start:]
-    if hashlib.sha256(payload).digest() != data[len(MAGIC):start]:
-        return None
-    size = int.from_bytes(payload[:4], "little")
-    try:
-        header = json.loads(payload[4:4 + size])
-    except ValueError:
-        return None
-    if not isinstance(header, dict) or not all(isinstance(header.get(k), list) for k in ("kernels", "globals")):
-        return None
-    return header, payload[4 + size:]
-
-
-def _remove(path: Path) -> None:
-    try:
-        path.unlink()
-    except OSError:
-        pass
+        entries = {key: encode(key, image) for key, image in built.items()}
+        if self.folder is not None:
+            for key, data in entries.items():
+                self.folder.write(key, data)
+        if self.remote is not None:
+            self.counts["remote_writes"] += self.remote.put_many(entries)
+            self.remote.close()
+        if self.folder is not None:
+            if entries or self.counts["remote_hits"]:
+                self.folder.evict()
+            self.folder.add_stats(self.counts)
+            self.folder.close()
 
 
 def image_key(job, library_files: list[str]) -> str:
     """The content address of a SerializeJob's image; library_files: every library it may link."""
     from offload import __version__
 
-    options = {k: v for k, v in asdict(job.options).items() if k not in NOT_IN_KEY}
+    options = {k: v for k, v in asdict(job.options).items() if k not in NOT_IN_KEY and k not in PATH_OPTIONS}
+    optimizer = job.optimizer
     description = {
         "lowered": [(m.name, m.llvm_ir, m.kernels) for m in job.lowered],
         "target": [job.target.offload_kind, job.target.arch, job.target.triple, job.target.features],
         "options": options,
         "lto_pre_link": job.lto_pre_link,
-        "libraries": [(path, _file_digest(path)) for path in library_files],
+        # The libraries in link order, by their bytes (the --link-bitcode files first).
+        "libraries": [_file_digest(path) for path in library_files],
         # The LLVM that runs the stages (its version included): llvmlite, or opt and llvm-link.
         "tools": {"mlir-offload": __version__, "device-code": _device_code_digest(),
-                  "llvm": job.optimizer.describe()},
+                  "llvm": ["llvmlite" if optimizer.in_process else "llvm-tools", optimizer.version]},
     }
     return hashlib.sha256(json.dumps(description, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -171,3 +188,5 @@ def _device_code_digest() -> str:
             digest.update(source.name.encode() + source.read_bytes())
         _code_digest.append(digest.hexdigest())
     return _code_digest[0]
+
+

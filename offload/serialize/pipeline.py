@@ -36,6 +36,9 @@ class DeviceOptions:
     rename: str | None = None
     debug_info: str | None = None  # compile -g / -lineinfo (offload.compiler.frontend.DEBUG_EMISSION)
     cache: bool = True  # reuse and store images in the device image cache (cache.py)
+    remote_cache: str | None = None  # redis:// URL of the shared tier (remote_cache.py); the environment wins
+    remote_cache_mode: str | None = None  # read-write (default) | read-only
+    remote_cache_ttl: int | None = None  # seconds an image lives on the server (None: no expiry)
 
 
 @dataclass
@@ -45,6 +48,7 @@ class DeviceImage:
     kernels: list[str]
     globals: list[str]
     native: object = None  # offload.compiler.native.NativeCode, set by compile's codegen stage when packaged native
+    cached: bool = False  # the bitcode came from the cache: LLVM parses it only in a child (in_child_if_cached)
 
 
 @dataclass
@@ -99,6 +103,7 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
     # --link-bitcode library as it parses it.
     optimizer = in_process_optimizer() if options.link_bitcode else \
         _llvm_tools_ready(tuple(dict.fromkeys(t.triple for t in targets)))
+    cache = _open_cache(options)  # also while the child lowers (the redis client takes 100 ms to import)
     if optimizer.in_process and jobs is None and options.opt_level == 0:
         jobs = 1  # without the optimizer a target's LLVM stages cost less than forking a child
     # A thread loading LLVM must not be running when a child is forked.
@@ -106,9 +111,8 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
     lowered_by_pipeline = dict(zip(distinct, lowering.result()))
     work = [SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link)
             for pipeline, target in zip(pipelines, targets)]
-    cache = _open_cache(options)
     keys = [_cache_key(job) for job in work] if cache else [None] * len(work)
-    images = [cache.get(key, job.target) if cache else None for key, job in zip(keys, work)]
+    images = cache.lookup(keys, targets) if cache else [None] * len(work)
     missing = [i for i, image in enumerate(images) if image is None]
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
@@ -121,8 +125,8 @@ def compile_device(program: Program, targets: list[Target], options: DeviceOptio
         built = map_threads(serialize_with_tools, [work[i] for i in missing], jobs)
     for i, image in zip(missing, built):
         images[i] = image
-        if cache:
-            cache.put(keys[i], image)
+    if cache:
+        cache.store({keys[i]: images[i] for i in missing})
     return images
 
 
@@ -147,10 +151,9 @@ class LoweringMode:
 def _open_cache(options: DeviceOptions):
     if not options.cache:
         return None
-    from offload.serialize.cache import ImageCache, cache_root
+    from offload.serialize.cache import open_cache
 
-    root = cache_root()
-    return ImageCache(root) if root else None
+    return open_cache(options)
 
 
 def _cache_key(job: SerializeJob) -> str:

@@ -1,0 +1,81 @@
+"""Command `cache`: where the device image cache is, its size and hit/miss counts; clear it or zero its
+counts (as `ccache -s`, `-C`, `-z` and `sccache --show-stats`). The remote tier is named, never contacted."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from offload.errors import OffloadError
+
+
+@click.command("cache")
+@click.option("-C", "--clear", "clear", is_flag=True,
+              help="Remove every image of the local cache folder (the counts stay; the remote cache is shared "
+                   "and left alone).")
+@click.option("-z", "--zero-stats", "zero_stats", is_flag=True, help="Set the hit and miss counts to zero.")
+def cache_command(clear: bool, zero_stats: bool) -> None:
+    """Show the device image cache: its folder, size, hits and misses, and the remote cache (if set).
+
+    The folder is MLIR_OFFLOAD_CACHE_DIR, else $XDG_CACHE_HOME/mlir-offload, else ~/.cache/mlir-offload;
+    the remote cache MLIR_OFFLOAD_REMOTE_CACHE, else remote-cache in the mlir-offload.toml of the current
+    folder (docs/cache.md)."""
+    from offload.serialize.cache import cache_root, open_folder, team_mode
+
+    root = cache_root()
+    if root is None:
+        raise OffloadError("no device image cache folder: set MLIR_OFFLOAD_CACHE_DIR (HOME is not set)")
+    folder = open_folder(create=False)
+    exists = os.path.isdir(root)
+    if exists and folder is None:  # not trusted: open_folder printed why
+        raise OffloadError(f"the device image cache '{root}' is not used (see the warning above)")
+    if folder is not None and clear:
+        click.echo(f"cleared {folder.clear()} images from {root}")
+    if folder is not None and zero_stats:
+        folder.zero_stats()
+        click.echo("hit and miss counts set to zero")
+    entries = list(folder.entries()) if folder else []
+    stats = folder.stats() if folder else {}
+    size = sum(size for _, _, size, _ in entries)
+    bound = folder.max_bytes if folder else None
+    mode = "team: its group may write" if team_mode() else "private"
+    rows = [("cache folder", f"{root} ({mode})" if exists else f"{root} (not created yet)"),
+            ("size", f"{_size(size)} in {len(entries)} images" + (f" (bound {_size(bound)})" if bound else "")),
+            ("hits", f"{stats.get('local_hits', 0) + stats.get('remote_hits', 0)} "
+                     f"(local {stats.get('local_hits', 0)}, remote {stats.get('remote_hits', 0)})"),
+            ("misses", str(stats.get("misses", 0))),
+            ("remote cache", _remote())]
+    if stats.get("remote_writes"):
+        rows.insert(4, ("remote writes", str(stats["remote_writes"])))
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        click.echo(f"{name.ljust(width)}  {value}")
+    if folder is not None:
+        folder.close()
+
+
+def _remote() -> str:
+    from offload.config import default_of, project_config
+    from offload.serialize.remote_cache import MODE_ENVIRONMENT, URL_ENVIRONMENT, redact
+
+    config = project_config(os.getcwd())
+    url = os.environ.get(URL_ENVIRONMENT) or (config.values.get("remote-cache") if config else None)
+    if not url:
+        return f"none (set {URL_ENVIRONMENT}=redis://HOST:PORT/DB or remote-cache in mlir-offload.toml)"
+    mode = os.environ.get(MODE_ENVIRONMENT) or \
+        (config.values.get("remote-cache-mode") if config else None) or default_of("remote-cache-mode")
+    return f"{redact(url)} ({mode})"
+
+
+def _size(count: float) -> str:
+    if count < 1024:
+        return f"{int(count)} bytes"
+    for unit in ("KiB", "MiB", "GiB"):
+        count /= 1024
+        if count < 1024 or unit == "GiB":
+            break
+    return f"{count:.1f} {unit}"
+
+
+COMMAND = cache_command

@@ -1,0 +1,168 @@
+"""The remote tier of the device image cache: a Redis server shared by the machines of a build farm, CI
+runners or a cluster's login nodes (as ccache's and sccache's Redis back ends).
+
+`redis://[USER:PASSWORD@]HOST[:PORT][/DB]` or `rediss://...` (TLS), from MLIR_OFFLOAD_REMOTE_CACHE or
+`remote-cache` in mlir-offload.toml; the password from the URL, else MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD,
+else REDISCLI_AUTH (as redis-cli), and never printed: every message names the URL with its password
+replaced by `***`. All the images of a compile are fetched in one round trip (MGET), the images it built
+written back in one pipeline (SET, with EX when a TTL is set), unless the mode is read-only.
+
+Values are entries (cache_entry.py): the caller takes one only when it records the key asked for and
+its image checks out, so a value swapped between keys or garbled is a miss, never embedded. A server
+that cannot be reached, is slow or fails answers nothing for the rest of the compile: one warning line,
+timeouts of CONNECT_TIMEOUT and OPERATION_TIMEOUT, and the compile goes on without it.
+
+The `redis` package is an optional dependency (`pip install 'mlir-offload[redis]'`), imported only when
+a URL is set."""
+
+from __future__ import annotations
+
+import os
+import sys
+from urllib.parse import urlsplit, urlunsplit
+
+from offload.errors import OffloadError
+
+URL_ENVIRONMENT = "MLIR_OFFLOAD_REMOTE_CACHE"
+MODE_ENVIRONMENT = "MLIR_OFFLOAD_REMOTE_CACHE_MODE"
+TTL_ENVIRONMENT = "MLIR_OFFLOAD_REMOTE_CACHE_TTL"
+PASSWORD_ENVIRONMENTS = ("MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD", "REDISCLI_AUTH")
+MODES = ("read-write", "read-only")
+SCHEMES = ("redis", "rediss")
+CONNECT_TIMEOUT = 0.5  # seconds
+OPERATION_TIMEOUT = 2.0
+KEY_PREFIX = "mlir-offload:image:"
+
+
+def redact(url: str) -> str:
+    """`url` with its password (if any) replaced by ***: the only form of a URL any message shows."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return "<a malformed URL>"
+    if password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return urlunsplit((parts.scheme, f"{user}:***@{host}{port}", parts.path, parts.query, parts.fragment))
+
+
+def check_url(url: str) -> None:
+    """A one-line error for a URL that is not redis:// or rediss://."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise OffloadError(f"remote cache URL '{redact(url)}' is malformed: expected "
+                           "redis://HOST:PORT/DB or rediss://HOST:PORT/DB") from None
+    if parts.scheme not in SCHEMES or not parts.hostname:
+        raise OffloadError(f"remote cache URL '{redact(url)}' is not redis://HOST:PORT/DB or "
+                           "rediss://HOST:PORT/DB (TLS)")
+    database = parts.path.strip("/")
+    if database and not database.isdigit():
+        raise OffloadError(f"remote cache URL '{redact(url)}': the database '{database}' is not a number")
+
+
+def check_mode(mode: str | None, where: str = MODE_ENVIRONMENT) -> str:
+    if mode is None or mode == "":
+        return "read-write"
+    if mode not in MODES:
+        raise OffloadError(f"{where} '{mode}' is not one of {', '.join(MODES)}")
+    return mode
+
+
+def check_ttl(ttl: str | int | None, where: str = TTL_ENVIRONMENT) -> int | None:
+    """Seconds an entry lives on the server (None or 0: until the server evicts it)."""
+    if ttl is None or ttl == "":
+        return None
+    try:
+        seconds = int(ttl)
+    except (TypeError, ValueError):
+        seconds = -1
+    if isinstance(ttl, bool) or seconds < 0:
+        raise OffloadError(f"{where} '{ttl}' is not a number of seconds (0: no expiry)")
+    return seconds or None
+
+
+class RemoteCache:
+    """One compile's connection to the remote tier: get_many once, put_many once."""
+
+    def __init__(self, url: str, mode: str = "read-write", ttl: int | None = None, warn=None):
+        check_url(url)
+        self.url = url
+        self.shown = redact(url)
+        self.mode = check_mode(mode)
+        self.ttl = ttl
+        self._warn = warn or _print_warning
+        self._failed = False
+        self._password = urlsplit(url).password or next(
+            (os.environ[name] for name in PASSWORD_ENVIRONMENTS if os.environ.get(name)), None)
+        try:
+            import redis
+        except ImportError:
+            raise OffloadError(f"the remote cache {self.shown} ({URL_ENVIRONMENT} or remote-cache) needs the "
+                               "Python package 'redis': pip install 'mlir-offload[redis]', or unset the "
+                               "remote cache") from None
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        # No retries, no client-identification round trips: one compile, one MGET, one pipeline.
+        self._client = redis.Redis.from_url(
+            url, password=self._password, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=OPERATION_TIMEOUT,
+            retry=Retry(NoBackoff(), 0), retry_on_timeout=False, lib_name=None, lib_version=None,
+            health_check_interval=0)
+
+    @property
+    def writable(self) -> bool:
+        return self.mode == "read-write" and not self._failed
+
+    def get_many(self, keys: list[str]) -> list[bytes | None]:
+        """The values stored under `keys`, in one round trip; all None when the server fails."""
+        if not keys or self._failed:
+            return [None] * len(keys)
+        try:
+            values = self._client.mget([KEY_PREFIX + key for key in keys])
+        except Exception as e:  # noqa: BLE001 - any failure of the server or the connection: build without it
+            self._fail("read from", e)
+            return [None] * len(keys)
+        if not isinstance(values, list) or len(values) != len(keys):
+            return [None] * len(keys)
+        return [v if isinstance(v, bytes) else None for v in values]
+
+    def put_many(self, entries: dict[str, bytes]) -> int:
+        """Store `entries` (key -> value) in one pipeline; the number written (0 when read-only or failed)."""
+        if not entries or not self.writable:
+            return 0
+        try:
+            pipeline = self._client.pipeline(transaction=False)
+            for key, value in entries.items():
+                pipeline.set(KEY_PREFIX + key, value, ex=self.ttl)
+            pipeline.execute()
+        except Exception as e:  # noqa: BLE001
+            self._fail("write to", e)
+            return 0
+        return len(entries)
+
+    def close(self) -> None:
+        try:
+            self._client.close()
+        except Exception:  # noqa: BLE001 - closing a connection that failed
+            pass
+
+    def _fail(self, action: str, error: Exception) -> None:
+        self._failed = True
+        detail = " ".join(str(error).split()).rstrip(".") or type(error).__name__
+        if self._password:
+            detail = detail.replace(self._password, "***")
+        self._warn(f"cannot {action} the remote cache {self.shown}: {detail}; building without it")
+
+
+def _print_warning(message: str) -> None:
+    print(f"mlir-offload: warning: {message}", file=sys.stderr)

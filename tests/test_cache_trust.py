@@ -1,0 +1,234 @@
+"""The local device image cache against what another user, a careless script or a broken disk puts in
+its way: an entry swapped from another key, links, a FIFO, a forged payload, another user's entry, a
+folder others can write into. Each compile must give the bytes --no-cache gives, exit 0, and never hang."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from offload.formats.targets import parse_offload_arch
+from offload.serialize import cache_entry
+from offload.serialize.cache import CACHE_ENVIRONMENT
+from offload.serialize.cache_folder import CacheFolder
+from offload.serialize.pipeline import DeviceImage
+
+SAXPY = str(REPO / "examples" / "saxpy.mlir")
+TIMEOUT = 180  # a compile that waits on a FIFO would hang: the test fails instead
+
+
+def compile_saxpy(cache: Path | None, out: Path, *flags: str, env: dict | None = None):
+    environment = {**os.environ, **(env or {})}
+    environment.pop("MLIR_OFFLOAD_REMOTE_CACHE", None)
+    if cache is not None:
+        environment[CACHE_ENVIRONMENT] = str(cache)
+    command = [sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o", str(out), "-v",
+               *flags, *(["--no-cache"] if cache is None else [])]
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    return done
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> dict[str, bytes]:
+    """What --no-cache gives, for -O3 and -O1."""
+    folder = tmp_path_factory.mktemp("reference")
+    outputs = {}
+    for level in ("3", "1"):
+        compile_saxpy(None, folder / f"O{level}.bc", f"-O{level}")
+        outputs[level] = (folder / f"O{level}.bc").read_bytes()
+    return outputs
+
+
+def only_entry(cache: Path) -> Path:
+    [entry] = sorted(cache.glob("??/*.image"))
+    return entry
+
+
+def check_rebuilt(cache: Path, out: Path, reference: bytes) -> str:
+    """A compile through `cache` that must miss and give the reference bytes; returns its stderr."""
+    done = compile_saxpy(cache, out)
+    assert "cache: miss sm_80" in done.stderr and "cache: hit" not in done.stderr
+    assert out.read_bytes() == reference
+    return done.stderr
+
+
+def test_entry_swapped_from_another_key_is_a_miss(tmp_path, reference):
+    cache = tmp_path / "cache"
+    compile_saxpy(cache, tmp_path / "o1.bc", "-O1")
+    other = only_entry(cache)
+    compile_saxpy(cache, tmp_path / "o3.bc")
+    [mine] = [e for e in cache.glob("??/*.image") if e != other]
+    mine.write_bytes(other.read_bytes())  # valid bitcode for the same target, but another program's
+    check_rebuilt(cache, tmp_path / "again.bc", reference["3"])
+    assert compile_saxpy(cache, tmp_path / "hit.bc").stderr.count("cache: hit sm_80") == 1  # rewritten
+    assert (tmp_path / "hit.bc").read_bytes() == reference["3"]
+
+
+def test_link_to_dev_zero_is_a_miss(tmp_path, reference):
+    cache = tmp_path / "cache"
+    compile_saxpy(cache, tmp_path / "first.bc")
+    entry = only_entry(cache)
+    entry.unlink()
+    entry.symlink_to("/dev/zero")
+    check_rebuilt(cache, tmp_path / "out.bc", reference["3"])
+
+
+def test_fifo_in_place_of_an_entry_does_not_hang(tmp_path, reference):
+    cache = tmp_path / "cache"
+    compile_saxpy(cache, tmp_path / "first.bc")
+    entry = only_entry(cache)
+    entry.unlink()
+    os.mkfifo(entry)
+    check_rebuilt(cache, tmp_path / "out.bc", reference["3"])
+
+
+def test_huge_entry_is_a_miss_without_reading_it(tmp_path, monkeypatch):
+    folder = CacheFolder(tmp_path / "cache")
+    assert folder.open()
+    key = "ab" * 32
+    folder.write(key, b"x")
+    with open(tmp_path / "cache" / "ab" / f"{key}.image", "r+b") as f:
+        f.truncate(4 << 30)  # sparse: 4 GiB that are never read
+    assert folder.read(key) is None
+
+
+def test_link_in_place_of_a_shard_folder_writes_nothing_outside(tmp_path, reference):
+    cache = tmp_path / "cache"
+    compile_saxpy(cache, tmp_path / "first.bc")
+    entry = only_entry(cache)
+    shard = entry.parent
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for child in shard.iterdir():
+        child.unlink()
+    shard.rmdir()
+    shard.symlink_to(outside, target_is_directory=True)
+    stderr = check_rebuilt(cache, tmp_path / "out.bc", reference["3"])
+    assert list(outside.iterdir()) == []
+    assert stderr.count("warning:") == 1 and "mlir-offload cache --clear" in stderr
+    assert shard.is_symlink()
+
+
+def _forge(entry: Path, payload: bytes) -> None:
+    """Rewrite `entry` as a well-formed entry under its own key whose image is `payload`."""
+    data = entry.read_bytes()
+    key = cache_entry.entry_key(data)
+    assert key is not None
+    target = parse_offload_arch("sm_80")[0]
+    image = cache_entry.decode(data, key, target)
+    entry.write_bytes(cache_entry.encode(key, DeviceImage(target, payload, image.kernels, image.globals)))
+
+
+@pytest.mark.parametrize("payload", [b"not bitcode at all", b"BC\xc0\xde" + b"\xff" * 64, b""])
+def test_forged_payload_is_a_miss_never_embedded(tmp_path, reference, payload):
+    cache = tmp_path / "cache"
+    compile_saxpy(cache, tmp_path / "first.bc")
+    _forge(only_entry(cache), payload)
+    check_rebuilt(cache, tmp_path / "out.bc", reference["3"])
+
+
+def test_forged_payload_on_the_cubin_path_never_reaches_llvm(tmp_path):
+    from conftest import find_tool
+
+    if find_tool("ptxas") is None:
+        pytest.skip("ptxas not found (scripts/setup's CUDA toolkit)")
+    cache = tmp_path / "cache"
+    compile_saxpy(None, tmp_path / "reference.bc", "--device-image=cubin")
+    compile_saxpy(cache, tmp_path / "first.bc", "--device-image=cubin")
+    _forge(only_entry(cache), b"BC\xc0\xde" + bytes(range(256)) * 4)  # LLVM would abort on it in-process
+    done = compile_saxpy(cache, tmp_path / "out.bc", "--device-image=cubin")
+    assert "cache: miss sm_80" in done.stderr
+    assert (tmp_path / "out.bc").read_bytes() == (tmp_path / "reference.bc").read_bytes()
+    # The rebuilt entry is a hit: its code is generated in a forked child, with the same bytes.
+    done = compile_saxpy(cache, tmp_path / "hit.bc", "--device-image=cubin")
+    assert "cache: hit sm_80" in done.stderr
+    assert (tmp_path / "hit.bc").read_bytes() == (tmp_path / "reference.bc").read_bytes()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another user needs root")
+def test_entry_owned_by_another_user_is_a_miss(tmp_path, reference):
+    cache = tmp_path / "cache"
+    compile_saxpy(cache, tmp_path / "first.bc")
+    entry = only_entry(cache)
+    os.chown(entry, 4242, 4242)
+    check_rebuilt(cache, tmp_path / "out.bc", reference["3"])
+    assert only_entry(cache).stat().st_uid == os.geteuid()  # replaced by one of the user's own
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o1777])
+def test_folder_others_can_write_is_refused_with_one_warning(tmp_path, reference, mode):
+    cache = tmp_path / "shared"
+    cache.mkdir()
+    cache.chmod(mode)
+    done = compile_saxpy(cache, tmp_path / "out.bc")
+    warnings = [line for line in done.stderr.splitlines() if "warning:" in line]
+    assert len(warnings) == 1 and "can be written by every user" in warnings[0]
+    assert "MLIR_OFFLOAD_CACHE_DIR" in warnings[0] and "MLIR_OFFLOAD_CACHE_MODE=team" in warnings[0]
+    assert (tmp_path / "out.bc").read_bytes() == reference["3"]
+    assert list(cache.iterdir()) == []  # nothing stored in it
+
+
+def test_team_mode_takes_a_group_writable_folder(tmp_path, reference):
+    cache = tmp_path / "team"
+    cache.mkdir()
+    cache.chmod(0o2770)
+    compile_saxpy(cache, tmp_path / "first.bc", env={"MLIR_OFFLOAD_CACHE_MODE": "team"})
+    done = compile_saxpy(cache, tmp_path / "out.bc", env={"MLIR_OFFLOAD_CACHE_MODE": "team"})
+    assert "cache: hit sm_80" in done.stderr and "warning" not in done.stderr
+    assert (tmp_path / "out.bc").read_bytes() == reference["3"]
+    assert only_entry(cache).stat().st_mode & 0o777 == 0o660
+    assert only_entry(cache).parent.stat().st_mode & 0o7777 == 0o2770
+
+
+def test_entry_format_binds_key_and_target():
+    target, other = parse_offload_arch("sm_80,sm_90")
+    from offload.packager.bitcode_ident import bitcode_module  # noqa: F401 - the reader the check uses
+    import llvmlite.ir as ir
+
+    module = ir.Module(name="m")
+    module.triple = target.triple
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), []), name="kernel")
+    ir.IRBuilder(function.append_basic_block()).ret_void()
+    import llvmlite.binding as llvm
+
+    bitcode = llvm.parse_assembly(str(module)).as_bitcode()
+    key = "12" * 32
+    data = cache_entry.encode(key, DeviceImage(target, bitcode, ["kernel"], []))
+    assert cache_entry.decode(data, key, target).bitcode == bitcode
+    assert cache_entry.decode(data, "34" * 32, target) is None  # another key
+    assert cache_entry.decode(data, key, other) is None  # another target
+    assert cache_entry.decode(data[:-1], key, target) is None  # truncated
+    assert cache_entry.decode(data[:50] + b"\0" + data[51:], key, target) is None  # garbled
+    missing_kernel = cache_entry.encode(key, DeviceImage(target, bitcode, ["other_kernel"], []))
+    assert cache_entry.decode(missing_kernel, key, target) is None  # says it defines what it does not
+
+
+def test_cache_command_shows_clears_and_zeroes(tmp_path):
+    cache = tmp_path / "cache"
+    compile_saxpy(cache, tmp_path / "a.bc")
+    compile_saxpy(cache, tmp_path / "b.bc")
+    environment = {**os.environ, CACHE_ENVIRONMENT: str(cache)}
+    environment.pop("MLIR_OFFLOAD_REMOTE_CACHE", None)
+
+    def cache_command(*flags):
+        done = subprocess.run([sys.executable, "-m", "offload", "cache", *flags], env=environment,
+                              capture_output=True, text=True, timeout=TIMEOUT)
+        assert done.returncode == 0, done.stderr
+        return dict(line.split(None, 1) if not line.startswith(("cache folder", "remote cache")) else
+                    (line[:12], line[12:].strip()) for line in done.stdout.splitlines() if "  " in line)
+
+    shown = cache_command()
+    assert shown["cache folder"].startswith(str(cache))
+    assert shown["hits"].startswith("1 (local 1") and shown["misses"] == "1"
+    assert shown["size"].endswith("in 1 images (bound 512.0 MiB)")
+    shown = cache_command("-C", "-z")
+    assert shown["hits"].startswith("0 ") and shown["misses"] == "0"
+    assert shown["size"].startswith("0 bytes in 0 images")
+    assert list(cache.glob("??/*.image")) == []
