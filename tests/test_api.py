@@ -69,13 +69,23 @@ def test_errors_are_offload_errors():
 def test_readme_dsl_example_builds_runs_and_links(tmp_path, fake_cuda):
     require_tool("clang-22", 22)
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    done = subprocess.run([sys.executable, str(REPO / "examples" / "dsl" / "map_dsl.py"), str(tmp_path)],
+    out = tmp_path / "new" / "out"  # a folder that does not exist yet
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "dsl" / "map_dsl.py"), str(out)],
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
-    result = fake_cuda.run(tmp_path / "axpb")
+    result = fake_cuda.run(out / "axpb")
     assert result.kernels_registered() == ["axpb"]
     [launch] = result.launches()
     assert launch["kernel"] == "axpb" and launch["grid"] == [4, 1, 1] and launch["block"] == [256, 1, 1]
     page = (REPO / "docs" / "python-api.md").read_text()
     shown = page.split("# Python API for DSL authors")[1].split("```python\n")[1].split("```")[0]
     assert shown == (REPO / "examples" / "dsl" / "map_dsl.py").read_text()  # the docs show the tested code
+
+
+def test_dsl_example_error_is_one_line(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "dsl" / "map_dsl.py"), str(tmp_path), "sm_1"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert line.startswith("mlir-offload: error: unknown CUDA architecture 'sm_1'") and "Traceback" not in done.stderr

@@ -5,6 +5,7 @@ and linked with offload.api.  Usage: python3 map_dsl.py OUT_DIR [ARCH]"""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import mlir.ir as ir
@@ -75,11 +76,20 @@ def elementwise(name: str, body, size: int = 1024, threads: int = 256) -> ir.Mod
     return module
 
 
-if __name__ == "__main__":
-    out, arch = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "sm_80")
+def main(out: str, arch: str) -> None:
+    os.makedirs(out, exist_ok=True)  # the output folder, as a build tool makes it
     with ir.Context(), ir.Location.unknown():
         module = elementwise("axpb", lambda v: v * 3.0 + 1.0)
         bundle = api.compile_module(module, offload_arch=arch, name="axpb")
-    path = bundle.write(f"{out}/axpb.offload{bundle.suffix}")
-    api.link([path], f"{out}/axpb")
-    print(f"{out}/axpb")
+    path = bundle.write(os.path.join(out, f"axpb.offload{bundle.suffix}"))
+    api.link([path], os.path.join(out, "axpb"))
+    print(os.path.join(out, "axpb"))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: python3 map_dsl.py OUT_DIR [ARCH]")
+    try:
+        main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "sm_80")
+    except (api.OffloadError, OSError) as error:  # one line, as the command line reports it
+        sys.exit(error.render() if isinstance(error, api.OffloadError) else f"map_dsl.py: error: {error}")
