@@ -6,9 +6,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
 # Hand-written reference modules (copied from the design notes' shared/reference).
@@ -41,11 +43,59 @@ def require_tool(name: str, llvm_major: int | None = None) -> str:
 
 def run_cli(*args: str, cwd: str | os.PathLike | None = None, env: dict | None = None,
             input: bytes | None = None) -> subprocess.CompletedProcess:
-    """Run `mlir-offload ARGS` in a fresh process, exactly as a user would."""
+    """Run `mlir-offload ARGS` in a fresh process, exactly as a user would, with this checkout's code (the
+    repository root first on PYTHONPATH, before what `env` adds: never an installed copy)."""
+    given = env is not None
+    env = dict(os.environ if env is None else env)
+    # A caller's own entries (a fake package) follow the checkout; an inherited PYTHONPATH does not count.
+    added = [path for path in env.get("PYTHONPATH", "").split(os.pathsep) if given and path and path != str(REPO)]
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *added])
     return subprocess.run(
         [sys.executable, "-m", "offload", *args],
         cwd=cwd, env=env, input=input, capture_output=True, text=input is None, timeout=600,
     )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """`-m fast`, the former name of `-m no_toolchain`, selects the same tests."""
+    for item in items:
+        if item.get_closest_marker("no_toolchain") or item.get_closest_marker("fast"):
+            item.add_marker("no_toolchain")
+            item.add_marker("fast")
+
+
+# Hypothesis replays no examples of earlier sessions: each session starts from the same state.
+settings.register_profile("hermetic", database=None)
+settings.load_profile("hermetic")
+
+
+# Whatever a fixture's scope, and from collection on, nothing the tests run writes outside temporary
+# folders: the session gets an empty HOME, XDG cache, device image cache, TMPDIR and Hypothesis storage of
+# its own, set here because module- and session-scoped fixtures compile before any per-test fixture runs.
+# `bash scripts/run_tests` checks that the user's HOME stays as it was.
+SESSION_ROOT = Path(tempfile.mkdtemp(prefix="mlir-offload-tests-"))
+SESSION_FOLDERS = {"HOME": "home", "XDG_CACHE_HOME": "xdg-cache", "MLIR_OFFLOAD_CACHE_DIR": "image-cache",
+                   "TMPDIR": "tmp", "HYPOTHESIS_STORAGE_DIRECTORY": "hypothesis"}
+for _name, _folder in SESSION_FOLDERS.items():
+    (SESSION_ROOT / _folder).mkdir()
+    os.environ[_name] = str(SESSION_ROOT / _folder)
+for _name in [name for name in os.environ if name.startswith("MLIR_OFFLOAD_REMOTE_CACHE")]:
+    del os.environ[_name]  # the user's shared cache server is outside too
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(SESSION_ROOT, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_tempdir(tmp_path_factory):
+    """This process's own mkdtemp()s go into the session's TMPDIR too (pytest's temporary folders, made
+    before, stay where pytest keeps them)."""
+    tmp_path_factory.getbasetemp()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", os.environ["TMPDIR"])
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ from offload.toolchain.link import compatibility_problem
 from offload.toolchain.ship import BundleFacts, render_build_sh, target_link_words
 from offload.formats.profiles import load_profile
 
-pytestmark = pytest.mark.fast
+pytestmark = pytest.mark.no_toolchain
 
 PRODUCER = "22.1.8"  # the LLVM of this mlir-offload
 UNKNOWN = max(available_profiles()) + 1  # a clang without a profile

@@ -2,7 +2,7 @@ import pytest
 
 from conftest import run_cli
 
-pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make
+pytestmark = pytest.mark.no_toolchain
 
 
 def test_unknown_command_is_a_one_line_usage_error():

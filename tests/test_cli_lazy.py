@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli
 from offload.cli import COMMANDS
 
-pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make
+pytestmark = pytest.mark.no_toolchain
 
 
 def test_every_table_entry_names_a_module_exporting_that_command():

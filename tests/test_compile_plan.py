@@ -11,7 +11,7 @@ import pytest
 from offload import config
 from offload.compiler.plan import DEVICE_SETTINGS, compile_plan
 
-pytestmark = pytest.mark.fast
+pytestmark = pytest.mark.no_toolchain
 
 PACKAGE = Path(__file__).resolve().parent.parent / "offload"
 

@@ -9,7 +9,7 @@ from conftest import REPO
 from offload.errors import Location, OffloadError
 from offload.fsutil import atomic_write
 
-pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make
+pytestmark = pytest.mark.no_toolchain
 
 
 def test_error_renders_one_line_with_location():

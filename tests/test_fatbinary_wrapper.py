@@ -11,7 +11,7 @@ import pytest
 
 from fakert import fatbinary_wrapper_dir
 
-pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make
+pytestmark = pytest.mark.no_toolchain
 
 
 @pytest.fixture

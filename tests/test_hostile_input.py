@@ -20,7 +20,7 @@ import pytest
 
 from offload.formats.elf import SHT_NOBITS, read_elf
 
-pytestmark = pytest.mark.fast  # target-side readers only: no clang, CUDA toolkit or MLIR needed
+pytestmark = pytest.mark.no_toolchain  # target-side readers only: no clang, CUDA toolkit or MLIR needed
 
 SEEDS = Path(__file__).parent / "data" / "fuzz"
 MEMORY_LIMIT = 256 << 20

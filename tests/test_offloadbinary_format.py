@@ -34,7 +34,7 @@ images_strategy = st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(images_strategy)
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_v1_round_trip(images):
     blob = write_binary(images)
     assert len(blob) % 8 == 0
@@ -46,21 +46,21 @@ def test_v1_round_trip(images):
 
 @settings(max_examples=100, deadline=None)
 @given(images_strategy)
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_v2_round_trip(images):
     blob = write_binary_v2(images)
     assert struct.unpack_from("<I", blob, 4)[0] == 2
     assert read_binary(blob) == images
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_v1_blobs_and_v2_blob_concatenate():
     a = OffloadImage(2, 2, 0, {"triple": "t", "arch": "sm_80"}, b"abc")
     b = OffloadImage(3, 4, 1, {"triple": "u", "arch": "gfx90a"}, b"defgh")
     assert read_binary(write_binary([a]) + write_binary_v2([b, a]) + write_binary([b])) == [a, b, a, b]
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_v1_layout_matches_llvm_header():
     blob = write_binary([OffloadImage(2, 2, 0, {"arch": "sm_80", "triple": "nvptx64-nvidia-cuda"}, b"x" * 5)])
     magic, version, size, entry_offset, entry_size = struct.unpack_from("<4sIQQQ", blob)
@@ -70,14 +70,14 @@ def test_v1_layout_matches_llvm_header():
     assert image_offset % 8 == 0 and blob[image_offset:image_offset + 5] == b"xxxxx"
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_string_table_is_llvm_elf_order_with_tail_merging():
     table, offsets = build_string_table([b"arch", b"sm_80", b"triple", b"nvptx64-nvidia-cuda", b"m_80", b""])
     assert table == b"\0arch\0triple\0nvptx64-nvidia-cuda\0sm_80\0"
     assert offsets[b"m_80"] == offsets[b"sm_80"] + 1 and offsets[b""] == 0
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_dense_map_order_of_the_standard_keys():
     # What llvm-offload-binary stores for file/triple/arch/kind (verified on the tools).
     order = dense_map_order([b"file", b"triple", b"arch", b"kind"])
@@ -86,7 +86,7 @@ def test_dense_map_order_of_the_standard_keys():
     assert dense_map_order([b"a", b"a"]) == [b"a"]
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_writer_rejects_unrepresentable_fields():
     with pytest.raises(OffloadBinaryError, match="NUL"):
         write_binary([OffloadImage(2, 2, 0, {"arch": "a\0b"}, b"")])
@@ -110,14 +110,14 @@ PTX = b"//\n// Generated\n//\n\n.version 7.0\n.target sm_80\n.address_size 64\n"
     (PTX, ImageKind.PTX),
     (b"/* block\n comment */ .version 8.0\n.target sm_90a\n", ImageKind.PTX),
 ])
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_detect_image_kind(data, kind):
     assert detect_image_kind(data) == kind
 
 
 @pytest.mark.parametrize("data", [b"", b"hello world\n", b".target sm_80\n.version 7.0\n", b"\x00" * 64,
                                   b"\x10\xff\x10\xad" + b"\0" * 40, b"\x7fELF"])
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_detect_image_kind_rejects_unknown_content(data):
     with pytest.raises(OffloadError):
         detect_image_kind(data)
@@ -141,7 +141,7 @@ def _module_embedding(blob: bytes, with_function: bool = True):
     return host_module_embedding(blob, with_function)
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_containers_ir_bitcode_and_plain_modules():
     import llvmlite.binding as llvm
 
@@ -154,7 +154,7 @@ def test_containers_ir_bitcode_and_plain_modules():
     assert read_offload_images(b"define void @f() {\n ret void\n}\n", "plain.ll") == []
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_container_errors_are_one_line_with_location():
     with pytest.raises(OffloadError) as e:
         read_offload_images(b"define void @f( {\n", "bad.ll")
@@ -163,7 +163,7 @@ def test_container_errors_are_one_line_with_location():
         read_offload_images(b"\x00\x01\x02garbage", "junk.bin")
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_bitcode_globals_read_without_llvm():
     """The target side's bitstream reader finds what llvmlite finds: names, sections, byte initializers."""
     import llvmlite.binding as llvm

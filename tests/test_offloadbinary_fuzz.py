@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from offload.packager import OffloadBinaryError, OffloadImage, read_binary, write_binary, write_binary_v2
 
-pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make
+pytestmark = pytest.mark.no_toolchain
 
 SEED_IMAGES = [
     OffloadImage(2, 2, 0, {"arch": "sm_80", "triple": "nvptx64-nvidia-cuda", "feature": "+ptx80"}, b"BC\xc0\xde" * 30),

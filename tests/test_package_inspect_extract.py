@@ -89,7 +89,7 @@ def test_package_errors_leave_no_output(inputs, tmp_path, spec, message):
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]  # no temporary file left either
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_explicit_image_kind_packages_unknown_content(tmp_path):
     (tmp_path / "blob.dat").write_bytes(b"\x01\x02\x03")
     r = run_cli("package", "-o", str(tmp_path / "o.bin"),
@@ -107,7 +107,7 @@ def test_unwritable_output_and_bad_target_clang(inputs, tmp_path):
     assert not (tmp_path / "o.bin").exists()
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_usage_errors_exit_2(tmp_path):
     one_line_error(run_cli("package", "-o", str(tmp_path / "o.bin")), code=2)
     one_line_error(run_cli("package", "--image=file=x"), code=2)
@@ -115,7 +115,7 @@ def test_usage_errors_exit_2(tmp_path):
     one_line_error(run_cli("extract", str(tmp_path / "x.bin")), code=2)
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_inspect_and_extract_errors(tmp_path):
     assert "no such file" in one_line_error(run_cli("inspect", str(tmp_path / "missing.bin")))
     (tmp_path / "bad.bin").write_bytes(b"\x10\xff\x10\xad" + b"\xff" * 40)
@@ -130,7 +130,7 @@ HOSTILE_ARCHS = ["../../../etc/passwd", "/abs/path", "..", ".", "a/b\\c", "x" * 
                  "\x1b[31mred", "..\\..\\win", "名前", ""]
 
 
-@pytest.mark.fast
+@pytest.mark.no_toolchain
 def test_extract_never_escapes_dir(tmp_path):
     images = [OffloadImage(2, 2, 0, {"triple": "../../t", "arch": arch}, f"image {i}".encode())
               for i, arch in enumerate(HOSTILE_ARCHS)]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.fast  # needs no clang, CUDA toolkit or make: the seeds are in tests/data/fuzz
+pytestmark = pytest.mark.no_toolchain  # the seeds are in tests/data/fuzz
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "fuzz_readers.py"
 

@@ -149,7 +149,8 @@ def test_dependency_file_lists_input_libraries_and_config(tmp_path):
 
 def test_portable_compile_writes_cubin_images_object_and_ptx(tmp_path, ptxas):
     out = tmp_path / "app.offload.o"
-    args = (str(SAXPY), "--offload-arch", "sm_80,sm_90", "--portable", "--target-clang", "22", "-o", str(out))
+    args = (str(SAXPY), "--offload-arch", "sm_80,sm_90", "--portable", "--target-clang", "22", "--no-cache",
+            "-o", str(out))
     assert _compile(tmp_path, *args).returncode == 0
     first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert sorted(first) == ["app.offload.o", "app.offload.o.sm_80.ptx", "app.offload.o.sm_90.ptx"]

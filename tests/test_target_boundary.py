@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.fast
+pytestmark = pytest.mark.no_toolchain
 
 PACKAGE = Path(__file__).resolve().parent.parent / "offload"
 FORBIDDEN = ("offload.compiler", "offload.serialize", "offload.annotations", "mlir", "llvmlite")

@@ -11,7 +11,7 @@ from offload.formats.bundle import BundleRecord
 from offload.toolchain.ship import BundleFacts, render_build_sh, target_link_words
 from offload.formats.profiles import load_profile
 
-pytestmark = pytest.mark.fast
+pytestmark = pytest.mark.no_toolchain
 
 
 @pytest.fixture

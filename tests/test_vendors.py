@@ -10,7 +10,7 @@ import pytest
 
 from offload.formats.vendors import CUDA, HIP, VENDORS, vendor_of_triple
 
-pytestmark = pytest.mark.fast
+pytestmark = pytest.mark.no_toolchain
 
 PACKAGE = Path(__file__).resolve().parent.parent / "offload"
 
