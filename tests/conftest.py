@@ -76,7 +76,9 @@ settings.load_profile("hermetic")
 # `bash scripts/run_tests` checks that the user's HOME stays as it was.
 SESSION_ROOT = Path(tempfile.mkdtemp(prefix="mlir-offload-tests-"))
 SESSION_FOLDERS = {"HOME": "home", "XDG_CACHE_HOME": "xdg-cache", "MLIR_OFFLOAD_CACHE_DIR": "image-cache",
-                   "TMPDIR": "tmp", "HYPOTHESIS_STORAGE_DIRECTORY": "hypothesis"}
+                   "TMPDIR": "tmp", "HYPOTHESIS_STORAGE_DIRECTORY": "hypothesis",
+                   # the emulator's pass plugin and runtime: built once a session (a build takes half a minute)
+                   "MLIR_OFFLOAD_EMULATOR_CACHE": "emulator-build"}
 for _name, _folder in SESSION_FOLDERS.items():
     (SESSION_ROOT / _folder).mkdir()
     os.environ[_name] = str(SESSION_ROOT / _folder)

@@ -24,6 +24,9 @@ Options of link itself (every other argument goes to clang unchanged):
   --cudart MODE     the runtime library as nvcc's --cudart: shared (default, libcudart.so), static
                     (libcudart_static.a + -ldl -lpthread -lrt), none; an explicit -lcudart_static (or
                     -lcudart) on the command line is used as given, without a second runtime
+  --emulate         an executable that runs the kernels on this CPU (no GPU, driver or toolkit): the
+                    bundle's device bitcode retargeted to the host, its host code linked with mlir-offload's
+                    emulation runtime instead of libcudart/libamdhip64 (docs/emulator.md)
   --dry-run, -###   print the clang command instead of running it (nothing is built)
   -v                print the clang command (and clang's messages) while running it
   --resource-usage  print registers, spills, stack and shared memory per kernel and arch (as nvcc's;
@@ -35,7 +38,7 @@ Clang options that take a separate argument keep it (`-Xlinker -rpath`, `-L DIR`
 CUDART_MODES = ("shared", "static", "none")
 LINK_VALUE_OPTIONS = {"--cudart": "runtime_mode", "-o": "output", "--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path"}
 LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "-v": "verbose", "--ptx-beside": "ptx_beside",
-              "--resource-usage": "resource_usage"}
+              "--resource-usage": "resource_usage", "--emulate": "emulate"}
 
 
 # Clang flags pass through untouched, so click must not parse them (it would split -L/x/h into -L -h ...).
@@ -45,7 +48,8 @@ LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "-v": "verbose", "--ptx
 @click.pass_context
 def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     settings = {"runtime_mode": "shared", "output": None, "clang": None, "cuda_path": None, "rocm_path": None,
-                "dry_run": False, "verbose": False, "resource_usage": False, "ptx": [], "ptx_beside": False}
+                "dry_run": False, "verbose": False, "resource_usage": False, "ptx": [], "ptx_beside": False,
+                "emulate": False}
     from offload.toolchain.clang_arguments import input_files, takes_separate_argument
 
     passthrough: list[str] = []
@@ -87,6 +91,16 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
                                f"(mlir-offload compile {item} --offload-arch ARCH -o BUNDLE.bc)")
     from offload.compiler.textual_ir import read_offload_images
     from offload.toolchain.link import find_bundles, link_bundle
+
+    if settings["emulate"]:
+        from offload.toolchain.emulate import link_emulated
+
+        for name in ("ptx", "ptx_beside", "cuda_path", "rocm_path", "resource_usage"):
+            if settings[name]:
+                raise click.UsageError(f"--{name.replace('_', '-')} is for a GPU executable, not with --emulate", ctx)
+        link_emulated(find_bundles(passthrough, read_offload_images), passthrough, settings["output"],
+                      clang=settings["clang"], dry_run=settings["dry_run"], verbose=settings["verbose"])
+        return
 
     # Where LLVM is, a text input that is no bundle gets LLVM's located reading error.
     link_bundle(find_bundles(passthrough, read_offload_images), passthrough, settings["output"], clang=settings["clang"],

@@ -1,0 +1,789 @@
+// mlir-offload's emulation pass: retargets a GPU device module (NVVM or AMDGPU LLVM IR, exactly as the
+// device stage made it, device libraries linked) to the host CPU, so the kernels run on the CPU against
+// offload/data/emulator/runtime.c.
+//
+//   opt-22 -load-pass-plugin=retarget.so -passes='mlir-offload-emulate<TRIPLE;WARPSIZE>' in.bc -o out.bc
+//
+// What it does: host triple and data layout; GPU intrinsics (special registers, barriers, warp operations,
+// rounding-mode math) become calls into the runtime or generic LLVM operations (the tables below: one row
+// per intrinsic); libdevice's few inline PTX idioms become IR; workgroup memory (addrspace(3) globals)
+// becomes offsets into a per-block segment the runtime allocates; each kernel gets an entry taking the
+// cudaLaunchKernel-style argument array and is registered by a constructor. Anything the tables do not
+// know stops the pass with one line "mlir-offload-emulate: NAME is not emulated" (exit 3), never an
+// undefined symbol at link time.
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/AttributeMask.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DataLayout.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassManager.h"
+#include "llvm/IR/ReplaceConstant.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Plugins/PassPlugin.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
+
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+using namespace llvm;
+
+namespace {
+
+// Exit status of a refusal (the caller turns the line into its own error).
+constexpr int REFUSED = 3;
+// Kernel registration flags (runtime.c reads them the same way).
+constexpr unsigned FLAG_NEEDS_CONTEXTS = 1;  // barriers or warp operations: a block's threads run as fibers
+constexpr unsigned FLAG_AMDGPU = 2;          // HIP: the runtime fills the hidden arguments ockl reads
+constexpr unsigned WARP_SIZE_SHIFT = 8;      // bits 8..15: the warp (wavefront) size
+// The runtime functions whose callers need a context per GPU thread (they wait for other threads).
+const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "__emu_shfl_sync",
+                                     "__emu_vote_sync", "__emu_redux_sync", "__emu_warp_sync",
+                                     "__emu_activemask", "__emu_bpermute", "__emu_readlane",
+                                     "__emu_ballot", "__emu_readfirstlane"};
+
+[[noreturn]] void refuse(const Twine &What) {
+  errs() << "mlir-offload-emulate: " << What << "\n";
+  errs().flush();
+  std::exit(REFUSED);
+}
+
+std::string describe(const Value *V) {
+  std::string Text;
+  raw_string_ostream OS(Text);
+  V->print(OS);
+  return Text;
+}
+
+struct Emulator;
+// A replacement: build what stands for the call `CI` (nullptr for a void call).
+using Handler = std::function<Value *(Emulator &, IRBuilder<> &, CallInst *)>;
+
+struct Emulator {
+  Module &M;
+  LLVMContext &C;
+  unsigned WarpSize;
+  Type *I1, *I8, *I16, *I32, *I64, *F32, *F64, *Ptr;
+
+  Emulator(Module &M, unsigned WarpSize)
+      : M(M), C(M.getContext()), WarpSize(WarpSize), I1(Type::getInt1Ty(C)), I8(Type::getInt8Ty(C)),
+        I16(Type::getInt16Ty(C)), I32(Type::getInt32Ty(C)), I64(Type::getInt64Ty(C)),
+        F32(Type::getFloatTy(C)), F64(Type::getDoubleTy(C)), Ptr(PointerType::get(C, 0)) {}
+
+  FunctionCallee runtime(StringRef Name, Type *Result, ArrayRef<Type *> Params) {
+    return M.getOrInsertFunction(Name, FunctionType::get(Result, Params, false));
+  }
+
+  // A call of runtime function `Name` with the call's own operands and result type.
+  Value *forward(IRBuilder<> &B, CallInst *CI, StringRef Name) {
+    SmallVector<Type *, 6> Params;
+    SmallVector<Value *, 6> Args;
+    for (Value *A : CI->args()) {
+      Params.push_back(A->getType());
+      Args.push_back(A);
+    }
+    return B.CreateCall(runtime(Name, CI->getType(), Params), Args);
+  }
+};
+
+// ---- handler builders: each table row is one of these ---------------------------------------------
+
+// __emu_<name> with the intrinsic's own signature.
+Handler rt(std::string Name) {
+  return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) { return E.forward(B, CI, "__emu_" + Name); };
+}
+
+// __emu_<intrinsic name without "llvm.", dots as underscores>: the runtime's math mirror of an intrinsic.
+Handler mirror() {
+  return [](Emulator &E, IRBuilder<> &B, CallInst *CI) {
+    std::string Name = CI->getCalledFunction()->getName().drop_front(5).str();
+    for (char &Ch : Name)
+      if (Ch == '.')
+        Ch = '_';
+    return E.forward(B, CI, "__emu_" + Name);
+  };
+}
+
+// A generic LLVM intrinsic overloaded on the result type.
+Handler generic(Intrinsic::ID ID) {
+  return [ID](Emulator &, IRBuilder<> &B, CallInst *CI) -> Value * {
+    SmallVector<Value *, 3> Args(CI->args());
+    return B.CreateIntrinsic(CI->getType(), ID, Args);
+  };
+}
+
+Handler binary(Instruction::BinaryOps Op) {
+  return [Op](Emulator &, IRBuilder<> &B, CallInst *CI) { return B.CreateBinOp(Op, CI->getArgOperand(0), CI->getArgOperand(1)); };
+}
+
+Handler reciprocal() {
+  return [](Emulator &, IRBuilder<> &B, CallInst *CI) {
+    return B.CreateFDiv(ConstantFP::get(CI->getType(), 1.0), CI->getArgOperand(0));
+  };
+}
+
+Handler constant(uint64_t Value) {
+  return [Value](Emulator &, IRBuilder<> &, CallInst *CI) -> llvm::Value * { return ConstantInt::get(CI->getType(), Value); };
+}
+
+Handler erase() {
+  return [](Emulator &, IRBuilder<> &, CallInst *) -> Value * { return nullptr; };
+}
+
+Handler fence() {
+  return [](Emulator &, IRBuilder<> &B, CallInst *) -> Value * {
+    B.CreateFence(AtomicOrdering::SequentiallyConsistent);
+    return nullptr;
+  };
+}
+
+// The high half of a widened product (mul.hi).
+Handler multiplyHigh(bool Signed) {
+  return [Signed](Emulator &, IRBuilder<> &B, CallInst *CI) {
+    Type *T = CI->getType();
+    Type *Wide = IntegerType::get(B.getContext(), 2 * T->getIntegerBitWidth());
+    auto Extend = [&](Value *V) { return Signed ? B.CreateSExt(V, Wide) : B.CreateZExt(V, Wide); };
+    Value *Product = B.CreateMul(Extend(CI->getArgOperand(0)), Extend(CI->getArgOperand(1)));
+    return B.CreateTrunc(B.CreateLShr(Product, T->getIntegerBitWidth()), T);
+  };
+}
+
+// A runtime function with a leading operation-kind constant: __emu_<Name>(Kind, operands...).
+Handler withKind(std::string Name, unsigned Kind) {
+  return [Name, Kind](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    SmallVector<Type *, 6> Params{E.I32};
+    SmallVector<Value *, 6> Args{B.getInt32(Kind)};
+    for (Value *A : CI->args()) {
+      Params.push_back(A->getType());
+      Args.push_back(A);
+    }
+    return B.CreateCall(E.runtime("__emu_" + Name, CI->getType(), Params), Args);
+  };
+}
+
+// Warp shuffle (PTX shfl.sync): __emu_shfl_sync(mode, mask, bits, b, c) -> value | valid << 32.
+// The .p forms return {value, valid}; f32 travels as its bits.
+Handler shuffle(unsigned Mode, bool WithPredicate) {
+  return [Mode, WithPredicate](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    Value *Mask = CI->getArgOperand(0), *V = CI->getArgOperand(1);
+    Type *T = V->getType();
+    Value *Bits = T->isFloatTy() ? B.CreateBitCast(V, E.I32) : V;
+    FunctionCallee F = E.runtime("__emu_shfl_sync", E.I64, {E.I32, E.I32, E.I32, E.I32, E.I32});
+    Value *R = B.CreateCall(F, {B.getInt32(Mode), Mask, Bits, CI->getArgOperand(2), CI->getArgOperand(3)});
+    Value *Result = B.CreateTrunc(R, E.I32);
+    if (T->isFloatTy())
+      Result = B.CreateBitCast(Result, T);
+    if (!WithPredicate)
+      return Result;
+    Value *Valid = B.CreateTrunc(B.CreateLShr(R, 32), E.I1);
+    Value *Pair = B.CreateInsertValue(PoisonValue::get(CI->getType()), Result, 0);
+    return B.CreateInsertValue(Pair, Valid, 1);
+  };
+}
+
+// vote.sync: __emu_vote_sync(kind, mask, predicate) -> ballot bits or 0/1.
+Handler vote(unsigned Kind) {
+  return [Kind](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    FunctionCallee F = E.runtime("__emu_vote_sync", E.I32, {E.I32, E.I32, E.I32});
+    Value *R = B.CreateCall(F, {B.getInt32(Kind), CI->getArgOperand(0), B.CreateZExt(CI->getArgOperand(1), E.I32)});
+    return CI->getType()->isIntegerTy(1) ? B.CreateICmpNE(R, B.getInt32(0)) : R;
+  };
+}
+
+// barrier.cta.{red}.{popc,and,or}: __emu_barrier_reduce(kind, predicate) -> count or 0/1.
+Handler barrierReduce(unsigned Kind) {
+  return [Kind](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    Value *Predicate = CI->getArgOperand(CI->arg_size() - 1);
+    if (Predicate->getType()->isIntegerTy(1))
+      Predicate = B.CreateZExt(Predicate, E.I32);
+    else
+      Predicate = B.CreateICmpNE(Predicate, ConstantInt::get(Predicate->getType(), 0)), Predicate = B.CreateZExt(Predicate, E.I32);
+    FunctionCallee F = E.runtime("__emu_barrier_reduce", E.I32, {E.I32, E.I32});
+    Value *R = B.CreateCall(F, {B.getInt32(Kind), Predicate});
+    return CI->getType()->isIntegerTy(1) ? B.CreateICmpNE(R, B.getInt32(0)) : R;
+  };
+}
+
+// A runtime function returning a pointer in the generic address space, cast to the call's address space.
+Handler pointerFrom(std::string Name) {
+  return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    Value *P = B.CreateCall(E.runtime("__emu_" + Name, E.Ptr, {}));
+    return B.CreateAddrSpaceCast(P, CI->getType());
+  };
+}
+
+// ---- the intrinsic tables ---------------------------------------------------------------------------
+
+enum ShuffleMode { SHFL_IDX = 0, SHFL_UP = 1, SHFL_DOWN = 2, SHFL_BFLY = 3 };
+enum VoteKind { VOTE_ALL = 0, VOTE_ANY = 1, VOTE_UNI = 2, VOTE_BALLOT = 3 };
+enum ReduceKind { RED_POPC = 0, RED_AND = 1, RED_OR = 2 };
+enum ReduxKind { REDUX_ADD = 0, REDUX_MIN = 1, REDUX_MAX = 2, REDUX_UMIN = 3, REDUX_UMAX = 4, REDUX_AND = 5,
+                 REDUX_OR = 6, REDUX_XOR = 7 };
+
+const StringMap<Handler> &intrinsicTable() {
+  static const StringMap<Handler> Table = [] {
+    StringMap<Handler> T;
+    // Special registers (NVVM).
+    for (const char *D : {"x", "y", "z"})
+      for (const char *R : {"tid", "ntid", "ctaid", "nctaid"})
+        T[std::string("llvm.nvvm.read.ptx.sreg.") + R + "." + D] = rt(std::string(R) + "_" + D);
+    T["llvm.nvvm.read.ptx.sreg.laneid"] = rt("laneid");
+    T["llvm.nvvm.read.ptx.sreg.warpid"] = rt("warpid");
+    T["llvm.nvvm.read.ptx.sreg.nwarpid"] = rt("nwarpid");
+    T["llvm.nvvm.read.ptx.sreg.warpsize"] = rt("warpsize");
+    T["llvm.nvvm.read.ptx.sreg.smid"] = constant(0);
+    T["llvm.nvvm.read.ptx.sreg.nsmid"] = constant(1);
+    T["llvm.nvvm.read.ptx.sreg.clock"] = rt("clock");
+    T["llvm.nvvm.read.ptx.sreg.clock64"] = rt("clock64");
+    T["llvm.nvvm.read.ptx.sreg.globaltimer"] = rt("globaltimer");
+    for (const char *R : {"lt", "le", "eq", "ge", "gt"})
+      T[std::string("llvm.nvvm.read.ptx.sreg.lanemask.") + R] = rt(std::string("lanemask_") + R);
+    // Barriers and fences.
+    for (const char *B : {"llvm.nvvm.barrier0", "llvm.nvvm.barrier.sync", "llvm.nvvm.barrier.sync.cnt",
+                          "llvm.nvvm.barrier.cta.sync.aligned.all", "llvm.nvvm.barrier.cta.sync.all",
+                          "llvm.nvvm.barrier.cta.sync.aligned.count", "llvm.nvvm.barrier.cta.sync.count",
+                          "llvm.nvvm.barrier.cta.arrive.aligned.count", "llvm.nvvm.barrier.cta.arrive.count",
+                          "llvm.nvvm.barrier.n", "llvm.nvvm.barrier", "llvm.nvvm.bar.sync", "llvm.amdgcn.s.barrier"})
+      T[B] = [](Emulator &E, IRBuilder<> &B, CallInst *) -> Value * {
+        B.CreateCall(E.runtime("__emu_barrier", Type::getVoidTy(E.C), {}));
+        return nullptr;
+      };
+    T["llvm.nvvm.barrier0.popc"] = barrierReduce(RED_POPC);
+    T["llvm.nvvm.barrier0.and"] = barrierReduce(RED_AND);
+    T["llvm.nvvm.barrier0.or"] = barrierReduce(RED_OR);
+    T["llvm.nvvm.barrier.cta.red.popc.aligned.all"] = barrierReduce(RED_POPC);
+    T["llvm.nvvm.barrier.cta.red.and.aligned.all"] = barrierReduce(RED_AND);
+    T["llvm.nvvm.barrier.cta.red.or.aligned.all"] = barrierReduce(RED_OR);
+    for (const char *F : {"llvm.nvvm.membar.cta", "llvm.nvvm.membar.gl", "llvm.nvvm.membar.sys",
+                          "llvm.nvvm.fence.sc.cluster", "llvm.nvvm.fence.acq_rel.cluster"})
+      T[F] = fence();
+    // Warp operations.
+    const std::pair<const char *, unsigned> Modes[] = {{"idx", SHFL_IDX}, {"up", SHFL_UP}, {"down", SHFL_DOWN}, {"bfly", SHFL_BFLY}};
+    for (auto [Name, Mode] : Modes)
+      for (const char *Ty : {"i32", "f32"}) {
+        T[std::string("llvm.nvvm.shfl.sync.") + Name + "." + Ty] = shuffle(Mode, false);
+        T[std::string("llvm.nvvm.shfl.sync.") + Name + "." + Ty + "p"] = shuffle(Mode, true);
+      }
+    T["llvm.nvvm.vote.all.sync"] = vote(VOTE_ALL);
+    T["llvm.nvvm.vote.any.sync"] = vote(VOTE_ANY);
+    T["llvm.nvvm.vote.uni.sync"] = vote(VOTE_UNI);
+    T["llvm.nvvm.vote.ballot.sync"] = vote(VOTE_BALLOT);
+    T["llvm.nvvm.activemask"] = rt("activemask");
+    T["llvm.nvvm.bar.warp.sync"] = rt("warp_sync");
+    const std::pair<const char *, unsigned> Reduxes[] = {{"add", REDUX_ADD}, {"min", REDUX_MIN}, {"max", REDUX_MAX},
+                                                         {"umin", REDUX_UMIN}, {"umax", REDUX_UMAX}, {"and", REDUX_AND},
+                                                         {"or", REDUX_OR}, {"xor", REDUX_XOR}};
+    for (auto [Name, Kind] : Reduxes)
+      T[std::string("llvm.nvvm.redux.sync.") + Name] = withKind("redux_sync", Kind);
+    // Math and conversions libdevice uses: round-to-nearest forms are LLVM operations, the other rounding
+    // modes, flush-to-zero and approximations are the runtime's mirrors (__emu_nvvm_<name>).
+    for (const char *Ty : {"f", "d"}) {
+      std::string S(Ty);
+      T["llvm.nvvm.add.rn." + S] = binary(Instruction::FAdd);
+      T["llvm.nvvm.mul.rn." + S] = binary(Instruction::FMul);
+      T["llvm.nvvm.div.rn." + S] = binary(Instruction::FDiv);
+      T["llvm.nvvm.fma.rn." + S] = generic(Intrinsic::fma);
+      T["llvm.nvvm.sqrt.rn." + S] = generic(Intrinsic::sqrt);
+      T["llvm.nvvm.rcp.rn." + S] = reciprocal();
+      T["llvm.nvvm.ceil." + S] = generic(Intrinsic::ceil);
+      T["llvm.nvvm.floor." + S] = generic(Intrinsic::floor);
+      T["llvm.nvvm.trunc." + S] = generic(Intrinsic::trunc);
+      T["llvm.nvvm.round." + S] = generic(Intrinsic::round);
+      T["llvm.nvvm.fmin." + S] = generic(Intrinsic::minnum);
+      T["llvm.nvvm.fmax." + S] = generic(Intrinsic::maxnum);
+      for (const char *Mode : {"rm", "rp", "rz"})
+        for (const char *Op : {"add", "mul", "div", "fma", "sqrt", "rcp"})
+          T[std::string("llvm.nvvm.") + Op + "." + Mode + "." + S] = mirror();
+      for (const char *Mode : {"rn", "rm", "rp", "rz"})
+        for (const char *Op : {"add", "mul", "div", "fma", "sqrt", "rcp"})
+          if (S == "f")
+            T[std::string("llvm.nvvm.") + Op + "." + Mode + ".ftz.f"] = mirror();
+    }
+    T["llvm.nvvm.sqrt.f"] = generic(Intrinsic::sqrt);
+    T["llvm.nvvm.fabs.f32"] = generic(Intrinsic::fabs);
+    T["llvm.nvvm.fabs.f64"] = generic(Intrinsic::fabs);
+    T["llvm.nvvm.fabs"] = generic(Intrinsic::fabs);
+    for (const char *Name : {
+             "fabs.ftz.f32", "ceil.ftz.f", "floor.ftz.f", "trunc.ftz.f", "round.ftz.f", "fmin.ftz.f", "fmax.ftz.f",
+             "saturate.f", "saturate.ftz.f", "saturate.d", "sin.approx.f", "sin.approx.ftz.f", "cos.approx.f",
+             "cos.approx.ftz.f", "ex2.approx.f32", "ex2.approx.ftz.f32", "ex2.approx.f", "ex2.approx.ftz.f",
+             "ex2.approx.d", "lg2.approx.f", "lg2.approx.ftz.f", "lg2.approx.d", "rsqrt.approx.f",
+             "rsqrt.approx.ftz.f", "rsqrt.approx.d", "rsqrt.approx.ftz.d", "sqrt.approx.f", "sqrt.approx.ftz.f",
+             "div.approx.f", "div.approx.ftz.f", "rcp.approx.ftz.d", "rcp.approx.ftz.f", "f2h.rn", "f2h.rn.ftz",
+             "d2i.hi", "d2i.lo", "lohi.i2d", "prmt", "sad.i", "sad.ui", "sad.s", "sad.us", "sad.ll", "sad.ull",
+             "fmin.nan.f", "fmax.nan.f", "fmin.ftz.nan.f", "fmax.ftz.nan.f"})
+      T[std::string("llvm.nvvm.") + Name] = mirror();
+    // Conversions: every rounding mode of every pair libdevice uses.
+    for (const char *Mode : {"rn", "rm", "rp", "rz"}) {
+      for (const char *Conv : {"f2i", "f2ui", "f2ll", "f2ull", "d2i", "d2ui", "d2ll", "d2ull", "i2f", "ui2f",
+                               "ll2f", "ull2f", "i2d", "ui2d", "ll2d", "ull2d", "d2f"})
+        T[std::string("llvm.nvvm.") + Conv + "." + Mode] = mirror();
+      for (const char *Conv : {"f2i", "f2ui", "f2ll", "f2ull", "d2f"})
+        T[std::string("llvm.nvvm.") + Conv + "." + Mode + ".ftz"] = mirror();
+    }
+    T["llvm.nvvm.mulhi.i"] = multiplyHigh(true);
+    T["llvm.nvvm.mulhi.ll"] = multiplyHigh(true);
+    T["llvm.nvvm.mulhi.s"] = multiplyHigh(true);
+    T["llvm.nvvm.mulhi.ui"] = multiplyHigh(false);
+    T["llvm.nvvm.mulhi.ull"] = multiplyHigh(false);
+    T["llvm.nvvm.mulhi.us"] = multiplyHigh(false);
+    return T;
+  }();
+  return Table;
+}
+
+// ---- libdevice's inline PTX ---------------------------------------------------------------------------
+
+std::string collapseSpaces(StringRef Text) {
+  std::string Out;
+  bool Space = false;
+  for (char Ch : Text) {
+    if (Ch == ' ' || Ch == '\t' || Ch == '\n') {
+      Space = !Out.empty();
+      continue;
+    }
+    if (Space)
+      Out += ' ';
+    Space = false;
+    Out += Ch;
+  }
+  return Out;
+}
+
+// The two 64-bit halves of a 128-bit value, as {i64, i64} (libdevice's wide arithmetic outputs).
+Value *halves(Emulator &E, IRBuilder<> &B, Type *ResultType, Value *Wide) {
+  Value *Low = B.CreateTrunc(Wide, E.I64);
+  Value *High = B.CreateTrunc(B.CreateLShr(Wide, 64), E.I64);
+  return B.CreateInsertValue(B.CreateInsertValue(PoisonValue::get(ResultType), Low, 0), High, 1);
+}
+
+Value *wide(Emulator &E, IRBuilder<> &B, Value *Low, Value *High) {
+  Type *I128 = Type::getInt128Ty(E.C);
+  return B.CreateOr(B.CreateZExt(Low, I128), B.CreateShl(B.CreateZExt(High, I128), 64));
+}
+
+const std::map<std::string, Handler> &inlineAsmTable() {
+  static const std::map<std::string, Handler> Table = [] {
+    std::map<std::string, Handler> T;
+    // {lo, hi} = a * b + c on u32 (the trigonometric argument reduction).
+    T[collapseSpaces("{\n\tmad.lo.cc.u32   $0, $2, $3, $4;\n\tmadc.hi.u32     $1, $2, $3,  0;\n\t}")] =
+        [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+      auto Z = [&](unsigned I) { return B.CreateZExt(CI->getArgOperand(I), E.I64); };
+      Value *Full = B.CreateAdd(B.CreateMul(Z(0), Z(1)), Z(2));
+      Value *Pair = B.CreateInsertValue(PoisonValue::get(CI->getType()), B.CreateTrunc(Full, E.I32), 0);
+      return B.CreateInsertValue(Pair, B.CreateTrunc(B.CreateLShr(Full, 32), E.I32), 1);
+    };
+    // 128-bit a + b, a - b (operands as lo, hi pairs), a * b and a * b + c (64-bit operands).
+    T[collapseSpaces("{\n\t.reg .u32 r0, r1, r2, r3, a0, a1, a2, a3, b0, b1, b2, b3;\n\tmov.b64         {a0,a1}, $2;\n\tmov.b64         {a2,a3}, $3;\n\tmov.b64         {b0,b1}, $4;\n\tmov.b64         {b2,b3}, $5;\n\tadd.cc.u32      r0, a0, b0; \n\taddc.cc.u32     r1, a1, b1; \n\taddc.cc.u32     r2, a2, b2; \n\taddc.u32        r3, a3, b3; \n\tmov.b64         $0, {r0,r1};\n\tmov.b64         $1, {r2,r3};\n\t}")] =
+        [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+      Value *A = wide(E, B, CI->getArgOperand(0), CI->getArgOperand(1));
+      Value *Bv = wide(E, B, CI->getArgOperand(2), CI->getArgOperand(3));
+      return halves(E, B, CI->getType(), B.CreateAdd(A, Bv));
+    };
+    T[collapseSpaces("{\n\t.reg .u32 r0, r1, r2, r3, a0, a1, a2, a3, b0, b1, b2, b3;\n\tmov.b64         {a0,a1}, $2;\n\tmov.b64         {a2,a3}, $3;\n\tmov.b64         {b0,b1}, $4;\n\tmov.b64         {b2,b3}, $5;\n\tsub.cc.u32      r0, a0, b0; \n\tsubc.cc.u32     r1, a1, b1; \n\tsubc.cc.u32     r2, a2, b2; \n\tsubc.u32        r3, a3, b3; \n\tmov.b64         $0, {r0,r1};\n\tmov.b64         $1, {r2,r3};\n\t}")] =
+        [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+      Value *A = wide(E, B, CI->getArgOperand(0), CI->getArgOperand(1));
+      Value *Bv = wide(E, B, CI->getArgOperand(2), CI->getArgOperand(3));
+      return halves(E, B, CI->getType(), B.CreateSub(A, Bv));
+    };
+    T[collapseSpaces("{\n\t.reg .u32 r0, r1, r2, r3, alo, ahi, blo, bhi, clo, chi;\n\tmov.b64         {alo,ahi}, $2;    \n\tmov.b64         {blo,bhi}, $3;    \n\tmov.b64         {clo,chi}, $4;    \n\tmad.lo.cc.u32   r0, alo, blo, clo;\n\tmadc.hi.cc.u32  r1, alo, blo, chi;\n\tmadc.hi.u32     r2, alo, bhi,   0;\n\tmad.lo.cc.u32   r1, alo, bhi,  r1;\n\tmadc.hi.cc.u32  r2, ahi, blo,  r2;\n\tmadc.hi.u32     r3, ahi, bhi,   0;\n\tmad.lo.cc.u32   r1, ahi, blo,  r1;\n\tmadc.lo.cc.u32  r2, ahi, bhi,  r2;\n\taddc.u32        r3,  r3,   0;     \n\tmov.b64         $0, {r0,r1};      \n\tmov.b64         $1, {r2,r3};      \n\t}")] =
+        [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+      Type *I128 = Type::getInt128Ty(E.C);
+      auto Z = [&](unsigned I) { return B.CreateZExt(CI->getArgOperand(I), I128); };
+      return halves(E, B, CI->getType(), B.CreateAdd(B.CreateMul(Z(0), Z(1)), Z(2)));
+    };
+    T[collapseSpaces("{\n\t.reg .u32 r0, r1, r2, r3, alo, ahi, blo, bhi;\n\tmov.b64         {alo,ahi}, $2;   \n\tmov.b64         {blo,bhi}, $3;   \n\tmul.lo.u32      r0, alo, blo;    \n\tmul.hi.u32      r1, alo, blo;    \n\tmad.lo.cc.u32   r1, alo, bhi, r1;\n\tmadc.hi.u32     r2, alo, bhi,  0;\n\tmad.lo.cc.u32   r1, ahi, blo, r1;\n\tmadc.hi.cc.u32  r2, ahi, blo, r2;\n\tmadc.hi.u32     r3, ahi, bhi,  0;\n\tmad.lo.cc.u32   r2, ahi, bhi, r2;\n\taddc.u32        r3, r3,  0;      \n\tmov.b64         $0, {r0,r1};     \n\tmov.b64         $1, {r2,r3};     \n\t}")] =
+        [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+      Type *I128 = Type::getInt128Ty(E.C);
+      auto Z = [&](unsigned I) { return B.CreateZExt(CI->getArgOperand(I), I128); };
+      return halves(E, B, CI->getType(), B.CreateMul(Z(0), Z(1)));
+    };
+    // $0 = ($1 == $2 or unordered) ? $3 : $4.
+    T[collapseSpaces("{ .reg .pred __$$temp3;\n  setp.equ.f64 __$$temp3, $1, $2;\n  selp.f64 $0, $3, $4, __$$temp3;}")] =
+        [](Emulator &, IRBuilder<> &B, CallInst *CI) -> Value * {
+      Value *Equal = B.CreateFCmpUEQ(CI->getArgOperand(0), CI->getArgOperand(1));
+      return B.CreateSelect(Equal, CI->getArgOperand(2), CI->getArgOperand(3));
+    };
+    // bfind.shiftamt.u32: the leading zero count, 0xffffffff for 0.
+    T[collapseSpaces("bfind.shiftamt.u32 $0, $1;")] = [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+      Value *X = CI->getArgOperand(0);
+      Value *Zeros = B.CreateIntrinsic(E.I32, Intrinsic::ctlz, {X, B.getTrue()});
+      return B.CreateSelect(B.CreateICmpEQ(X, B.getInt32(0)), B.getInt32(0xffffffffu), Zeros);
+    };
+    auto AsRuntime = [](std::string Name) {
+      return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * { return E.forward(B, CI, Name); };
+    };
+    T[collapseSpaces("rcp.approx.ftz.f32 $0,$1;")] = AsRuntime("__emu_nvvm_rcp_approx_ftz_f");
+    T[collapseSpaces("rsqrt.approx.ftz.f64 $0, $1;")] = AsRuntime("__emu_nvvm_rsqrt_approx_ftz_d");
+    for (const char *Mode : {"rn", "rm", "rp", "rz"})
+      for (const char *Ftz : {"", ".ftz"})
+        for (const char *Ty : {"f32", "f64"}) {
+          if (*Ftz && std::string(Ty) == "f64")
+            continue;
+          std::string Text = std::string("sub.") + Mode + Ftz + "." + Ty + " $0, $1, $2;";
+          if (std::string(Mode) == "rn" && !*Ftz)
+            T[collapseSpaces(Text)] = [](Emulator &, IRBuilder<> &B, CallInst *CI) -> Value * {
+              return B.CreateFSub(CI->getArgOperand(0), CI->getArgOperand(1));
+            };
+          else
+            T[collapseSpaces(Text)] = AsRuntime(std::string("__emu_nvvm_sub_") + Mode + (*Ftz ? "_ftz" : "") +
+                                                (std::string(Ty) == "f32" ? "_f" : "_d"));
+        }
+    return T;
+  }();
+  return Table;
+}
+
+// ---- the pass ---------------------------------------------------------------------------------------
+
+bool isKernel(const Function &F) {
+  CallingConv::ID CC = F.getCallingConv();
+  return CC == CallingConv::PTX_Kernel || CC == CallingConv::AMDGPU_KERNEL;
+}
+
+// External functions device code may call, and what they become on the host.
+const std::map<std::string, std::string> &externalTable() {
+  static const std::map<std::string, std::string> Table = {
+      {"vprintf", "__emu_vprintf"},        {"__assertfail", "__emu_assertfail"},
+      {"malloc", "malloc"},                {"free", "free"},
+      {"__ockl_printf_begin", "__emu_ockl_printf_begin"},
+      {"__ockl_printf_append_args", "__emu_ockl_printf_append_args"},
+      {"__ockl_printf_append_string_n", "__emu_ockl_printf_append_string_n"},
+  };
+  return Table;
+}
+
+struct Retarget {
+  Module &M;
+  Emulator E;
+  std::string Triple, Layout;
+  uint64_t SharedBytes = 0;
+  bool Amdgpu = false;
+
+  Retarget(Module &M, std::string Triple, std::string Layout, unsigned WarpSize)
+      : M(M), E(M, WarpSize), Triple(std::move(Triple)), Layout(std::move(Layout)),
+        Amdgpu(M.getTargetTriple().isAMDGPU()) {}
+
+  SmallVector<Function *, 8> Kernels;
+
+  void run() {
+    // Kernels are recognised by their GPU calling convention, which cleanFunctions replaces.
+    for (Function &F : M)
+      if (!F.isDeclaration() && isKernel(F))
+        Kernels.push_back(&F);
+    M.setTargetTriple(llvm::Triple(Triple));
+    M.setDataLayout(Layout);
+    replaceExternals();
+    replaceIntrinsics();
+    replaceInlineAsm();
+    layOutWorkgroupMemory();
+    moveAllocasToGenericSpace();
+    registerKernels();
+    cleanFunctions();
+  }
+
+  void replaceCalls(Function &F, const Handler &H) {
+    SmallVector<User *, 16> Users(F.users());
+    for (User *U : Users) {
+      auto *CI = dyn_cast<CallInst>(U);
+      if (!CI || CI->getCalledFunction() != &F)
+        refuse(F.getName() + " is used other than by a call: " + describe(U));
+      IRBuilder<> B(CI);
+      Value *R = H(E, B, CI);
+      if (R)
+        CI->replaceAllUsesWith(R);
+      else if (!CI->use_empty())
+        refuse(F.getName() + ": its result is used but the emulation gives none");
+      CI->eraseFromParent();
+    }
+  }
+
+  void replaceIntrinsics() {
+    const StringMap<Handler> &Table = intrinsicTable();
+    SmallVector<Function *, 32> Gpu;
+    for (Function &F : M)
+      if (F.isDeclaration() && (F.getName().starts_with("llvm.nvvm.") || F.getName().starts_with("llvm.amdgcn.")))
+        Gpu.push_back(&F);
+    for (Function *F : Gpu) {
+      if (F->use_empty()) {
+        F->eraseFromParent();
+        continue;
+      }
+      auto It = Table.find(F->getName());
+      if (It == Table.end())
+        refuse("intrinsic " + F->getName() + " is not emulated");
+      replaceCalls(*F, It->second);
+      F->eraseFromParent();
+    }
+  }
+
+  void replaceExternals() {
+    const auto &Table = externalTable();
+    SmallVector<Function *, 8> Externals;
+    for (Function &F : M)
+      if (!F.isIntrinsic() && !F.use_empty() && Table.count(F.getName().str()))
+        Externals.push_back(&F);
+    for (Function *F : Externals) {
+      std::string Target = Table.at(F->getName().str());
+      if (Target == F->getName())
+        continue;
+      if (!F->isDeclaration())  // a device library's body (ockl's hostcall printf): the runtime's instead
+        F->deleteBody();
+      FunctionCallee Host = M.getOrInsertFunction(Target, F->getFunctionType());
+      F->replaceAllUsesWith(Host.getCallee());
+      F->eraseFromParent();
+    }
+    for (Function &F : M)
+      if (F.isDeclaration() && !F.isIntrinsic() && !F.use_empty() && !F.getName().starts_with("__emu_") &&
+          !Table.count(F.getName().str()))
+        refuse("device code calls external function " + F.getName() + ", which is not emulated");
+  }
+
+  void replaceInlineAsm() {
+    const auto &Table = inlineAsmTable();
+    SmallVector<CallInst *, 16> Calls;
+    for (Function &F : M)
+      for (Instruction &I : instructions(F))
+        if (auto *CI = dyn_cast<CallInst>(&I))
+          if (isa<InlineAsm>(CI->getCalledOperand()))
+            Calls.push_back(CI);
+    for (CallInst *CI : Calls) {
+      auto *Asm = cast<InlineAsm>(CI->getCalledOperand());
+      auto It = Table.find(collapseSpaces(Asm->getAsmString()));
+      if (It == Table.end())
+        refuse("inline assembly \"" + Asm->getAsmString() + "\" in " + CI->getFunction()->getName() +
+               " is not emulated");
+      IRBuilder<> B(CI);
+      Value *R = It->second(E, B, CI);
+      CI->replaceAllUsesWith(R);
+      CI->eraseFromParent();
+    }
+  }
+
+  // Every addrspace(3) global (static shared memory, workgroup attributions) at a fixed offset of one
+  // per-block segment, the dynamic shared array (external, zero-sized) at its end.
+  void layOutWorkgroupMemory() {
+    const DataLayout &DL = M.getDataLayout();
+    SmallVector<GlobalVariable *, 8> Shared, Dynamic;
+    for (GlobalVariable &G : M.globals())
+      if (G.getAddressSpace() == 3)
+        (G.isDeclaration() || DL.getTypeAllocSize(G.getValueType()) == 0 ? Dynamic : Shared).push_back(&G);
+    std::map<GlobalVariable *, uint64_t> Offsets;
+    uint64_t Offset = 0;
+    for (GlobalVariable *G : Shared) {
+      uint64_t Align = std::max<uint64_t>(16, G->getAlign().valueOrOne().value());
+      Offset = alignTo(Offset, Align);
+      Offsets[G] = Offset;
+      Offset += DL.getTypeAllocSize(G->getValueType());
+    }
+    Offset = alignTo(Offset, 16);
+    SharedBytes = Offset;
+    for (GlobalVariable *G : Dynamic)
+      Offsets[G] = Offset;
+    for (auto &[G, At] : Offsets) {
+      convertUsersOfConstantsToInstructions({G});
+      std::map<Function *, Value *> Bases;
+      SmallVector<Use *, 16> Uses;
+      for (Use &U : G->uses())
+        Uses.push_back(&U);
+      for (Use *U : Uses) {
+        auto *I = dyn_cast<Instruction>(U->getUser());
+        if (!I)
+          refuse("workgroup variable " + G->getName() + " is used by a constant: " + describe(U->getUser()));
+        Function *F = I->getFunction();
+        Value *&Base = Bases[F];
+        if (!Base) {
+          IRBuilder<> B(&*F->getEntryBlock().getFirstInsertionPt());
+          Base = B.CreateCall(E.runtime("__emu_shared_base", E.Ptr, {}));
+        }
+        IRBuilder<> B(&*F->getEntryBlock().getFirstInsertionPt());
+        B.SetInsertPoint(cast<Instruction>(Base)->getNextNode());
+        Value *Address = B.CreateInBoundsGEP(E.I8, Base, B.getInt64(At));
+        U->set(B.CreateAddrSpaceCast(Address, G->getType()));
+      }
+      G->eraseFromParent();
+    }
+  }
+
+  // AMDGPU's private allocas live in addrspace(5); the host's in 0.
+  void moveAllocasToGenericSpace() {
+    SmallVector<AllocaInst *, 16> Allocas;
+    for (Function &F : M)
+      for (Instruction &I : instructions(F))
+        if (auto *A = dyn_cast<AllocaInst>(&I))
+          if (A->getAddressSpace() != 0)
+            Allocas.push_back(A);
+    for (AllocaInst *A : Allocas) {
+      IRBuilder<> B(A);
+      AllocaInst *Host = B.CreateAlloca(A->getAllocatedType(), 0, A->getArraySize());
+      Host->setAlignment(A->getAlign());
+      Host->takeName(A);
+      A->replaceAllUsesWith(B.CreateAddrSpaceCast(Host, A->getType()));
+      A->eraseFromParent();
+    }
+  }
+
+  // Host calling convention, no GPU attributes, and every definition internal: device symbols never meet
+  // the host program's (a kernel named like a libc function stays apart); the registration finds them.
+  void cleanFunctions() {
+    for (Function &F : M) {
+      if (F.isDeclaration())
+        continue;
+      F.setCallingConv(CallingConv::C);
+      F.setLinkage(GlobalValue::InternalLinkage);
+      AttributeMask Drop;
+      Drop.addAttribute(Attribute::Memory).addAttribute(Attribute::NoSync).addAttribute(Attribute::WillReturn);
+      for (const Attribute &A : F.getAttributes().getFnAttrs())
+        if (A.isStringAttribute() && (A.getKindAsString().starts_with("target-") || A.getKindAsString().starts_with("amdgpu-") ||
+                                      A.getKindAsString().starts_with("nvvm.") || A.getKindAsString() == "uniform-work-group-size"))
+          Drop.addAttribute(A.getKindAsString());
+      F.removeFnAttrs(Drop);
+      for (Instruction &I : instructions(F))
+        if (auto *CB = dyn_cast<CallBase>(&I)) {
+          CB->setCallingConv(CallingConv::C);
+          CB->removeFnAttrs(Drop);
+        }
+    }
+    for (GlobalVariable &G : M.globals())
+      if (!G.isDeclaration() && !G.getName().starts_with("llvm."))
+        G.setLinkage(GlobalValue::InternalLinkage);
+    if (NamedMDNode *Annotations = M.getNamedMetadata("nvvm.annotations"))
+      Annotations->eraseFromParent();
+  }
+
+  // Functions that, transitively, wait for other GPU threads (barriers, warp operations).
+  std::set<Function *> synchronizingFunctions() {
+    std::set<Function *> Result;
+    SmallVector<Function *, 16> Work;
+    for (const char *Name : SYNCHRONIZING)
+      if (Function *F = M.getFunction(Name)) {
+        Result.insert(F);
+        Work.push_back(F);
+      }
+    while (!Work.empty()) {
+      Function *F = Work.pop_back_val();
+      for (User *U : F->users())
+        if (auto *CB = dyn_cast<CallBase>(U))
+          if (Result.insert(CB->getFunction()).second)
+            Work.push_back(CB->getFunction());
+    }
+    bool Indirect = false;  // an indirect call could reach a synchronizing function: assume it does
+    for (Function &F : M)
+      for (Instruction &I : instructions(F))
+        if (auto *CB = dyn_cast<CallBase>(&I))
+          if (!CB->getCalledFunction() && !CB->isInlineAsm())
+            Indirect = true;
+    if (Indirect)
+      for (Function &F : M)
+        Result.insert(&F);
+    return Result;
+  }
+
+  // void __emu_entry_<kernel>(void **args): args[i] points at argument i (cudaLaunchKernel's array).
+  Function *makeEntry(Function &K) {
+    LLVMContext &C = E.C;
+    auto *Type = FunctionType::get(Type::getVoidTy(C), {E.Ptr}, false);
+    Function *Entry = Function::Create(Type, GlobalValue::InternalLinkage, "__emu_entry_" + K.getName(), M);
+    IRBuilder<> B(BasicBlock::Create(C, "entry", Entry));
+    SmallVector<Value *, 16> Args;
+    for (Argument &A : K.args()) {
+      Value *Slot = B.CreateLoad(E.Ptr, B.CreateConstGEP1_64(E.Ptr, Entry->getArg(0), A.getArgNo()));
+      if (llvm::Type *ByVal = A.getParamByValType()) {  // the kernel may write its own copy
+        AllocaInst *Copy = B.CreateAlloca(ByVal);
+        B.CreateMemCpy(Copy, Copy->getAlign(), Slot, MaybeAlign(1), M.getDataLayout().getTypeAllocSize(ByVal));
+        Args.push_back(B.CreateAddrSpaceCast(Copy, A.getType()));
+      } else if (A.getType()->isPointerTy() && A.getType()->getPointerAddressSpace() != 0) {
+        Args.push_back(B.CreateAddrSpaceCast(B.CreateLoad(E.Ptr, Slot), A.getType()));
+      } else {
+        LoadInst *L = B.CreateLoad(A.getType(), Slot);
+        L->setAlignment(Align(1));
+        Args.push_back(L);
+      }
+    }
+    B.CreateCall(&K, Args);
+    B.CreateRetVoid();
+    return Entry;
+  }
+
+  void registerKernels() {
+    std::set<Function *> Synchronizing = synchronizingFunctions();
+    LLVMContext &C = E.C;
+    Function *Ctor = Function::Create(FunctionType::get(Type::getVoidTy(C), false), GlobalValue::InternalLinkage,
+                                      "__emu_register_module", M);
+    IRBuilder<> B(BasicBlock::Create(C, "entry", Ctor));
+    FunctionCallee Register = E.runtime("__emu_register_kernel", Type::getVoidTy(C), {E.Ptr, E.Ptr, E.I32, E.I64});
+    for (Function *K : Kernels) {
+      Function *Entry = makeEntry(*K);
+      unsigned Flags = (E.WarpSize << WARP_SIZE_SHIFT) | (Synchronizing.count(K) ? FLAG_NEEDS_CONTEXTS : 0) |
+                       (Amdgpu ? FLAG_AMDGPU : 0);
+      Constant *Name = B.CreateGlobalString(K->getName(), "__emu_name_" + K->getName());
+      B.CreateCall(Register, {Name, Entry, B.getInt32(Flags), B.getInt64(SharedBytes)});
+    }
+    B.CreateRetVoid();
+    appendToGlobalCtors(M, Ctor, 0);
+  }
+};
+
+// The host's data layout, from LLVM's own target (opt has every target registered).
+std::string hostDataLayout(const std::string &TripleText) {
+  llvm::Triple T(TripleText);
+  std::string Error;
+  const Target *Host = TargetRegistry::lookupTarget(T, Error);
+  if (!Host)
+    refuse("no LLVM target for host triple " + TripleText + ": " + Error);
+  std::unique_ptr<TargetMachine> TM(Host->createTargetMachine(T, "", "", TargetOptions(), std::nullopt));
+  if (!TM)
+    refuse("cannot make a target machine for " + TripleText);
+  return TM->createDataLayout().getStringRepresentation();
+}
+
+struct EmulatePass : PassInfoMixin<EmulatePass> {
+  std::string Triple;
+  unsigned WarpSize;
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    Retarget(M, Triple, hostDataLayout(Triple), WarpSize).run();
+    return PreservedAnalyses::none();
+  }
+};
+
+// "TRIPLE;WARPSIZE"
+bool parse(StringRef Params, EmulatePass &P) {
+  SmallVector<StringRef, 2> Parts;
+  Params.split(Parts, ';');
+  if (Parts.size() != 2 || Parts[1].getAsInteger(10, P.WarpSize))
+    return false;
+  P.Triple = Parts[0].str();
+  return true;
+}
+
+}  // namespace
+
+extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "mlir-offload-emulate", "1", [](PassBuilder &PB) {
+            PB.registerPipelineParsingCallback(
+                [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
+                  if (!Name.consume_front("mlir-offload-emulate<") || !Name.consume_back(">"))
+                    return false;
+                  EmulatePass P;
+                  if (!parse(Name, P))
+                    refuse("bad parameters '" + Name + "': want <TRIPLE;WARPSIZE>");
+                  MPM.addPass(std::move(P));
+                  return true;
+                });
+          }};
+}

@@ -1,0 +1,1403 @@
+/* mlir-offload's emulation runtime: the CUDA and HIP runtime API a bundle's host code calls, and the
+ * functions the retargeted kernels call (offload/data/emulator/retarget.cpp), so an executable runs its
+ * kernels on the host CPU.
+ *
+ * - Launches run synchronously in the calling thread's order (streams are in order by construction); the
+ *   blocks of one launch run concurrently on a pool of OS threads, one per core.
+ * - A block's threads run as a plain loop when the kernel never waits for other threads; otherwise each
+ *   GPU thread is a fiber (own stack, hand-written context switch) and a barrier or warp operation
+ *   switches to the next fiber of the block until all have arrived.
+ * - Device memory is host memory with an inaccessible page after each buffer and after each block's
+ *   workgroup segment: an out-of-bounds access faults and is reported with kernel, block and thread.
+ *
+ * C11 and POSIX only; no C++ runtime. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fenv.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define NORETURN __attribute__((noreturn))
+
+/* ---- errors ---------------------------------------------------------------------------------------- */
+
+enum {
+    SUCCESS = 0, ERROR_INVALID_VALUE = 1, ERROR_MEMORY_ALLOCATION = 2, ERROR_INVALID_CONFIGURATION = 9,
+    ERROR_INVALID_DEVICE_POINTER = 17, ERROR_INVALID_RESOURCE_HANDLE = 400, ERROR_NOT_SUPPORTED = 801,
+    ERROR_INVALID_DEVICE_FUNCTION = 98, ERROR_INVALID_DEVICE = 101,
+};
+
+static const char *error_text(int code) {
+    switch (code) {
+    case SUCCESS: return "no error";
+    case ERROR_INVALID_VALUE: return "invalid argument";
+    case ERROR_MEMORY_ALLOCATION: return "out of memory";
+    case ERROR_INVALID_CONFIGURATION: return "invalid configuration argument";
+    case ERROR_INVALID_DEVICE_POINTER: return "invalid device pointer";
+    case ERROR_INVALID_DEVICE_FUNCTION: return "invalid device function";
+    case ERROR_INVALID_DEVICE: return "invalid device ordinal";
+    case ERROR_INVALID_RESOURCE_HANDLE: return "invalid resource handle";
+    case ERROR_NOT_SUPPORTED: return "operation not supported";
+    default: return "unknown error";
+    }
+}
+
+static const char *error_name(int code) {
+    switch (code) {
+    case SUCCESS: return "Success";
+    case ERROR_INVALID_VALUE: return "ErrorInvalidValue";
+    case ERROR_MEMORY_ALLOCATION: return "ErrorMemoryAllocation";
+    case ERROR_INVALID_CONFIGURATION: return "ErrorInvalidConfiguration";
+    case ERROR_INVALID_DEVICE_POINTER: return "ErrorInvalidDevicePointer";
+    case ERROR_INVALID_DEVICE_FUNCTION: return "ErrorInvalidDeviceFunction";
+    case ERROR_INVALID_DEVICE: return "ErrorInvalidDevice";
+    case ERROR_INVALID_RESOURCE_HANDLE: return "ErrorInvalidResourceHandle";
+    default: return "ErrorUnknown";
+    }
+}
+
+static _Thread_local int last_error;
+static int status(int code) {
+    if (code) last_error = code;
+    return code;
+}
+
+/* ---- kernels: registered by the retargeted module, found through the bundle's offload entries ---------- */
+
+enum { FLAG_NEEDS_CONTEXTS = 1, FLAG_AMDGPU = 2, WARP_SIZE_SHIFT = 8 };
+
+struct kernel {
+    const char *name;
+    void (*entry)(void **);
+    unsigned flags;
+    uint64_t static_shared;
+    uint64_t max_dynamic_shared;
+};
+
+static struct kernel *kernels;
+static size_t kernel_count, kernel_capacity;
+
+EXPORT void __emu_register_kernel(const char *name, void (*entry)(void **), unsigned flags, uint64_t static_shared) {
+    if (kernel_count == kernel_capacity) {
+        kernel_capacity = kernel_capacity ? 2 * kernel_capacity : 16;
+        kernels = realloc(kernels, kernel_capacity * sizeof *kernels);
+        if (!kernels) abort();
+    }
+    kernels[kernel_count++] = (struct kernel){name, entry, flags, static_shared, 48 * 1024};
+}
+
+/* clang 22's __tgt_offload_entry, in section llvm_offload_entries: `address` is what the host code passes
+ * to cudaLaunchKernel/hipLaunchKernel (the stub, or HIP's kernel handle). */
+struct offload_entry {
+    uint64_t reserved;
+    uint16_t version, kind;
+    uint32_t flags;
+    void *address;
+    const char *name;
+    uint64_t size, data;
+    void *aux;
+};
+extern struct offload_entry __start_llvm_offload_entries[] __attribute__((weak));
+extern struct offload_entry __stop_llvm_offload_entries[] __attribute__((weak));
+
+static struct kernel *kernel_of(const void *handle) {
+    static _Thread_local const void *last_handle;
+    static _Thread_local struct kernel *last_kernel;
+    if (handle && handle == last_handle) return last_kernel;
+    for (struct offload_entry *e = __start_llvm_offload_entries; e && e < __stop_llvm_offload_entries; ++e) {
+        if (e->address != handle || e->size != 0 || !e->name) continue;
+        for (size_t i = 0; i < kernel_count; ++i)
+            if (strcmp(kernels[i].name, e->name) == 0) {
+                last_handle = handle;
+                last_kernel = &kernels[i];
+                return &kernels[i];
+            }
+    }
+    return NULL;
+}
+
+/* ---- what the kernels' threads see --------------------------------------------------------------------- */
+
+enum fiber_state { RUNNABLE, AT_BARRIER, AT_WARP, EXITED };
+
+struct launch {
+    const struct kernel *kernel;
+    void **args;
+    uint32_t grid[3], block[3];
+    uint64_t shared_bytes;  /* static + dynamic */
+    unsigned warp_size, threads_per_block;
+    uint64_t block_count;
+};
+
+struct emu_thread {
+    uint32_t tid[3];
+    uint32_t linear, lane, warp;
+    enum fiber_state state;
+    void *sp;            /* saved stack pointer while switched out */
+    uint64_t result;     /* a warp collective's result for this lane */
+    uint32_t value, operand_b, operand_c, mask;  /* what this lane brought to the warp collective */
+};
+
+struct warp {
+    unsigned live, arrived;
+    int kind;            /* the collective under way: COLLECTIVE_* */
+    unsigned first, count;  /* its lanes: threads first .. first + count - 1 */
+};
+
+struct block {
+    const struct launch *launch;
+    uint32_t ctaid[3];
+    char *shared;
+    struct emu_thread *threads;
+    struct warp *warps;
+    unsigned live, arrived, reduce_kind;
+    uint32_t reduce_value;
+    void *scheduler_sp;
+    /* HIP: hidden kernel arguments (code object v5) and the HSA dispatch packet, read by ockl. */
+    _Alignas(16) unsigned char implicit_args[256];
+    _Alignas(16) unsigned char dispatch_packet[64];
+};
+
+static _Thread_local struct emu_thread *current;
+static _Thread_local struct block *current_block;
+
+#define SREG(name, expr) EXPORT uint32_t __emu_##name(void) { return (expr); }
+SREG(tid_x, current->tid[0]) SREG(tid_y, current->tid[1]) SREG(tid_z, current->tid[2])
+SREG(ntid_x, current_block->launch->block[0]) SREG(ntid_y, current_block->launch->block[1])
+SREG(ntid_z, current_block->launch->block[2])
+SREG(ctaid_x, current_block->ctaid[0]) SREG(ctaid_y, current_block->ctaid[1]) SREG(ctaid_z, current_block->ctaid[2])
+SREG(nctaid_x, current_block->launch->grid[0]) SREG(nctaid_y, current_block->launch->grid[1])
+SREG(nctaid_z, current_block->launch->grid[2])
+SREG(laneid, current->lane) SREG(warpid, current->warp) SREG(warpsize, current_block->launch->warp_size)
+SREG(nwarpid, (current_block->launch->threads_per_block + current_block->launch->warp_size - 1) /
+                  current_block->launch->warp_size)
+SREG(lanemask_eq, 1u << current->lane) SREG(lanemask_lt, (1u << current->lane) - 1)
+SREG(lanemask_le, (uint32_t)((2ull << current->lane) - 1)) SREG(lanemask_gt, ~(uint32_t)((2ull << current->lane) - 1))
+SREG(lanemask_ge, ~((1u << current->lane) - 1))
+
+EXPORT void *__emu_shared_base(void) { return current_block->shared; }
+EXPORT void *__emu_implicitarg_ptr(void) { return current_block->implicit_args; }
+EXPORT void *__emu_dispatch_ptr(void) { return current_block->dispatch_packet; }
+
+static uint64_t nanoseconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+EXPORT uint32_t __emu_clock(void) { return (uint32_t)nanoseconds(); }
+EXPORT uint64_t __emu_clock64(void) { return nanoseconds(); }
+EXPORT uint64_t __emu_globaltimer(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* ---- reports ------------------------------------------------------------------------------------------ */
+
+
+NORETURN static void fail(const char *fmt, ...) {
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+    dprintf(2, "mlir-offload emulator: error: %s\n", text);
+    _exit(1);
+}
+
+/* "kernel 'K', block (x,y,z), thread (x,y,z)" of the current GPU thread. */
+static void where(char *out, size_t size, const struct emu_thread *t) {
+    const struct block *b = current_block;
+    if (!b) {
+        snprintf(out, size, "host code");
+        return;
+    }
+    snprintf(out, size, "kernel '%s', block (%u,%u,%u), thread (%u,%u,%u)", b->launch->kernel->name, b->ctaid[0],
+             b->ctaid[1], b->ctaid[2], t ? t->tid[0] : 0, t ? t->tid[1] : 0, t ? t->tid[2] : 0);
+}
+
+/* ---- fibers ------------------------------------------------------------------------------------------- */
+
+/* void emu_switch(void **save_sp, void *next_sp): save the callee-saved registers on this stack, store the
+ * stack pointer in *save_sp, continue on next_sp (whose top holds what an earlier switch saved, or what
+ * fiber_stack_init put there). */
+void emu_switch(void **save_sp, void *next_sp);
+#if defined(__x86_64__)
+__asm__(".text\n.globl emu_switch\n.hidden emu_switch\n.type emu_switch,@function\nemu_switch:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+        "  movq %rsp, (%rdi)\n  movq %rsi, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n  ret\n"
+        ".size emu_switch, .-emu_switch\n");
+enum { SAVED_WORDS = 6 };
+#elif defined(__aarch64__)
+__asm__(".text\n.globl emu_switch\n.hidden emu_switch\n.type emu_switch,%function\nemu_switch:\n"
+        "  sub sp, sp, #160\n"
+        "  stp x19, x20, [sp, #0]\n  stp x21, x22, [sp, #16]\n  stp x23, x24, [sp, #32]\n"
+        "  stp x25, x26, [sp, #48]\n  stp x27, x28, [sp, #64]\n  stp x29, x30, [sp, #80]\n"
+        "  stp d8, d9, [sp, #96]\n  stp d10, d11, [sp, #112]\n  stp d12, d13, [sp, #128]\n  stp d14, d15, [sp, #144]\n"
+        "  mov x2, sp\n  str x2, [x0]\n  mov sp, x1\n"
+        "  ldp x19, x20, [sp, #0]\n  ldp x21, x22, [sp, #16]\n  ldp x23, x24, [sp, #32]\n"
+        "  ldp x25, x26, [sp, #48]\n  ldp x27, x28, [sp, #64]\n  ldp x29, x30, [sp, #80]\n"
+        "  ldp d8, d9, [sp, #96]\n  ldp d10, d11, [sp, #112]\n  ldp d12, d13, [sp, #128]\n  ldp d14, d15, [sp, #144]\n"
+        "  add sp, sp, #160\n  ret\n"
+        ".size emu_switch, .-emu_switch\n");
+#else
+#error "the emulation runtime has a context switch for x86_64 and aarch64 only"
+#endif
+
+static void fiber_main(void);
+
+/* A new fiber's stack: a frame emu_switch "returns" from into fiber_main. */
+static void *fiber_stack_init(char *top) {
+    uintptr_t sp = ((uintptr_t)top) & ~(uintptr_t)15;
+#if defined(__x86_64__)
+    void **words = (void **)sp;
+    *--words = NULL;                    /* fiber_main's return address: it never returns */
+    *--words = (void *)fiber_main;      /* emu_switch's ret */
+    for (int i = 0; i < SAVED_WORDS; ++i) *--words = NULL;
+    return words;
+#else
+    sp -= 160;
+    memset((void *)sp, 0, 160);
+    ((void **)sp)[11] = (void *)fiber_main;  /* x30 */
+    return (void *)sp;
+#endif
+}
+
+static void yield_to_scheduler(void) { emu_switch(&current->sp, current_block->scheduler_sp); }
+
+static void fiber_main(void) {
+    struct block *b = current_block;
+    b->launch->kernel->entry(b->launch->args);
+    void thread_exited(void);
+    thread_exited();
+}
+
+/* ---- barriers and warp collectives ----------------------------------------------------------------------- */
+
+static void report_divergent_barrier(const struct emu_thread *exited) {
+    char at[256];
+    where(at, sizeof at, exited);
+    fail("barrier divergence in %s: the thread exited while %u other thread(s) of its block wait at a barrier",
+         at, current_block->arrived);
+}
+
+static void release_barrier(struct block *b) {
+    for (unsigned i = 0; i < b->launch->threads_per_block; ++i)
+        if (b->threads[i].state == AT_BARRIER) b->threads[i].state = RUNNABLE;
+    b->arrived = 0;
+}
+
+enum { RED_POPC = 0, RED_AND = 1, RED_OR = 2 };
+
+static uint32_t barrier_wait(unsigned kind, uint32_t predicate) {
+    struct block *b = current_block;
+    struct emu_thread *t = current;
+    if (!b->threads) {  /* a plain-loop block: only a one-thread block gets here */
+        if (b->launch->threads_per_block != 1) fail("internal error: barrier in a kernel registered without contexts");
+        return kind == RED_POPC ? predicate != 0 : predicate != 0;
+    }
+    if (b->arrived == 0) {
+        b->reduce_kind = kind;
+        b->reduce_value = kind == RED_AND ? 1 : 0;
+    }
+    if (kind == RED_POPC) b->reduce_value += predicate != 0;
+    else if (kind == RED_AND) b->reduce_value &= predicate != 0;
+    else b->reduce_value |= predicate != 0;
+    t->state = AT_BARRIER;
+    if (++b->arrived == b->live) {
+        if (b->live != b->launch->threads_per_block) {
+            for (unsigned i = 0; i < b->launch->threads_per_block; ++i)
+                if (b->threads[i].state == EXITED) report_divergent_barrier(&b->threads[i]);
+        }
+        t->result = b->reduce_value;
+        for (unsigned i = 0; i < b->launch->threads_per_block; ++i)
+            if (b->threads[i].state == AT_BARRIER) b->threads[i].result = b->reduce_value;
+        release_barrier(b);
+        return (uint32_t)t->result;
+    }
+    yield_to_scheduler();
+    return (uint32_t)t->result;
+}
+
+EXPORT void __emu_barrier(void) { (void)barrier_wait(RED_OR, 0); }
+EXPORT uint32_t __emu_barrier_reduce(uint32_t kind, uint32_t predicate) { return barrier_wait(kind, predicate); }
+
+enum {
+    COLLECTIVE_SHUFFLE_IDX = 0, COLLECTIVE_SHUFFLE_UP = 1, COLLECTIVE_SHUFFLE_DOWN = 2, COLLECTIVE_SHUFFLE_BFLY = 3,
+    COLLECTIVE_VOTE_ALL = 4, COLLECTIVE_VOTE_ANY = 5, COLLECTIVE_VOTE_UNI = 6, COLLECTIVE_BALLOT = 7,
+    COLLECTIVE_SYNC = 8, COLLECTIVE_REDUX = 16 /* + redux kind */, COLLECTIVE_BPERMUTE = 32,
+    COLLECTIVE_READLANE = 33, COLLECTIVE_READFIRSTLANE = 34, COLLECTIVE_BALLOT64 = 35,
+};
+
+/* PTX shfl.sync for lane `lane` of a warp whose lanes brought values `in`: value | valid << 32. */
+static uint64_t shuffle_result(int mode, const struct emu_thread *lanes, unsigned count, unsigned lane) {
+    const struct emu_thread *self = &lanes[lane];
+    uint32_t b = self->operand_b & 31, c = self->operand_c;
+    uint32_t clamp = c & 31, segmask = (c >> 8) & 31;
+    int32_t max_lane = (int32_t)((lane & segmask) | (clamp & ~segmask)), min_lane = (int32_t)(lane & segmask);
+    int32_t j;
+    int valid;
+    switch (mode) {
+    case COLLECTIVE_SHUFFLE_UP: j = (int32_t)lane - (int32_t)b; valid = j >= max_lane; break;
+    case COLLECTIVE_SHUFFLE_DOWN: j = (int32_t)lane + (int32_t)b; valid = j <= max_lane; break;
+    case COLLECTIVE_SHUFFLE_BFLY: j = (int32_t)(lane ^ b); valid = j <= max_lane; break;
+    default: j = min_lane | (int32_t)(b & ~segmask); valid = j <= max_lane; break;
+    }
+    if (!valid || j < 0 || (unsigned)j >= count || lanes[j].state == EXITED) j = (int32_t)lane;
+    return lanes[j].value | ((uint64_t)(valid != 0) << 32);
+}
+
+static void complete_collective(struct warp *w, struct emu_thread *lanes) {
+    unsigned n = w->count;
+    uint64_t ballot = 0, first = 0;
+    int have_first = 0;
+    for (unsigned l = 0; l < n; ++l) {
+        if (lanes[l].state != AT_WARP) continue;
+        if (lanes[l].value) ballot |= 1ull << l;
+        if (!have_first) first = lanes[l].value, have_first = 1;
+    }
+    int kind = w->kind;
+    uint32_t reduced = 0;
+    if (kind >= COLLECTIVE_REDUX && kind < COLLECTIVE_REDUX + 8) {
+        int op = kind - COLLECTIVE_REDUX, started = 0;
+        for (unsigned l = 0; l < n; ++l) {
+            if (lanes[l].state != AT_WARP) continue;
+            uint32_t v = lanes[l].value;
+            if (!started) { reduced = v; started = 1; continue; }
+            switch (op) {
+            case 0: reduced += v; break;
+            case 1: reduced = (int32_t)v < (int32_t)reduced ? v : reduced; break;
+            case 2: reduced = (int32_t)v > (int32_t)reduced ? v : reduced; break;
+            case 3: reduced = v < reduced ? v : reduced; break;
+            case 4: reduced = v > reduced ? v : reduced; break;
+            case 5: reduced &= v; break;
+            case 6: reduced |= v; break;
+            default: reduced ^= v; break;
+            }
+        }
+    }
+    for (unsigned l = 0; l < n; ++l) {
+        struct emu_thread *t = &lanes[l];
+        if (t->state != AT_WARP) continue;
+        uint32_t active = (uint32_t)ballot;  /* lanes with a true predicate */
+        switch (kind) {
+        case COLLECTIVE_SHUFFLE_IDX: case COLLECTIVE_SHUFFLE_UP: case COLLECTIVE_SHUFFLE_DOWN: case COLLECTIVE_SHUFFLE_BFLY:
+            t->result = shuffle_result(kind, lanes, n, l);
+            break;
+        case COLLECTIVE_VOTE_ALL: {
+            int all = 1;
+            for (unsigned k = 0; k < n; ++k)
+                if (lanes[k].state == AT_WARP && (t->mask >> k & 1) && !lanes[k].value) all = 0;
+            t->result = all;
+            break;
+        }
+        case COLLECTIVE_VOTE_ANY: t->result = (active & t->mask) != 0; break;
+        case COLLECTIVE_VOTE_UNI: {
+            uint32_t in = t->mask & ~((n < 32) ? ~0u << n : 0u);
+            t->result = (active & in) == 0 || (active & in) == in;
+            break;
+        }
+        case COLLECTIVE_BALLOT: t->result = active & t->mask; break;
+        case COLLECTIVE_BALLOT64: t->result = ballot; break;
+        case COLLECTIVE_SYNC: t->result = 0; break;
+        case COLLECTIVE_BPERMUTE: {
+            unsigned src = (t->operand_b / 4) % w->count;
+            t->result = lanes[src].state == EXITED ? 0 : lanes[src].operand_c;
+            break;
+        }
+        case COLLECTIVE_READLANE: {
+            unsigned src = t->operand_b % w->count;
+            t->result = lanes[src].value;
+            break;
+        }
+        case COLLECTIVE_READFIRSTLANE: t->result = first; break;
+        default: t->result = reduced; break;
+        }
+        t->state = RUNNABLE;
+    }
+    w->arrived = 0;
+    w->kind = -1;
+}
+
+/* Wait until every live lane of the warp has brought its operands to the same collective; the last one
+ * computes every lane's result. */
+static uint64_t warp_collective(int kind, uint32_t mask, uint32_t value, uint32_t b, uint32_t c) {
+    struct block *blk = current_block;
+    struct emu_thread *t = current;
+    if (!blk->threads) fail("internal error: warp operation in a kernel registered without contexts");
+    struct warp *w = &blk->warps[t->warp];
+    struct emu_thread *lanes = &blk->threads[w->first];
+    if (w->arrived == 0) w->kind = kind;
+    else if (w->kind != kind) {
+        char at[256];
+        where(at, sizeof at, t);
+        fail("warp divergence in %s: lanes of warp %u are at different warp operations", at, t->warp);
+    }
+    t->value = value;
+    t->operand_b = b;
+    t->operand_c = c;
+    t->mask = mask;
+    t->state = AT_WARP;
+    if (++w->arrived == w->live) complete_collective(w, lanes);
+    else yield_to_scheduler();
+    return t->result;
+}
+
+EXPORT uint64_t __emu_shfl_sync(uint32_t mode, uint32_t mask, uint32_t value, uint32_t b, uint32_t c) {
+    return warp_collective((int)mode, mask, value, b, c);
+}
+EXPORT uint32_t __emu_vote_sync(uint32_t kind, uint32_t mask, uint32_t predicate) {
+    return (uint32_t)warp_collective(COLLECTIVE_VOTE_ALL + (int)kind, mask, predicate != 0, 0, 0);
+}
+EXPORT uint32_t __emu_redux_sync(uint32_t kind, uint32_t value, uint32_t mask) {
+    return (uint32_t)warp_collective(COLLECTIVE_REDUX + (int)kind, mask, value, 0, 0);
+}
+EXPORT void __emu_warp_sync(uint32_t mask) { (void)warp_collective(COLLECTIVE_SYNC, mask, 0, 0, 0); }
+EXPORT uint32_t __emu_activemask(void) {
+    struct block *blk = current_block;
+    struct warp *w = &blk->warps[current->warp];
+    uint32_t mask = 0;
+    for (unsigned l = 0; l < w->count; ++l)
+        if (blk->threads[w->first + l].state != EXITED) mask |= 1u << l;
+    return mask;
+}
+/* AMDGPU: ds_bpermute (byte address, value), readlane, readfirstlane, ballot (wave32 or wave64). */
+EXPORT uint32_t __emu_bpermute(uint32_t address, uint32_t value) {
+    return (uint32_t)warp_collective(COLLECTIVE_BPERMUTE, ~0u, 0, address, value);
+}
+EXPORT uint32_t __emu_readlane(uint32_t value, uint32_t lane) {
+    return (uint32_t)warp_collective(COLLECTIVE_READLANE, ~0u, value, lane, 0);
+}
+EXPORT uint32_t __emu_readfirstlane(uint32_t value) {
+    return (uint32_t)warp_collective(COLLECTIVE_READFIRSTLANE, ~0u, value, 0, 0);
+}
+EXPORT uint64_t __emu_ballot(uint32_t predicate) {
+    return warp_collective(COLLECTIVE_BALLOT64, ~0u, predicate != 0, 0, 0);
+}
+EXPORT uint32_t __emu_mbcnt_lo(uint32_t mask, uint32_t add) {
+    unsigned lane = current->lane;
+    uint32_t below = lane >= 32 ? ~0u : (1u << lane) - 1;
+    return add + (uint32_t)__builtin_popcount(mask & below);
+}
+EXPORT uint32_t __emu_mbcnt_hi(uint32_t mask, uint32_t add) {
+    unsigned lane = current->lane;
+    uint32_t below = lane < 32 ? 0 : (lane >= 64 ? ~0u : (1u << (lane - 32)) - 1);
+    return add + (uint32_t)__builtin_popcount(mask & below);
+}
+
+void thread_exited(void) {
+    struct block *b = current_block;
+    struct emu_thread *t = current;
+    t->state = EXITED;
+    b->live--;
+    struct warp *w = &b->warps[t->warp];
+    w->live--;
+    if (w->arrived && w->arrived == w->live) complete_collective(w, &b->threads[w->first]);
+    if (b->arrived && b->arrived == b->live) report_divergent_barrier(t);
+    emu_switch(&t->sp, b->scheduler_sp);
+    __builtin_unreachable();
+}
+
+/* ---- workers: the blocks of a launch on all cores --------------------------------------------------- */
+
+enum { FIBER_STACK = 256 * 1024 };
+
+struct worker {
+    char *shared_map;
+    size_t shared_map_size, shared_capacity;
+    char *stacks;
+    unsigned stack_count;
+    struct emu_thread *threads;
+    struct warp *warps;
+    char *signal_stack;
+};
+
+static size_t page_size;
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+/* A mapping of `size` usable bytes followed by an inaccessible page; returns the usable start, which is
+ * placed so that its end touches the guard page. */
+static char *map_with_guard(size_t size, char **map, size_t *map_size) {
+    size_t usable = round_up(size ? size : 1, page_size);
+    size_t total = usable + 2 * page_size;
+    char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    mprotect(m, page_size, PROT_NONE);
+    mprotect(m + page_size + usable, page_size, PROT_NONE);
+    *map = m;
+    *map_size = total;
+    return m + page_size + usable;  /* the end; callers subtract their size */
+}
+
+static void worker_prepare(struct worker *w, const struct launch *l) {
+    if (l->shared_bytes > w->shared_capacity || !w->shared_map) {
+        if (w->shared_map) munmap(w->shared_map, w->shared_map_size);
+        size_t cap = round_up(l->shared_bytes ? l->shared_bytes : 16, page_size);
+        if (!map_with_guard(cap, &w->shared_map, &w->shared_map_size)) fail("out of memory for workgroup memory");
+        w->shared_capacity = cap;
+    }
+    unsigned n = l->threads_per_block;
+    if ((l->kernel->flags & FLAG_NEEDS_CONTEXTS) && n > w->stack_count) {
+        if (w->stacks) munmap(w->stacks, (size_t)w->stack_count * (FIBER_STACK + page_size));
+        size_t each = FIBER_STACK + page_size;
+        w->stacks = mmap(NULL, (size_t)n * each, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (w->stacks == MAP_FAILED) fail("out of memory for %u thread stacks", n);
+        for (unsigned i = 0; i < n; ++i) mprotect(w->stacks + (size_t)i * each, page_size, PROT_NONE);
+        w->stack_count = n;
+        free(w->threads);
+        free(w->warps);
+        w->threads = calloc(n, sizeof *w->threads);
+        w->warps = calloc(n, sizeof *w->warps);
+        if (!w->threads || !w->warps) fail("out of memory");
+    }
+}
+
+/* The segment of this block: its end touches the guard page. */
+static char *shared_segment(struct worker *w, const struct launch *l) {
+    return w->shared_map + w->shared_map_size - page_size - round_up(l->shared_bytes, 16);
+}
+
+static void fill_hip_arguments(struct block *b, const struct launch *l) {
+    memset(b->implicit_args, 0, sizeof b->implicit_args);
+    memset(b->dispatch_packet, 0, sizeof b->dispatch_packet);
+    for (int d = 0; d < 3; ++d) {
+        uint32_t count = l->grid[d];
+        uint16_t size = (uint16_t)l->block[d];
+        memcpy(b->implicit_args + 4 * d, &count, 4);           /* hidden_block_count_{x,y,z} */
+        memcpy(b->implicit_args + 12 + 2 * d, &size, 2);       /* hidden_group_size_{x,y,z} */
+        uint16_t remainder = 0;                                 /* grids are whole blocks */
+        memcpy(b->implicit_args + 18 + 2 * d, &remainder, 2);
+        memcpy(b->dispatch_packet + 4 + 2 * d, &size, 2);      /* workgroup_size_{x,y,z} */
+        uint32_t total = l->grid[d] * l->block[d];
+        memcpy(b->dispatch_packet + 12 + 4 * d, &total, 4);    /* grid_size_{x,y,z} */
+    }
+    uint16_t dims = l->grid[2] * l->block[2] > 1 ? 3 : l->grid[1] * l->block[1] > 1 ? 2 : 1;
+    memcpy(b->implicit_args + 64, &dims, 2);                   /* hidden_grid_dims */
+    uint16_t setup = dims;
+    memcpy(b->dispatch_packet + 2, &setup, 2);
+    uint32_t group_segment = (uint32_t)l->shared_bytes;
+    memcpy(b->dispatch_packet + 28, &group_segment, 4);
+}
+
+static void run_block(struct worker *w, const struct launch *l, uint64_t index) {
+    struct block b;
+    b.launch = l;
+    b.ctaid[0] = (uint32_t)(index % l->grid[0]);
+    b.ctaid[1] = (uint32_t)(index / l->grid[0] % l->grid[1]);
+    b.ctaid[2] = (uint32_t)(index / l->grid[0] / l->grid[1]);
+    b.shared = shared_segment(w, l);
+    b.threads = NULL;
+    b.warps = NULL;
+    b.arrived = 0;
+    if (l->kernel->flags & FLAG_AMDGPU) fill_hip_arguments(&b, l);
+    current_block = &b;
+    unsigned n = l->threads_per_block, warp_size = l->warp_size;
+    if (!(l->kernel->flags & FLAG_NEEDS_CONTEXTS)) {
+        struct emu_thread t;
+        memset(&t, 0, sizeof t);
+        current = &t;
+        unsigned linear = 0;
+        for (uint32_t z = 0; z < l->block[2]; ++z)
+            for (uint32_t y = 0; y < l->block[1]; ++y)
+                for (uint32_t x = 0; x < l->block[0]; ++x, ++linear) {
+                    t.tid[0] = x, t.tid[1] = y, t.tid[2] = z;
+                    t.linear = linear, t.lane = linear % warp_size, t.warp = linear / warp_size;
+                    l->kernel->entry(l->args);
+                }
+        current = NULL;
+        current_block = NULL;
+        return;
+    }
+    b.threads = w->threads;
+    b.warps = w->warps;
+    b.live = n;
+    unsigned warps = (n + warp_size - 1) / warp_size;
+    for (unsigned i = 0; i < warps; ++i) {
+        b.warps[i].first = i * warp_size;
+        b.warps[i].count = n - i * warp_size < warp_size ? n - i * warp_size : warp_size;
+        b.warps[i].live = b.warps[i].count;
+        b.warps[i].arrived = 0;
+        b.warps[i].kind = -1;
+    }
+    size_t each = FIBER_STACK + page_size;
+    for (unsigned i = 0; i < n; ++i) {
+        struct emu_thread *t = &b.threads[i];
+        memset(t, 0, sizeof *t);
+        t->tid[0] = i % l->block[0];
+        t->tid[1] = i / l->block[0] % l->block[1];
+        t->tid[2] = i / l->block[0] / l->block[1];
+        t->linear = i, t->lane = i % warp_size, t->warp = i / warp_size;
+        t->state = RUNNABLE;
+        t->sp = fiber_stack_init(w->stacks + (size_t)(i + 1) * each);
+    }
+    unsigned exited = 0;
+    while (exited < n) {
+        int progressed = 0;
+        exited = 0;
+        for (unsigned i = 0; i < n; ++i) {
+            struct emu_thread *t = &b.threads[i];
+            if (t->state == RUNNABLE) {
+                current = t;
+                emu_switch(&b.scheduler_sp, t->sp);
+                progressed = 1;
+            }
+            if (t->state == EXITED) exited++;
+        }
+        if (!progressed && exited < n) {
+            unsigned at_barrier = 0, at_warp = 0;
+            const struct emu_thread *one = NULL;
+            for (unsigned i = 0; i < n; ++i) {
+                if (b.threads[i].state == AT_BARRIER) at_barrier++;
+                if (b.threads[i].state == AT_WARP) { at_warp++; one = &b.threads[i]; }
+            }
+            char at[256];
+            where(at, sizeof at, one);
+            fail("deadlock in %s: %u thread(s) of the block wait at a barrier while %u wait at a warp operation",
+                 at, at_barrier, at_warp);
+        }
+    }
+    current = NULL;
+    current_block = NULL;
+}
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t wake, done;
+    const struct launch *job;
+    uint64_t generation;
+    unsigned busy, count;
+    _Atomic uint64_t next_block;
+    int started;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, 0};
+
+static _Thread_local struct worker *this_worker;
+
+static void install_signal_stack(struct worker *w) {
+    size_t size = 64 * 1024;
+    w->signal_stack = malloc(size);
+    stack_t ss = {.ss_sp = w->signal_stack, .ss_size = size, .ss_flags = 0};
+    sigaltstack(&ss, NULL);
+}
+
+static void work_on(const struct launch *l) {
+    struct worker *w = this_worker;
+    worker_prepare(w, l);
+    for (;;) {
+        uint64_t index = atomic_fetch_add(&pool.next_block, 1);
+        if (index >= l->block_count) break;
+        run_block(w, l, index);
+    }
+}
+
+static void *worker_main(void *unused) {
+    (void)unused;
+    struct worker *w = calloc(1, sizeof *w);
+    this_worker = w;
+    install_signal_stack(w);
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool.lock);
+    for (;;) {
+        while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.lock);
+        seen = pool.generation;
+        const struct launch *l = pool.job;
+        pthread_mutex_unlock(&pool.lock);
+        work_on(l);
+        pthread_mutex_lock(&pool.lock);
+        if (--pool.busy == 0) pthread_cond_signal(&pool.done);
+    }
+    return NULL;
+}
+
+static unsigned worker_count(void) {
+    const char *text = getenv("MLIR_OFFLOAD_EMULATE_THREADS");
+    long n = text ? strtol(text, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
+}
+
+static void run_launch(const struct launch *l) {
+    if (!this_worker) {
+        this_worker = calloc(1, sizeof *this_worker);
+        install_signal_stack(this_worker);
+    }
+    pthread_mutex_lock(&pool.lock);
+    if (!pool.started) {
+        pool.started = 1;
+        pool.count = worker_count() - 1;  /* the launching thread works too */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);  /* workers leave asynchronous signals (Ctrl-C) to the program */
+        for (unsigned i = 0; i < pool.count; ++i) {
+            pthread_t thread;
+            pthread_attr_t attr;
+            pthread_attr_init(&attr);
+            pthread_attr_setstacksize(&attr, 8u << 20);
+            if (pthread_create(&thread, &attr, worker_main, NULL) == 0) pthread_detach(thread);
+            pthread_attr_destroy(&attr);
+        }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    unsigned helpers = l->block_count > 1 ? pool.count : 0;
+    atomic_store(&pool.next_block, 0);
+    pool.job = l;
+    pool.busy = helpers;
+    if (helpers) {
+        pool.generation++;
+        pthread_cond_broadcast(&pool.wake);
+    }
+    pthread_mutex_unlock(&pool.lock);
+    work_on(l);
+    pthread_mutex_lock(&pool.lock);
+    while (pool.busy) pthread_cond_wait(&pool.done, &pool.lock);
+    pool.job = NULL;
+    pthread_mutex_unlock(&pool.lock);
+}
+
+/* ---- device memory ----------------------------------------------------------------------------------- */
+
+enum { ALLOCATION_ALIGN = 16 };
+
+struct allocation {
+    char *start;
+    size_t size;
+    char *map;
+    size_t map_size;
+    struct allocation *next;
+};
+static struct allocation *allocations;
+static pthread_mutex_t allocations_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void init_page_size(void) {
+    if (!page_size) page_size = (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static int device_alloc(void **out, size_t size) {
+    init_page_size();
+    if (!out) return status(ERROR_INVALID_VALUE);
+    struct allocation *a = malloc(sizeof *a);
+    if (!a) return status(ERROR_MEMORY_ALLOCATION);
+    size_t padded = round_up(size ? size : 1, ALLOCATION_ALIGN);
+    char *end = map_with_guard(padded, &a->map, &a->map_size);
+    if (!end) {
+        free(a);
+        return status(ERROR_MEMORY_ALLOCATION);
+    }
+    a->start = end - padded;
+    a->size = size;
+    pthread_mutex_lock(&allocations_lock);
+    a->next = allocations;
+    allocations = a;
+    pthread_mutex_unlock(&allocations_lock);
+    *out = a->start;
+    return SUCCESS;
+}
+
+static int device_free(void *p) {
+    if (!p) return SUCCESS;
+    pthread_mutex_lock(&allocations_lock);
+    for (struct allocation **link = &allocations; *link; link = &(*link)->next)
+        if ((*link)->start == p) {
+            struct allocation *a = *link;
+            *link = a->next;
+            pthread_mutex_unlock(&allocations_lock);
+            munmap(a->map, a->map_size);
+            free(a);
+            return SUCCESS;
+        }
+    pthread_mutex_unlock(&allocations_lock);
+    return status(ERROR_INVALID_DEVICE_POINTER);
+}
+
+/* ---- faults: out-of-bounds accesses reported with the GPU thread -------------------------------------- */
+
+static void describe_fault(char *out, size_t size, const char *address) {
+    for (struct allocation *a = allocations; a; a = a->next)
+        if (address >= a->map && address < a->map + a->map_size) {
+            if (address >= a->start)
+                snprintf(out, size, "address %p is %zu bytes past the end of a %zu-byte device buffer at %p", (void *)address,
+                         (size_t)(address - a->start) - a->size, a->size, (void *)a->start);
+            else
+                snprintf(out, size, "address %p is %zu bytes before a %zu-byte device buffer at %p", (void *)address,
+                         (size_t)(a->start - address), a->size, (void *)a->start);
+            return;
+        }
+    struct worker *w = this_worker;
+    if (w && w->shared_map && address >= w->shared_map && address < w->shared_map + w->shared_map_size && current_block) {
+        uint64_t bytes = current_block->launch->shared_bytes;
+        const char *segment = current_block->shared;
+        if (address >= segment)
+            snprintf(out, size, "workgroup (shared) memory offset %zu is past the end of the block's %" PRIu64 " bytes",
+                     (size_t)(address - segment), bytes);
+        else
+            snprintf(out, size, "workgroup (shared) memory offset -%zu is before the block's %" PRIu64 " bytes",
+                     (size_t)(segment - address), bytes);
+        return;
+    }
+    if (w && w->stacks && address >= w->stacks && address < w->stacks + (size_t)w->stack_count * (FIBER_STACK + page_size)) {
+        snprintf(out, size, "the thread's stack overflowed (%d KiB per GPU thread)", FIBER_STACK / 1024);
+        return;
+    }
+    snprintf(out, size, "invalid address %p", (void *)address);
+}
+
+static void on_fault(int signal, siginfo_t *info, void *context) {
+    (void)context;
+    if (!current_block) {  /* not in a kernel: the program's own crash */
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        sigaction(signal, &dfl, NULL);
+        return;  /* the faulting instruction runs again and kills the process as it would have */
+    }
+    char what[256], at[256];
+    describe_fault(what, sizeof what, (const char *)info->si_addr);
+    where(at, sizeof at, current);
+    fail("out-of-bounds access in %s: %s", at, what);
+}
+
+__attribute__((constructor)) static void runtime_loaded(void) {
+    init_page_size();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+}
+
+/* ---- launches ----------------------------------------------------------------------------------------- */
+
+typedef struct { unsigned x, y, z; } dim3;
+
+static int launch(const void *handle, dim3 grid, dim3 block, void **args, size_t dynamic_shared) {
+    init_page_size();
+    struct kernel *k = kernel_of(handle);
+    if (!k) return status(ERROR_INVALID_DEVICE_FUNCTION);
+    uint64_t threads = (uint64_t)block.x * block.y * block.z;
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z || threads > 1024 || block.x > 1024 ||
+        block.y > 1024 || block.z > 64 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
+        return status(ERROR_INVALID_CONFIGURATION);
+    if (dynamic_shared > k->max_dynamic_shared) return status(ERROR_INVALID_VALUE);
+    struct launch l;
+    l.kernel = k;
+    l.args = args;
+    l.grid[0] = grid.x, l.grid[1] = grid.y, l.grid[2] = grid.z;
+    l.block[0] = block.x, l.block[1] = block.y, l.block[2] = block.z;
+    l.shared_bytes = k->static_shared + round_up(dynamic_shared, 16);
+    l.warp_size = (k->flags >> WARP_SIZE_SHIFT) & 0xff;
+    if (!l.warp_size) l.warp_size = 32;
+    l.threads_per_block = (unsigned)threads;
+    l.block_count = (uint64_t)grid.x * grid.y * grid.z;
+    fflush(stdout);
+    run_launch(&l);
+    return SUCCESS;
+}
+
+static int set_attribute(const void *handle, int attribute, int value) {
+    struct kernel *k = kernel_of(handle);
+    if (!k) return status(ERROR_INVALID_DEVICE_FUNCTION);
+    if (attribute == 8 /* MaxDynamicSharedMemorySize */) {
+        if (value < 0 || (uint64_t)value + k->static_shared > 227 * 1024) return status(ERROR_INVALID_VALUE);
+        k->max_dynamic_shared = (uint64_t)value;
+    }
+    return SUCCESS;
+}
+
+/* ---- streams and events: work is done when it is issued, so both only keep order and time -------------- */
+
+struct event { uint64_t time; };
+
+static int create_handle(void **out) {
+    if (!out) return status(ERROR_INVALID_VALUE);
+    struct event *e = calloc(1, sizeof *e);
+    if (!e) return status(ERROR_MEMORY_ALLOCATION);
+    *out = e;
+    return SUCCESS;
+}
+
+static int destroy_handle(void *h) {
+    free(h);
+    return SUCCESS;
+}
+
+/* ---- the API, once per vendor prefix -------------------------------------------------------------------- */
+
+#define API_SET(P)                                                                                                   \
+    EXPORT int P##Malloc(void **p, size_t n) { return device_alloc(p, n); }                                          \
+    EXPORT int P##MallocManaged(void **p, size_t n, unsigned f) { (void)f; return device_alloc(p, n); }              \
+    EXPORT int P##Free(void *p) { return device_free(p); }                                                           \
+    EXPORT int P##Memcpy(void *d, const void *s, size_t n, int k) { (void)k; if (n) memmove(d, s, n); return SUCCESS; } \
+    EXPORT int P##MemcpyAsync(void *d, const void *s, size_t n, int k, void *st) {                                   \
+        (void)k; (void)st; if (n) memmove(d, s, n); return SUCCESS; }                                                  \
+    EXPORT int P##Memset(void *d, int v, size_t n) { if (n) memset(d, v, n); return SUCCESS; }                       \
+    EXPORT int P##MemsetAsync(void *d, int v, size_t n, void *st) { (void)st; if (n) memset(d, v, n); return SUCCESS; } \
+    EXPORT int P##StreamCreate(void **s) { return create_handle(s); }                                                \
+    EXPORT int P##StreamCreateWithFlags(void **s, unsigned f) { (void)f; return create_handle(s); }                  \
+    EXPORT int P##StreamDestroy(void *s) { return destroy_handle(s); }                                               \
+    EXPORT int P##StreamSynchronize(void *s) { (void)s; fflush(stdout); return SUCCESS; }                            \
+    EXPORT int P##StreamQuery(void *s) { (void)s; return SUCCESS; }                                                  \
+    EXPORT int P##StreamWaitEvent(void *s, void *e, unsigned f) { (void)s; (void)e; (void)f; return SUCCESS; }       \
+    EXPORT int P##EventCreate(void **e) { return create_handle(e); }                                                 \
+    EXPORT int P##EventCreateWithFlags(void **e, unsigned f) { (void)f; return create_handle(e); }                   \
+    EXPORT int P##EventDestroy(void *e) { return destroy_handle(e); }                                                \
+    EXPORT int P##EventRecord(void *e, void *s) { (void)s; if (e) ((struct event *)e)->time = nanoseconds(); return SUCCESS; } \
+    EXPORT int P##EventSynchronize(void *e) { (void)e; return SUCCESS; }                                             \
+    EXPORT int P##EventQuery(void *e) { (void)e; return SUCCESS; }                                                   \
+    EXPORT int P##EventElapsedTime(float *ms, void *a, void *b) {                                                    \
+        if (!ms || !a || !b) return status(ERROR_INVALID_VALUE);                                                     \
+        *ms = (float)(((struct event *)b)->time - ((struct event *)a)->time) / 1e6f; return SUCCESS; }               \
+    EXPORT int P##HostRegister(void *p, size_t n, unsigned f) { (void)p; (void)n; (void)f; return SUCCESS; }         \
+    EXPORT int P##HostUnregister(void *p) { (void)p; return SUCCESS; }                                               \
+    EXPORT int P##HostGetDevicePointer(void **d, void *h, unsigned f) { (void)f; if (!d) return status(ERROR_INVALID_VALUE); *d = h; return SUCCESS; } \
+    EXPORT int P##MallocHost(void **p, size_t n) { return device_alloc(p, n); }                                      \
+    EXPORT int P##HostAlloc(void **p, size_t n, unsigned f) { (void)f; return device_alloc(p, n); }                  \
+    EXPORT int P##FreeHost(void *p) { return device_free(p); }                                                       \
+    EXPORT int P##SetDevice(int d) { return d == 0 ? SUCCESS : status(ERROR_INVALID_DEVICE); }                       \
+    EXPORT int P##GetDevice(int *d) { if (d) *d = 0; return SUCCESS; }                                               \
+    EXPORT int P##GetDeviceCount(int *n) { if (n) *n = 1; return SUCCESS; }                                          \
+    EXPORT int P##DeviceSynchronize(void) { fflush(stdout); return SUCCESS; }                                        \
+    EXPORT int P##DeviceReset(void) { return SUCCESS; }                                                              \
+    EXPORT int P##GetLastError(void) { int e = last_error; last_error = 0; return e; }                               \
+    EXPORT int P##PeekAtLastError(void) { return last_error; }                                                       \
+    EXPORT const char *P##GetErrorString(int e) { return error_text(e); }                                            \
+    EXPORT const char *P##GetErrorName(int e) { return error_name(e); }                                              \
+    EXPORT int P##FuncSetAttribute(const void *f, int a, int v) { return set_attribute(f, a, v); }                   \
+    EXPORT int P##LaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shared, void *st) {                \
+        (void)st; return launch(f, g, b, args, shared); }
+
+API_SET(cuda)
+API_SET(hip)
+
+/* cudaLaunchKernelExC: the config by pointer (clusters run as plain blocks: the emulator has no
+ * cluster-level operations, which compile --emulate refuses). */
+typedef struct {
+    dim3 grid, block;
+    size_t shared;
+    void *stream;
+    void *attributes;
+    unsigned attribute_count;
+} launch_config;
+
+EXPORT int cudaLaunchKernelExC(const launch_config *config, const void *f, void **args) {
+    if (!config) return status(ERROR_INVALID_VALUE);
+    return launch(f, config->grid, config->block, args, config->shared);
+}
+
+EXPORT int cudaGetDriverEntryPointByVersion(const char *symbol, void **function, unsigned version, uint64_t flags,
+                                            int *found) {
+    (void)symbol; (void)version; (void)flags;
+    if (function) *function = NULL;
+    if (found) *found = 0;
+    return status(ERROR_NOT_SUPPORTED);
+}
+
+/* ---- device printf ------------------------------------------------------------------------------------ */
+
+static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct text { char *data; size_t length, capacity; };
+
+static void text_add(struct text *t, const char *s, size_t n) {
+    if (t->length + n + 1 > t->capacity) {
+        t->capacity = (t->length + n + 1) * 2;
+        t->data = realloc(t->data, t->capacity);
+        if (!t->data) abort();
+    }
+    memcpy(t->data + t->length, s, n);
+    t->length += n;
+    t->data[t->length] = 0;
+}
+
+static void text_format(struct text *t, const char *spec, ...) {
+    char small[512];
+    va_list ap, again;
+    va_start(ap, spec);
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, spec, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    if ((size_t)n < sizeof small) {
+        text_add(t, small, (size_t)n);
+    } else {
+        char *big = malloc((size_t)n + 1);
+        if (!big) abort();
+        vsnprintf(big, (size_t)n + 1, spec, again);
+        text_add(t, big, (size_t)n);
+        free(big);
+    }
+    va_end(again);
+}
+
+static void text_emit(struct text *t) {
+    pthread_mutex_lock(&print_lock);
+    fwrite(t->data ? t->data : "", 1, t->length, stdout);
+    pthread_mutex_unlock(&print_lock);
+    free(t->data);
+}
+
+/* The arguments of a conversion: next(size, is_float) reads one argument as 64 bits. */
+typedef uint64_t (*next_argument)(void *state, unsigned size, int is_float);
+
+static void format_all(struct text *out, const char *fmt, next_argument next, void *state) {
+    const char *p = fmt;
+    while (*p) {
+        if (*p != '%') {
+            const char *q = strchr(p, '%');
+            size_t n = q ? (size_t)(q - p) : strlen(p);
+            text_add(out, p, n);
+            p += n;
+            continue;
+        }
+        if (p[1] == '%') {
+            text_add(out, "%", 1);
+            p += 2;
+            continue;
+        }
+        char spec[64];
+        size_t s = 0;
+        spec[s++] = *p++;
+        while (*p && strchr("-+ #0", *p) && s < 40) spec[s++] = *p++;
+        int star_width = 0, star_precision = 0;
+        if (*p == '*') { star_width = 1; spec[s++] = *p++; }
+        while (*p >= '0' && *p <= '9' && s < 40) spec[s++] = *p++;
+        if (*p == '.') {
+            spec[s++] = *p++;
+            if (*p == '*') { star_precision = 1; spec[s++] = *p++; }
+            while (*p >= '0' && *p <= '9' && s < 40) spec[s++] = *p++;
+        }
+        unsigned size = 4;
+        while (*p && strchr("hlLqjzt", *p)) {
+            if (*p == 'l' || *p == 'L' || *p == 'q' || *p == 'j' || *p == 'z' || *p == 't') size = 8;
+            p++;
+        }
+        char conversion = *p ? *p++ : 0;
+        int width = star_width ? (int)next(state, 4, 0) : 0;
+        int precision = star_precision ? (int)next(state, 4, 0) : 0;
+        spec[s] = 0;
+        /* The spec without the length modifiers, re-spelled with the host's. */
+        char host[80];
+        switch (conversion) {
+        case 'd': case 'i': {
+            int64_t v = size == 8 ? (int64_t)next(state, 8, 0) : (int64_t)(int32_t)next(state, 4, 0);
+            snprintf(host, sizeof host, "%sll%c", spec, conversion);
+            if (star_width && star_precision) text_format(out, host, width, precision, (long long)v);
+            else if (star_width || star_precision) text_format(out, host, star_width ? width : precision, (long long)v);
+            else text_format(out, host, (long long)v);
+            break;
+        }
+        case 'u': case 'x': case 'X': case 'o': case 'c': {
+            uint64_t v = size == 8 ? next(state, 8, 0) : (uint32_t)next(state, 4, 0);
+            if (conversion == 'c') snprintf(host, sizeof host, "%sc", spec);
+            else snprintf(host, sizeof host, "%sll%c", spec, conversion);
+            if (conversion == 'c') text_format(out, host, (int)v);
+            else if (star_width && star_precision) text_format(out, host, width, precision, (unsigned long long)v);
+            else if (star_width || star_precision) text_format(out, host, star_width ? width : precision, (unsigned long long)v);
+            else text_format(out, host, (unsigned long long)v);
+            break;
+        }
+        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+            uint64_t bits = next(state, 8, 1);
+            double v;
+            memcpy(&v, &bits, 8);
+            snprintf(host, sizeof host, "%s%c", spec, conversion);
+            if (star_width && star_precision) text_format(out, host, width, precision, v);
+            else if (star_width || star_precision) text_format(out, host, star_width ? width : precision, v);
+            else text_format(out, host, v);
+            break;
+        }
+        case 's': {
+            const char *str = (const char *)(uintptr_t)next(state, 8, 0);
+            snprintf(host, sizeof host, "%ss", spec);
+            text_format(out, host, str ? str : "(null)");
+            break;
+        }
+        case 'p': {
+            void *ptr = (void *)(uintptr_t)next(state, 8, 0);
+            text_format(out, "%p", ptr);
+            break;
+        }
+        default:
+            text_add(out, spec, s);
+            if (conversion) text_add(out, &conversion, 1);
+            break;
+        }
+    }
+}
+
+/* CUDA's vprintf buffer: each argument at the next multiple of its size (float promoted to double). */
+struct packed_arguments { const char *base; size_t offset; };
+
+static uint64_t next_packed(void *state, unsigned size, int is_float) {
+    (void)is_float;
+    struct packed_arguments *a = state;
+    if (!a->base) return 0;
+    a->offset = round_up(a->offset, size);
+    uint64_t v = 0;
+    memcpy(&v, a->base + a->offset, size);
+    a->offset += size;
+    return v;
+}
+
+EXPORT int __emu_vprintf(const char *fmt, const char *args) {
+    struct text out = {0};
+    struct packed_arguments a = {args, 0};
+    format_all(&out, fmt ? fmt : "", next_packed, &a);
+    int n = (int)out.length;
+    text_emit(&out);
+    return n;
+}
+
+EXPORT void __emu_assertfail(const char *message, const char *file, unsigned line, const char *function, size_t size) {
+    (void)size;
+    char at[256];
+    where(at, sizeof at, current);
+    fail("%s:%u: %s: device-side assertion '%s' failed in %s", file ? file : "?", line, function ? function : "?",
+         message ? message : "?", at);
+}
+
+/* AMD's printf (ockl): a record begun per thread, filled with the format and 64-bit arguments. */
+struct ockl_record { struct text format; uint64_t args[64]; unsigned count; };
+static _Thread_local struct ockl_record ockl_records[4];
+
+static uint64_t next_ockl(void *state, unsigned size, int is_float) {
+    (void)size; (void)is_float;
+    struct ockl_record *r = state;
+    return r->count < 64 ? r->args[r->count++] : 0;
+}
+
+static void ockl_finish(struct ockl_record *r) {
+    struct text out = {0};
+    unsigned count = r->count;
+    r->count = 0;
+    (void)count;
+    format_all(&out, r->format.data ? r->format.data : "", next_ockl, r);
+    text_emit(&out);
+    free(r->format.data);
+    memset(r, 0, sizeof *r);
+}
+
+EXPORT uint64_t __emu_ockl_printf_begin(uint64_t version) {
+    (void)version;
+    struct ockl_record *r = &ockl_records[0];
+    memset(r, 0, sizeof *r);
+    return 1;
+}
+
+EXPORT uint64_t __emu_ockl_printf_append_string_n(uint64_t desc, const char *s, uint64_t length, uint32_t last) {
+    struct ockl_record *r = &ockl_records[0];
+    if (!r->format.data) {
+        size_t n = length && s ? length : 0;
+        if (n && s[n - 1] == 0) n--;
+        text_add(&r->format, s ? s : "", n);
+        if (!n) text_add(&r->format, "", 0);
+    } else if (r->count < 64) {  /* a %s argument */
+        char *copy = strndup(s ? s : "", length);
+        r->args[r->count++] = (uint64_t)(uintptr_t)copy;
+    }
+    if (last) {
+        r->count = 0;
+        ockl_finish(r);
+    }
+    return desc;
+}
+
+EXPORT uint64_t __emu_ockl_printf_append_args(uint64_t desc, uint32_t count, uint64_t a0, uint64_t a1, uint64_t a2,
+                                              uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint32_t last) {
+    struct ockl_record *r = &ockl_records[0];
+    uint64_t values[7] = {a0, a1, a2, a3, a4, a5, a6};
+    for (uint32_t i = 0; i < count && i < 7 && r->count < 64; ++i) r->args[r->count++] = values[i];
+    if (last) {
+        r->count = 0;
+        ockl_finish(r);
+    }
+    return desc;
+}
+
+/* ---- libdevice's math intrinsics: rounding modes, flush to zero, approximations ----------------------- */
+
+#pragma STDC FENV_ACCESS ON
+
+static float flushf(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
+
+#define IN_MODE(MODE, T, EXPR)                    \
+    {                                             \
+        int saved_ = fegetround();                \
+        fesetround(MODE);                         \
+        volatile T result_ = (EXPR);              \
+        fesetround(saved_);                       \
+        return result_;                           \
+    }
+
+#define ROUNDED_FAMILY(M, MODE)                                                                          \
+    EXPORT float __emu_nvvm_add_##M##_f(float a, float b) IN_MODE(MODE, float, a + b)                     \
+    EXPORT double __emu_nvvm_add_##M##_d(double a, double b) IN_MODE(MODE, double, a + b)                 \
+    EXPORT float __emu_nvvm_sub_##M##_f(float a, float b) IN_MODE(MODE, float, a - b)                     \
+    EXPORT double __emu_nvvm_sub_##M##_d(double a, double b) IN_MODE(MODE, double, a - b)                 \
+    EXPORT float __emu_nvvm_mul_##M##_f(float a, float b) IN_MODE(MODE, float, a * b)                     \
+    EXPORT double __emu_nvvm_mul_##M##_d(double a, double b) IN_MODE(MODE, double, a * b)                 \
+    EXPORT float __emu_nvvm_div_##M##_f(float a, float b) IN_MODE(MODE, float, a / b)                     \
+    EXPORT double __emu_nvvm_div_##M##_d(double a, double b) IN_MODE(MODE, double, a / b)                 \
+    EXPORT float __emu_nvvm_fma_##M##_f(float a, float b, float c) IN_MODE(MODE, float, fmaf(a, b, c))    \
+    EXPORT double __emu_nvvm_fma_##M##_d(double a, double b, double c) IN_MODE(MODE, double, fma(a, b, c)) \
+    EXPORT float __emu_nvvm_sqrt_##M##_f(float a) IN_MODE(MODE, float, sqrtf(a))                          \
+    EXPORT double __emu_nvvm_sqrt_##M##_d(double a) IN_MODE(MODE, double, sqrt(a))                        \
+    EXPORT float __emu_nvvm_rcp_##M##_f(float a) IN_MODE(MODE, float, 1.0f / a)                           \
+    EXPORT double __emu_nvvm_rcp_##M##_d(double a) IN_MODE(MODE, double, 1.0 / a)                         \
+    EXPORT float __emu_nvvm_add_##M##_ftz_f(float a, float b) IN_MODE(MODE, float, flushf(flushf(a) + flushf(b))) \
+    EXPORT float __emu_nvvm_sub_##M##_ftz_f(float a, float b) IN_MODE(MODE, float, flushf(flushf(a) - flushf(b))) \
+    EXPORT float __emu_nvvm_mul_##M##_ftz_f(float a, float b) IN_MODE(MODE, float, flushf(flushf(a) * flushf(b))) \
+    EXPORT float __emu_nvvm_div_##M##_ftz_f(float a, float b) IN_MODE(MODE, float, flushf(flushf(a) / flushf(b))) \
+    EXPORT float __emu_nvvm_fma_##M##_ftz_f(float a, float b, float c)                                      \
+        IN_MODE(MODE, float, flushf(fmaf(flushf(a), flushf(b), flushf(c))))                                 \
+    EXPORT float __emu_nvvm_sqrt_##M##_ftz_f(float a) IN_MODE(MODE, float, flushf(sqrtf(flushf(a))))        \
+    EXPORT float __emu_nvvm_rcp_##M##_ftz_f(float a) IN_MODE(MODE, float, flushf(1.0f / flushf(a)))
+
+ROUNDED_FAMILY(rn, FE_TONEAREST)
+ROUNDED_FAMILY(rm, FE_DOWNWARD)
+ROUNDED_FAMILY(rp, FE_UPWARD)
+ROUNDED_FAMILY(rz, FE_TOWARDZERO)
+
+/* Float -> integer: round in the mode, then saturate (NaN -> 0), as PTX cvt does. */
+#define TO_INTEGER(NAME, FT, IT, LO, HI, MODE, FLUSH)                                          \
+    EXPORT IT __emu_nvvm_##NAME(FT x) {                                                        \
+        x = FLUSH(x);                                                                          \
+        if (isnan(x)) return 0;                                                                \
+        int saved_ = fegetround();                                                             \
+        fesetround(MODE);                                                                      \
+        volatile FT r = nearbyint(x);                                                          \
+        fesetround(saved_);                                                                    \
+        if (r <= (FT)(LO)) return (IT)(LO);                                                    \
+        if (r >= (FT)(HI)) return (IT)(HI);                                                    \
+        return (IT)r;                                                                          \
+    }
+#define SAME(x) (x)
+#define TO_INTEGER_MODES(F, FT, IT, LO, HI, FLUSH, SUFFIX)          \
+    TO_INTEGER(F##_rn##SUFFIX, FT, IT, LO, HI, FE_TONEAREST, FLUSH)  \
+    TO_INTEGER(F##_rm##SUFFIX, FT, IT, LO, HI, FE_DOWNWARD, FLUSH)   \
+    TO_INTEGER(F##_rp##SUFFIX, FT, IT, LO, HI, FE_UPWARD, FLUSH)     \
+    TO_INTEGER(F##_rz##SUFFIX, FT, IT, LO, HI, FE_TOWARDZERO, FLUSH)
+TO_INTEGER_MODES(f2i, float, int32_t, INT32_MIN, INT32_MAX, SAME, )
+TO_INTEGER_MODES(f2ui, float, uint32_t, 0, UINT32_MAX, SAME, )
+TO_INTEGER_MODES(f2ll, float, int64_t, INT64_MIN, INT64_MAX, SAME, )
+TO_INTEGER_MODES(f2ull, float, uint64_t, 0, UINT64_MAX, SAME, )
+TO_INTEGER_MODES(f2i, float, int32_t, INT32_MIN, INT32_MAX, flushf, _ftz)
+TO_INTEGER_MODES(f2ui, float, uint32_t, 0, UINT32_MAX, flushf, _ftz)
+TO_INTEGER_MODES(f2ll, float, int64_t, INT64_MIN, INT64_MAX, flushf, _ftz)
+TO_INTEGER_MODES(f2ull, float, uint64_t, 0, UINT64_MAX, flushf, _ftz)
+TO_INTEGER_MODES(d2i, double, int32_t, INT32_MIN, INT32_MAX, SAME, )
+TO_INTEGER_MODES(d2ui, double, uint32_t, 0, UINT32_MAX, SAME, )
+TO_INTEGER_MODES(d2ll, double, int64_t, INT64_MIN, INT64_MAX, SAME, )
+TO_INTEGER_MODES(d2ull, double, uint64_t, 0, UINT64_MAX, SAME, )
+
+/* Integer -> float and double -> float in a rounding mode. */
+#define CONVERT_MODES(NAME, FROM, TO, FLUSH)                                                               \
+    EXPORT TO __emu_nvvm_##NAME##_rn(FROM x) IN_MODE(FE_TONEAREST, TO, FLUSH((TO)x))                       \
+    EXPORT TO __emu_nvvm_##NAME##_rm(FROM x) IN_MODE(FE_DOWNWARD, TO, FLUSH((TO)x))                        \
+    EXPORT TO __emu_nvvm_##NAME##_rp(FROM x) IN_MODE(FE_UPWARD, TO, FLUSH((TO)x))                          \
+    EXPORT TO __emu_nvvm_##NAME##_rz(FROM x) IN_MODE(FE_TOWARDZERO, TO, FLUSH((TO)x))
+CONVERT_MODES(i2f, int32_t, float, SAME)
+CONVERT_MODES(ui2f, uint32_t, float, SAME)
+CONVERT_MODES(ll2f, int64_t, float, SAME)
+CONVERT_MODES(ull2f, uint64_t, float, SAME)
+CONVERT_MODES(i2d, int32_t, double, SAME)
+CONVERT_MODES(ui2d, uint32_t, double, SAME)
+CONVERT_MODES(ll2d, int64_t, double, SAME)
+CONVERT_MODES(ull2d, uint64_t, double, SAME)
+CONVERT_MODES(d2f, double, float, SAME)
+#define D2F_FTZ(M, MODE) EXPORT float __emu_nvvm_d2f_##M##_ftz(double x) IN_MODE(MODE, float, flushf((float)x))
+D2F_FTZ(rn, FE_TONEAREST) D2F_FTZ(rm, FE_DOWNWARD) D2F_FTZ(rp, FE_UPWARD) D2F_FTZ(rz, FE_TOWARDZERO)
+
+#pragma STDC FENV_ACCESS OFF
+
+EXPORT float __emu_nvvm_fabs_ftz_f32(float x) { return fabsf(flushf(x)); }
+EXPORT float __emu_nvvm_ceil_ftz_f(float x) { return flushf(ceilf(flushf(x))); }
+EXPORT float __emu_nvvm_floor_ftz_f(float x) { return flushf(floorf(flushf(x))); }
+EXPORT float __emu_nvvm_trunc_ftz_f(float x) { return flushf(truncf(flushf(x))); }
+EXPORT float __emu_nvvm_round_ftz_f(float x) { return flushf(roundf(flushf(x))); }
+EXPORT float __emu_nvvm_fmin_ftz_f(float a, float b) { return flushf(fminf(flushf(a), flushf(b))); }
+EXPORT float __emu_nvvm_fmax_ftz_f(float a, float b) { return flushf(fmaxf(flushf(a), flushf(b))); }
+EXPORT float __emu_nvvm_fmin_nan_f(float a, float b) { return isnan(a) || isnan(b) ? NAN : fminf(a, b); }
+EXPORT float __emu_nvvm_fmax_nan_f(float a, float b) { return isnan(a) || isnan(b) ? NAN : fmaxf(a, b); }
+EXPORT float __emu_nvvm_fmin_ftz_nan_f(float a, float b) { return flushf(__emu_nvvm_fmin_nan_f(flushf(a), flushf(b))); }
+EXPORT float __emu_nvvm_fmax_ftz_nan_f(float a, float b) { return flushf(__emu_nvvm_fmax_nan_f(flushf(a), flushf(b))); }
+static float saturatef(float x) { return isnan(x) ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+EXPORT float __emu_nvvm_saturate_f(float x) { return saturatef(x); }
+EXPORT float __emu_nvvm_saturate_ftz_f(float x) { return saturatef(flushf(x)); }
+EXPORT double __emu_nvvm_saturate_d(double x) { return isnan(x) ? 0.0 : x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
+/* The approximate forms give the correctly rounded result (the hardware's is within 2 ulp or so). */
+EXPORT float __emu_nvvm_sin_approx_f(float x) { return sinf(x); }
+EXPORT float __emu_nvvm_sin_approx_ftz_f(float x) { return flushf(sinf(flushf(x))); }
+EXPORT float __emu_nvvm_cos_approx_f(float x) { return cosf(x); }
+EXPORT float __emu_nvvm_cos_approx_ftz_f(float x) { return flushf(cosf(flushf(x))); }
+EXPORT float __emu_nvvm_ex2_approx_f32(float x) { return exp2f(x); }
+EXPORT float __emu_nvvm_ex2_approx_ftz_f32(float x) { return flushf(exp2f(flushf(x))); }
+EXPORT float __emu_nvvm_ex2_approx_f(float x) { return exp2f(x); }
+EXPORT float __emu_nvvm_ex2_approx_ftz_f(float x) { return flushf(exp2f(flushf(x))); }
+EXPORT double __emu_nvvm_ex2_approx_d(double x) { return exp2(x); }
+EXPORT float __emu_nvvm_lg2_approx_f(float x) { return log2f(x); }
+EXPORT float __emu_nvvm_lg2_approx_ftz_f(float x) { return flushf(log2f(flushf(x))); }
+EXPORT double __emu_nvvm_lg2_approx_d(double x) { return log2(x); }
+EXPORT float __emu_nvvm_rsqrt_approx_f(float x) { return 1.0f / sqrtf(x); }
+EXPORT float __emu_nvvm_rsqrt_approx_ftz_f(float x) { return flushf(1.0f / sqrtf(flushf(x))); }
+EXPORT double __emu_nvvm_rsqrt_approx_d(double x) { return 1.0 / sqrt(x); }
+EXPORT double __emu_nvvm_rsqrt_approx_ftz_d(double x) { return 1.0 / sqrt(x); }
+EXPORT float __emu_nvvm_sqrt_approx_f(float x) { return sqrtf(x); }
+EXPORT float __emu_nvvm_sqrt_approx_ftz_f(float x) { return flushf(sqrtf(flushf(x))); }
+EXPORT float __emu_nvvm_div_approx_f(float a, float b) { return a / b; }
+EXPORT float __emu_nvvm_div_approx_ftz_f(float a, float b) { return flushf(flushf(a) / flushf(b)); }
+EXPORT double __emu_nvvm_rcp_approx_ftz_d(double x) { return 1.0 / x; }
+EXPORT float __emu_nvvm_rcp_approx_ftz_f(float x) { return flushf(1.0f / flushf(x)); }
+EXPORT uint16_t __emu_nvvm_f2h_rn(float x) {
+    _Float16 h = (_Float16)x;
+    uint16_t bits;
+    memcpy(&bits, &h, 2);
+    return bits;
+}
+EXPORT uint16_t __emu_nvvm_f2h_rn_ftz(float x) { return __emu_nvvm_f2h_rn(flushf(x)); }
+EXPORT int32_t __emu_nvvm_d2i_hi(double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    return (int32_t)(bits >> 32);
+}
+EXPORT int32_t __emu_nvvm_d2i_lo(double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    return (int32_t)bits;
+}
+EXPORT double __emu_nvvm_lohi_i2d(int32_t lo, int32_t hi) {
+    uint64_t bits = (uint64_t)(uint32_t)lo | (uint64_t)(uint32_t)hi << 32;
+    double x;
+    memcpy(&x, &bits, 8);
+    return x;
+}
+/* prmt.b32 (default mode): each result byte picks one of the 8 bytes of {b, a}, or its sign. */
+EXPORT uint32_t __emu_nvvm_prmt(uint32_t a, uint32_t b, uint32_t selector) {
+    uint64_t bytes = (uint64_t)a | (uint64_t)b << 32;
+    uint32_t out = 0;
+    for (int i = 0; i < 4; ++i) {
+        unsigned s = selector >> (4 * i) & 0xf;
+        uint8_t v = (uint8_t)(bytes >> (8 * (s & 7)));
+        if (s & 8) v = (v & 0x80) ? 0xff : 0;
+        out |= (uint32_t)v << (8 * i);
+    }
+    return out;
+}
+EXPORT int32_t __emu_nvvm_sad_i(int32_t a, int32_t b, int32_t c) { return (int32_t)((uint32_t)(a > b ? (int64_t)a - b : (int64_t)b - a) + (uint32_t)c); }
+EXPORT uint32_t __emu_nvvm_sad_ui(uint32_t a, uint32_t b, uint32_t c) { return (a > b ? a - b : b - a) + c; }
+EXPORT int16_t __emu_nvvm_sad_s(int16_t a, int16_t b, int16_t c) { return (int16_t)((a > b ? a - b : b - a) + c); }
+EXPORT uint16_t __emu_nvvm_sad_us(uint16_t a, uint16_t b, uint16_t c) { return (uint16_t)((a > b ? a - b : b - a) + c); }
+EXPORT int64_t __emu_nvvm_sad_ll(int64_t a, int64_t b, int64_t c) { return (int64_t)((uint64_t)(a > b ? a - b : b - a) + (uint64_t)c); }
+EXPORT uint64_t __emu_nvvm_sad_ull(uint64_t a, uint64_t b, uint64_t c) { return (a > b ? a - b : b - a) + c; }
