@@ -36,7 +36,7 @@ def shipped(tmp_path_factory):
         result = run_cli("ship", str(SAXPY), *flags, "-o", str(out))
         assert result.returncode == 0, result.stderr
         toolkit = "ROCM_PATH" if SHIPS[name][2] == "hip" else "CUDA_PATH"
-        assert f"make -C {name} [CLANG=clang] [{toolkit}=...]" in result.stdout
+        assert f"make -C {name} [CLANG={SHIPS[name][1]}] [{toolkit}=...]" in result.stdout
         archives[name] = out
     return archives
 

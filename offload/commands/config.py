@@ -30,12 +30,25 @@ def _setting_options(function):
 @click.option("--ldflags", is_flag=True, help="flags clang needs to link a bundle (like llvm-config --ldflags)")
 @click.option("--offload-kind", type=click.Choice(["cuda", "hip"]), default=None,
               help="runtime of the link (default: from offload-arch, else cuda)")
+@click.option("--clang", "clang", is_flag=True,
+              help="the clang that links the project's bundles, by link's rule: clang-N of the target clang N "
+                   "(target-clang in mlir-offload.toml, default 22), else /usr/lib/llvm-N/bin/clang, else clang")
+@click.option("--target-clang", "target_clang", default=None, metavar="N",
+              help="with --clang: the bundles' target clang instead of mlir-offload.toml's")
 @click.option("--mk", is_flag=True, help="path of mlir-offload.mk (for a Makefile's include)")
 @click.option("--cmake-dir", is_flag=True, help="folder of MLIROffload.cmake (for CMAKE_MODULE_PATH)")
 @click.pass_context
 def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | None, mk: bool,
-           cmake_dir: bool) -> None:
+           cmake_dir: bool, clang: bool, target_clang: str | None) -> None:
     """Project settings (mlir-offload.toml) and the flags a target link needs."""
+    if clang:
+        from offload import config as project
+        from offload.formats.profiles import load_profile
+        from offload.toolchain.tools import find_target_clang
+
+        major = load_profile(target_clang).clang_major if target_clang else project.resolve({}, None)["target-clang"].value
+        click.echo(find_target_clang(None, major).path)
+        return
     if mk or cmake_dir:
         from importlib import resources
 

@@ -79,9 +79,10 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
     atomic_write(output, build_archive(name, bundle, bundle_name, flags, ptx))
     from offload.toolchain.ship import read_manifest
 
-    toolkit = "ROCM_PATH" if read_manifest(output)["targets"][0]["offload_kind"] == "hip" else "CUDA_PATH"
+    manifest = read_manifest(output)
+    toolkit = "ROCM_PATH" if manifest["targets"][0]["offload_kind"] == "hip" else "CUDA_PATH"
     click.echo(f"{output}: {name} ({bundle_name}); on the target: tar xzf {os.path.basename(output)} && "
-               f"make -C {name} [CLANG=clang] [{toolkit}=...]")
+               f"make -C {name} [CLANG=clang-{manifest['entry_profile']}] [{toolkit}=...]")
 
 
 COMMAND = ship

@@ -10,7 +10,8 @@
 #   MLIR_OFFLOAD        the mlir-offload command                   (default: mlir-offload)
 #   OFFLOAD_ARCH        --offload-arch of every compile            (default: empty, see above)
 #   MLIR_OFFLOAD_FLAGS  more compile flags: -O2, --portable, --link-bitcode=lib.bc, --target-clang=19
-#   OFFLOAD_CLANG       the clang that links (and compiles .cu)    (default: clang)
+#   OFFLOAD_CLANG       the clang that links (and compiles .cu)    (default: link's rule, `mlir-offload
+#                       config --clang`: clang-N of the target clang N, else /usr/lib/llvm-N/bin/clang, else clang)
 #   OFFLOAD_CUDA_PATH   CUDA toolkit of the link                   (default: empty, mlir-offload finds it)
 #   OFFLOAD_CUFLAGS     what clang needs to compile .cu for it     (default: mlir-offload config --cflags)
 #   OFFLOAD_BUNDLE_SUFFIX  .offload.o where MLIR_OFFLOAD_FLAGS has --portable or --host-format=obj (an ELF
@@ -30,7 +31,9 @@
 MLIR_OFFLOAD ?= mlir-offload
 OFFLOAD_ARCH ?=
 MLIR_OFFLOAD_FLAGS ?=
-OFFLOAD_CLANG ?= clang
+# Asked once per make run, and only when used; --target-clang of MLIR_OFFLOAD_FLAGS wins over mlir-offload.toml.
+OFFLOAD_CLANG ?= $(eval OFFLOAD_CLANG := $(or $(shell $(MLIR_OFFLOAD) config --clang \
+                   $(patsubst --target-clang=%,--target-clang %,$(filter --target-clang=%,$(MLIR_OFFLOAD_FLAGS)))),clang))$(OFFLOAD_CLANG)
 
 OFFLOAD_CUDA_PATH ?=
 OFFLOAD_BUNDLE_SUFFIX ?= $(if $(filter --portable --host-format=obj,$(MLIR_OFFLOAD_FLAGS)),.offload.o,.offload.bc)

@@ -173,6 +173,11 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
             raise OffloadError(f"'{bundle.path}' is an ELF object (made for clang {bundle.record.profile}) but named "
                                "like bitcode, so clang would misread it: rename it to .o")
     inputs, ptxas_verbose = _ptxas_options_for_link(inputs)
+    from offload.toolchain.clang_arguments import input_files
+    from offload.toolchain.cxx_inputs import CXX_DRIVER_MODE, cxx_inputs
+
+    if cxx_inputs([i for i in input_files(inputs) if os.path.isfile(i)], inputs):
+        command.append(CXX_DRIVER_MODE)  # as nvcc links with g++: the C++ runtime comes with C++ objects
     command += inputs
     command += host_optimization(own_options(inputs))  # clang compiles the bundle's host bitcode at the link's level
     if (ptxas_verbose or resource_usage) and "cuda" in kinds:

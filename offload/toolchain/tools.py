@@ -182,14 +182,23 @@ def find_cuda(cuda_path: str | None = None, host=None) -> CudaToolkit | None:
     return None
 
 
+# The one clang-discovery rule, for a bundle made for clang N: link, `config --clang` (the Makefile
+# fragment's default OFFLOAD_CLANG) and the shipped build.sh all try these, in this order.
+CLANG_CANDIDATES = ("clang-{major}", "/usr/lib/llvm-{major}/bin/clang", "clang")
+
+
+def clang_candidates(major: int) -> list[str]:
+    return [candidate.format(major=major) for candidate in CLANG_CANDIDATES]
+
+
 def find_target_clang(explicit: str | None, profile_major: int):
-    """--clang PATH, else clang-N of the bundle's profile, else /usr/lib/llvm-N/bin/clang, else clang."""
+    """--clang PATH, else the first of clang_candidates(N) for the bundle's profile N that is a clang."""
     if explicit:
         clang = describe_clang(explicit)
         if clang is None:
             raise OffloadError(f"--clang {explicit}: not found or not a clang")
         return clang
-    for candidate in (f"clang-{profile_major}", f"/usr/lib/llvm-{profile_major}/bin/clang", "clang"):
+    for candidate in clang_candidates(profile_major):
         clang = describe_clang(candidate)
         if clang is not None:
             return clang
