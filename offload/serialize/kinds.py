@@ -30,6 +30,13 @@ class LibraryPlan:
     module_flags: tuple[tuple[int, str, int], ...]
     # NVVM reflect values that only a process-wide LLVM option can set (see pipeline.reflect_options).
     reflect: tuple[tuple[str, int], ...] = ()
+    # What compile -v says of them, as (what, where): said where they are linked, once per image (the
+    # cache key plans them too).
+    shown: tuple[tuple[str, str], ...] = ()
+
+    def show(self) -> None:
+        for what, where in self.shown:
+            trace.library(what, where)
 
 
 @dataclass(frozen=True)
@@ -73,11 +80,10 @@ def _nvvm_libraries(target: Target, options, needs_library: bool) -> LibraryPlan
     prec_sqrt = 1 if (options.prec_sqrt and not options.fast_math) else 0
     prec_div = 1 if (options.prec_div and not options.fast_math) else 0
     files = (find_libdevice(options.libdevice),) if needs_library else ()
-    for path in files:
-        trace.library(f"libdevice ({target.arch})", path)
     # __CUDA_FTZ has a module flag NVVMReflect reads; __CUDA_PREC_SQRT (LLVM 22) only an option.
     return LibraryPlan(files=files, module_flags=((FLAG_OVERRIDE, "nvvm-reflect-ftz", ftz),),
-                       reflect=(("__CUDA_PREC_SQRT", prec_sqrt), ("__CUDA_PREC_DIV", prec_div)))
+                       reflect=(("__CUDA_PREC_SQRT", prec_sqrt), ("__CUDA_PREC_DIV", prec_div)),
+                       shown=tuple((f"libdevice ({target.arch})", path) for path in files))
 
 
 def _rocdl_conversion(target: Target) -> str:
@@ -110,8 +116,8 @@ def _rocdl_libraries(target: Target, options, needs_library: bool) -> LibraryPla
         raise OffloadError(f"the ROCm device libraries in '{folder}' lack {', '.join(missing)} needed for "
                            f"{target.arch}; fix: point --rocm-device-lib-path or ROCM_PATH at device libraries "
                            "that support this GPU")
-    trace.library(f"ROCm device libraries ({target.arch})", f"{folder}: {' '.join(names)}")
-    return LibraryPlan(files=tuple(str(folder / n) for n in names), module_flags=flags)
+    return LibraryPlan(files=tuple(str(folder / n) for n in names), module_flags=flags,
+                       shown=((f"ROCm device libraries ({target.arch})", f"{folder}: {' '.join(names)}"),))
 
 
 NVVM = TargetKind(

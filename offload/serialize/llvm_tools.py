@@ -47,6 +47,7 @@ def link_and_optimize(lowered: list, target, kind, options, optimizer: Optimizer
         if module is None:
             raise OffloadError(f"internal error: llvm-link wrote a {target.arch} module our bitcode reader cannot read")
         libraries = kind.plan_libraries(target, options, declares_call_into(module, kind.library_prefixes))
+        libraries.show()
         flags = write("flags.ll", module_flags_ir(libraries.module_flags, target).encode())
         linked = os.path.join(folder, "linked.bc")
         for path in libraries.files:

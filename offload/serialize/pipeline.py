@@ -591,6 +591,7 @@ def link_device_libraries(module, kind: TargetKind, target: Target, options: Dev
     import llvmlite.binding as llvm
 
     plan = kind.plan_libraries(target, options, declares_call_into(module, kind.library_prefixes))
+    plan.show()
     module.link_in(_module_flags(plan.module_flags, target, data_layout, context))
     for path in plan.files:
         try:
