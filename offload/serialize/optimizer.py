@@ -8,9 +8,13 @@ device library is linked lazily and only for what the code calls (llvm-link --on
 LinkOnlyNeeded), and a crash of LLVM on some input is an exit status. Without them llvmlite does it all in
 forked children. MLIR_OFFLOAD_OPT names another opt, or `llvmlite` for the in-process stages.
 
-The pipeline follows clang: an image the target clang LTO-links and optimizes again (a bitcode image)
-gets the full-LTO pre-link pipeline (`lto-pre-link<On>`, what clang runs for -flto=full -emit-llvm-bc);
-an image codegen turns into native code here (cubin, PTX, portable) gets the whole `default<On>`."""
+An image codegen turns into native code here (cubin, PTX, portable) gets the whole `default<On>`. An image
+the target clang LTO-links (a bitcode image) is optimized there: its device LTO runs the whole LTO pipeline
+on it, whatever ran here, so here it gets only what must happen before, the O0 pre-link pipeline
+(always-inline and the target's pipeline-start passes: NVVM reflect with our __CUDA_* values, which the
+target would otherwise resolve with its own defaults). clang's -foffload-lto runs `lto-pre-link<On>` here
+as well, which costs most of the device step and leaves the same SASS after the target's LTO
+(scripts/bench_e2e.py compares it per kernel)."""
 
 from __future__ import annotations
 
@@ -108,7 +112,11 @@ def _link_beside(opt: str) -> str | None:
     return None
 
 
+# The pre-link pipeline of an image the target's device LTO optimizes (see above), at every -O.
+PRE_LINK_PIPELINE = "lto-pre-link<O0>"
+
+
 def pipeline_text(opt_level: int, lto_pre_link: bool) -> str:
-    """The new pass manager's pipeline: dead globals out before and after, clang's pre-link or default."""
-    main = f"lto-pre-link<O{opt_level}>" if lto_pre_link else f"default<O{opt_level}>"
+    """The new pass manager's pipeline: dead globals out before and after, the pre-link or default<On>."""
+    main = PRE_LINK_PIPELINE if lto_pre_link else f"default<O{opt_level}>"
     return f"globaldce,{main},globaldce,strip-dead-prototypes"

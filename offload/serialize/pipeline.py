@@ -522,7 +522,8 @@ def serialize(lowered: list[LoweredModule], target: Target, kind: TargetKind, op
     link_user_bitcode(linked, options.link_bitcode, target, data_layout, context)
     reflect = link_device_libraries(linked, kind, target, options, data_layout, context)
     internalize(linked, keep=set(kernels) | set(user_globals))
-    optimize(linked, machine, options.opt_level, target, reflect)
+    # A bitcode image is optimized by the target's device LTO (optimizer.py): here the O0 pipeline alone.
+    optimize(linked, machine, 0 if lto_pre_link else options.opt_level, target, reflect)
     declared = [f.name for f in linked.functions if f.is_declaration]
     check_unresolved(declared, lambda: _call_graph(linked), kind, target, kernels, exported)
     bitcode = linked.as_bitcode()

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""Source to executable: mlir-offload against clang CUDA on the same program, timed in one run.
+
+The program: N kernels of libdevice math (bench_device.generate's kernels: three of sqrt, exp, log, sin,
+tanh chained over one float of a buffer) and a host main that allocates the buffer on the device,
+launches each kernel once and frees it; written in MLIR (the MLIR bindings) and in CUDA (the same
+kernels, extern "C", float* + size_t index as gpu.global_id's 64-bit index).
+
+Ours: `mlir-offload compile --no-cache` (cold) or with a filled cache (warm), then `mlir-offload link`.
+Clang CUDA: `clang++-22 -x cuda --offload-new-driver -fgpu-rdc -O3 -c`, then the same clang's link with
+`--offload-new-driver -fgpu-rdc -lcudart` (clang CUDA has no cache: its warm row is its cold row).
+Runs are interleaved (every configuration once per round) and each keeps its best of K, so that the
+other load of a shared machine hits all alike; the ratio is ours / clang's, goal <= 0.8.
+
+Then each stage's share: `compile -v`'s stage times, and the link's: the clang driver's host compile of
+the bundle (from `clang -###`) and clang-linker-wrapper's --wrapper-time-trace (device LTO, ptxas,
+fatbinary, wrapping, host link). Last, the final SASS per kernel of both executables' device code
+(bench_code_quality.ptxas_report on the PTX the linker wrapper kept with -save-temps): instructions,
+registers, spill bytes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+from bench_device import MATH  # noqa: E402
+
+ARCHS = ("sm_80", "sm_90")
+THREADS = 256
+# Like with like: clang CUDA sets no __CUDA_PREC_SQRT, so its sqrtf is libdevice's approximate one (PTX
+# sqrt.approx.f32); ours defaults to IEEE sqrt as nvcc does (32 more SASS instructions per kernel with a sqrt).
+LIKE_CLANG_CUDA = "--no-prec-sqrt"
+CUDA_MATH = {"sqrt": "sqrtf", "exp": "expf", "log": "logf", "sin": "sinf", "tanh": "tanhf"}
+
+
+def kernel_math(k: int) -> list[str]:
+    """The three math functions kernel k chains (bench_device.generate's choice)."""
+    return [MATH[(k + step) % len(MATH)].split(".")[1] for step in range(3)]
+
+
+def generate_mlir(kernels: int) -> str:
+    """The MLIR program: bench_device.generate's kernels and a func.func @main launching each."""
+    from mlir import ir
+    from mlir.dialects import arith, func, gpu, math as math_dialect, memref
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+        f32, index, i32 = ir.F32Type.get(), ir.IndexType.get(), ir.IntegerType.get_signless(32)
+        buffer = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], f32)
+        with ir.InsertionPoint(module.body):
+            gpu_module = gpu.GPUModuleOp("bench_kernels")
+            block = gpu_module.bodyRegion.blocks.append()
+            main = func.FuncOp("main", ir.FunctionType.get([], [i32]))
+        with ir.InsertionPoint(block):
+            for k in range(kernels):
+                function = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get([buffer], [])),
+                                         sym_name=f"kernel_{k}", kernel=True)
+                body = function.body.blocks.append(buffer)
+                with ir.InsertionPoint(body):
+                    position = gpu.global_id(gpu.Dimension.x)
+                    value = memref.load(body.arguments[0], [position])
+                    for name in kernel_math(k):
+                        value = getattr(math_dialect, name)(value)
+                    memref.store(value, body.arguments[0], [position])
+                    gpu.return_([])
+        with ir.InsertionPoint(main.add_entry_block()):
+            one = arith.constant(index, 1)
+            threads = arith.constant(index, THREADS)
+            data = gpu.alloc(buffer, None, [], [threads], [])
+            for k in range(kernels):
+                gpu.LaunchFuncOp(["bench_kernels", f"kernel_{k}"], (one, one, one), (threads, one, one), [data])
+            gpu.dealloc(None, [], data)
+            func.return_([arith.constant(i32, 0)])
+        return str(module)
+
+
+def generate_cuda(kernels: int) -> str:
+    """The same program in CUDA (a benchmark input: C++ source text, not IR)."""
+    lines = ["#include <cuda_runtime.h>", ""]
+    for k in range(kernels):
+        lines.append(f'extern "C" __global__ void kernel_{k}(float *data) {{')
+        lines.append("  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;")
+        lines.append("  float v = data[i];")
+        lines += [f"  v = {CUDA_MATH[name]}(v);" for name in kernel_math(k)]
+        lines += ["  data[i] = v;", "}", ""]
+    lines += ["int main() {", "  float *data;", f"  cudaMalloc(&data, {THREADS} * sizeof(float));"]
+    lines += [f"  kernel_{k}<<<1, {THREADS}>>>(data);" for k in range(kernels)]
+    lines += ["  cudaFree(data);", "  return 0;", "}", ""]
+    return "\n".join(lines)
+
+
+def timed(command: list[str], environment: dict | None = None, cwd: Path | None = None) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=cwd)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"failed: {shlex.join(command)}\n{done.stderr}")
+    return elapsed, done.stderr
+
+
+class Build:
+    """One program, one arch set: the commands of both builds, in a folder of their own."""
+
+    def __init__(self, work: Path, kernels: int, archs: tuple[str, ...], cuda: str, clang: str,
+                 our_flags: list[str]):
+        self.work, self.kernels, self.archs, self.cuda, self.clang = work, kernels, archs, cuda, clang
+        self.our_flags = our_flags
+        work.mkdir(parents=True, exist_ok=True)
+        self.mlir = work / "bench.mlir"
+        self.cu = work / "bench.cu"
+        # clang-22's CUDA wrapper headers include curand_mtgp32_kernel.h, which a toolkit without curand
+        # lacks (DESIGN.md): an empty one on -I stands in.
+        self.include = work / "include"
+        if not self.mlir.exists():
+            self.mlir.write_text(generate_mlir(kernels))
+            self.cu.write_text(generate_cuda(kernels))
+            self.include.mkdir()
+            (self.include / "curand_mtgp32_kernel.h").write_text("")
+        self.environment = {**os.environ, "PYTHONPATH": str(REPO), "MLIR_OFFLOAD_CACHE_DIR": str(work / "cache")}
+        self.offload = [sys.executable, "-m", "offload"]
+
+    def ours_compile(self, cache: bool, *extra: str) -> list[str]:
+        return [*self.offload, "compile", str(self.mlir), "--offload-arch", ",".join(self.archs),
+                *([] if cache else ["--no-cache"]), *self.our_flags, *extra, "-o", str(self.work / "bench.offload.bc")]
+
+    def ours_link(self, *extra: str) -> list[str]:
+        return [*self.offload, "link", str(self.work / "bench.offload.bc"), "--cuda-path", self.cuda, *extra,
+                "-o", str(self.work / "ours")]
+
+    def clang_compile(self, *extra: str) -> list[str]:
+        return [self.clang, "-x", "cuda", "--offload-new-driver", "-fgpu-rdc", "-O3", f"--cuda-path={self.cuda}",
+                *[f"--offload-arch={a}" for a in self.archs], "-Wno-unknown-cuda-version", f"-I{self.include}",
+                *extra, "-c", str(self.cu), "-o",
+                str(self.work / "bench.cu.o")]
+
+    def clang_link(self, *extra: str) -> list[str]:
+        return [self.clang, "--offload-new-driver", "-fgpu-rdc", f"--cuda-path={self.cuda}", str(self.work / "bench.cu.o"),
+                f"-L{self.cuda}/lib64", "-lcudart", "-Wno-unknown-cuda-version", *extra, "-o", str(self.work / "theirs")]
+
+    def ours(self, cache: bool) -> float:
+        first, _ = timed(self.ours_compile(cache), self.environment)
+        second, _ = timed(self.ours_link(), self.environment)
+        return first + second
+
+    def theirs(self) -> float:
+        first, _ = timed(self.clang_compile())
+        second, _ = timed(self.clang_link())
+        return first + second
+
+
+def best_of_interleaved(configurations: dict, runs: int) -> dict[str, float]:
+    best = {name: float("inf") for name in configurations}
+    for _ in range(runs):
+        for name, run in configurations.items():
+            best[name] = min(best[name], run())
+    return best
+
+
+def compile_stages(build: Build) -> dict[str, float]:
+    """`compile -v`'s stage times (seconds) of a cold compile, plus the rest of the process's time."""
+    elapsed, log = timed(build.ours_compile(False, "-v"), build.environment)
+    stages: dict[str, float] = {}
+    for line in log.splitlines():  # "mlir-offload: stage NAME: 12.3 ms"
+        if line.startswith(STAGE_LINE) and line.endswith(" ms"):
+            name, _, milliseconds = line[len(STAGE_LINE):].rpartition(": ")
+            stages[name] = stages.get(name, 0.0) + float(milliseconds[:-3]) / 1000
+    stages["(start-up, reading, writing)"] = elapsed - sum(stages.values())
+    return stages
+
+
+STAGE_LINE = "mlir-offload: stage "
+
+
+def our_link_command(build: Build) -> tuple[list[str], dict]:
+    """The clang command `mlir-offload link` runs, with the environment it sets (`link --dry-run`)."""
+    _, _ = timed(build.ours_link("--dry-run"), build.environment)  # checks the link plans
+    printed = subprocess.run(build.ours_link("--dry-run"), capture_output=True, text=True, env=build.environment)
+    words = shlex.split(printed.stdout.strip().splitlines()[-1])
+    environment = dict(os.environ)
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        name, _, value = words.pop(0).partition("=")
+        environment[name] = value.replace("$PATH", os.environ.get("PATH", ""))
+    return words, environment
+
+
+def driver_stages(build: Build, command: list[str], environment: dict | None = None) -> dict[str, float]:
+    """A clang driver command's stages: each job of `clang -###` run and timed alone; the linker wrapper's
+    own split from its --wrapper-time-trace."""
+    done = subprocess.run([*command, "-###"], capture_output=True, text=True, env=environment)
+    jobs = [shlex.split(line) for line in done.stderr.splitlines() if line.startswith(' "')]
+    stages: dict[str, float] = {}
+    trace = build.work / "wrapper-trace.json"
+    for job in jobs:
+        tool = Path(job[0]).name
+        if tool == "clang-linker-wrapper":
+            elapsed, _ = timed([job[0], f"--wrapper-time-trace={trace}", *job[1:]], environment, build.work)
+            spans = wrapper_spans(trace)
+            for name, seconds in spans.items():
+                stages[f"linker wrapper: {name}"] = seconds
+            stages["linker wrapper: (the rest)"] = elapsed - sum(spans.values())
+            continue
+        if "-cc1" in job:
+            triple = job[job.index("-triple") + 1]
+            source = "bundle's host bitcode" if "ir" in job else Path(job[-1]).name
+            label = f"clang -cc1 {triple} ({source})"
+        else:
+            label = tool
+        elapsed, _ = timed(job, environment, build.work)
+        stages[label] = stages.get(label, 0.0) + elapsed
+    return stages
+
+
+# clang-linker-wrapper's time-trace spans that hold no other span of the list (its own work, not totals).
+WRAPPER_SPANS = ("ExtractDeviceCode", "Clang", "NVPTX fatbinary", "AMDGPU Fatbinary", "Wrap bundled images",
+                 "Execute host linker")
+
+
+def wrapper_spans(path: Path) -> dict[str, float]:
+    """The linker wrapper's stages (seconds) from its time trace: per device link (`Clang`, one per arch,
+    running side by side with --wrapper-jobs) and the host side."""
+    events = [e for e in json.loads(path.read_text())["traceEvents"] if e.get("ph") == "X"]
+    spans: dict[str, float] = {}
+    for event in events:
+        if event["name"] in WRAPPER_SPANS:
+            name = {"Clang": "device link (LTO, llc, ptxas)"}.get(event["name"], event["name"])
+            spans[name] = spans.get(name, 0.0) + event["dur"] / 1e6
+    return spans
+
+
+def sass_comparison(build: Build) -> list[str]:
+    """Per kernel and arch, the final SASS of both builds: the PTX each linker wrapper (ours: device LTO)
+    or clang's compile (clang CUDA: no device LTO without -foffload-lto) handed to ptxas, kept with
+    -save-temps, through bench_code_quality.ptxas_report."""
+    from bench_code_quality import ptxas_report
+
+    ptxas = str(Path(build.cuda) / "bin" / "ptxas")
+    ours_folder, theirs_folder = build.work / "sass-ours", build.work / "sass-clang"
+    for folder in (ours_folder, theirs_folder):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+    command, environment = our_link_command(build)
+    timed([*command[:-2], "-save-temps", "-o", str(ours_folder / "app")], environment, ours_folder)
+    timed([*build.clang_compile("-save-temps")[:-2], "-o", str(theirs_folder / "bench.o")], None, theirs_folder)
+    lines = []
+    worse_total = 0
+    for arch in build.archs:
+        ours = ptxas_report(ours_folder / f"app.nvptx64.{arch}.s", arch, ptxas)
+        theirs = ptxas_report(next(theirs_folder.glob(f"*-cuda-nvptx64-nvidia-cuda-{arch}.s")), arch, ptxas)
+        worse = [k for k in theirs if ours[k].instructions > theirs[k].instructions
+                 or ours[k].registers > theirs[k].registers or ours[k].spill_bytes > theirs[k].spill_bytes]
+        better = [k for k in theirs if k not in worse and (ours[k].instructions, ours[k].registers,
+                                                            ours[k].spill_bytes) != (theirs[k].instructions,
+                                                                                      theirs[k].registers,
+                                                                                      theirs[k].spill_bytes)]
+        worse_total += len(worse)
+        total = [sum(getattr(r[k], f) for k in theirs) for r in (ours, theirs)
+                 for f in ("instructions", "registers", "spill_bytes")]
+        lines.append(f"  {arch}: {len(theirs)} kernels; ours {total[0]} instructions, {total[1]} registers, "
+                     f"{total[2]} spill bytes; clang CUDA {total[3]}, {total[4]}, {total[5]}; "
+                     f"worse in any: {len(worse)}, better: {len(better)}, same: {len(theirs) - len(worse) - len(better)}")
+        for kernel in worse[:10]:
+            o, t = ours[kernel], theirs[kernel]
+            lines.append(f"    worse {kernel}: {o.instructions}/{o.registers}/{o.spill_bytes} against "
+                         f"{t.instructions}/{t.registers}/{t.spill_bytes} (instructions/registers/spill bytes)")
+    lines.append(f"  SASS no worse per kernel: {'yes' if worse_total == 0 else 'NO'}")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1 and 50 kernels, sm_80 only, best of 2")
+    parser.add_argument("--sizes", default="1,200,1000")
+    parser.add_argument("--archs", default="1,2", help="arch counts (sm_80, then sm_90)")
+    parser.add_argument("--runs", type=int, default=3, help="best of this many interleaved rounds")
+    parser.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    parser.add_argument("--clang", default=shutil.which("clang++-22") or "clang++")
+    parser.add_argument("--our-flags", default=LIKE_CLANG_CUDA,
+                        help=f"our compile flags (default {LIKE_CLANG_CUDA!r}: clang CUDA's approximate sqrtf)")
+    parser.add_argument("--no-stages", action="store_true")
+    parser.add_argument("--no-sass", action="store_true")
+    args = parser.parse_args()
+    sizes = [1, 50] if args.quick else [int(s) for s in args.sizes.split(",")]
+    arch_counts = [1] if args.quick else [int(a) for a in args.archs.split(",")]
+    runs = 2 if args.quick else args.runs
+    with tempfile.TemporaryDirectory() as tmp:
+        builds = {(n, a): Build(Path(tmp) / f"k{n}-a{a}", n, ARCHS[:a], args.cuda, args.clang,
+                                         args.our_flags.split())
+                  for n in sizes for a in arch_counts}
+        configurations = {}
+        for (n, a), build in builds.items():
+            configurations[(n, a, "ours cold")] = lambda b=build: b.ours(cache=False)
+            configurations[(n, a, "clang CUDA")] = lambda b=build: b.theirs()
+        for build in builds.values():  # fills each cache for the warm rows
+            build.ours(cache=True)
+        for (n, a), build in builds.items():
+            configurations[(n, a, "ours warm")] = lambda b=build: b.ours(cache=True)
+        best = best_of_interleaved(configurations, runs)
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"$ scripts/bench_e2e.py {shlex.join(sys.argv[1:])}".rstrip())
+        print(f"source to executable, best of {runs} interleaved rounds; {os.cpu_count()} CPUs, load {load}; "
+              f"our compile flags: {args.our_flags or '(none)'}")
+        print("| program | mlir-offload cold | mlir-offload warm | clang CUDA | ratio cold | ratio warm |")
+        print("|---|---|---|---|---|---|")
+        for (n, a), build in builds.items():
+            cold, warm, theirs = (best[(n, a, k)] for k in ("ours cold", "ours warm", "clang CUDA"))
+            print(f"| {n} kernel{'s' if n > 1 else ''}, {' + '.join(build.archs)} | {cold:.2f} s | {warm:.2f} s | "
+                  f"{theirs:.2f} s | {cold / theirs:.2f} | {warm / theirs:.2f} |")
+        worst = max(best[(n, a, "ours cold")] / best[(n, a, "clang CUDA")] for n, a in builds)
+        print(f"goal (every ratio <= 0.8): {'met' if worst <= 0.8 else 'missed'} (worst cold ratio {worst:.2f})")
+        if not args.no_stages:
+            largest = builds[max(builds)]
+            command, environment = our_link_command(largest)
+            print(f"\nstages, {largest.kernels} kernels, {' + '.join(largest.archs)} (one run each):")
+            for title, stages in (("mlir-offload compile (compile -v)", compile_stages(largest)),
+                                  ("mlir-offload link (its clang command)", driver_stages(largest, command, environment)),
+                                  ("clang CUDA compile", driver_stages(largest, largest.clang_compile())),
+                                  ("clang CUDA link", driver_stages(largest, largest.clang_link()))):
+                total = sum(stages.values())
+                print(f"  {title}: {total:.2f} s")
+                for name, seconds in stages.items():
+                    print(f"    {name:<64} {seconds:6.2f} s {100 * seconds / total:4.0f} %")
+        if not args.no_sass:
+            for build in builds.values():
+                if build.kernels == max(sizes):
+                    print(f"\nfinal SASS, {build.kernels} kernels (ptxas -O3 -v of each build's PTX):")
+                    print("\n".join(sass_comparison(build)))
+
+if __name__ == "__main__":
+    main()
