@@ -17,6 +17,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from offload.errors import OffloadError
 
@@ -38,7 +39,7 @@ class Bundle:
     def write(self, path: str | os.PathLike) -> Path:
         """Write the bundle to `path` and each PTX text to `<path>.<arch>.ptx` (what `link --ptx-beside`
         adds), all or nothing; returns the bundle's path."""
-        from offload.compiler.options import ptx_path
+        from offload.compiler.outputs import ptx_path
         from offload.fsutil import write_all
 
         path = Path(path)
@@ -48,27 +49,28 @@ class Bundle:
         return path
 
 
-def compile_file(path: str | os.PathLike, offload_arch: str | list[str], *, target_clang: int | None = None,
-                 opt_level: int | None = None, symbol_prefix: str | None = None, debug: bool = False,
-                 line_info: bool = False, device_image: str | None = None, host_format: str | None = None,
-                 portable: bool = False, textual: bool = False) -> Bundle:
-    """Compile an MLIR file as `mlir-offload compile` does (its mlir-offload.toml applies).
-    offload_arch: "sm_80,sm_90", ["80", "90a"], "gfx90a"; symbol_prefix: every exported device symbol
-    becomes NAME_<symbol>; debug/line_info: -g/-lineinfo; device_image/host_format/portable: as the flags."""
+def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None = None, *, textual: bool = False,
+                 **options: Any) -> Bundle:
+    """Compile an MLIR file as `mlir-offload compile` does (its mlir-offload.toml applies, under the
+    keywords given). offload_arch: "sm_80,sm_90", ["80", "90a"], "gfx90a" (None: the file's); textual: -S.
+    Keywords: every option of offload/options.py marked api (offload.options.API_KEYWORDS), named as its
+    field and typed as in mlir-offload.toml: opt_level=2, symbol_prefix="NAME", debug=True (-g),
+    line_info=True (-lineinfo), device_image="cubin", host_format="obj", portable=True, cache=False, ..."""
     from offload.compiler.plan import compile_plan
     from offload.compiler.stages import compile_bundle
+    from offload.config import project_config
+    from offload.options import given_keywords, resolve
 
-    arch = ",".join(offload_arch) if isinstance(offload_arch, (list, tuple)) else offload_arch
-    flags = {"offload_arch": (arch,), "opt_level": None if opt_level is None else str(opt_level),
-             "symbol_prefix": symbol_prefix, "debug": debug, "line_info": line_info,
-             "device_image": device_image, "host_format": host_format, "portable": portable or None}
     path = str(path)
-    plan = compile_plan(path, None, textual, None if target_clang is None else str(target_clang), flags)
+    given = given_keywords({"offload_arch": offload_arch, **options}, "compile_file")
+    resolved = resolve(given, project_config(path))
+    plan = compile_plan(path, None, textual, resolved.options, resolved.config_file)
     compiled = compile_bundle(plan)
     return Bundle(compiled.data, plan.bundle.host_format, dict(compiled.ptx))
 
 
-def compile_text(text: str, offload_arch: str | list[str], *, name: str = "module", **options) -> Bundle:
+def compile_text(text: str, offload_arch: str | list[str] | None = None, *, name: str = "module",
+                 **options: Any) -> Bundle:
     """Compile MLIR source text; `name` is the file name its diagnostics and debug information use
     (<name>.mlir). Keyword options as compile_file's."""
     with tempfile.TemporaryDirectory(prefix="mlir-offload-api-") as folder:
@@ -77,7 +79,8 @@ def compile_text(text: str, offload_arch: str | list[str], *, name: str = "modul
         return compile_file(source, offload_arch, **options)
 
 
-def compile_module(module, offload_arch: str | list[str], *, name: str = "module", **options) -> Bundle:
+def compile_module(module, offload_arch: str | list[str] | None = None, *, name: str = "module",
+                   **options: Any) -> Bundle:
     """Compile an in-memory `mlir.ir.Module` (gpu.module + host functions), made in the caller's own
     context and left untouched: it is printed with its locations and compiled in a context of ours.
     Keyword options as compile_file's."""

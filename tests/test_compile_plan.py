@@ -1,5 +1,6 @@
-"""A compile's settings are resolved once: flags > mlir-offload.toml (read once) > offload/config.py's KEYS
-defaults, into a frozen CompilePlan that the compile stages take; no click context in library code."""
+"""A compile's settings are resolved once: flags > mlir-offload.toml (read once) > the options table's
+defaults (offload/options.py), into a frozen CompilePlan that the compile stages take; no click context
+in library code."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from offload import config
-from offload.compiler.plan import DEVICE_SETTINGS, compile_plan
+from offload.compiler.plan import compile_plan
+from offload.options import DEFAULTS, resolve
 
 pytestmark = pytest.mark.no_toolchain
 
@@ -24,14 +26,12 @@ def test_plan_reads_the_toml_once_and_flags_win(tmp_path, monkeypatch):
     reads = []
     real = config.load_config
     monkeypatch.setattr(config, "load_config", lambda path: reads.append(path) or real(path))
-    flags = {name: None for name in ("offload_arch", *DEVICE_SETTINGS, "portable", "device_image", "host_format",
-                                     "dependency_file_wanted", "dependency_file")}
-    flags["opt_level"] = "2"
-    plan = compile_plan(str(source), str(tmp_path / "app.offload.bc"), False, None, flags)
+    resolved = resolve({"opt_level": 2}, config.project_config(str(source)))
+    plan = compile_plan(str(source), str(tmp_path / "app.offload.bc"), False, resolved.options, resolved.config_file)
     assert reads == [tmp_path / "mlir-offload.toml"]
-    assert [t.arch for t in plan.targets] == ["sm_80"] and plan.device.ftz is True
-    assert plan.device.opt_level == 2  # the flag over the file's 1
-    assert plan.device.prec_sqrt is config.default_of("prec-sqrt") is True  # neither: KEYS' default
+    assert [t.arch for t in plan.targets] == ["sm_80"] and plan.options.ftz is True
+    assert plan.options.opt_level == 2  # the flag over the file's 1
+    assert plan.options.prec_sqrt is DEFAULTS["prec_sqrt"] is True  # neither: the table's default
     assert plan.build.device_image == "cubin" and plan.target_clang == 22 and plan.emit == "bc"
     assert plan.build.config_file == str(tmp_path / "mlir-offload.toml")
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -53,8 +53,8 @@ def test_without_output_the_plan_names_it_from_the_formats_it_decided(tmp_path, 
     reads = []
     real = config.load_config
     monkeypatch.setattr(config, "load_config", lambda path: reads.append(path) or real(path))
-    flags = {"dependency_file_wanted": True}
-    plan = compile_plan(str(source), None, False, None, flags)
+    resolved = resolve({"dependency_file_wanted": True}, config.project_config(str(source)))
+    plan = compile_plan(str(source), None, False, resolved.options, resolved.config_file)
     assert len(reads) == 1  # once, though the output's name needed the formats first
     assert (plan.bundle.host_format, plan.bundle.device_image) == ("obj", "cubin")  # clang 19 reads no LLVM 22
     assert plan.output == "app.o" and plan.build.dependency_file == "app.d"

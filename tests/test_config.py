@@ -7,7 +7,8 @@ import textwrap
 import pytest
 from conftest import run_cli
 
-from offload.config import find_config, key_positions, load_config, resolve
+from offload.config import find_config, key_positions, load_config, project_config
+from offload.options import resolve
 from offload.errors import OffloadError
 
 PROJECT = textwrap.dedent("""\
@@ -58,11 +59,11 @@ def test_values_are_checked_and_paths_made_relative_to_the_file(project):
 
 @pytest.mark.no_toolchain
 def test_flags_override_file_and_file_overrides_defaults(project):
-    settings = resolve({"opt_level": 1, "ftz": None}, project / "src" / "kernels" / "app.mlir")
-    assert (settings["opt-level"].value, settings["opt-level"].origin) == (1, "flag")
-    assert settings["offload-arch"].origin == f"{project / 'mlir-offload.toml'}:2"
-    assert (settings["ftz"].value, settings["ftz"].origin) == (False, "default")
-    assert settings["target-clang"].value == 19
+    resolved = resolve({"opt_level": 1}, project_config(project / "src" / "kernels" / "app.mlir"))
+    assert (resolved.options.opt_level, resolved.origins["opt_level"]) == (1, "flag")
+    assert resolved.origins["offload_arch"] == f"{project / 'mlir-offload.toml'}:2"
+    assert (resolved.options.ftz, resolved.origins["ftz"]) == (False, "default")
+    assert resolved.options.target_clang == 19
 
 
 @pytest.mark.parametrize("text, line, col, message", [

@@ -13,7 +13,8 @@ from conftest import REPO, run_cli
 from offload.serialize import pipeline
 from offload.serialize.cache import CACHE_ENVIRONMENT, cache_root
 from offload.serialize.cache_folder import CacheFolder
-from offload.serialize.pipeline import DeviceOptions, compile_device
+from offload.options import CompileOptions
+from offload.serialize.pipeline import compile_device
 from offload.compiler.frontend import load_program
 from offload.formats.targets import parse_offload_arch
 
@@ -37,7 +38,7 @@ def serializations(monkeypatch):
 
 
 def compile_saxpy(arch="sm_80", **changes):
-    return compile_device(load_program(SAXPY), parse_offload_arch(arch), replace(DeviceOptions(), **changes), jobs=1)
+    return compile_device(load_program(SAXPY), parse_offload_arch(arch), replace(CompileOptions(), **changes), jobs=1)
 
 
 def entries() -> list[Path]:

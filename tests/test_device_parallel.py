@@ -18,11 +18,11 @@ DATA = Path(__file__).parent / "data" / "device"
 
 def test_forked_images_equal_one_process_images():
     from offload.compiler.frontend import load_program
-    from offload.serialize import DeviceOptions, compile_device, parse_offload_arch
+    from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "features.mlir"))
     targets = parse_offload_arch("sm_80,sm_90,gfx90a")
-    uncached = DeviceOptions(cache=False)  # each run builds its images: none may come from the other
+    uncached = CompileOptions(cache=False)  # each run builds its images: none may come from the other
     alone = compile_device(program, targets, uncached, jobs=1)
     forked = compile_device(program, targets, uncached, jobs=3)
     assert [i.target.arch for i in forked] == ["sm_80", "sm_90", "gfx90a"]

@@ -21,10 +21,10 @@ LIBRARY_PREFIXES = ("__nv_", "__ocml_", "__ockl_")
 @pytest.fixture(scope="session")
 def feature_images():
     from offload.compiler.frontend import load_program
-    from offload.serialize import DeviceOptions, compile_device, parse_offload_arch
+    from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "features.mlir"))
-    images = compile_device(program, parse_offload_arch(",".join(TARGETS)), DeviceOptions())
+    images = compile_device(program, parse_offload_arch(",".join(TARGETS)), CompileOptions())
     return {image.target.arch: image for image in images}
 
 
@@ -95,10 +95,10 @@ def test_gfx90a_object_has_a_kernel_descriptor_per_kernel(feature_assembly):
 
 def _sqrt_div_ptx(**options) -> list[str]:
     from offload.compiler.frontend import load_program
-    from offload.serialize import DeviceOptions, compile_device, emit_assembly, parse_offload_arch
+    from offload.serialize import CompileOptions, compile_device, emit_assembly, parse_offload_arch
 
     (image,) = compile_device(load_program(str(DATA / "sqrt_div.mlir")), parse_offload_arch("sm_80"),
-                              DeviceOptions(**options))
+                              CompileOptions(**options))
     return [line.split()[0] for line in emit_assembly(image.bitcode, image.target).splitlines()
             if line.strip().startswith(("sqrt.", "div.", "rcp."))]
 
@@ -135,12 +135,12 @@ def test_user_bitcode_resolves_external_call(tmp_path):
     import llvmlite.ir as lir
     from offload.errors import OffloadError
     from offload.compiler.frontend import load_program
-    from offload.serialize import DeviceOptions, compile_device, parse_offload_arch
+    from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "unresolved.mlir"))
     targets = parse_offload_arch("sm_80")
     with pytest.raises(OffloadError) as error:
-        compile_device(program, targets, DeviceOptions())
+        compile_device(program, targets, CompileOptions())
     assert "'user_helper'" in error.value.message and "calls_helper" in error.value.message
 
     library = lir.Module(name="helper")
@@ -151,7 +151,7 @@ def test_user_bitcode_resolves_external_call(tmp_path):
     builder.ret(builder.fmul(helper.args[0], helper.args[0]))
     path = tmp_path / "helper.bc"
     path.write_bytes(llvm.parse_assembly(str(library)).as_bitcode())
-    (image,) = compile_device(program, targets, DeviceOptions(link_bitcode=[str(path)]))
+    (image,) = compile_device(program, targets, CompileOptions(link_bitcode=[str(path)]))
     module = llvm.parse_bitcode(image.bitcode, fresh_context())
     assert not [f.name for f in module.functions if f.is_declaration and not f.name.startswith("llvm.")]
 
@@ -159,14 +159,14 @@ def test_user_bitcode_resolves_external_call(tmp_path):
 def test_clashing_kernels_are_an_error_unless_renamed():
     from offload.errors import OffloadError
     from offload.compiler.frontend import load_program
-    from offload.serialize import DeviceOptions, compile_device, parse_offload_arch, symbol_name
+    from offload.serialize import CompileOptions, compile_device, parse_offload_arch, symbol_name
 
     program = load_program(str(DATA / "clash.mlir"))
     targets = parse_offload_arch("sm_80,gfx90a")
     with pytest.raises(OffloadError) as error:
-        compile_device(program, targets, DeviceOptions())
+        compile_device(program, targets, CompileOptions())
     assert "clash.mlir:4:5" in error.value.message and error.value.location.line == 9
-    images = compile_device(program, targets, DeviceOptions(rename="module-prefix"))
+    images = compile_device(program, targets, CompileOptions(rename="module-prefix"))
     assert all(image.kernels == ["first_scale", "second_scale"] for image in images)
     assert symbol_name("first", "scale", "module-prefix") == "first_scale"
     assert symbol_name("first", "scale", None) == "scale"

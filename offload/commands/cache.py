@@ -56,7 +56,8 @@ def cache_command(clear: bool, zero_stats: bool) -> None:
 
 
 def _remote() -> str:
-    from offload.config import default_of, project_config
+    from offload.config import project_config
+    from offload.options import DEFAULTS
     from offload.serialize.remote_cache import MODE_ENVIRONMENT, URL_ENVIRONMENT, redact
 
     config = project_config(os.getcwd())
@@ -64,7 +65,7 @@ def _remote() -> str:
     if not url:
         return f"none (set {URL_ENVIRONMENT}=redis://HOST:PORT/DB or remote-cache in mlir-offload.toml)"
     mode = os.environ.get(MODE_ENVIRONMENT) or \
-        (config.values.get("remote-cache-mode") if config else None) or default_of("remote-cache-mode")
+        (config.values.get("remote-cache-mode") if config else None) or DEFAULTS["remote_cache_mode"]
     return f"{redact(url)} ({mode})"
 
 

@@ -6,9 +6,8 @@ import os
 
 import click
 
-from offload.compiler.options import build_options
-from offload.commands.device import device_options
 from offload.errors import OffloadError
+from offload.options import command_options
 
 COMPILE_EXAMPLES = """\b
 Examples:
@@ -28,42 +27,32 @@ Examples:
                    "(an ELF object when the target clang cannot read our LLVM's bitcode). Default: "
                    "<input stem>.offload.bc here (.o for an object, .offload.ll with -S).")
 @click.option("-S", "textual", is_flag=True, help="Write textual LLVM IR instead of bitcode.")
-@click.option("--target-clang", "target_clang", default=None, metavar="N",
-              help="Major version of the clang that links the bundle (default 22): offload entry layout, "
-                   "kind values, and whether it reads our bitcode (offload/data/profiles/clangN.toml).")
-@click.option("-g", "debug", is_flag=True, default=False,
-              help="Debug information from the MLIR locations, in the host code and the device code.")
-@click.option("-lineinfo", "line_info", is_flag=True, default=False,
-              help="Device line information only (as nvcc -lineinfo: Nsight and cuda-gdb map to the .mlir).")
 @click.option("-v", "verbose", is_flag=True, help="Print each stage with its time, the libraries found and every tool run.")
-@click.option("--pass-pipeline", "pass_pipeline", default=None, metavar="PIPELINE",
-              help="MLIR passes to run on the input before mlir-offload's own lowering, in mlir-opt syntax, "
-                   "e.g. 'builtin.module(convert-linalg-to-loops)'.")
-@device_options
-@build_options
-def compile_command(input_path: str, output: str | None, textual: bool, target_clang: str | None, verbose: bool,
-                    **device_kwargs) -> None:
+@command_options("compile")
+def compile_command(input_path: str, output: str | None, textual: bool, verbose: bool, **flags) -> None:
     """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver`."""
-    from offload.fsutil import atomic_write, refuse_input_as_output, write_all
-    from offload.compiler.options import compile_inputs, side_outputs
-    from offload.compiler.plan import compile_plan
     from offload.compiler.frontend import STDIN
+    from offload.compiler.outputs import compile_inputs, side_outputs
+    from offload.compiler.plan import compile_plan
     from offload.compiler.stages import compile_bundle
+    from offload.config import project_config
+    from offload.fsutil import atomic_write, refuse_input_as_output, write_all
+    from offload.options import given_flags, resolve
 
-    if device_kwargs.get("dependency_file") and not (device_kwargs.get("dependency_file_wanted")
-                                                     or device_kwargs.get("user_dependency_file_wanted")):
+    wants_rule = flags.get("dependency_file_wanted") or flags.get("user_dependency_file_wanted")
+    if flags.get("dependency_file") and not wants_rule:
         raise click.UsageError("-MF FILE names the dependency file of -MD: pass -MD too")
     if verbose:
         from offload.compiler import trace
 
         trace.enable()
-    if input_path == STDIN and (output is None or device_kwargs.get("dependency_file_wanted")
-                                or device_kwargs.get("user_dependency_file_wanted")):
+    if input_path == STDIN and (output is None or wants_rule):
         raise OffloadError("the program comes from standard input (-): name the output with -o, and no -MD "
                            "(a make rule needs the input's file name)")
     # Flags > mlir-offload.toml (read once) > defaults, resolved into one frozen plan.
-    plan = compile_plan(input_path, output, textual, target_clang, device_kwargs)
-    build, options, output = plan.build, plan.device, plan.output
+    resolved = resolve(given_flags(flags), project_config(input_path))
+    plan = compile_plan(input_path, output, textual, resolved.options, resolved.config_file)
+    build, options, output = plan.build, plan.options, plan.output
     check_output_name(output, plan, textual)
     check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
     compiled = compile_bundle(plan)

@@ -7,23 +7,7 @@ import os
 import click
 
 from offload.errors import OffloadError
-
-def _setting_options(function):
-    """One option per mlir-offload.toml key (the keys are flag names), all defaulting to None."""
-    from offload.config import KEYS, _bool
-
-    for spec in reversed(KEYS):
-        if spec.check is _bool:
-            option = click.option(f"--{spec.name}/--no-{spec.name}", default=None, help=spec.help)
-        elif spec.name == "link-bitcode":
-            option = click.option(f"--{spec.name}", multiple=True, default=(), help=spec.help)
-        elif spec.name in ("opt-level", "target-clang", "remote-cache-ttl"):
-            option = click.option(f"--{spec.name}", type=int, default=None, help=spec.help)
-        else:
-            option = click.option(f"--{spec.name}", default=None, help=spec.help)
-        function = option(function)
-    return function
-
+from offload.options import command_options
 
 @click.group(invoke_without_command=True)
 @click.option("--cflags", is_flag=True, help="flags clang needs to compile CUDA/HIP sources for the bundle's link")
@@ -62,19 +46,20 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
     if not (cflags or ldflags):
         click.echo(ctx.get_help())
         return
-    from offload import config as project
+    from offload.config import project_config
+    from offload.options import resolve
 
     from offload.toolchain.tools import find_cuda, find_rocm
     from offload.formats.vendors import runtime_link_flags, vendor_for
 
-    settings = project.resolve({}, None)
-    kind = offload_kind or _offload_kind_of(settings["offload-arch"].value)
+    settings = resolve({}, project_config(None)).options
+    kind = offload_kind or _offload_kind_of(settings.offload_arch)
     spec = vendor_for(kind)
     if kind == "cuda":
-        toolkit = find_cuda(settings["cuda-path"].value)
+        toolkit = find_cuda(settings.cuda_path)
         root = toolkit.root if toolkit else None
     else:
-        root = find_rocm(settings["rocm-path"].value).root
+        root = find_rocm(settings.rocm_path).root
     if root is None:
         raise OffloadError(f"no {'CUDA toolkit' if kind == 'cuda' else 'ROCm'} found: set "
                            f"{'cuda-path' if kind == 'cuda' else 'rocm-path'} in mlir-offload.toml")
@@ -82,7 +67,7 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
     from offload.toolchain.tools import runtime_library_dirs
 
     # host-triple of mlir-offload.toml: the runtime library of that CPU, and a cross --target when it is not ours.
-    host = resolve_host(settings["host-triple"].value)
+    host = resolve_host(settings.host_triple)
     folders = runtime_library_dirs(spec, host)
     library_dir = next((os.path.join(root, d) for d in folders if os.path.isdir(os.path.join(root, d))),
                        os.path.join(root, folders[0]))
@@ -108,29 +93,29 @@ def _shell_word(word: str) -> str:
 
 @config.command("show")
 @click.argument("input", required=False, type=click.Path(dir_okay=True))
-@_setting_options
+@command_options("config show")
 def config_show(input: str | None, **flags) -> None:
     """Print every effective setting and where it came from (flag, file:line, default).
 
     INPUT (a file or folder, default: the current folder) is where the search for mlir-offload.toml
     starts; it walks up to the root. The output is itself a valid mlir-offload.toml."""
-    from offload import config as project
+    from offload.config import find_config, load_config, render_toml_value
+    from offload.options import SPECS, TOML_KEYS, given_flags, resolve
 
     start = input if input is not None else os.getcwd()
-    found = project.find_config(start)
-    loaded = project.load_config(found) if found else None
-    settings = project.resolve(flags, start, loaded)
+    found = find_config(start)
+    resolved = resolve(given_flags(flags), load_config(found) if found else None)
     click.echo(f"# configuration file: {found if found else 'none (searched from ' + str(start) + ' up)'}")
     rows = []
-    for key, setting in settings.items():
-        shown = setting.value
-        if project.KEYS_BY_NAME[key].secret and isinstance(shown, str):
+    for key, name in TOML_KEYS.items():
+        shown = getattr(resolved.options, name)
+        if SPECS[name].secret and isinstance(shown, str):
             from offload.serialize.remote_cache import redact
 
             shown = redact(shown)
-        value = project.render_toml_value(shown)
+        value = render_toml_value(shown)
         text = f"{key} = {value}" if value else f"# {key} = (unset)"
-        rows.append((text, setting.origin))
+        rows.append((text, resolved.origins[name]))
     width = max(len(t) for t, _ in rows)
     for text, origin in rows:
         click.echo(f"{text.ljust(width)}  # {origin}")

@@ -23,9 +23,8 @@ from offload.compiler import trace
 
 from offload.errors import OffloadError
 from offload.formats.vendors import vendor_for, vendor_of_triple
+from offload.options import DEFAULT_OPT_LEVEL
 
-DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
-HOST_FORMATS = ("bc", "obj")
 
 
 def _llvm():
@@ -68,7 +67,7 @@ def check_toolkit_archs(archs, runs_ptxas: bool, cuda_path: str | None = None) -
                        "with a CUDA toolkit that builds it", err=True)
 
 
-def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = 3, flags: tuple[str, ...] = ()) -> bytes:
+def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL, flags: tuple[str, ...] = ()) -> bytes:
     """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it)."""
     with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:
         src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
@@ -93,7 +92,7 @@ def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[byt
     return ptx_to_cubin(ptx, target.arch, ptxas(), opt_level, getattr(ptxas, "flags", ())), ptx
 
 
-def bitcode_to_amdgpu_object(bitcode: bytes, target, opt_level: int = 3, ptxas=None) -> tuple[bytes, None]:
+def bitcode_to_amdgpu_object(bitcode: bytes, target, opt_level: int = DEFAULT_OPT_LEVEL, ptxas=None) -> tuple[bytes, None]:
     """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
     device side's emitter (which knows that inline asm needs llc)."""
     from offload.serialize import emit_object
@@ -174,7 +173,7 @@ def _parse(llvm, bitcode: bytes, what: str):
 # ---- the pipeline stage: images and host before emission ----------------------------------------
 
 def convert_device_images(images: list, device_image: str, cuda_path: str | None = None,
-                          opt_level: int = 3) -> tuple[list, dict[str, str]]:
+                          opt_level: int = DEFAULT_OPT_LEVEL) -> tuple[list, dict[str, str]]:
     """OffloadImages with bitcode -> native images for `device_image` in (cubin, ptx), for images made
     outside the compile stages (whose `codegen` stage works on DeviceImages).
 

@@ -44,7 +44,7 @@ def plan_bundle(targets, target_clang: int | str | None, device_image: str | Non
                 ptx_only: tuple[str, ...] = ()) -> BundlePlan:
     """The profile, and whether the target clang can read our LLVM's bitcode (profile data decides the
     default formats; device_image/host_format are the user's --device-image/--host-format/--portable)."""
-    from offload.compiler.options import choose_formats
+    from offload.compiler.outputs import choose_formats
     from offload.formats.hosts import resolve_host
     from offload.formats.profiles import load_profile
 
@@ -71,7 +71,7 @@ def compile_bundle(settings) -> CompiledBundle:
     from offload.compiler.frontend import load_program
     from offload.serialize import compile_device, symbol_name
 
-    options, emit, plan = settings.device, settings.emit, settings.bundle
+    options, emit, plan = settings.options, settings.emit, settings.bundle
     if emit == "ll" and plan.host_format != "bc":
         raise OffloadError(f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
                            "cannot read; bundles for it are ELF objects: drop -S")
@@ -82,7 +82,7 @@ def compile_bundle(settings) -> CompiledBundle:
 
         check_toolkit_archs([t.arch for t in settings.targets], plan.device_image != "bitcode")
     with stage("load"):
-        program = load_program(settings.input_path, settings.pass_pipeline)
+        program = load_program(settings.input_path, options.pass_pipeline)
     with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):
         # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
         images = compile_device(program, list(settings.targets), options,
@@ -94,7 +94,7 @@ def compile_bundle(settings) -> CompiledBundle:
         offload_images = package(images, plan, record)
     with stage("lower"):
         lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename),
-                        settings.debug == "g")
+                        options.debug_info == "g")
     with stage("annotate"):
         host = annotate(lowered, images, offload_images, plan, record)
     ptx = {i.target.arch: i.native.ptx for i in images if plan.device_image == "ptx" and i.native and i.native.ptx}

@@ -2,17 +2,16 @@
 image with the vendor device libraries linked. Public API used by the device and host steps."""
 
 from offload.serialize.pipeline import (
-    RENAME_SCHEMES,
     DeviceImage,
-    DeviceOptions,
     compile_device,
     emit_assembly,
     emit_object,
     symbol_name,
 )
+from offload.options import CompileOptions
 from offload.formats.targets import AMDGPU_TRIPLE, NVPTX_TRIPLE, Target, parse_offload_arch
 
 __all__ = [
-    "AMDGPU_TRIPLE", "NVPTX_TRIPLE", "RENAME_SCHEMES", "DeviceImage", "DeviceOptions", "Target",
+    "AMDGPU_TRIPLE", "NVPTX_TRIPLE", "CompileOptions", "DeviceImage", "Target",
     "compile_device", "emit_assembly", "emit_object", "parse_offload_arch", "symbol_name",
 ]

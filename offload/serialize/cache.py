@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict
 from pathlib import Path
 
 from offload.errors import OffloadError
@@ -23,10 +22,6 @@ from offload.errors import OffloadError
 CACHE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_DIR"
 FOLDER_MODE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_MODE"  # "team": a folder shared by one group
 FOLDER_MODES = ("private", "team")
-# Options that choose whether and where the cache is, not what goes into an image.
-NOT_IN_KEY = ("cache", "remote_cache", "remote_cache_mode", "remote_cache_ttl")
-# Options naming files: their bytes are in the key (the libraries), their paths are not.
-PATH_OPTIONS = ("link_bitcode", "libdevice", "rocm_device_lib_path")
 
 
 def cache_root() -> Path | None:
@@ -154,7 +149,8 @@ def image_key(job, library_files: list[str]) -> str:
     """The content address of a SerializeJob's image; library_files: every library it may link."""
     from offload import __version__
 
-    options = {k: v for k, v in asdict(job.options).items() if k not in NOT_IN_KEY and k not in PATH_OPTIONS}
+    # The options table says which options change an image; the libraries count by their bytes, below.
+    options = job.options.cache_key()
     optimizer = job.optimizer
     description = {
         "lowered": [(m.name, m.llvm_ir, m.kernels) for m in job.lowered],

@@ -13,6 +13,7 @@ from offload.compiler import trace
 from offload.serialize.libraries import find_libdevice, find_rocm_device_libs
 from offload.formats.targets import Target
 from offload.formats.vendors import CUDA, HIP
+from offload.options import CompileOptions
 
 # Device-side lowering shared by both kinds, run inside every gpu.module before the GPU conversion.
 COMMON_LOWERING = ("convert-vector-to-scf", "convert-scf-to-cf", "expand-strided-metadata", "lower-affine")
@@ -45,7 +46,7 @@ class TargetKind:
     gpu_conversion: Callable[[Target], str]  # the convert-gpu-to-* pass with its options
     library_prefixes: tuple[str, ...]  # calls that a device library must resolve
     provided_symbols: frozenset[str]  # declarations the target's toolchain resolves itself
-    plan_libraries: Callable[[Target, "DeviceOptions", bool], LibraryPlan]  # noqa: F821
+    plan_libraries: Callable[[Target, CompileOptions, bool], LibraryPlan]
     # The attribute that makes a lowered llvm.func a kernel (an entry point) for this target: gpu.kernel
     # alone does not; the translation makes the function a kernel from this one.
     kernel_attribute: str = ""

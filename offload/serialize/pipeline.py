@@ -18,28 +18,7 @@ from offload.serialize.kinds import KINDS, TargetKind, function_attributes
 from offload.serialize.libraries import LIBRARY_FIX, bitcode_bytes, is_bitcode
 from offload.serialize.processes import ForkedCall, map_forked, map_threads, worker_count
 from offload.formats.targets import Target, check_ptx_feature
-
-RENAME_SCHEMES = ("module-prefix", "prefix:NAME")
-PREFIX_SCHEME = "prefix:"
-
-
-@dataclass
-class DeviceOptions:
-    opt_level: int = 3
-    prec_sqrt: bool = True
-    prec_div: bool = True
-    ftz: bool = False
-    fast_math: bool = False
-    link_bitcode: list[str] = field(default_factory=list)
-    libdevice: str | None = None
-    rocm_device_lib_path: str | None = None
-    rename: str | None = None
-    debug_info: str | None = None  # compile -g / -lineinfo (offload.compiler.frontend.DEBUG_EMISSION)
-    cache: bool = True  # reuse and store images in the device image cache (cache.py)
-    remote_cache: str | None = None  # redis:// URL of the shared tier (remote_cache.py); the environment wins
-    remote_cache_mode: str | None = None  # read-write (default) | read-only
-    remote_cache_ttl: int | None = None  # seconds an image lives on the server (None: no expiry)
-
+from offload.options import DEFAULT_OPT_LEVEL, PREFIX_SCHEME, CompileOptions, check_rename
 
 @dataclass
 class DeviceImage:
@@ -71,17 +50,13 @@ def symbol_name(module_name: str, symbol: str, rename: str | None) -> str:
     `NAME_<symbol>`; without renaming it is the symbol itself."""
     if rename is None:
         return symbol
+    check_rename(rename)
     if rename == "module-prefix":
         return f"{module_name}_{symbol}"
-    if rename.startswith(PREFIX_SCHEME):
-        prefix = rename[len(PREFIX_SCHEME):]
-        if not prefix.isidentifier() or not prefix.isascii():
-            raise OffloadError(f"symbol prefix '{prefix}' is not a C identifier (letters, digits, '_')")
-        return f"{prefix}_{symbol}"
-    raise OffloadError(f"unknown --rename scheme '{rename}' (valid: {', '.join(RENAME_SCHEMES)})")
+    return f"{rename[len(PREFIX_SCHEME):]}_{symbol}"
 
 
-def compile_device(program: Program, targets: list[Target], options: DeviceOptions,
+def compile_device(program: Program, targets: list[Target], options: CompileOptions,
                    *, jobs: int | None = None, lto_pre_link: bool = False) -> list[DeviceImage]:
     """Every gpu.module of `program`, for every target: one LLVM bitcode image per target. The MLIR
     lowering runs in a forked child (once per distinct pipeline); the LLVM stages of the targets run side
@@ -148,7 +123,7 @@ class LoweringMode:
     triple: str
 
 
-def _open_cache(options: DeviceOptions):
+def _open_cache(options: CompileOptions):
     if not options.cache:
         return None
     from offload.serialize.cache import open_cache
@@ -192,7 +167,7 @@ class SerializeJob:
 
     lowered: list[LoweredModule]
     target: Target
-    options: DeviceOptions
+    options: CompileOptions
     path: str
     optimizer: object  # offload.serialize.optimizer.Optimizer
     lto_pre_link: bool = False
@@ -240,10 +215,7 @@ def image_symbols(lowered: list[LoweredModule]) -> tuple[list[str], list[str], d
     return kernels, user_globals, exported
 
 
-def _check_options(options: DeviceOptions, targets: list[Target]) -> None:
-    if options.opt_level not in (0, 1, 2, 3):
-        raise OffloadError(f"optimization level -O{options.opt_level} is not one of -O0, -O1, -O2, -O3")
-    symbol_name("m", "s", options.rename)  # validates the scheme
+def _check_options(options: CompileOptions, targets: list[Target]) -> None:
     if not targets:
         raise OffloadError("no offload target: pass --offload-arch, e.g. sm_80 or gfx90a")
     for target in targets:
@@ -255,7 +227,7 @@ def _check_options(options: DeviceOptions, targets: list[Target]) -> None:
 
 # --- stage 1: MLIR lowering (on a clone: the host step lowers the same Program) -------------------
 
-def lower_to_llvm_ir(program: Program, pipeline: str, options: DeviceOptions,
+def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
                      mode: LoweringMode) -> list[LoweredModule]:
     """Each gpu.module lowered by `pipeline`, its symbols renamed (options.rename) and checked, and
     translated to LLVM IR for mode's triple; its kernels are the functions with mode's kernel attribute."""
@@ -498,7 +470,7 @@ def fresh_context():
     return context
 
 
-def target_machine(target: Target, opt_level: int = 3):
+def target_machine(target: Target, opt_level: int = DEFAULT_OPT_LEVEL):
     """The llvmlite TargetMachine of a (validated) target, made once per process."""
     import llvmlite.binding as llvm
 
@@ -511,7 +483,7 @@ def target_machine(target: Target, opt_level: int = 3):
     return _target_machines[key]
 
 
-def serialize(lowered: list[LoweredModule], target: Target, kind: TargetKind, options: DeviceOptions,
+def serialize(lowered: list[LoweredModule], target: Target, kind: TargetKind, options: CompileOptions,
               path: str, context, lto_pre_link: bool = False) -> DeviceImage:
     """The LLVM stages of one target in llvmlite (where LLVM's tools are not at hand, or --link-bitcode)."""
     machine = target_machine(target, options.opt_level)
@@ -585,7 +557,7 @@ def declares_call_into(module, prefixes: tuple[str, ...]) -> bool:
     return any(f.is_declaration and f.name.startswith(prefixes) for f in module.functions)
 
 
-def link_device_libraries(module, kind: TargetKind, target: Target, options: DeviceOptions,
+def link_device_libraries(module, kind: TargetKind, target: Target, options: CompileOptions,
                           data_layout: str, context) -> tuple:
     """libdevice or ocml/ockl/oclc: only when the code calls into them, and only what it needs
     (internalize + dead-code elimination drop the rest)."""
@@ -734,14 +706,14 @@ def _reachable(root: str, graph: dict[str, set[str]]) -> set[str]:
     return seen
 
 
-def emit_assembly(bitcode: bytes, target: Target, opt_level: int = 3) -> str:
+def emit_assembly(bitcode: bytes, target: Target, opt_level: int = DEFAULT_OPT_LEVEL) -> str:
     """PTX (or AMDGPU assembly) for an image: the one NVPTX code generator (cubins are assembled from it)."""
     import llvmlite.binding as llvm
 
     return target_machine(target, opt_level).emit_assembly(llvm.parse_bitcode(bitcode, fresh_context()))
 
 
-def emit_object(bitcode: bytes, target: Target, opt_level: int = 3) -> bytes:
+def emit_object(bitcode: bytes, target: Target, opt_level: int = DEFAULT_OPT_LEVEL) -> bytes:
     """A relocatable object for an image. llvmlite has no AMDGPU assembly parser: an AMDGPU module with
     inline asm (ockl has some) would abort the process in-process, so it goes through llc instead."""
     import llvmlite.binding as llvm
@@ -772,7 +744,7 @@ def find_llvm_tool(tool: str, llvm_major: int, candidates: tuple[str, ...] | Non
     return None
 
 
-def llc_object(bitcode: bytes, target: Target, opt_level: int = 3, llc: str | None = None) -> bytes:
+def llc_object(bitcode: bytes, target: Target, opt_level: int = DEFAULT_OPT_LEVEL, llc: str | None = None) -> bytes:
     """The object of an image through an external llc of our LLVM major, or a one-line refusal with the fix."""
     import subprocess
 

@@ -1,0 +1,461 @@
+"""Every setting of a compile, declared once: the fields of `CompileOptions` below.
+
+How to add an option: add ONE field to `CompileOptions`, e.g.
+
+    save_temps: bool = option(False, "--save-temps", "Keep each stage's output beside the bundle.",
+                              commands=COMPILE)
+
+and read `options.save_temps` where it is used. From that one entry come:
+  - the click option of every command in `commands` (`command_options("compile")` decorates a command;
+    a bool with one declaration is a flag, "--x/--no-x" a switch; multiple values for tuple kinds);
+  - the mlir-offload.toml key (`toml=True`: the field name with '-', e.g. `save-temps`; its value is
+    checked by `kind`: an unknown key or a bad value is one error naming the file:line:col and key);
+    `config show` prints it, and takes it as a flag too;
+  - the Python API keyword (`api=True`: offload/api.py's compile_* take it, checked by `kind`);
+  - the device-image cache key (`cache_key=True`: the option changes what an image holds; library
+    options are not: the cache key holds the libraries' bytes);
+  - `secret=True`: the value may hold a password; `config show` and error messages never print it;
+  - the typed, frozen record itself, which `resolve()` fills by one cascade: flag (or API keyword) >
+    mlir-offload.toml > the default written here. Nothing below offload/commands and offload/api.py
+    reads raw flags or the file: the record is passed down.
+`kind` says how a value is spelled and checked: SWITCH (bool), Level(lo, hi) (int range), Choice(...),
+TEXT, PATH (relative to the TOML file's folder), PATHS/ARCHS (repeatable; a string or an array in
+TOML), CLANG_MAJOR, HOST_TRIPLE. A new kind is a `Kind` instance with its checks.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+import click
+
+from offload.errors import OffloadError
+from offload.formats.profiles import DEFAULT_TARGET_CLANG
+
+if TYPE_CHECKING:
+    from offload.config import ProjectConfig
+
+COMPILE = ("compile",)
+COMPILE_DEVICE = ("compile", "device")
+# The image formats compile can write (offload/compiler/native.py makes the native ones).
+DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
+HOST_FORMATS = ("bc", "obj")
+RENAME_SCHEMES = ("module-prefix", "prefix:NAME")
+PREFIX_SCHEME = "prefix:"
+
+
+# ---- kinds: how a value is spelled on the command line, in mlir-offload.toml and in Python ----------
+
+@dataclass(frozen=True)
+class Kind:
+    """check(value) -> the typed value, or TypeError(what it expects): for TOML and API values.
+    from_flag(value) -> the typed value of a click-parsed flag (None or () = not given).
+    click: the keyword arguments of click.option."""
+
+    check: Callable[[Any], Any]
+    click: Callable[[], dict] = lambda: {}
+    from_flag: Callable[[Any], Any] = lambda value: value
+    is_path: bool = False  # relative paths in the TOML file are relative to its folder
+    repeatable: bool = False
+
+
+def _bool(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("true or false")
+    return value
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("a string")
+    return value
+
+
+def _paths(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise TypeError("a list of file paths")
+
+
+def _archs(value: Any) -> str:
+    # "sm_80,gfx90a" or ["sm_80", "gfx90a"]: kept as the flag's comma-separated spelling.
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) and v.strip() for v in value):
+        return ",".join(value)
+    raise TypeError('an architecture list such as "sm_80,sm_90" or ["sm_80", "gfx90a"]')
+
+
+def _clang_major(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise TypeError("a clang major version (an integer such as 22)")
+    return value
+
+
+def _clang_major_flag(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return _clang_major(int(text))
+    except (TypeError, ValueError):
+        raise OffloadError(f"--target-clang expects a clang major version, got '{text}'") from None
+
+
+def _host_triple(value: Any) -> str:
+    from offload.formats.hosts import host_triple, supported
+
+    try:
+        return host_triple(_text(value)).name
+    except OffloadError:
+        raise TypeError(f"a supported host triple ({supported()})") from None
+
+
+def _host_triple_flag(text: str | None) -> str | None:
+    from offload.formats.hosts import host_triple
+
+    return None if text is None else host_triple(text).name  # its own error names the supported ones
+
+
+def _redis_url(value: Any) -> str:
+    if not isinstance(value, str) or not value.startswith(("redis://", "rediss://")):
+        raise TypeError('a Redis URL such as "redis://HOST:6379/0" or "rediss://HOST:6380/0"')
+    return value
+
+
+def _seconds(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise TypeError("a number of seconds (0: no expiry)")
+    return value
+
+
+def Level(low: int, high: int) -> Kind:  # noqa: N802 - reads as a type in the table
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise TypeError(f"an integer from {low} to {high}")
+        return value
+    return Kind(check, lambda: {"type": click.IntRange(low, high)})
+
+
+def Choice(*choices: str) -> Kind:  # noqa: N802
+    def check(value: Any) -> str:
+        if value not in choices:
+            raise TypeError("one of " + ", ".join(f'"{c}"' for c in choices))
+        return value
+    return Kind(check, lambda: {"type": click.Choice(choices)})
+
+
+SWITCH = Kind(_bool)
+TEXT = Kind(_text)
+PATH = Kind(_text, lambda: {"type": click.Path()}, is_path=True)
+FILE = Kind(_text, lambda: {"type": click.Path(dir_okay=False)}, is_path=True)
+PATHS = Kind(_paths, lambda: {"type": click.Path(dir_okay=False)}, lambda v: tuple(v) or None, True, True)
+ARCHS = Kind(_archs, from_flag=lambda v: ",".join(v) if v else None, repeatable=True)
+WORDS = Kind(_paths, from_flag=lambda v: tuple(v) or None, repeatable=True)
+CLANG_MAJOR = Kind(_clang_major, from_flag=_clang_major_flag)
+HOST_TRIPLE = Kind(_host_triple, from_flag=_host_triple_flag)
+REDIS_URL = Kind(_redis_url)
+SECONDS = Kind(_seconds, lambda: {"type": click.IntRange(min=0)})
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One option's declaration (the metadata of its CompileOptions field)."""
+
+    kind: Kind
+    flags: tuple[str, ...]  # click declarations: "-O", "--opt-level", "--cache/--no-cache"
+    help: str
+    commands: tuple[str, ...] = ()  # the commands that take the flag; `config show` takes every TOML key
+    toml: bool = False  # a key of mlir-offload.toml (named as the field, with '-')
+    api: bool = False  # a keyword of offload/api.py's compile_*
+    cache_key: bool = False  # changes what a device image holds
+    metavar: str | None = None
+    secret: bool = False  # may hold a password: no output or error message shows it
+
+
+def option(default: Any, flags: str | tuple[str, ...], help: str, *, kind: Kind = SWITCH,
+           commands: tuple[str, ...] = (), toml: bool = False, api: bool = False, cache_key: bool = False,
+           metavar: str | None = None, secret: bool = False) -> Any:
+    """A CompileOptions field: its default and its Spec."""
+    spec = Spec(kind, (flags,) if isinstance(flags, str) else flags, help, commands, toml, api, cache_key, metavar,
+                secret)
+    return field(default=default, metadata={"spec": spec})
+
+
+# ---- the table --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """The settings of a compile (and of `device`, `config`): the one table of options, their defaults
+    and spellings (see the module docstring), and the frozen record the stages read."""
+
+    offload_arch: str | None = option(
+        None, "--offload-arch", "Targets of one vendor, e.g. sm_80,sm_90 or gfx90a; also 80, 90a (CMake, Spack) "
+        "and compute_80 (PTX beside the bundle, JIT-compiled by the driver) (repeatable).",
+        kind=ARCHS, commands=COMPILE_DEVICE, toml=True, api=True, metavar="ARCH[,ARCH...]")
+    opt_level: int = option(
+        3, ("-O", "--opt-level"), "Device optimization level (-O0..-O3, default 3).",
+        kind=Level(0, 3), commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True, metavar="[0-3]")
+    prec_sqrt: bool = option(
+        True, "--prec-sqrt/--no-prec-sqrt", "IEEE-rounded f32 square root (default) or approximate.",
+        commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True)
+    prec_div: bool = option(
+        True, "--prec-div/--no-prec-div", "IEEE-rounded f32 division (default) or approximate.",
+        commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True)
+    ftz: bool = option(
+        False, "--ftz/--no-ftz", "Flush f32 denormals to zero.",
+        commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True)
+    fast_math: bool = option(
+        False, "--fast-math/--no-fast-math",
+        "Approximate sqrt/div, flush denormals, finite math only (as nvcc --use_fast_math).",
+        commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True)
+    link_bitcode: tuple[str, ...] = option(
+        (), "--link-bitcode", "Link this device bitcode library into every image of its triple (repeatable).",
+        kind=PATHS, commands=COMPILE_DEVICE, toml=True, api=True)
+    libdevice: str | None = option(
+        None, "--libdevice", "libdevice.10.bc (default: $CUDA_HOME, the standard toolkit, the nvidia-nvvm wheel).",
+        kind=PATH, commands=COMPILE_DEVICE, toml=True, api=True)
+    rocm_device_lib_path: str | None = option(
+        None, "--rocm-device-lib-path",
+        "Folder with ocml.bc/ockl.bc/oclc_*.bc (default: $ROCM_PATH, /opt/rocm, system).",
+        kind=PATH, commands=COMPILE_DEVICE, toml=True, api=True)
+    target_clang: int = option(
+        DEFAULT_TARGET_CLANG, "--target-clang",
+        "Major version of the clang that links the bundle (default 22): offload entry layout, kind values, and "
+        "whether it reads our bitcode (offload/data/profiles/clangN.toml).",
+        kind=CLANG_MAJOR, commands=COMPILE_DEVICE, toml=True, api=True, metavar="N")
+    host_triple: str | None = option(
+        None, "--host-triple", "CPU of the machine the executable runs on: x86_64-linux-gnu or aarch64-linux-gnu "
+        "(Grace Hopper); default: this machine's.",
+        kind=HOST_TRIPLE, commands=COMPILE, toml=True, api=True, metavar="TRIPLE")
+    clang: str = option(
+        "clang", "--clang", "The clang executable that links the bundle (ship, doctor, --ldflags).",
+        kind=TEXT, toml=True)
+    cuda_path: str | None = option(
+        None, "--cuda-path", "CUDA toolkit of the link (default: found).", kind=PATH, toml=True)
+    rocm_path: str | None = option(
+        None, "--rocm-path", "ROCm install of the link (default: found).", kind=PATH, toml=True)
+    portable: bool = option(
+        False, "--portable/--no-portable",
+        "Version-proof bundle: cubin images (+ PTX beside the bundle, for link --ptx) and an ELF host object, "
+        "linkable by any clang of the entry profile whatever its LLVM version.",
+        commands=COMPILE, toml=True, api=True)
+    # Unset format options: the target clang's profile decides (bitcode where it reads ours, else native).
+    device_image: str | None = option(
+        None, "--device-image", "bitcode (device LTO on the target; default where the target clang reads our "
+        "bitcode), cubin (ptxas here), ptx (cubin + <out>.<arch>.ptx beside). HIP: cubin/ptx mean a native "
+        "AMDGPU code object.",
+        kind=Choice(*DEVICE_IMAGE_FORMATS), commands=COMPILE, toml=True, api=True)
+    host_format: str | None = option(
+        None, "--host-format", "Host part as LLVM bitcode (bc) or as an ELF object (obj).",
+        kind=Choice(*HOST_FORMATS), commands=COMPILE, toml=True, api=True)
+    cache: bool = option(
+        True, "--cache/--no-cache", "Reuse device images of an unchanged program from the cache (default) "
+        "or rebuild them (MLIR_OFFLOAD_CACHE_DIR, else ~/.cache/mlir-offload).",
+        commands=COMPILE_DEVICE, toml=True, api=True)
+    # The shared tier of the image cache (docs/cache.md); MLIR_OFFLOAD_REMOTE_CACHE* in the environment win.
+    remote_cache: str | None = option(
+        None, "--remote-cache", "redis://HOST:PORT/DB or rediss:// (TLS) server sharing device images between "
+        "machines.", kind=REDIS_URL, toml=True, secret=True)
+    remote_cache_mode: str = option(
+        "read-write", "--remote-cache-mode", "read-only: take images from the remote cache, never write to it.",
+        kind=Choice("read-write", "read-only"), toml=True)
+    remote_cache_ttl: int | None = option(
+        None, "--remote-cache-ttl", "Seconds an image lives in the remote cache (default: no expiry).",
+        kind=SECONDS, toml=True)
+    # ---- command-line and API only ----
+    rename: str | None = option(
+        None, "--rename", "module-prefix: every gpu.module's exported symbol becomes <module>_<symbol>, so two "
+        "gpu.modules may define the same name; prefix:NAME: every exported device symbol becomes NAME_<symbol> "
+        "(host launches follow), so separately compiled bundles never collide.",
+        kind=TEXT, commands=COMPILE_DEVICE, api=True, cache_key=True, metavar="module-prefix|prefix:NAME")
+    symbol_prefix: str | None = option(
+        None, "--symbol-prefix", "Same as --rename=prefix:NAME.",
+        kind=TEXT, commands=COMPILE_DEVICE, api=True, metavar="NAME")
+    debug: bool = option(
+        False, "-g", "Debug information from the MLIR locations, in the host code and the device code.",
+        commands=COMPILE, api=True, cache_key=True)
+    line_info: bool = option(
+        False, "-lineinfo", "Device line information only (as nvcc -lineinfo: Nsight and cuda-gdb map to the .mlir).",
+        commands=COMPILE, api=True, cache_key=True)
+    pass_pipeline: str | None = option(
+        None, "--pass-pipeline", "MLIR passes to run on the input before mlir-offload's own lowering, in mlir-opt "
+        "syntax, e.g. 'builtin.module(convert-linalg-to-loops)'.",
+        kind=TEXT, commands=COMPILE, api=True, metavar="PIPELINE")
+    dependency_file_wanted: bool = option(
+        False, "-MD", "Write a make-style dependency file (input, linked bitcode libraries, mlir-offload.toml).",
+        commands=COMPILE)
+    user_dependency_file_wanted: bool = option(
+        False, "-MMD", "As -MD (as in clang; mlir-offload lists no system files either way).", commands=COMPILE)
+    dependency_file: str | None = option(
+        None, "-MF", "Name of the -MD dependency file (default: the output with suffix .d).",
+        kind=FILE, commands=COMPILE, metavar="FILE")
+    dependency_targets: tuple[str, ...] = option(
+        (), "-MT", "Target of the dependency rule instead of the output (repeatable).",
+        kind=WORDS, commands=COMPILE, metavar="TARGET")
+    dependency_phony: bool = option(
+        False, "-MP", "Add an empty rule for each prerequisite but the input, so make does not stop when one is "
+        "removed.", commands=COMPILE)
+
+    def __post_init__(self) -> None:
+        for spec_field in fields(self):
+            value = getattr(self, spec_field.name)
+            if isinstance(value, list):  # a record built in Python with a list: frozen means a tuple
+                object.__setattr__(self, spec_field.name, value := tuple(value))
+            if value is not None and value != spec_field.default:
+                try:
+                    spec_field.metadata["spec"].kind.check(value)
+                except TypeError as e:
+                    got = describe(value, spec_field.metadata["spec"].secret)
+                    raise OffloadError(f"option {spec_field.name} expects {e.args[0]}, got {got}") from None
+        if self.rename is not None:
+            check_rename(self.rename)
+
+    @property
+    def debug_info(self) -> str | None:
+        """"g" (host and device debug info, -g), "lineinfo" (device line tables), or None."""
+        return "g" if self.debug else "lineinfo" if self.line_info else None
+
+    def cache_key(self) -> dict[str, Any]:
+        """The values that change what a device image holds (the device-image cache key's part)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["spec"].cache_key}
+
+
+def check_rename(rename: str) -> None:
+    if rename == "module-prefix":
+        return
+    if rename.startswith(PREFIX_SCHEME):
+        prefix = rename[len(PREFIX_SCHEME):]
+        if not prefix.isidentifier() or not prefix.isascii():
+            raise OffloadError(f"symbol prefix '{prefix}' is not a C identifier (letters, digits, '_')")
+        return
+    raise OffloadError(f"unknown --rename scheme '{rename}' (valid: {', '.join(RENAME_SCHEMES)})")
+
+
+SPECS: dict[str, Spec] = {f.name: f.metadata["spec"] for f in fields(CompileOptions)}
+DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(CompileOptions)}
+DEFAULT_OPT_LEVEL: int = DEFAULTS["opt_level"]  # for device code made outside a compile (ship, tests)
+# mlir-offload.toml key -> field name
+TOML_KEYS: dict[str, str] = {name.replace("_", "-"): name for name, spec in SPECS.items() if spec.toml}
+API_KEYWORDS: tuple[str, ...] = tuple(name for name, spec in SPECS.items() if spec.api)
+
+
+def toml_key(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def describe(value: Any, secret: bool = False) -> str:
+    """A value as an error message names it: 'integer 7', 'string "fast"' (a secret string unshown)."""
+    if secret and isinstance(value, str):
+        return "another string (not shown: it may hold a password)"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, int):
+        return f"integer {value}"
+    if isinstance(value, float):
+        return f"float {value}"
+    if isinstance(value, str):
+        return f'string "{value}"'
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__
+
+
+# ---- click ------------------------------------------------------------------------------------------
+
+def command_options(command: str) -> Callable:
+    """Decorator adding the table's options of `command` ("compile", "device", "config show") to a click
+    command, each defaulting to None or () ("not given": the cascade fills it)."""
+    chosen = [(name, spec) for name, spec in SPECS.items()
+              if command in spec.commands or (command == "config show" and spec.toml)]
+
+    def decorate(function: Callable) -> Callable:
+        for name, spec in reversed(chosen):
+            settings: dict[str, Any] = {"default": None, "help": spec.help, **spec.kind.click()}
+            if spec.kind.repeatable:
+                settings.update(multiple=True, default=())
+            elif spec.kind is SWITCH and not any("/" in flag for flag in spec.flags):
+                settings["is_flag"] = True
+            if spec.metavar:
+                settings["metavar"] = spec.metavar
+            function = click.option(*spec.flags, name, **settings)(function)
+        return function
+    return decorate
+
+
+def given_flags(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The table's options a command was given (click parameters; None or () = not given), typed.
+    Parameters that are no option (the input, -o) are ignored."""
+    given = {}
+    for name, spec in SPECS.items():
+        value = parameters.get(name)
+        if value is None or value == ():
+            continue
+        value = spec.kind.from_flag(value)
+        if value is not None:
+            given[name] = value
+    return given
+
+
+def given_keywords(keywords: Mapping[str, Any], caller: str) -> dict[str, Any]:
+    """The API keywords given (None = not given), checked by their kinds; an unknown one is a TypeError
+    as Python raises it."""
+    given = {}
+    for name, value in keywords.items():
+        if name not in API_KEYWORDS:
+            raise TypeError(f"{caller}() got an unexpected keyword argument '{name}'")
+        if value is None:
+            continue
+        try:
+            given[name] = SPECS[name].kind.check(value)
+        except TypeError as e:
+            got = describe(value, SPECS[name].secret)
+            raise OffloadError(f"{caller}(): {name} expects {e.args[0]}, got {got}") from None
+    return given
+
+
+# ---- the cascade: flag (or API keyword) > mlir-offload.toml > default ------------------------------
+
+@dataclass(frozen=True)
+class Resolved:
+    options: CompileOptions
+    origins: dict[str, str]  # field name -> "flag", "<file>:<line>" or "default"
+    config_file: str | None  # the mlir-offload.toml in effect
+
+
+def resolve(given: Mapping[str, Any], config: ProjectConfig | None) -> Resolved:
+    """The one cascade. `given`: typed values from given_flags or given_keywords; `config`: the
+    input's mlir-offload.toml (offload.config.project_config), read once, or None."""
+    values, origins = {}, {}
+    for name in SPECS:
+        key = toml_key(name)
+        if name in given:
+            values[name], origins[name] = given[name], "flag"
+        elif config is not None and key in config.values:
+            values[name], origins[name] = config.values[key], config.origin(key)
+        else:
+            values[name], origins[name] = DEFAULTS[name], "default"
+    prefix = values["symbol_prefix"]
+    if prefix is not None:  # --symbol-prefix NAME spells --rename=prefix:NAME
+        if values["rename"] not in (None, f"prefix:{prefix}"):
+            raise OffloadError("--symbol-prefix NAME is --rename=prefix:NAME: pass one of them")
+        values["rename"] = f"prefix:{prefix}"
+    return Resolved(CompileOptions(**values), origins, str(config.path) if config else None)
+
+
+def check_toml_value(name: str, value: Any, folder: str) -> Any:
+    """A TOML value of option `name` checked (TypeError: what it expects) and, for a path, made absolute
+    against the file's `folder`."""
+    kind = SPECS[name].kind
+    value = kind.check(value)
+    if kind.is_path:
+        if isinstance(value, tuple):
+            return tuple(v if os.path.isabs(v) else str(Path(folder) / v) for v in value)
+        return value if os.path.isabs(value) else str(Path(folder) / value)
+    return value
