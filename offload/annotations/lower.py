@@ -188,9 +188,11 @@ def check_fully_lowered(host, path: str) -> None:
     from offload.compiler.frontend import location_of
 
     culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
+    from offload.compiler.lowering_hints import pipeline_hint
+
     raise OffloadError(f"host operation '{culprit.name}' cannot be lowered by mlir-offload's host lowering "
-                       "(func, scf, cf, affine, arith, math, index, memref, vector and gpu host ops): lower it "
-                       "first, e.g. with --pass-pipeline='builtin.module(...)'", location_of(culprit.location, path))
+                       "(func, scf, cf, affine, arith, math, index, memref, vector and gpu host ops): "
+                       f"{pipeline_hint(culprit.name)}", location_of(culprit.location, path))
 
 
 def _find_ops(host, matches) -> list:

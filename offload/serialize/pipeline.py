@@ -412,8 +412,10 @@ def _check_fully_lowered(gpu_module, name: str, path: str, ir) -> None:
         return
     # A conversion cast only marks where a real leftover's value flows; prefer the real op.
     culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
+    from offload.compiler.lowering_hints import pipeline_hint
+
     raise OffloadError(f"'{culprit.name}' in gpu.module @{name} cannot be lowered to device code "
-                       "(no NVVM/ROCDL lowering for it: lower it to scf/arith/memref/gpu ops first)",
+                       f"(no NVVM/ROCDL lowering for it): {pipeline_hint(culprit.name)}",
                        location_of(culprit.location, path))
 
 

@@ -1,0 +1,30 @@
+"""Which upstream MLIR passes lower the ops of a dialect that mlir-offload's own lowering does not, so an
+error for such an op can name the --pass-pipeline that fixes it (each checked by tests/test_lowering_hints.py
+on an op of the dialect, for the entries marked so there)."""
+
+from __future__ import annotations
+
+# dialect -> passes, in pipeline order, that take its ops to dialects mlir-offload lowers.
+LOWERING_PASSES: dict[str, tuple[str, ...]] = {
+    "linalg": ("convert-linalg-to-loops",),
+    "tensor": ("one-shot-bufferize{bufferize-function-boundaries}", "convert-linalg-to-loops"),
+    "bufferization": ("one-shot-bufferize{bufferize-function-boundaries}",),
+    "tosa": ("func.func(tosa-to-linalg)", "one-shot-bufferize{bufferize-function-boundaries}",
+             "convert-linalg-to-loops"),
+    "shape": ("convert-shape-to-std",),
+    "complex": ("convert-complex-to-standard",),
+    "sparse_tensor": ("sparsifier",),
+    "omp": ("convert-openmp-to-llvm",),
+}
+
+
+def pipeline_hint(op_name: str) -> str:
+    """`--pass-pipeline='builtin.module(...)'` naming the passes for the op's dialect, or the generic
+    advice when none is known."""
+    passes = LOWERING_PASSES.get(op_name.split(".", 1)[0])
+    if passes is None:
+        return "lower it first with --pass-pipeline='builtin.module(...)' (the upstream passes for its dialect)"
+    return f"lower it first with --pass-pipeline='builtin.module({','.join(passes)})'"
+
+
+__all__ = ["LOWERING_PASSES", "pipeline_hint"]
