@@ -72,11 +72,14 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: compiler-style one-line errors; exit 1 for errors, 2 for usage errors."""
+    from offload.caret import take_caret_flag
+
+    argv, caret = take_caret_flag(sys.argv[1:] if argv is None else list(argv))
     try:
         # Commands return None; ctx.exit(N) (e.g. from --help or a failed check) comes back as N.
         status = cli.main(args=argv, prog_name="mlir-offload", standalone_mode=False)
     except OffloadError as e:
-        _echo_error(e.render())
+        _echo_located_error(e, caret)
         sys.exit(1)
     except click.exceptions.NoArgsIsHelpError as e:
         # Bare `mlir-offload` (or a command with nothing to work on): the usage and command list as
@@ -121,6 +124,19 @@ def run() -> None:
     except (BrokenPipeError, ValueError):
         code = code or 1
     os._exit(code)
+
+
+def _echo_located_error(error: OffloadError, caret: bool | None) -> None:
+    """One line; on a terminal (or with -fcaret-diagnostics) the source line and a caret follow."""
+    from offload.caret import render, wants_caret, wants_colour
+
+    if error.location is None or not wants_caret(caret, sys.stderr):
+        _echo_error(error.render())
+        return
+    sys.stderr.flush()
+    text = render(error.render(), error.location, wants_colour(sys.stderr))
+    sys.stderr.buffer.write(os.fsencode(text) + b"\n")
+    sys.stderr.flush()
 
 
 def _echo_error(line: str) -> None:
