@@ -39,3 +39,12 @@ def test_both_sides_use_the_records():
     assert KINDS["cuda"].gpu_conversion(None).startswith(CUDA.lowering + "{")
     assert vendor_of_triple("nvptx64-nvidia-cuda") is CUDA and vendor_of_triple("amdgcn-amd-amdhsa") is HIP
     assert vendor_of_triple("x86_64-pc-linux-gnu") is None
+
+
+@pytest.mark.fast
+def test_link_cudart_modes_are_the_vendor_records_runtime_variants():
+    from offload.commands.link import CUDART_MODES
+    from offload.formats.vendors import VENDORS
+
+    assert CUDART_MODES == tuple(dict.fromkeys(mode for v in VENDORS.values() for mode, _ in v.runtime_variants))
+    assert CUDART_MODES == ("shared", "static", "none")

@@ -13,6 +13,7 @@ its own stub (CUDA only) that calls cudaLaunchKernelExC with the launch config p
 from __future__ import annotations
 
 from offload.errors import OffloadError
+from offload.formats.vendors import vendor_for
 from offload.annotations.lower import STUB_CONFIG_PARAMS, cluster_stub_name, stub_name
 from offload.annotations.runtime import EXIT_STATUS_ON_RUNTIME_ERROR, RuntimeEmitter
 
@@ -77,7 +78,7 @@ def define_cluster_stub(emitter: RuntimeEmitter, kernel: str, arg_types, handle,
     blocks first allows non-portable sizes. The config is passed by pointer: no dim3 coercion."""
     e = emitter
     ir = e.ir
-    if e.runtime.kind != "cuda":
+    if not vendor_for(e.runtime.kind).cluster_launch:
         raise OffloadError(f"launch of '{kernel}' with clusters: thread-block clusters are a CUDA (sm_90) feature; "
                            f"the {e.runtime.kind} runtime has no cluster launch", location)
     config_types = [e.i64] * 9 + [e.i32, e.ptr]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
-from offload.formats.vendors import VENDORS
+from offload.formats.vendors import VENDORS, vendor_for
 
 CHECK_FUNCTION = "__mlir_offload_check"
 EXIT_STATUS_ON_RUNTIME_ERROR = 1
@@ -394,7 +394,7 @@ def _tensor_map_encode_tiled(e: RuntimeEmitter):
     oob fill, i64 box[rank]) -> device pointer to a CUtensorMap, with upstream's argument order (innermost
     dimension first). cuTensorMapEncodeTiled comes from cudaGetDriverEntryPointByVersion, so the
     executable needs no -lcuda; every failure prints one line and exits 1."""
-    if e.runtime.kind != "cuda":
+    if not vendor_for(e.runtime.kind).tensor_maps:
         raise OffloadError("mgpuTensorMapEncodeTiledMemref (an nvgpu TMA descriptor) needs the CUDA runtime; "
                            f"the {e.runtime.kind} target has no tensor maps")
     ir = e.ir

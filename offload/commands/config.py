@@ -49,20 +49,15 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
     from offload.config import project_config
     from offload.options import resolve
 
-    from offload.toolchain.tools import find_cuda, find_rocm
+    from offload.toolchain.tools import toolkit_root
     from offload.formats.vendors import runtime_link_flags, vendor_for
 
     settings = resolve({}, project_config(None)).options
     kind = offload_kind or _offload_kind_of(settings.offload_arch)
     spec = vendor_for(kind)
-    if kind == "cuda":
-        toolkit = find_cuda(settings.cuda_path)
-        root = toolkit.root if toolkit else None
-    else:
-        root = find_rocm(settings.rocm_path).root
+    root = toolkit_root(spec, getattr(settings, spec.toolkit_key.replace("-", "_")))
     if root is None:
-        raise OffloadError(f"no {'CUDA toolkit' if kind == 'cuda' else 'ROCm'} found: set "
-                           f"{'cuda-path' if kind == 'cuda' else 'rocm-path'} in mlir-offload.toml")
+        raise OffloadError(f"no {spec.toolkit_name} found: set {spec.toolkit_key} in mlir-offload.toml")
     from offload.formats.hosts import build_machine_host, resolve_host
     from offload.toolchain.tools import runtime_library_dirs
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from offload.errors import OffloadError
+from offload.formats.vendors import runtime_modes
 
 LINK_HELP = """Link bundles (and objects, libraries, clang flags) into an executable with the target's clang.
 
@@ -35,7 +36,7 @@ Options of link itself (every other argument goes to clang unchanged):
 Clang options that take a separate argument keep it (`-Xlinker -rpath`, `-L DIR`, `-Xarch_device -g`).
 `-Xcuda-ptxas -v` reaches ptxas (as -Xoffload-linker -v: clang's linker wrapper runs ptxas itself).
 """
-CUDART_MODES = ("shared", "static", "none")
+CUDART_MODES = runtime_modes()  # nvcc's --cudart names, from the vendor records
 LINK_VALUE_OPTIONS = {"--cudart": "runtime_mode", "-o": "output", "--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path"}
 LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "-v": "verbose", "--ptx-beside": "ptx_beside",
               "--resource-usage": "resource_usage", "--emulate": "emulate"}

@@ -7,6 +7,7 @@ import os
 import click
 
 from offload.errors import OffloadError
+from offload.formats.vendors import vendor_for
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("input_path", metavar="IN.mlir|BUNDLE", type=click.Path(dir_okay=False))
@@ -80,7 +81,7 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
     from offload.toolchain.ship import read_manifest
 
     manifest = read_manifest(output)
-    toolkit = "ROCM_PATH" if manifest["targets"][0]["offload_kind"] == "hip" else "CUDA_PATH"
+    toolkit = vendor_for(manifest["targets"][0]["offload_kind"]).toolkit_variable
     click.echo(f"{output}: {name} ({bundle_name}); on the target: tar xzf {os.path.basename(output)} && "
                f"make -C {name} [CLANG=clang-{manifest['entry_profile']}] [{toolkit}=...]")
 

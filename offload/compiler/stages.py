@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
+from offload.formats.vendors import vendor_for
 
 EMIT_FORMATS = ("bc", "ll")
 
@@ -77,7 +78,7 @@ def compile_bundle(settings) -> CompiledBundle:
                            "cannot read; bundles for it are ELF objects: drop -S")
     from offload.compiler.trace import stage
 
-    if plan.offload_kind == "cuda":
+    if vendor_for(plan.offload_kind).toolkit_archs:
         from offload.compiler.native import check_toolkit_archs
 
         check_toolkit_archs([t.arch for t in settings.targets], plan.device_image != "bitcode")

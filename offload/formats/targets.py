@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
-from offload.formats.vendors import CUDA, HIP
+from offload.formats.vendors import CUDA, HIP, vendor_for
 
 NVPTX_TRIPLE, AMDGPU_TRIPLE = CUDA.triple, HIP.triple
 
@@ -48,8 +48,9 @@ class Target:
 
     @property
     def wavefront_size(self) -> int:
-        if self.offload_kind == "cuda":
-            return 32
+        fixed = vendor_for(self.offload_kind).warp_size
+        if fixed is not None:
+            return fixed
         if "+wavefrontsize64" in self.features.split(","):
             return 64
         if "+wavefrontsize32" in self.features.split(","):

@@ -30,6 +30,17 @@ class Vendor:
     runtime_variants: tuple = ()  # (link --cudart mode, libraries -l...) as nvcc's --cudart; "shared" is -l<link_library>
     # Dynamic shared memory above this many bytes needs the kernel's opt-in attribute first (None: no opt-in).
     dynamic_shared_opt_in_above: int | None = None
+    toolkit_name: str = ""  # in messages: "CUDA toolkit", "ROCm"
+    toolkit_key: str = ""  # the mlir-offload.toml key (and link/doctor flag) naming its folder
+    toolkit_variable: str = ""  # the shipped Makefile's and build.sh's variable naming its folder
+    toolkit_finder: str = ""  # the offload/toolchain/tools.py function finding it
+    warp_size: int | None = None  # threads per warp on every arch (None: the arch decides, targets.py)
+    ptx: bool = False  # its device code has a PTX form (compute_XX, --ptx, PTX beside a bundle)
+    fatbinary: bool = False  # the toolkit's fatbinary packs the executable's images (clang's wrapper calls it)
+    toolkit_archs: bool = False  # each toolkit release builds a range of archs (offload/data/cuda/toolkit-archs.toml)
+    cluster_launch: bool = False  # thread-block clusters (cudaLaunchKernelExC)
+    tensor_maps: bool = False  # TMA descriptors (cuTensorMapEncodeTiled)
+    llvmlite_assembles_inline_asm: bool = True  # False: llvmlite has no assembler for its inline asm (llc does)
 
 
 CUDA = Vendor(
@@ -39,14 +50,23 @@ CUDA = Vendor(
     register_function="__cudaRegisterFatBinary", native_image="CUBIN", codegen_hook="bitcode_to_cubin",
     separate_kernel_handle=False,
     runtime_variants=(("shared", ("cudart",)), ("static", ("cudart_static", "dl", "pthread", "rt")), ("none", ())),
-    dynamic_shared_opt_in_above=48 * 1024)
+    dynamic_shared_opt_in_above=48 * 1024, toolkit_name="CUDA toolkit", toolkit_key="cuda-path",
+    toolkit_variable="CUDA_PATH", toolkit_finder="find_cuda", warp_size=32, ptx=True, fatbinary=True,
+    toolkit_archs=True, cluster_launch=True, tensor_maps=True)
 
 HIP = Vendor(
     offload_kind="hip", triple="amdgcn-amd-amdhsa", lowering="convert-gpu-to-rocdl", api_prefix="hip",
     link_library="amdhip64", library_dirs=("lib",), host_library_dirs=("lib/{multiarch}",), toolkit_path_flag="--rocm-path", quiet_flags=(),
     device_section=".hip_fatbin", register_function="__hipRegisterFatBinary", native_image="OBJECT",
     codegen_hook="bitcode_to_amdgpu_object", separate_kernel_handle=True,
-    runtime_variants=(("shared", ("amdhip64",)), ("none", ())))
+    runtime_variants=(("shared", ("amdhip64",)), ("none", ())), toolkit_name="ROCm", toolkit_key="rocm-path",
+    toolkit_variable="ROCM_PATH", toolkit_finder="find_rocm", llvmlite_assembles_inline_asm=False)
+
+
+def runtime_modes() -> tuple[str, ...]:
+    """Every link --cudart mode some vendor has (nvcc's names), in the records' order."""
+    return tuple(dict.fromkeys(mode for vendor in VENDORS.values() for mode, _ in vendor.runtime_variants))
+
 
 def runtime_libraries(vendor: Vendor, mode: str = "shared") -> tuple[str, ...]:
     """The libraries (-l names) of link --cudart=MODE for this vendor."""

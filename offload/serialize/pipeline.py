@@ -18,6 +18,7 @@ from offload.serialize.kinds import KINDS, TargetKind, function_attributes
 from offload.serialize.libraries import LIBRARY_FIX, bitcode_bytes, is_bitcode
 from offload.serialize.processes import ForkedCall, map_forked, map_threads, worker_count
 from offload.formats.targets import Target, check_ptx_feature
+from offload.formats.vendors import vendor_for
 from offload.options import DEFAULT_OPT_LEVEL, PREFIX_SCHEME, CompileOptions, check_rename
 
 @dataclass
@@ -221,7 +222,7 @@ def _check_options(options: CompileOptions, targets: list[Target]) -> None:
     for target in targets:
         if target.offload_kind not in KINDS:
             raise OffloadError(f"unknown offload kind '{target.offload_kind}' (valid: cuda, hip)")
-        if target.offload_kind == "cuda":
+        if vendor_for(target.offload_kind).ptx:
             check_ptx_feature(target)
 
 
@@ -721,7 +722,7 @@ def emit_object(bitcode: bytes, target: Target, opt_level: int = DEFAULT_OPT_LEV
     import llvmlite.binding as llvm
 
     module = llvm.parse_bitcode(bitcode, fresh_context())
-    if target.offload_kind == "hip" and _has_inline_asm(module):
+    if not vendor_for(target.offload_kind).llvmlite_assembles_inline_asm and _has_inline_asm(module):
         return llc_object(bitcode, target, opt_level)
     return target_machine(target, opt_level).emit_object(module)
 

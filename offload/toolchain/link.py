@@ -199,7 +199,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
             raise OffloadError(f"the bundle targets offload kind '{kind}', which link does not know")
         root = None
         toolkit_on_path = False
-        if kind == "cuda":
+        if spec.fatbinary:  # CUDA: its toolkit's fatbinary, PTX and arch ranges
             cuda = find_cuda(cuda_path)
             if cuda is None:
                 raise OffloadError("no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart): install it "

@@ -174,7 +174,7 @@ def target_link_words(profile: Profile, offload_kind: str, bundle: str, host=Non
     from offload.formats.hosts import X86_64
 
     vendor = vendor_for(offload_kind)
-    root = CUDA_PATH if offload_kind == "cuda" else ROCM_PATH
+    root = {"CUDA_PATH": CUDA_PATH, "ROCM_PATH": ROCM_PATH}[vendor.toolkit_variable]
     host = host or X86_64
     folders = toolchain.host_library_folders(vendor, host)
     return [CLANG, "--offload-new-driver", bundle,
@@ -275,7 +275,7 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
                            f"{profile.clang_major} cannot read: ship with --portable (cubin images, ELF host object)")
     ptx_files = check_shipped_ptx(ptx or {}, facts, bundle_name, app)
     # The wrapper goes in when any clang that can link the bundle calls `fatbinary --image=`.
-    needs_wrapper = kind == "cuda" and any(clang.cuda.get("fatbinary_needs_image3_wrapper")
+    needs_wrapper = vendor_for(kind).fatbinary and any(clang.cuda.get("fatbinary_needs_image3_wrapper")
                                            for _, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm)
                                            if not refusals)
     payload: dict[str, bytes] = {bundle_name: bundle_data}
@@ -313,7 +313,7 @@ def check_shipped_ptx(ptx: dict[str, str], facts: BundleFacts, bundle_name: str,
     archs and self-contained (what `link --ptx` checks too: build.sh cannot stop to ask)."""
     from offload.toolchain.ptx import ptx_external_functions, ptx_target_arch
 
-    cuda_archs = {i["arch"] for i in facts.images if i["offload_kind"] == "cuda"}
+    cuda_archs = {i["arch"] for i in facts.images if vendor_for(i["offload_kind"]).ptx}
     files = {}
     for arch, text in sorted(ptx.items()):
         name = f"ptx/{app}.{arch}.ptx"

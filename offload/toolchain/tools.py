@@ -249,6 +249,12 @@ def _cuda_version(root: str, ptxas: str | None) -> str:
     return ""
 
 
+def toolkit_root(vendor, path: str | None = None) -> str | None:
+    """The folder of a vendor's toolkit (`path` if given and usable, else found), or None."""
+    found = globals()[vendor.toolkit_finder](path)
+    return found.root if found else None
+
+
 def find_rocm(rocm_path: str | None = None, host=None) -> Rocm:
     roots = rocm_roots(rocm_path)
     root = next((r for r in roots if r and Path(r).is_dir()), None)
