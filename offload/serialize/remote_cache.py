@@ -113,11 +113,16 @@ class RemoteCache:
         from redis.backoff import NoBackoff
         from redis.retry import Retry
 
-        # No retries, no client-identification round trips: one compile, one MGET, one pipeline.
+        # No retries, no client-identification round trips (CLIENT SETINFO: driver_info=None from redis 7.1
+        # on, lib_name/lib_version=None before): one compile, one MGET, one pipeline.
+        import inspect
+
+        anonymous = {"driver_info": None} if "driver_info" in inspect.signature(redis.Redis).parameters else \
+            {"lib_name": None, "lib_version": None}
+        # RESP2: no HELLO round trip (AUTH only with a password, SELECT only for a database other than 0).
         self._client = redis.Redis.from_url(
             url, password=self._password, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=OPERATION_TIMEOUT,
-            retry=Retry(NoBackoff(), 0), retry_on_timeout=False, lib_name=None, lib_version=None,
-            health_check_interval=0)
+            retry=Retry(NoBackoff(), 0), retry_on_timeout=False, health_check_interval=0, protocol=2, **anonymous)
 
     @property
     def writable(self) -> bool:

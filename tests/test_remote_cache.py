@@ -1,0 +1,300 @@
+"""The remote tier of the device image cache against a real redis-server on a free port: two machines
+(two local cache folders) sharing images, tampered values, a server that stops or stalls, read-only
+mode, a TTL, a password that no output shows, TLS, and the client package missing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from offload.serialize.cache import CACHE_ENVIRONMENT
+from offload.serialize.remote_cache import KEY_PREFIX, URL_ENVIRONMENT, redact
+
+SAXPY = str(REPO / "examples" / "saxpy.mlir")
+TIMEOUT = 180
+PASSWORD = "s3cret-pass"
+
+
+def _require(condition: bool, message: str) -> None:
+    """In CI a missing part is a failure (scripts/setup and the test extra install them); elsewhere a skip."""
+    if not condition:
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    def __init__(self, folder: Path, *arguments: str, tls: dict | None = None):
+        _require(shutil.which("redis-server") is not None, "redis-server not found (scripts/setup installs it)")
+        try:
+            import redis  # noqa: F401
+        except ImportError:
+            _require(False, "the redis package is missing (pip install -e '.[test]')")
+        self.port = _free_port()
+        self.folder = folder
+        command = ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)]
+        if tls:
+            command += ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", tls["cert"],
+                        "--tls-key-file", tls["key"], "--tls-ca-cert-file", tls["ca"], "--tls-auth-clients", "no"]
+        else:
+            command += ["--port", str(self.port)]
+        self.process = subprocess.Popen([*command, *arguments], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    self.stop()
+                    raise RuntimeError("redis-server did not start")
+                time.sleep(0.05)
+        self.password = None
+
+    def client(self):
+        import redis
+
+        return redis.Redis(host="127.0.0.1", port=self.port, password=self.password)
+
+    def url(self, password: str | None = None) -> str:
+        return f"redis://{':' + password + '@' if password else ''}127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+
+
+@pytest.fixture
+def server(tmp_path):
+    running = RedisServer(tmp_path)
+    yield running
+    running.stop()
+
+
+def compile_saxpy(cache: Path | None, out: Path, url: str | None, *flags: str, env: dict | None = None,
+                  check: bool = True):
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("MLIR_OFFLOAD_REMOTE_CACHE")}
+    environment.update(env or {})
+    if url:
+        environment[URL_ENVIRONMENT] = url
+    if cache is not None:
+        environment[CACHE_ENVIRONMENT] = str(cache)
+    command = [sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o", str(out), "-v",
+               *flags, *(["--no-cache"] if cache is None else [])]
+    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=TIMEOUT)
+    if check:
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+    return done
+
+
+def warnings_of(done) -> list[str]:
+    return [line for line in done.stderr.splitlines() if "warning:" in line]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> bytes:
+    out = tmp_path_factory.mktemp("reference") / "saxpy.bc"
+    compile_saxpy(None, out, None)
+    return out.read_bytes()
+
+
+def test_two_machines_share_images(tmp_path, server, reference):
+    first = compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", server.url())
+    assert "cache: miss sm_80" in first.stderr and not warnings_of(first)
+    assert server.client().dbsize() == 1
+    second = compile_saxpy(tmp_path / "machine2", tmp_path / "b.bc", server.url())
+    assert "cache: remote hit sm_80" in second.stderr and "cache: miss" not in second.stderr
+    assert (tmp_path / "a.bc").read_bytes() == (tmp_path / "b.bc").read_bytes() == reference
+    third = compile_saxpy(tmp_path / "machine2", tmp_path / "c.bc", server.url())  # kept locally
+    assert "cache: hit sm_80" in third.stderr
+    assert (tmp_path / "c.bc").read_bytes() == reference
+
+
+def _tamper_swapped(client, key: bytes, tmp_path: Path, server) -> None:
+    compile_saxpy(tmp_path / "other", tmp_path / "o1.bc", server.url(), "-O1")
+    [other] = [k for k in client.keys(KEY_PREFIX + "*") if k != key]
+    client.set(key, client.get(other))  # valid bitcode for the same target, another program's
+
+
+@pytest.mark.parametrize("tamper", ["swapped", "garbage", "truncated", "empty"])
+def test_tampered_values_are_misses(tmp_path, server, reference, tamper):
+    compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", server.url())
+    client = server.client()
+    [key] = client.keys(KEY_PREFIX + "*")
+    value = client.get(key)
+    if tamper == "swapped":
+        _tamper_swapped(client, key, tmp_path, server)
+    elif tamper == "garbage":
+        client.set(key, os.urandom(len(value)))
+    elif tamper == "truncated":
+        client.set(key, value[: len(value) // 2])
+    else:
+        client.set(key, b"")
+    done = compile_saxpy(tmp_path / "machine2", tmp_path / "b.bc", server.url())
+    assert "cache: miss sm_80" in done.stderr and "remote hit" not in done.stderr
+    assert (tmp_path / "b.bc").read_bytes() == reference
+    assert client.get(key) == value  # the miss wrote the real image back
+
+
+def test_server_gone_is_one_warning_and_the_same_output(tmp_path, server, reference):
+    url = server.url()
+    compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", url)
+    server.stop()
+    done = compile_saxpy(tmp_path / "machine2", tmp_path / "b.bc", url)
+    assert len(warnings_of(done)) == 1 and "cannot read from the remote cache" in warnings_of(done)[0]
+    assert (tmp_path / "b.bc").read_bytes() == reference
+
+
+def test_server_stopped_in_the_middle_of_a_compile(tmp_path, server, reference, monkeypatch, capsys):
+    """The images fetched (a miss), then the server dies while the image is built: the write-back fails
+    with one warning, and the image is the same."""
+    from offload.compiler.frontend import load_program
+    from offload.formats.targets import parse_offload_arch
+    from offload.serialize import pipeline
+    from offload.serialize.pipeline import DeviceOptions, compile_device
+
+    for name in ("serialize_job", "serialize_with_tools"):
+        real = getattr(pipeline, name)
+
+        def stopping(job, real=real):
+            server.stop()
+            return real(job)
+
+        monkeypatch.setattr(pipeline, name, stopping)
+    monkeypatch.setenv(URL_ENVIRONMENT, server.url())
+    monkeypatch.setenv(CACHE_ENVIRONMENT, str(tmp_path / "machine"))
+    capsys.readouterr()
+    [image] = compile_device(load_program(SAXPY), parse_offload_arch("sm_80"), DeviceOptions(), jobs=1)
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1 and "cannot write to the remote cache" in err
+    monkeypatch.delenv(URL_ENVIRONMENT)
+    [without] = compile_device(load_program(SAXPY), parse_offload_arch("sm_80"), replace(DeviceOptions(), cache=False),
+                               jobs=1)
+    assert image.bitcode == without.bitcode
+
+
+def test_slow_server_times_out_with_one_warning(tmp_path, server, reference):
+    server.client().execute_command("CLIENT", "PAUSE", "8000", "ALL")  # answers nothing for 8 s
+    done = compile_saxpy(tmp_path / "machine", tmp_path / "b.bc", server.url())
+    assert len(warnings_of(done)) == 1 and "Timeout" in warnings_of(done)[0]
+    assert (tmp_path / "b.bc").read_bytes() == reference
+
+
+def test_read_only_mode_never_writes(tmp_path, server, reference):
+    read_only = {"MLIR_OFFLOAD_REMOTE_CACHE_MODE": "read-only"}
+    done = compile_saxpy(tmp_path / "developer", tmp_path / "a.bc", server.url(), env=read_only)
+    assert "cache: miss sm_80" in done.stderr and server.client().dbsize() == 0
+    compile_saxpy(tmp_path / "ci", tmp_path / "b.bc", server.url())  # CI writes
+    done = compile_saxpy(tmp_path / "developer2", tmp_path / "c.bc", server.url(), env=read_only)
+    assert "cache: remote hit sm_80" in done.stderr
+    assert (tmp_path / "c.bc").read_bytes() == reference
+    project = tmp_path / "project"  # the same from mlir-offload.toml
+    project.mkdir()
+    shutil.copy(SAXPY, project / "saxpy.mlir")
+    (project / "mlir-offload.toml").write_text(f'remote-cache = "{server.url()}"\nremote-cache-mode = "read-only"\n')
+    server.client().flushall()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("MLIR_OFFLOAD_REMOTE_CACHE")}
+    done = subprocess.run([sys.executable, "-m", "offload", "compile", str(project / "saxpy.mlir"), "--offload-arch",
+                           "sm_80", "-o", str(tmp_path / "d.bc"), "-v"], capture_output=True, text=True,
+                          env={**environment, CACHE_ENVIRONMENT: str(tmp_path / "toml")}, timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr
+    assert "cache: miss sm_80" in done.stderr and server.client().dbsize() == 0
+
+
+def test_ttl_option(tmp_path, server):
+    compile_saxpy(tmp_path / "machine", tmp_path / "a.bc", server.url(), env={"MLIR_OFFLOAD_REMOTE_CACHE_TTL": "600"})
+    client = server.client()
+    [key] = client.keys(KEY_PREFIX + "*")
+    assert 0 < client.ttl(key) <= 600
+
+
+def test_password_is_used_and_never_shown(tmp_path, reference):
+    running = RedisServer(tmp_path, "--requirepass", PASSWORD)
+    running.password = PASSWORD
+    try:
+        done = compile_saxpy(tmp_path / "m1", tmp_path / "a.bc", running.url(PASSWORD))
+        assert not warnings_of(done) and running.client().dbsize() == 1
+        done = compile_saxpy(tmp_path / "m2", tmp_path / "b.bc", running.url(),
+                             env={"MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD": PASSWORD})  # from the environment
+        assert "cache: remote hit sm_80" in done.stderr
+        done = compile_saxpy(tmp_path / "m3", tmp_path / "c.bc", running.url(), env={"REDISCLI_AUTH": PASSWORD})
+        assert "cache: remote hit sm_80" in done.stderr
+        wrong = "wrong-" + PASSWORD
+        done = compile_saxpy(tmp_path / "m4", tmp_path / "d.bc", running.url(wrong))
+        assert len(warnings_of(done)) == 1 and wrong not in done.stderr and "***" in done.stderr
+        assert (tmp_path / "d.bc").read_bytes() == reference
+        environment = {**os.environ, URL_ENVIRONMENT: running.url(PASSWORD)}
+        shown = subprocess.run([sys.executable, "-m", "offload", "cache"], env=environment, capture_output=True,
+                               text=True, timeout=TIMEOUT)
+        assert shown.returncode == 0 and PASSWORD not in shown.stdout + shown.stderr and "***" in shown.stdout
+        project = tmp_path / "project"
+        project.mkdir()
+        (project / "mlir-offload.toml").write_text(f'remote-cache = "{running.url(PASSWORD)}"\n')
+        shown = subprocess.run([sys.executable, "-m", "offload", "config", "show", str(project)],
+                               capture_output=True, text=True, timeout=TIMEOUT)
+        assert shown.returncode == 0 and PASSWORD not in shown.stdout and "***" in shown.stdout
+        (project / "mlir-offload.toml").write_text(f'remote-cache = "http://u:{PASSWORD}@host/"\n')
+        shown = subprocess.run([sys.executable, "-m", "offload", "config", "show", str(project)],
+                               capture_output=True, text=True, timeout=TIMEOUT)
+        assert shown.returncode == 1 and PASSWORD not in shown.stderr and "remote-cache" in shown.stderr
+    finally:
+        running.stop()
+    assert redact("rediss://user:pw@[::1]:6380/2") == "rediss://user:***@[::1]:6380/2"
+
+
+def test_missing_client_is_one_error_line(tmp_path):
+    shadow = tmp_path / "shadow" / "redis"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('no redis here')\n")
+    environment = {**os.environ, URL_ENVIRONMENT: "redis://127.0.0.1:1/0", CACHE_ENVIRONMENT: str(tmp_path / "c"),
+                   "PYTHONPATH": os.pathsep.join([str(tmp_path / "shadow"), str(REPO)])}
+    done = subprocess.run([sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o",
+                           str(tmp_path / "a.bc")], env=environment, capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 1 and not (tmp_path / "a.bc").exists()
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install 'mlir-offload[redis]'" in lines[0], done.stderr
+
+
+def test_a_url_that_is_not_redis_is_one_error_line(tmp_path):
+    done = compile_saxpy(tmp_path / "c", tmp_path / "a.bc", "http://user:pw@127.0.0.1:1/", check=False)
+    assert done.returncode == 1 and "pw" not in done.stderr and "redis://HOST:PORT/DB" in done.stderr
+
+
+def test_tls(tmp_path, reference):
+    openssl = shutil.which("openssl")
+    _require(openssl is not None, "openssl not found")
+    key, cert = tmp_path / "server.key", tmp_path / "server.crt"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True, timeout=TIMEOUT)
+    running = RedisServer(tmp_path, tls={"cert": str(cert), "key": str(key), "ca": str(cert)})
+    try:
+        url = f"rediss://localhost:{running.port}/0"
+        trust = {"SSL_CERT_FILE": str(cert)}  # the server's self-signed certificate is the one CA trusted
+        compile_saxpy(tmp_path / "m1", tmp_path / "a.bc", url, env=trust)
+        done = compile_saxpy(tmp_path / "m2", tmp_path / "b.bc", url, env=trust)
+        assert "cache: remote hit sm_80" in done.stderr and not warnings_of(done)
+        assert (tmp_path / "b.bc").read_bytes() == reference
+        done = compile_saxpy(tmp_path / "m3", tmp_path / "c.bc", url)  # certificate not trusted: one warning
+        assert len(warnings_of(done)) == 1 and (tmp_path / "c.bc").read_bytes() == reference
+    finally:
+        running.stop()
