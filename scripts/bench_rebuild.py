@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""`make clean && make` of examples/hpc-make with an empty device image cache against one that holds the
-images of the unchanged program: what a rebuild costs once the cache holds what can be cached.
+"""`make clean && make` of examples/hpc-make with an empty device image cache, with one that holds the
+images of the unchanged program, and on a second machine (a cold local cache) whose remote cache (a local
+redis-server) holds them, against the final link alone; then the images of a 1000-kernel program fetched
+from that Redis (one MGET and the checks of every entry) and its compile with them against --no-cache.
 Times the `make` alone (wall and CPU of make and everything it runs), medians of interleaved runs."""
 
 from __future__ import annotations
@@ -8,46 +10,156 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(REPO))
 
-from bench_device import interleaved, measure, print_table  # noqa: E402
+from bench_device import generate, interleaved, measure, print_table  # noqa: E402
 
 BUILD_OUTPUTS = ("*.o", "*.offload.bc", "*.offload.d", "*.ptx", "helpers.bc", "hpc-app")
+
+
+class RedisServer:
+    """A throwaway redis-server on a free port (no persistence), stopped on exit."""
+
+    def __init__(self, folder: Path):
+        if shutil.which("redis-server") is None:
+            sys.exit("redis-server not found (scripts/setup installs it)")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.process = subprocess.Popen(
+            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no",
+             "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    sys.exit("redis-server did not start")
+                time.sleep(0.05)
+
+    def url(self, database: int = 0) -> str:
+        return f"redis://127.0.0.1:{self.port}/{database}"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
+def rebuilds(tmp: Path, server: RedisServer, runs: int) -> None:
+    folder = tmp / "hpc-make"
+    shutil.copytree(REPO / "examples" / "hpc-make", folder, ignore=shutil.ignore_patterns(*BUILD_OUTPUTS))
+    cache, second = tmp / "cache", tmp / "second-machine-cache"
+    make = ["make", "-C", str(folder), f"MLIR_OFFLOAD={sys.executable} -m offload"]
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MLIR_OFFLOAD_REMOTE_CACHE")}
+    base["PYTHONPATH"] = str(REPO)
+    local_only = {**base, "MLIR_OFFLOAD_CACHE_DIR": str(cache)}
+    with_redis = {**base, "MLIR_OFFLOAD_CACHE_DIR": str(second), "MLIR_OFFLOAD_REMOTE_CACHE": server.url()}
+
+    def rebuild(environment: dict, forget: Path | None):
+        def run():
+            subprocess.run([*make, "clean"], check=True, capture_output=True)
+            if forget is not None:
+                shutil.rmtree(forget, ignore_errors=True)
+            return measure(make, environment)
+        return run
+
+    def link_alone():
+        (folder / "hpc-app").unlink()
+        return measure(make, local_only)
+
+    rebuild(local_only, None)()  # the local cache now holds the program's images
+    rebuild(with_redis, second)()  # and the Redis server too (written back by the first machine's misses)
+    names = {"empty": "make clean && make, empty cache",
+             "local": "make clean && make, local cache of the program",
+             "remote": "make clean && make, 2nd machine: cold local, warm Redis",
+             "link": "the final link alone (make after rm hpc-app)"}
+    results = interleaved({names["empty"]: rebuild(local_only, cache),
+                           names["local"]: rebuild(local_only, None),
+                           names["remote"]: rebuild(with_redis, second),
+                           names["link"]: link_alone}, runs)
+    print("examples/hpc-make (2 MLIR bundles, sm_80, bitcode images; clang compiles main.cpp, scale.cu, helpers.cu)")
+    print_table(results, runs)
+    empty, local, remote, link = (results[names[k]] for k in ("empty", "local", "remote", "link"))
+    print(f"  2nd machine (warm Redis) / local cache: wall {remote[0] / local[0]:.2f}, CPU {remote[2] / local[2]:.2f}; "
+          f"/ empty cache: wall {remote[0] / empty[0]:.2f}, CPU {remote[2] / empty[2]:.2f}")
+    print(f"  what the device images cost the 2nd machine beyond the local cache: {remote[0] - local[0]:+.3f} s wall; "
+          f"the link alone: {link[0]:.3f} s (the rest: clang for main.cpp, scale.cu and helpers.cu, MLIR parsing "
+          "and lowering, host code)")
+
+
+def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> None:
+    from offload.serialize.cache import ImageCache
+    from offload.serialize.remote_cache import KEY_PREFIX, RemoteCache
+    from offload.formats.targets import parse_offload_arch
+
+    source = tmp / "many.mlir"
+    source.write_text(generate(kernels))
+    url = server.url(1)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MLIR_OFFLOAD_REMOTE_CACHE")}
+    base["PYTHONPATH"] = str(REPO)
+    command = [sys.executable, "-m", "offload", "device", str(source), "-o", str(tmp / "many.offload"),
+               "--offload-arch", "sm_80,sm_90"]
+    first = {**base, "MLIR_OFFLOAD_CACHE_DIR": str(tmp / "first"), "MLIR_OFFLOAD_REMOTE_CACHE": url}
+    measure(command, first)  # builds both images and writes them to Redis
+    import redis
+
+    keys = [k.decode()[len(KEY_PREFIX):] for k in redis.Redis.from_url(url).keys(KEY_PREFIX + "*")]
+    targets = parse_offload_arch("sm_80,sm_90")
+    # Which target each key is for: the entry says (a lookup for the wrong target is a miss).
+    probe = ImageCache(None, RemoteCache(url))
+    matched = [(key, target) for key in keys for target in targets if probe.lookup([key], [target])[0] is not None]
+    fetches = []
+    for _ in range(max(runs, 5)):
+        start = time.perf_counter()
+        images = ImageCache(None, RemoteCache(url)).lookup([k for k, _ in matched], [t for _, t in matched])
+        fetches.append(time.perf_counter() - start)
+        assert all(image is not None for image in images)
+    size = sum(len(image.bitcode) for image in images)
+    fetches.sort()
+    print(f"\n{kernels}-kernel program, sm_80 + sm_90: {len(images)} images, {size / 2**20:.1f} MiB of bitcode")
+    print(f"  fetched from a local Redis (one MGET, every entry's checksum, key, target and bitcode checked): "
+          f"median {fetches[len(fetches) // 2] * 1000:.0f} ms of {len(fetches)} (min {fetches[0] * 1000:.0f} ms)")
+
+    second = tmp / "second"
+    cold_with_redis = {**base, "MLIR_OFFLOAD_CACHE_DIR": str(second), "MLIR_OFFLOAD_REMOTE_CACHE": url}
+
+    def with_redis():
+        shutil.rmtree(second, ignore_errors=True)
+        return measure(command, cold_with_redis)
+
+    results = interleaved({"device, 2nd machine: cold local, warm Redis": with_redis,
+                           "device --no-cache": lambda: measure(command + ["--no-cache"], base)}, runs)
+    print_table(results, runs)
+    remote, rebuilt = results["device, 2nd machine: cold local, warm Redis"], results["device --no-cache"]
+    print(f"  warm Redis / --no-cache: wall {remote[0] / rebuilt[0]:.2f}, CPU {remote[2] / rebuilt[2]:.2f} "
+          "(what remains: parsing and lowering the MLIR, the key's hashing)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--kernels", type=int, default=1000, help="kernels of the program fetched from Redis")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "hpc-make"
-        shutil.copytree(REPO / "examples" / "hpc-make", folder, ignore=shutil.ignore_patterns(*BUILD_OUTPUTS))
-        cache = Path(tmp) / "cache"
-        make = ["make", "-C", str(folder), f"MLIR_OFFLOAD={sys.executable} -m offload"]
-        environment = {**os.environ, "MLIR_OFFLOAD_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
-
-        def rebuild(keep_cache: bool):
-            def run():
-                subprocess.run([*make, "clean"], check=True, capture_output=True)
-                if not keep_cache:
-                    shutil.rmtree(cache, ignore_errors=True)
-                return measure(make, environment)
-            return run
-
-        rebuild(True)()  # the cache now holds the program's images
-        results = interleaved({"make clean && make, empty cache": rebuild(False),
-                               "make clean && make, cache of the unchanged program": rebuild(True)}, args.runs)
-        print_table(results, args.runs)
-        cold, warm = results["make clean && make, empty cache"], results["make clean && make, cache of the unchanged program"]
-        print(f"  rebuild with the cache / without: wall {warm[0] / cold[0]:.2f}, CPU {warm[2] / cold[2]:.2f} "
-              "(what remains: clang for main.cpp, scale.cu and helpers.cu, MLIR parsing and lowering, host code, "
-              "the final link with its device LTO and ptxas)")
+        server = RedisServer(Path(tmp))
+        try:
+            rebuilds(Path(tmp), server, args.runs)
+            many_kernels(Path(tmp), server, args.kernels, args.runs)
+        finally:
+            server.stop()
 
 
 if __name__ == "__main__":

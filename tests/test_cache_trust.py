@@ -23,7 +23,7 @@ TIMEOUT = 180  # a compile that waits on a FIFO would hang: the test fails inste
 
 
 def compile_saxpy(cache: Path | None, out: Path, *flags: str, env: dict | None = None):
-    environment = {**os.environ, **(env or {})}
+    environment = {**os.environ, **(env or {}), "PYTHONPATH": str(REPO)}  # this checkout's code
     environment.pop("MLIR_OFFLOAD_REMOTE_CACHE", None)
     if cache is not None:
         environment[CACHE_ENVIRONMENT] = str(cache)
@@ -214,7 +214,7 @@ def test_cache_command_shows_clears_and_zeroes(tmp_path):
     cache = tmp_path / "cache"
     compile_saxpy(cache, tmp_path / "a.bc")
     compile_saxpy(cache, tmp_path / "b.bc")
-    environment = {**os.environ, CACHE_ENVIRONMENT: str(cache)}
+    environment = {**os.environ, CACHE_ENVIRONMENT: str(cache), "PYTHONPATH": str(REPO)}
     environment.pop("MLIR_OFFLOAD_REMOTE_CACHE", None)
 
     def cache_command(*flags):

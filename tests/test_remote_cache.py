@@ -91,7 +91,7 @@ def server(tmp_path):
 
 def compile_saxpy(cache: Path | None, out: Path, url: str | None, *flags: str, env: dict | None = None,
                   check: bool = True):
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("MLIR_OFFLOAD_REMOTE_CACHE")}
+    environment = clean_environment()
     environment.update(env or {})
     if url:
         environment[URL_ENVIRONMENT] = url
@@ -104,6 +104,13 @@ def compile_saxpy(cache: Path | None, out: Path, url: str | None, *flags: str, e
         assert done.returncode == 0, done.stderr
         assert "Traceback" not in done.stderr
     return done
+
+
+def clean_environment() -> dict[str, str]:
+    """This checkout's code, no remote cache setting of the caller's."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("MLIR_OFFLOAD_REMOTE_CACHE")}
+    environment["PYTHONPATH"] = str(REPO)
+    return environment
 
 
 def warnings_of(done) -> list[str]:
@@ -212,7 +219,7 @@ def test_read_only_mode_never_writes(tmp_path, server, reference):
     shutil.copy(SAXPY, project / "saxpy.mlir")
     (project / "mlir-offload.toml").write_text(f'remote-cache = "{server.url()}"\nremote-cache-mode = "read-only"\n')
     server.client().flushall()
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("MLIR_OFFLOAD_REMOTE_CACHE")}
+    environment = clean_environment()
     done = subprocess.run([sys.executable, "-m", "offload", "compile", str(project / "saxpy.mlir"), "--offload-arch",
                            "sm_80", "-o", str(tmp_path / "d.bc"), "-v"], capture_output=True, text=True,
                           env={**environment, CACHE_ENVIRONMENT: str(tmp_path / "toml")}, timeout=TIMEOUT)
@@ -242,7 +249,7 @@ def test_password_is_used_and_never_shown(tmp_path, reference):
         done = compile_saxpy(tmp_path / "m4", tmp_path / "d.bc", running.url(wrong))
         assert len(warnings_of(done)) == 1 and wrong not in done.stderr and "***" in done.stderr
         assert (tmp_path / "d.bc").read_bytes() == reference
-        environment = {**os.environ, URL_ENVIRONMENT: running.url(PASSWORD)}
+        environment = {**clean_environment(), URL_ENVIRONMENT: running.url(PASSWORD)}
         shown = subprocess.run([sys.executable, "-m", "offload", "cache"], env=environment, capture_output=True,
                                text=True, timeout=TIMEOUT)
         assert shown.returncode == 0 and PASSWORD not in shown.stdout + shown.stderr and "***" in shown.stdout
@@ -250,11 +257,11 @@ def test_password_is_used_and_never_shown(tmp_path, reference):
         project.mkdir()
         (project / "mlir-offload.toml").write_text(f'remote-cache = "{running.url(PASSWORD)}"\n')
         shown = subprocess.run([sys.executable, "-m", "offload", "config", "show", str(project)],
-                               capture_output=True, text=True, timeout=TIMEOUT)
+                               env=clean_environment(), capture_output=True, text=True, timeout=TIMEOUT)
         assert shown.returncode == 0 and PASSWORD not in shown.stdout and "***" in shown.stdout
         (project / "mlir-offload.toml").write_text(f'remote-cache = "http://u:{PASSWORD}@host/"\n')
         shown = subprocess.run([sys.executable, "-m", "offload", "config", "show", str(project)],
-                               capture_output=True, text=True, timeout=TIMEOUT)
+                               env=clean_environment(), capture_output=True, text=True, timeout=TIMEOUT)
         assert shown.returncode == 1 and PASSWORD not in shown.stderr and "remote-cache" in shown.stderr
     finally:
         running.stop()
@@ -265,7 +272,7 @@ def test_missing_client_is_one_error_line(tmp_path):
     shadow = tmp_path / "shadow" / "redis"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('no redis here')\n")
-    environment = {**os.environ, URL_ENVIRONMENT: "redis://127.0.0.1:1/0", CACHE_ENVIRONMENT: str(tmp_path / "c"),
+    environment = {**clean_environment(), URL_ENVIRONMENT: "redis://127.0.0.1:1/0", CACHE_ENVIRONMENT: str(tmp_path / "c"),
                    "PYTHONPATH": os.pathsep.join([str(tmp_path / "shadow"), str(REPO)])}
     done = subprocess.run([sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o",
                            str(tmp_path / "a.bc")], env=environment, capture_output=True, text=True, timeout=TIMEOUT)

@@ -30,21 +30,27 @@ class _Bits:
     def read(self, width: int) -> int:
         if width > 64 or self.pos + width > 8 * len(self.data):
             raise _Truncated
-        value = 0
-        for i in range(width):
-            bit = self.pos + i
-            value |= ((self.data[bit >> 3] >> (bit & 7)) & 1) << i
+        start, shift = self.pos >> 3, self.pos & 7
+        # The bytes that hold the field, as one little-endian integer (a loop over its bits costs 10x more).
+        value = int.from_bytes(self.data[start:(self.pos + width + 7) >> 3], "little") >> shift
         self.pos += width
-        return value
+        return value & ((1 << width) - 1)
 
     def vbr(self, width: int) -> int:
-        if width < 2:
+        if width < 2 or width > 64:
             raise _Truncated
+        # read() inlined: a module's function records are thousands of these.
+        data, pos, end = self.data, self.pos, 8 * len(self.data)
+        field, payload, more = (1 << width) - 1, (1 << (width - 1)) - 1, 1 << (width - 1)
         value, shift = 0, 0
         while True:
-            piece = self.read(width)
-            value |= (piece & ((1 << (width - 1)) - 1)) << shift
-            if not piece >> (width - 1):
+            if pos + width > end:
+                raise _Truncated
+            piece = (int.from_bytes(data[pos >> 3:(pos + width + 7) >> 3], "little") >> (pos & 7)) & field
+            pos += width
+            value |= (piece & payload) << shift
+            if not piece & more:
+                self.pos = pos
                 return value
             shift += width - 1
             if shift > 64:
