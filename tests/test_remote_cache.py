@@ -177,7 +177,8 @@ def test_server_stopped_in_the_middle_of_a_compile(tmp_path, server, reference, 
     from offload.compiler.frontend import load_program
     from offload.formats.targets import parse_offload_arch
     from offload.serialize import pipeline
-    from offload.serialize.pipeline import DeviceOptions, compile_device
+    from offload.options import CompileOptions
+    from offload.serialize.pipeline import compile_device
 
     for name in ("serialize_job", "serialize_with_tools"):
         real = getattr(pipeline, name)
@@ -190,11 +191,11 @@ def test_server_stopped_in_the_middle_of_a_compile(tmp_path, server, reference, 
     monkeypatch.setenv(URL_ENVIRONMENT, server.url())
     monkeypatch.setenv(CACHE_ENVIRONMENT, str(tmp_path / "machine"))
     capsys.readouterr()
-    [image] = compile_device(load_program(SAXPY), parse_offload_arch("sm_80"), DeviceOptions(), jobs=1)
+    [image] = compile_device(load_program(SAXPY), parse_offload_arch("sm_80"), CompileOptions(), jobs=1)
     err = capsys.readouterr().err
     assert err.count("warning:") == 1 and "cannot write to the remote cache" in err
     monkeypatch.delenv(URL_ENVIRONMENT)
-    [without] = compile_device(load_program(SAXPY), parse_offload_arch("sm_80"), replace(DeviceOptions(), cache=False),
+    [without] = compile_device(load_program(SAXPY), parse_offload_arch("sm_80"), replace(CompileOptions(), cache=False),
                                jobs=1)
     assert image.bitcode == without.bitcode
 
