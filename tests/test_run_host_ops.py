@@ -149,3 +149,52 @@ def test_link_dry_run_prints_the_clang_command(cuda22, tmp_path):
     assert words[1] == "--offload-new-driver" and "-L/opt/x/lib" in words and "-lm" in words
     assert words[-2:] == ["-o", str(tmp_path / "app")]
     assert not (tmp_path / "app").exists()
+
+
+WIDE_GRID = """
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @narrow(%x: memref<?xf32>) kernel { gpu.return }
+    gpu.func @wide(%x: memref<?xf32>) kernel { gpu.return }
+  }
+  func.func @main() -> i32 {
+    %c1 = arith.constant 1 : index
+    %wide = arith.constant 4294967296 : index
+    %n = arith.constant 16 : index
+    %x = gpu.alloc (%n) : memref<?xf32>
+    gpu.launch_func @kernels::@narrow blocks in (%c1, %c1, %c1) threads in (%n, %c1, %c1) args(%x : memref<?xf32>)
+    gpu.launch_func @kernels::@wide blocks in (%wide, %c1, %c1) threads in (%n, %c1, %c1) args(%x : memref<?xf32>)
+    %zero = arith.constant 0 : i32
+    return %zero : i32
+  }
+}
+"""
+
+
+def test_every_stub_launches_through_one_shared_function_that_names_its_kernel(tmp_path, fake_cuda):
+    """The stubs share one launch function (the host compile pays for the launch code once): a dimension
+    over 32 bits still names the kernel launched with it, and nothing is launched past it."""
+    import llvmlite.binding as llvm
+
+    require_tool("clang-22", 22)
+    source = tmp_path / "wide.mlir"
+    source.write_text(WIDE_GRID)
+    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-S", "-o", str(tmp_path / "wide.ll"))
+    assert done.returncode == 0, done.stderr
+    module = llvm.parse_assembly((tmp_path / "wide.ll").read_text())
+
+    def callees(function) -> list[str]:  # a call's last operand is the called function
+        return [list(i.operands)[-1].name for b in function.blocks for i in b.instructions if i.opcode == "call"]
+
+    launchers = [f.name for f in module.functions if not f.is_declaration and "cudaLaunchKernel" in callees(f)]
+    assert launchers == ["__mlir_offload_launch"]
+    for stub in ("__device_stub__narrow", "__device_stub__wide"):
+        assert callees(module.get_function(stub)) == ["__mlir_offload_launch"]
+    bundle, app = tmp_path / "wide.offload.bc", tmp_path / "wide"
+    assert run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
+    done = run_cli("link", str(bundle), "-o", str(app))
+    assert done.returncode == 0, done.stderr
+    result = fake_cuda.run(app)
+    assert result.returncode == 1
+    assert result.stderr == "cudaLaunchKernel: launch dimension of kernel 'wide' does not fit in 32 bits\n"
+    assert [launch["kernel"] for launch in result.launches()] == ["narrow"]

@@ -2,12 +2,14 @@
 
 A stub takes the launch configuration (grid x/y/z, block x/y/z as i64, dynamic shared bytes as i32, the
 stream) followed by the kernel's arguments, packs the arguments into a `void*[]` of pointers to each one,
-and calls cudaLaunchKernel/hipLaunchKernel with the kernel handle and each dim3 coerced as clang does
-for the host triple (its record's dim3_params: x86-64 SysV `i64 x | y << 32, i32 z`; AAPCS64 one
-`[2 x i64] [x | y << 32, z]`). The handle is the stub itself for CUDA; for HIP it is a separate constant
-global that points to the stub (clang's `@kernel = constant ptr @stub`). A dimension that does not fit
-in 32 bits is reported on stderr and exits 1 instead of being truncated. A `clusters in (...)` launch has
-its own stub (CUDA only) that calls cudaLaunchKernelExC with the launch config passed by pointer.
+and hands them with the kernel handle and name to one launch function all stubs share (so the host
+compile at link pays for the launch code once, not once per kernel): it calls
+cudaLaunchKernel/hipLaunchKernel with each dim3 coerced as clang does for the host triple (its record's
+dim3_params: x86-64 SysV `i64 x | y << 32, i32 z`; AAPCS64 one `[2 x i64] [x | y << 32, z]`). The handle
+is the stub itself for CUDA; for HIP it is a separate constant global that points to the stub (clang's
+`@kernel = constant ptr @stub`). A dimension that does not fit in 32 bits is reported on stderr and exits
+1 instead of being truncated. A `clusters in (...)` launch has its own stub (CUDA only) that calls
+cudaLaunchKernelExC with the launch config passed by pointer.
 """
 
 from __future__ import annotations
@@ -30,17 +32,44 @@ def define_stub(emitter: RuntimeEmitter, kernel: str, arg_types) -> object:
     fn = e.declare(stub_name(kernel), e.void, config_types + list(arg_types))
     for arg, name in zip(fn.args, STUB_CONFIG_PARAMS):
         arg.name = name
+    # Not inlined into the host code either: a main launching many kernels stays small to compile.
+    fn.attributes.add("noinline")
     handle = kernel_handle(e, kernel, fn)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     pointers = _argument_pointers(e, b, fn.args[len(config_types):])
-    grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, stream = fn.args[:len(config_types)]
-    _refuse_wide_dimensions(e, b, fn, kernel, fn.args[:6])
+    b.call(launch_function(e), [handle, e.cstring(kernel), *fn.args[:len(config_types)], pointers])
+    b.ret_void()
+    return handle
+
+
+LAUNCH_FUNCTION = "__mlir_offload_launch"
+
+
+def launch_function(emitter: RuntimeEmitter):
+    """`void launch(ptr handle, ptr kernel name, i64 grid x/y/z, i64 block x/y/z, i32 shared bytes,
+    ptr stream, ptr args)`, made once: the dimension check, the dynamic shared memory opt-in and the
+    checked cudaLaunchKernel/hipLaunchKernel of every stub. Never inlined: one copy serves all kernels."""
+    e = emitter
+    existing = e.module.globals.get(LAUNCH_FUNCTION)
+    if existing is not None:
+        return existing
+    ir = e.ir
+    fn = ir.Function(e.module, ir.FunctionType(e.void, [e.ptr, e.ptr] + [e.i64] * 6 + [e.i32, e.ptr, e.ptr]),
+                     LAUNCH_FUNCTION)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    handle, kernel_name = fn.args[:2]
+    grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, stream, pointers = fn.args[2:]
+    for arg, name in zip(fn.args, ("handle", "kernel_name", *STUB_CONFIG_PARAMS, "kernel_args")):
+        arg.name = name
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    _refuse_wide_dimensions(e, b, fn, kernel_name, fn.args[2:8])
     _opt_in_dynamic_shared(e, b, fn, handle, shared_bytes)
     grid = dim3_arguments(b, e, grid_x, grid_y, grid_z)
     block = dim3_arguments(b, e, block_x, block_y, block_z)
     e.checked_call(b, "LaunchKernel", [handle, *grid, *block, pointers, b.zext(shared_bytes, e.i64), stream])
     b.ret_void()
-    return handle
+    return fn
 
 
 # CUDA 13 driver_types.h: cudaLaunchAttributeClusterDimension, cudaLaunchAttributeClusterSchedulingPolicyPreference
@@ -89,7 +118,7 @@ def define_cluster_stub(emitter: RuntimeEmitter, kernel: str, arg_types, handle,
     pointers = _argument_pointers(e, b, fn.args[len(config_types):])
     dims = fn.args[:9]
     shared_bytes, stream = fn.args[9], fn.args[10]
-    _refuse_wide_dimensions(e, b, fn, kernel, dims)
+    _refuse_wide_dimensions(e, b, fn, e.cstring(kernel), dims)
     _opt_in_dynamic_shared(e, b, fn, handle, shared_bytes)
     cluster_blocks = b.mul(b.mul(dims[0], dims[1]), dims[2])
     non_portable = fn.append_basic_block("non_portable_cluster")
@@ -140,8 +169,9 @@ def _argument_pointers(e: RuntimeEmitter, b, kernel_args):
     return pointers
 
 
-def _refuse_wide_dimensions(e: RuntimeEmitter, b, fn, kernel: str, dims) -> None:
-    """A launch dimension over 32 bits is reported on stderr (exit 1); `b` continues in the launch block."""
+def _refuse_wide_dimensions(e: RuntimeEmitter, b, fn, kernel_name, dims) -> None:
+    """A launch dimension over 32 bits is reported on stderr (exit 1), naming the kernel (`kernel_name`: a
+    pointer to its NUL-terminated name); `b` continues in the launch block."""
     ir = e.ir
     too_large = None
     for dim in dims:
@@ -153,8 +183,8 @@ def _refuse_wide_dimensions(e: RuntimeEmitter, b, fn, kernel: str, dims) -> None
     b.position_at_end(refuse_block)
     dprintf = e.declare("dprintf", e.i32, [e.i32, e.ptr], var_arg=True)
     b.call(dprintf, [ir.Constant(e.i32, 2),
-                     e.cstring(f"{e.runtime.api['LaunchKernel']}: launch dimension of kernel '{kernel}' "
-                               "does not fit in 32 bits\n")])
+                     e.cstring(f"{e.runtime.api['LaunchKernel']}: launch dimension of kernel '%s' "
+                               "does not fit in 32 bits\n"), kernel_name])
     b.call(e.declare("exit", e.void, [e.i32]), [ir.Constant(e.i32, EXIT_STATUS_ON_RUNTIME_ERROR)])
     b.unreachable()
     b.position_at_end(launch_block)
