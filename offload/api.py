@@ -49,6 +49,51 @@ class Bundle:
         return path
 
 
+# link's own flags, as link()'s keywords (compile's come from the options table).
+LINK_KEYWORDS = {"--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path", "--cudart": "cudart",
+                 "--ptx-beside": "ptx_beside"}
+
+
+def _keywords_of_flags() -> dict[str, tuple[str, bool]]:
+    """--flag -> (the API keyword, whether it takes a value), for compile's options and link's."""
+    from offload.options import SPECS, SWITCH
+
+    found = {flag: (keyword, keyword != "ptx_beside") for flag, keyword in LINK_KEYWORDS.items()}
+    for name, spec in SPECS.items():
+        if spec.api:
+            for declaration in spec.flags:
+                for flag in declaration.split("/"):
+                    if flag.startswith("--"):
+                        found[flag] = (name, spec.kind is not SWITCH)
+    return found
+
+
+def _in_api_terms(error: OffloadError, names: dict[str, str]) -> OffloadError:
+    """`error` as the API's caller knows things: keywords instead of command-line flags (`--cuda-path DIR`
+    -> `cuda_path=DIR`), and the caller's names instead of temporary paths (`names`: path -> name)."""
+    import re
+
+    keywords = _keywords_of_flags()
+
+    def keyword(found: re.Match) -> str:
+        name, takes_value = keywords[found["flag"]]
+        value = found["value"]
+        if value and takes_value:
+            trail = value[len(value.rstrip(":,;)")):]
+            return f"{name}={value.rstrip(':,;)')}{trail}"
+        return name + (found["sep"] or "") + (value or "")
+
+    flags = "|".join(re.escape(flag) for flag in sorted(keywords, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w-])(?P<flag>{flags})(?![\w-])(?:(?P<sep>[ =])(?P<value>[^\s'\"(]+))?")
+    message = pattern.sub(keyword, error.message)
+    location = error.location
+    for path, name in sorted(names.items(), key=lambda item: len(item[0]), reverse=True):
+        message = message.replace(path, name)
+        if location is not None and location.file == path:
+            location = type(location)(name, location.line, location.col)
+    return OffloadError(message, location)
+
+
 def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None = None, *, textual: bool = False,
                  **options: Any) -> Bundle:
     """Compile an MLIR file as `mlir-offload compile` does (its mlir-offload.toml applies, under the
@@ -61,11 +106,14 @@ def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None =
     from offload.config import project_config
     from offload.options import given_keywords, resolve
 
-    path = str(path)
-    given = given_keywords({"offload_arch": offload_arch, **options}, "compile_file")
-    resolved = resolve(given, project_config(path))
-    plan = compile_plan(path, None, textual, resolved.options, resolved.config_file)
-    compiled = compile_bundle(plan)
+    try:
+        given = given_keywords({"offload_arch": offload_arch, **options}, "compile_file")
+        resolved = resolve(given, project_config(path if isinstance(path, str) else os.fspath(path)))
+        plan = compile_plan(path if isinstance(path, str) else os.fspath(path), None, textual, resolved.options,
+                            resolved.config_file)
+        compiled = compile_bundle(plan)
+    except OffloadError as error:
+        raise _in_api_terms(error, {}) from None
     return Bundle(compiled.data, plan.bundle.host_format, dict(compiled.ptx))
 
 
@@ -73,10 +121,11 @@ def compile_text(text: str, offload_arch: str | list[str] | None = None, *, name
                  **options: Any) -> Bundle:
     """Compile MLIR source text; `name` is the file name its diagnostics and debug information use
     (<name>.mlir). Keyword options as compile_file's."""
-    with tempfile.TemporaryDirectory(prefix="mlir-offload-api-") as folder:
-        source = Path(folder) / f"{name}.mlir"
-        source.write_text(text, encoding="utf-8")
-        return compile_file(source, offload_arch, **options)
+    from offload.compiler.frontend import SourceText
+
+    # No file: the name alone reaches diagnostics and debug information (the same text, the same bundle);
+    # mlir-offload.toml is looked for from the current folder, as for a file named so there.
+    return compile_file(SourceText(f"{name}.mlir", text.encode("utf-8")), offload_arch, **options)
 
 
 def compile_module(module, offload_arch: str | list[str] | None = None, *, name: str = "module",
@@ -100,12 +149,16 @@ def link(inputs: list, output: str | os.PathLike, *, clang: str | None = None, c
     from offload.toolchain.link import find_bundles, link_bundle
 
     with tempfile.TemporaryDirectory(prefix="mlir-offload-api-") as folder:
-        arguments = []
+        arguments, names = [], {}
         for index, item in enumerate(inputs):
             if isinstance(item, Bundle):  # written where the link reads it, with its PTX beside
                 item = item.write(Path(folder) / f"bundle{index}.offload{item.suffix}")
+                names[str(item)] = f"inputs[{index}] (a Bundle)"
             arguments.append(os.fspath(item))
         arguments += list(flags)
-        link_bundle(find_bundles(arguments, read_offload_images), arguments, os.fspath(output), clang=clang,
-                    cuda_path=cuda_path, rocm_path=rocm_path, ptx_beside=ptx_beside, cudart=cudart)
+        try:
+            link_bundle(find_bundles(arguments, read_offload_images), arguments, os.fspath(output), clang=clang,
+                        cuda_path=cuda_path, rocm_path=rocm_path, ptx_beside=ptx_beside, cudart=cudart)
+        except OffloadError as error:
+            raise _in_api_terms(error, {**names, folder: "<temporary folder>"}) from None
     return Path(output)

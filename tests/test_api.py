@@ -6,6 +6,7 @@ builds its module with the MLIR bindings, compiles and links it, and its kernel 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -67,8 +68,54 @@ def test_errors_are_offload_errors():
         api.compile_text(SAXPY.read_text(), "sm_1")
     with pytest.raises(api.OffloadError) as failure:
         api.compile_text("func.func @f( {", "sm_80", name="mine")
-    assert failure.value.render().startswith(f"{failure.value.location.file}:1:") and \
-        failure.value.location.file.endswith("mine.mlir")
+    assert failure.value.location.file == "mine.mlir"  # the caller's name, no temporary path
+    assert failure.value.render() == "mine.mlir:1:14: error: expected non-function type"
+
+
+def test_errors_speak_the_apis_keywords(tmp_path):
+    from offload import api
+
+    with pytest.raises(api.OffloadError) as failure:
+        api.compile_text(SAXPY.read_text(), None)
+    assert "offload_arch" in failure.value.message and "--offload-arch" not in failure.value.message
+    with pytest.raises(api.OffloadError) as failure:
+        api.compile_text(SAXPY.read_text(), "sm_80", pass_pipeline="no-such-anchor")
+    assert failure.value.message.startswith("pass_pipeline: ")
+    bundle = api.compile_text(SAXPY.read_text(), "sm_80")
+    with pytest.raises(api.OffloadError) as failure:
+        api.link([bundle], tmp_path / "app", cudart="dynamic")
+    assert failure.value.message.startswith("cudart=dynamic is not one of shared, static, none")
+    with pytest.raises(api.OffloadError) as failure:
+        api.link([bundle], tmp_path / "app", clang=str(tmp_path / "no-clang"))
+    assert failure.value.message == f"clang={tmp_path / 'no-clang'}: not found or not a clang"
+
+
+def test_link_errors_name_bundles_by_their_place_in_inputs(tmp_path):
+    require_tool("clang-22", 22)
+    require_tool("ptxas")
+    from offload import api
+
+    first = api.compile_text(SAXPY.read_text(), "sm_80")
+    other = api.compile_text(SAXPY.read_text(), "sm_80", target_clang=19, portable=True)
+    # A compile for another clang in the same process leaves the next one's entry layout alone.
+    assert api.compile_text(SAXPY.read_text(), "sm_80").data == first.data
+    with pytest.raises(api.OffloadError) as failure:
+        api.link([first, other], tmp_path / "app")
+    message = failure.value.message
+    assert message.startswith("inputs[0] (a Bundle) was made for clang 22 but inputs[1] (a Bundle) for clang 19")
+    assert "target_clang" in message and "/tmp" not in message and "mlir-offload-api" not in message
+
+
+def test_text_with_debug_info_is_deterministic_and_names_no_temporary_file():
+    from offload import api
+
+    first = api.compile_text(SAXPY.read_text(), "sm_80", debug=True, name="saxpy")
+    again = api.compile_text(SAXPY.read_text(), "sm_80", debug=True, name="saxpy")
+    assert first.data == again.data
+    assert b"mlir-offload-api" not in first.data and b"saxpy.mlir" in first.data
+    if shutil.which("ptxas") or os.path.isfile("/usr/local/cuda/bin/ptxas"):
+        with_ptx = api.compile_text(SAXPY.read_text(), "sm_80", debug=True, name="saxpy", device_image="ptx")
+        assert '.file\t1 "saxpy.mlir"' in with_ptx.ptx["sm_80"]  # the device's line table names it too
 
 
 def test_readme_dsl_example_builds_runs_and_links(tmp_path, fake_cuda):

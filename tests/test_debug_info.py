@@ -49,6 +49,8 @@ def test_g_gives_host_and_device_line_information(tmp_path, tools):
     assert "saxpy.mlir" in names and lines & MAIN_LINES
     info = subprocess.run([dwarfdump, "--debug-info", str(app)], capture_output=True, text=True, check=True).stdout
     assert 'DW_AT_name\t("main")' in info
+    # The compile unit names the source's folder, so a debugger finds saxpy.mlir from anywhere.
+    assert f'DW_AT_comp_dir\t("{tmp_path}")' in info
     assert '.file\t1 "saxpy.mlir"' in ptx
     loc_lines = {int(line.split()[2]) for line in ptx.splitlines() if line.strip().startswith(".loc")}
     assert loc_lines and loc_lines - {0} <= KERNEL_LINES  # 0: code of no one line

@@ -106,7 +106,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
         if debug:
             from offload.compiler.frontend import add_debug_info
 
-            add_debug_info(host, "g", program.path)
+            add_debug_info(host, "g", program.path, with_directory=True)
         declared = _function_names(host, declarations_only=True)
         runtime_functions = sorted(name for name in declared if name.startswith("mgpu"))
         runner_utilities = sorted(name for name in declared if is_runner_utility(name))

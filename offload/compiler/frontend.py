@@ -3,6 +3,8 @@ outline `gpu.launch` bodies into gpu.module/gpu.func kernels. Shared by the devi
 
 from __future__ import annotations
 
+import os
+
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,6 +105,18 @@ def _read_bytecode(ir, data: bytes, path: str) -> None:
         run_mlir(lambda: ir.Module.parse(data, context), path)
 
 
+class SourceText(str):
+    """A program given as text (the Python API's compile_text): the string is the name its diagnostics
+    and debug information use, `data` the program; no file is read or written for it."""
+
+    data: bytes
+
+    def __new__(cls, name: str, data: bytes) -> "SourceText":
+        source = super().__new__(cls, name)
+        source.data = data
+        return source
+
+
 STDIN = "-"  # the input path that reads the program from standard input, as mlir-opt does
 STDIN_NAME = "<stdin>"  # how errors name it
 
@@ -113,7 +127,9 @@ def load_program(path: str, pass_pipeline: str | None = None) -> Program:
     bodies (gpu-kernel-outlining)."""
     ir, passmanager = import_mlir()
 
-    if str(path) == STDIN:
+    if isinstance(path, SourceText):
+        data = path.data
+    elif str(path) == STDIN:
         data, path = sys.stdin.buffer.read(), STDIN_NAME
     else:
         data = read_input(path)  # a missing or unreadable file becomes a plain one-line error first
@@ -147,7 +163,7 @@ def load_program(path: str, pass_pipeline: str | None = None) -> Program:
 
     context.attach_diagnostic_handler(keep_quiet)
     with context:
-        if _utf8_path(str(path)) and not pass_pipeline and path != STDIN_NAME:
+        if _utf8_path(str(path)) and not pass_pipeline and path != STDIN_NAME and not isinstance(path, SourceText):
             module = run_mlir(lambda: ir.Module.parseFile(str(path), context), path)
         else:  # MLIR takes UTF-8 file names only: parse the bytes already read (locations name the input)
             module = run_mlir(lambda: ir.Module.parse(data, context), path)
@@ -228,16 +244,53 @@ def name_outlined_kernels_after_their_modules(module, written: set) -> None:
 DEBUG_EMISSION = {"g": "Full", "lineinfo": "DebugDirectivesOnly"}
 
 
-def add_debug_info(module, debug: str | None, path: str) -> None:
+def add_debug_info(module, debug: str | None, path: str, with_directory: bool = False) -> None:
     """Give every llvm.func of `module` (an LLVM-dialect builtin.module, gpu.modules included) a debug
-    scope from its MLIR locations, so the translation to LLVM IR carries them as !dbg line information."""
+    scope from its MLIR locations, so the translation to LLVM IR carries them as !dbg line information.
+    `with_directory` (the host): the compile unit gets a DW_AT_comp_dir (see debug_source_path); device
+    images keep the name alone, so a cached image serves the same program in any folder."""
     if debug is None:
         return
+    import mlir.ir as ir
     import mlir.passmanager as passmanager
 
+    _locate_for_debugger(module, path, with_directory, ir)
     pipeline = f"builtin.module(ensure-debug-info-scope-on-llvm-func{{emission-kind={DEBUG_EMISSION[debug]}}})"
     run_mlir(lambda: passmanager.PassManager.parse(pipeline).run(module.operation), path,
              "cannot add debug information")
+
+
+# DW_AT_comp_dir of a program that is no file (standard input, the Python API's text): stable.
+NO_FILE_DIRECTORY = "."
+
+
+def debug_source_path(path: str) -> str:
+    """The source path debug information records: the file's absolute path, whose folder becomes the
+    compile unit's DW_AT_comp_dir (the debug-info pass takes the location's parent folder), or
+    NO_FILE_DIRECTORY/NAME for a program that is no file; the same input gives the same path."""
+    if os.path.isfile(path):
+        return os.path.abspath(path)
+    return os.path.join(NO_FILE_DIRECTORY, os.path.basename(path))
+
+
+def _locate_for_debugger(module, path: str, with_directory: bool, ir) -> None:
+    """Name the program in the module's file locations: a buffer-parsed program's are "-"; with a
+    directory, debug_source_path (a relative name would give the compile unit no directory)."""
+    shown = debug_source_path(path) if with_directory else path
+    names = {"-", "", path} - {shown}
+    if not names:
+        return
+    found = []
+
+    def visit(op):
+        location = op.location
+        if location.is_a_file() and location.filename in names:
+            found.append((op, location.start_line, location.start_col))
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    for op, line, col in found:
+        op.location = ir.Location.file(shown, line, col, context=op.context)
 
 
 def _symbol_name(op) -> str:

@@ -166,7 +166,9 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     llvm.initialize_all_asmprinters()
     triple = plan.host.llvm_triple
     machine = llvm.Target.from_triple(triple).create_target_machine(reloc="pic")
-    annotations = ir.Module("mlir_offload.annotations")
+    # Its own context: identified struct types (the offload entry's layout differs per target clang) must
+    # not carry over from an earlier compile in the same process (the Python API).
+    annotations = ir.Module("mlir_offload.annotations", context=ir.Context())
     annotations.triple = triple
     annotations.data_layout = str(machine.target_data)
     emitter = runtime.RuntimeEmitter(annotations, runtime.runtime_for(plan.offload_kind), plan.host)
