@@ -49,16 +49,17 @@ class Bundle:
         return path
 
 
-# link's own flags, as link()'s keywords (compile's come from the options table).
-LINK_KEYWORDS = {"--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path", "--cudart": "cudart",
-                 "--ptx-beside": "ptx_beside"}
+# link's own flags that link() takes as keywords, named by the flag (`--cuda-path` -> cuda_path); compile's
+# come from the options table.
+LINK_FLAGS = ("--clang", "--cuda-path", "--rocm-path", "--cudart", "--ptx-beside")
+LINK_SWITCHES = ("--ptx-beside",)
 
 
 def _keywords_of_flags() -> dict[str, tuple[str, bool]]:
     """--flag -> (the API keyword, whether it takes a value), for compile's options and link's."""
     from offload.options import SPECS, SWITCH
 
-    found = {flag: (keyword, keyword != "ptx_beside") for flag, keyword in LINK_KEYWORDS.items()}
+    found = {flag: (flag.lstrip("-").replace("-", "_"), flag not in LINK_SWITCHES) for flag in LINK_FLAGS}
     for name, spec in SPECS.items():
         if spec.api:
             for declaration in spec.flags:
