@@ -33,3 +33,17 @@ def test_bare_command_prints_usage_and_commands_as_lines():
     assert "\\n" not in r.stderr
     listed = {line.split()[0] for line in lines if line.startswith("  ") and line.split()}
     assert {"compile", "link", "ship", "doctor"} <= listed
+
+
+def test_shell_completion_as_documented():
+    import os
+
+    from conftest import REPO
+
+    assert "_MLIR_OFFLOAD_COMPLETE=bash_source mlir-offload" in (REPO / "docs" / "cli.md").read_text()
+    script = run_cli(env=dict(os.environ, _MLIR_OFFLOAD_COMPLETE="bash_source"))
+    assert script.returncode == 0 and "complete -o nosort -F _mlir_offload_completion mlir-offload" in script.stdout
+    env = dict(os.environ, _MLIR_OFFLOAD_COMPLETE="bash_complete", COMP_WORDS="mlir-offload comp", COMP_CWORD="1")
+    assert run_cli(env=env).stdout.split() == ["plain,compile"]
+    env.update(COMP_WORDS="mlir-offload compile --offload-a", COMP_CWORD="2")
+    assert "plain,--offload-arch" in run_cli(env=env).stdout.split()
