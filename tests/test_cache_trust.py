@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -116,40 +117,82 @@ def test_link_in_place_of_a_shard_folder_writes_nothing_outside(tmp_path, refere
     assert shard.is_symlink()
 
 
-def _forge(entry: Path, payload: bytes) -> None:
-    """Rewrite `entry` as a well-formed entry under its own key whose image is `payload`."""
+def _forge(entry: Path, bitcode: bytes | None = None, native: bytes | None = None) -> None:
+    """Rewrite `entry` as a well-formed entry under its own key whose bitcode or native code is replaced."""
     data = entry.read_bytes()
     key = cache_entry.entry_key(data)
     assert key is not None
     target = parse_offload_arch("sm_80")[0]
-    image = cache_entry.decode(data, key, target)
-    entry.write_bytes(cache_entry.encode(key, DeviceImage(target, payload, image.kernels, image.globals)))
+    image = cache_entry.decode(data, key, target) or cache_entry.decode(data, key, target, native=True)
+    assert image is not None
+    if bitcode is not None:
+        image = replace(image, bitcode=bitcode)
+    if native is not None:
+        image = replace(image, native=replace(image.native, data=native))
+    entry.write_bytes(cache_entry.encode(key, image))
 
 
 @pytest.mark.parametrize("payload", [b"not bitcode at all", b"BC\xc0\xde" + b"\xff" * 64, b""])
 def test_forged_payload_is_a_miss_never_embedded(tmp_path, reference, payload):
     cache = tmp_path / "cache"
     compile_saxpy(cache, tmp_path / "first.bc")
-    _forge(only_entry(cache), payload)
+    _forge(only_entry(cache), bitcode=payload)
     check_rebuilt(cache, tmp_path / "out.bc", reference["3"])
 
 
-def test_forged_payload_on_the_cubin_path_never_reaches_llvm(tmp_path):
+@pytest.fixture(scope="module")
+def cubin_reference(tmp_path_factory) -> bytes:
     from conftest import find_tool
 
     if find_tool("ptxas") is None:
         pytest.skip("ptxas not found (scripts/setup's CUDA toolkit)")
+    out = tmp_path_factory.mktemp("cubin") / "reference.bc"
+    compile_saxpy(None, out, "--device-image=cubin")
+    return out.read_bytes()
+
+
+def test_cubin_hit_brings_its_native_code(tmp_path, cubin_reference):
     cache = tmp_path / "cache"
-    compile_saxpy(None, tmp_path / "reference.bc", "--device-image=cubin")
     compile_saxpy(cache, tmp_path / "first.bc", "--device-image=cubin")
-    _forge(only_entry(cache), b"BC\xc0\xde" + bytes(range(256)) * 4)  # LLVM would abort on it in-process
+    done = compile_saxpy(cache, tmp_path / "hit.bc", "--device-image=cubin")
+    assert "cache: hit sm_80" in done.stderr and "ptxas" not in done.stderr  # neither codegen nor ptxas ran
+    assert (tmp_path / "hit.bc").read_bytes() == cubin_reference
+
+
+def _host_elf_object() -> bytes:
+    import llvmlite.binding as llvm
+    import llvmlite.ir as ir
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    module = ir.Module(name="host")
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), []), name="saxpy")  # the kernel's name
+    ir.IRBuilder(function.append_basic_block()).ret_void()
+    machine = llvm.Target.from_default_triple().create_target_machine()
+    return machine.emit_object(llvm.parse_assembly(str(module)))
+
+
+@pytest.mark.parametrize("forgery", ["bitcode", "garbage", "truncated", "host object", "no kernel symbol"])
+def test_forged_entry_on_the_cubin_path_is_a_miss(tmp_path, cubin_reference, forgery):
+    cache = tmp_path / "cache"
+    compile_saxpy(cache, tmp_path / "first.bc", "--device-image=cubin")
+    entry = only_entry(cache)
+    data = entry.read_bytes()
+    cubin = cache_entry.decode(data, cache_entry.entry_key(data), parse_offload_arch("sm_80")[0],
+                               native=True).native.data
+    if forgery == "bitcode":
+        _forge(entry, bitcode=b"BC\xc0\xde" + bytes(range(256)) * 4)  # LLVM would abort on it in-process
+    elif forgery == "garbage":
+        _forge(entry, native=os.urandom(len(cubin)))
+    elif forgery == "truncated":
+        _forge(entry, native=cubin[:len(cubin) // 2])
+    elif forgery == "host object":
+        _forge(entry, native=_host_elf_object())  # an ELF file with the kernel's symbol, for the wrong machine
+    else:
+        _forge(entry, native=cubin.replace(b"saxpy", b"saxpz"))
     done = compile_saxpy(cache, tmp_path / "out.bc", "--device-image=cubin")
     assert "cache: miss sm_80" in done.stderr
-    assert (tmp_path / "out.bc").read_bytes() == (tmp_path / "reference.bc").read_bytes()
-    # The rebuilt entry is a hit: its code is generated in a forked child, with the same bytes.
-    done = compile_saxpy(cache, tmp_path / "hit.bc", "--device-image=cubin")
-    assert "cache: hit sm_80" in done.stderr
-    assert (tmp_path / "hit.bc").read_bytes() == (tmp_path / "reference.bc").read_bytes()
+    assert (tmp_path / "out.bc").read_bytes() == cubin_reference
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another user needs root")

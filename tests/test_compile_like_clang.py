@@ -68,7 +68,8 @@ def test_verbose_prints_stages_libraries_and_tools(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     stages = [line.split(":")[1].split()[1] for line in lines if line.startswith("mlir-offload: stage ")]
-    assert stages == ["load", "device", "codegen", "package", "lower", "annotate", "emit"]
+    # codegen runs inside the device stage, on the images the cache did not have (a hit brings its cubin).
+    assert stages == ["load", "codegen", "device", "package", "lower", "annotate", "emit"]
     libraries = [line for line in lines if line.startswith("mlir-offload: library ")]
     assert len(libraries) == 1 and libraries[0].startswith("mlir-offload: library libdevice (sm_80): ") and \
         libraries[0].endswith("libdevice.10.bc")  # once: where it is linked, not also where the cache key plans it

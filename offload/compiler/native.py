@@ -139,6 +139,49 @@ def ptxas_finder(cuda_path: str | None = None, line_info: bool = False) -> Ptxas
     return PtxasFinder(cuda_path, ("-lineinfo",) if line_info else ())
 
 
+class Codegen:
+    """The codegen stage of a compile that packages native images: calling it on a DeviceImage gives it
+    its native code (native_code); key(target) is what that code depends on beyond the image itself (the
+    device image cache adds it to the image's key, so that a hit brings the native code along)."""
+
+    def __init__(self, opt_level: int, ptxas: PtxasFinder):
+        self.opt_level, self.ptxas = opt_level, ptxas
+        self._keys: dict[str, str] = {}
+
+    def __call__(self, image):
+        return replace(image, native=native_code(image.bitcode, image.target, self.opt_level, self.ptxas))
+
+    def key(self, target) -> str:
+        hook = vendor_for(target.offload_kind).codegen_hook
+        if hook not in self._keys:
+            import llvmlite  # the package's version only: LLVM itself is not loaded for a key
+
+            parts = [hook, f"O{self.opt_level}", f"llvmlite {llvmlite.__version__}"]
+            parts += CODEGEN_TOOLS[CODEGEN_HOOKS[hook]](self)
+            self._keys[hook] = "|".join(parts)
+        return self._keys[hook]
+
+
+def _ptxas_identity(codegen: Codegen) -> list[str]:
+    """ptxas's own account of its release (`ptxas --version`) and the flags it runs with."""
+    done = subprocess.run([codegen.ptxas(), "--version"], capture_output=True, text=True, timeout=60)
+    return [" ".join((done.stdout + done.stderr).split()), " ".join(codegen.ptxas.flags)]
+
+
+def _llc_identity(codegen: Codegen) -> list[str]:
+    """The llc that assembles AMDGPU code with inline asm (pipeline.emit_object), by its version."""
+    from offload.compiler.about import LLVM_MAJOR
+    from offload.serialize.pipeline import find_llc
+    from offload.toolchain.tools import tool_version
+
+    llc = find_llc(LLVM_MAJOR)
+    return [f"llc {tool_version(llc, 'LLVM') if llc else None}"]
+
+
+# Each codegen hook's tools beyond llvmlite, whose identity enters the cache key of its native code.
+CODEGEN_TOOLS = {bitcode_to_cubin: _ptxas_identity, bitcode_to_amdgpu_object: _llc_identity}
+
+
 def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:
     """Host bundle bitcode -> ELF object for the module's own host triple (PIC, as clang's default PIE link
     wants), keeping the `.llvm.offloading` section the target's linker wrapper reads."""

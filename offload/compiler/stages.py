@@ -86,10 +86,9 @@ def compile_bundle(settings) -> CompiledBundle:
         program = load_program(settings.input_path, options.pass_pipeline)
     with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):
         # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
+        # Native images: codegen runs on each image built (a cache hit brings its native code along).
         images = compile_device(program, list(settings.targets), options,
-                                lto_pre_link=plan.device_image == "bitcode")
-    with stage(f"codegen ({plan.device_image})"):
-        images = codegen(images, plan, options)
+                                lto_pre_link=plan.device_image == "bitcode", codegen=codegen(plan, options))
     with stage("package"):
         record = make_record(plan, images)
         offload_images = package(images, plan, record)
@@ -104,24 +103,13 @@ def compile_bundle(settings) -> CompiledBundle:
     return CompiledBundle(data, ptx)
 
 
-def codegen(images, plan: BundlePlan, options) -> list:
-    """The serialization's last hook: each DeviceImage's native code, when the plan packages native images."""
-    from dataclasses import replace
-
-    from offload.compiler.native import native_code, ptxas_finder
+def codegen(plan: BundlePlan, options):
+    """The serialization's last hook (offload.compiler.native.Codegen), when the plan packages native images."""
+    from offload.compiler.native import Codegen, ptxas_finder
 
     if plan.device_image == "bitcode":
-        return list(images)
-    ptxas = ptxas_finder(line_info=options.debug_info is not None)
-
-    def generate(image):
-        return replace(image, native=native_code(image.bitcode, image.target, options.opt_level, ptxas))
-
-    from offload.serialize.processes import call_forked
-
-    # LLVM never parses a cached image's bytes in this process: its code is generated in a forked child.
-    return [call_forked(generate, image, f"generating the code of the cached {image.target.arch} image")
-            if image.cached else generate(image) for image in images]
+        return None
+    return Codegen(options.opt_level, ptxas_finder(line_info=options.debug_info is not None))
 
 
 def make_record(plan: BundlePlan, images):

@@ -25,6 +25,7 @@ class Vendor:
     device_section: str  # where the linker wrapper puts the device images in the executable
     register_function: str  # what the wrapper's registration code calls with that section
     native_image: str  # the native image kind (offload.packager.ImageKind member name)
+    native_elf_machine: int  # e_machine of that image's ELF file (EM_CUDA, EM_AMDGPU)
     codegen_hook: str  # the offload/compiler/native.py function making that image from bitcode
     separate_kernel_handle: bool  # HIP: a kernel's handle is a constant global pointing to the host stub
     runtime_variants: tuple = ()  # (link --cudart mode, libraries -l...) as nvcc's --cudart; "shared" is -l<link_library>
@@ -47,7 +48,7 @@ CUDA = Vendor(
     offload_kind="cuda", triple="nvptx64-nvidia-cuda", lowering="convert-gpu-to-nvvm", api_prefix="cuda",
     link_library="cudart", library_dirs=("lib64", "lib"), host_library_dirs=("targets/{cuda_target}/lib",), toolkit_path_flag="--cuda-path",
     quiet_flags=("-Wno-unknown-cuda-version",), device_section=".nv_fatbin",
-    register_function="__cudaRegisterFatBinary", native_image="CUBIN", codegen_hook="bitcode_to_cubin",
+    register_function="__cudaRegisterFatBinary", native_image="CUBIN", native_elf_machine=190, codegen_hook="bitcode_to_cubin",
     separate_kernel_handle=False,
     runtime_variants=(("shared", ("cudart",)), ("static", ("cudart_static", "dl", "pthread", "rt")), ("none", ())),
     dynamic_shared_opt_in_above=48 * 1024, toolkit_name="CUDA toolkit", toolkit_key="cuda-path",
@@ -58,7 +59,7 @@ HIP = Vendor(
     offload_kind="hip", triple="amdgcn-amd-amdhsa", lowering="convert-gpu-to-rocdl", api_prefix="hip",
     link_library="amdhip64", library_dirs=("lib",), host_library_dirs=("lib/{multiarch}",), toolkit_path_flag="--rocm-path", quiet_flags=(),
     device_section=".hip_fatbin", register_function="__hipRegisterFatBinary", native_image="OBJECT",
-    codegen_hook="bitcode_to_amdgpu_object", separate_kernel_handle=True,
+    native_elf_machine=224, codegen_hook="bitcode_to_amdgpu_object", separate_kernel_handle=True,
     runtime_variants=(("shared", ("amdhip64",)), ("none", ())), toolkit_name="ROCm", toolkit_key="rocm-path",
     toolkit_variable="ROCM_PATH", toolkit_finder="find_rocm", llvmlite_assembles_inline_asm=False)
 

@@ -91,13 +91,14 @@ class ImageCache:
         self.remote = remote  # remote_cache.RemoteCache or None
         self.counts = {"local_hits": 0, "remote_hits": 0, "misses": 0, "remote_writes": 0}
 
-    def lookup(self, keys: list[str], targets: list) -> list:
+    def lookup(self, keys: list[str], targets: list, native: bool = False) -> list:
         """The cached DeviceImage of each key (None: a miss): the local folder first, then one round trip
-        to the remote tier for all the local misses. A remote hit is kept in the local folder too."""
+        to the remote tier for all the local misses. A remote hit is kept in the local folder too.
+        native: the images come with their native code (cache_entry.decode)."""
         from offload.compiler import trace
         from offload.serialize.cache_entry import decode
 
-        images = [self._local(key, target) for key, target in zip(keys, targets)]
+        images = [self._local(key, target, native) for key, target in zip(keys, targets)]
         for image, target in zip(images, targets):
             if image is not None:
                 trace.note(f"cache: hit {target.arch}")
@@ -105,7 +106,7 @@ class ImageCache:
         if self.remote is not None and missing:
             values = self.remote.get_many([keys[i] for i in missing])
             for i, value in zip(missing, values):
-                image = decode(value, keys[i], targets[i]) if value is not None else None
+                image = decode(value, keys[i], targets[i], native) if value is not None else None
                 if image is not None:
                     images[i] = image
                     trace.note(f"cache: remote hit {targets[i].arch}")
@@ -119,13 +120,13 @@ class ImageCache:
         self.counts["misses"] += sum(image is None for image in images)
         return images
 
-    def _local(self, key: str, target):
+    def _local(self, key: str, target, native: bool):
         from offload.serialize.cache_entry import decode
 
         if self.folder is None:
             return None
         data = self.folder.read(key)
-        return decode(data, key, target) if data is not None else None
+        return decode(data, key, target, native) if data is not None else None
 
     def store(self, built: dict[str, object]) -> None:
         """Keep the images built (key -> DeviceImage) in both tiers, then record the compile's counts."""
@@ -164,6 +165,11 @@ def image_key(job, library_files: list[str]) -> str:
                   "llvm": ["llvmlite" if optimizer.in_process else "llvm-tools", optimizer.version]},
     }
     return hashlib.sha256(json.dumps(description, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def with_codegen(key: str, codegen_key: str) -> str:
+    """The key of an image together with its native code (offload.compiler.native.Codegen.key)."""
+    return hashlib.sha256(json.dumps([key, codegen_key]).encode()).hexdigest()
 
 
 def _file_digest(path: str) -> str:

@@ -2,18 +2,21 @@
 
     MAGIC, sha256(payload), payload = header size (4 bytes, little-endian), header (JSON), image bytes
 
-The header records the entry's full key, its target and what the image defines. An entry is taken only
-when it is whole (the checksum), bound to the key asked for (an entry copied or swapped from another key
-is a miss), for the target asked for, and when its image is what the header says: LLVM bitcode that our
-own bounds-checked reader (offload/packager/bitcode_ident.py) reads and that defines every kernel and
-global the header lists. Nothing here hands the bytes to LLVM."""
+The header records the entry's full key, its target and what the image defines; the image bytes are the
+LLVM bitcode, then, for an image packaged as native code (cubin, AMDGPU object), that code and the PTX it
+was assembled from (the header gives their sizes). An entry is taken only when it is whole (the
+checksum), bound to the key asked for (an entry copied or swapped from another key is a miss), for the
+target asked for, and when its bytes are what the header says: LLVM bitcode that our own bounds-checked
+reader (offload/packager/bitcode_ident.py) reads and that defines every kernel and global the header
+lists; native code that our own ELF reader (offload/formats/elf.py) reads, for the vendor's machine,
+with a symbol for every kernel; PTX that is text. Nothing here hands the bytes to LLVM."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 
-MAGIC = b"MLIR-OFFLOAD-IMAGE-2\n"
+MAGIC = b"MLIR-OFFLOAD-IMAGE-3\n"
 _DIGEST = 32
 _HEADER_SIZE = 4
 # A header holds the key, the target and symbol names: far below this.
@@ -21,25 +24,32 @@ MAX_HEADER_BYTES = 16 << 20
 
 
 def encode(key: str, image) -> bytes:
-    """The entry of a DeviceImage under `key`."""
-    header = json.dumps({"key": key, "format": "bitcode", "offload-kind": image.target.offload_kind,
-                         "arch": image.target.arch, "triple": image.target.triple,
-                         "kernels": list(image.kernels), "globals": list(image.globals)},
-                        sort_keys=True).encode()
-    payload = len(header).to_bytes(_HEADER_SIZE, "little") + header + image.bitcode
+    """The entry of a DeviceImage (with its native code, if it has some) under `key`."""
+    native = image.native
+    ptx = native.ptx.encode() if native is not None and native.ptx is not None else b""
+    header = {"key": key, "format": "bitcode" if native is None else "native",
+              "offload-kind": image.target.offload_kind, "arch": image.target.arch, "triple": image.target.triple,
+              "kernels": list(image.kernels), "globals": list(image.globals), "bitcode-size": len(image.bitcode)}
+    if native is not None:
+        header.update({"image-kind": native.image_kind, "native-size": len(native.data),
+                       "ptx-size": len(ptx) if native.ptx is not None else None})
+    encoded = json.dumps(header, sort_keys=True).encode()
+    payload = len(encoded).to_bytes(_HEADER_SIZE, "little") + encoded + image.bitcode + \
+        (native.data + ptx if native is not None else b"")
     return MAGIC + hashlib.sha256(payload).digest() + payload
 
 
-def decode(data: bytes, key: str, target):
+def decode(data: bytes, key: str, target, native: bool = False):
     """The DeviceImage an entry holds for `key` and `target`, or None: not an entry, damaged, written
-    under another key or for another target, or an image that is not the bitcode its header says."""
+    under another key or for another target, without native code when `native` (or with it when not),
+    or bytes that are not what its header says."""
     from offload.serialize.pipeline import DeviceImage
 
     parts = _parts(data)
     if parts is None:
         return None
-    header, image = parts
-    if header.get("key") != key or header.get("format") != "bitcode":
+    header, body = parts
+    if header.get("key") != key or header.get("format") != ("native" if native else "bitcode"):
         return None
     if (header.get("offload-kind"), header.get("arch"), header.get("triple")) != \
             (target.offload_kind, target.arch, target.triple):
@@ -47,9 +57,49 @@ def decode(data: bytes, key: str, target):
     kernels, globals_ = header.get("kernels"), header.get("globals")
     if not _names(kernels) or not _names(globals_):
         return None
-    if not is_bitcode_defining(image, kernels, globals_):
+    sizes = [header.get("bitcode-size"), *((header.get("native-size"), header.get("ptx-size") or 0) if native else ())]
+    if not all(_size(n) for n in sizes) or sum(sizes) != len(body):
         return None
-    return DeviceImage(target=target, bitcode=image, kernels=kernels, globals=globals_, cached=True)
+    bitcode = body[:sizes[0]]
+    if not is_bitcode_defining(bitcode, kernels, globals_):
+        return None
+    code = None
+    if native:
+        code = _native_code(header, body[sizes[0]:sizes[0] + sizes[1]], body[sizes[0] + sizes[1]:], target, kernels)
+        if code is None:
+            return None
+    return DeviceImage(target=target, bitcode=bitcode, kernels=kernels, globals=globals_, native=code, cached=True)
+
+
+def _size(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _native_code(header: dict, data: bytes, ptx: bytes, target, kernels: list[str]):
+    """The NativeCode of an entry when `data` is an ELF file of the vendor's native image kind and machine
+    with a symbol for every kernel, and `ptx` is text; else None."""
+    from offload.compiler.native import NativeCode
+    from offload.formats.elf import ElfError, read_elf
+    from offload.formats.vendors import vendor_for
+    from offload.packager import ImageKind
+
+    vendor = vendor_for(target.offload_kind)
+    if header.get("image-kind") != int(ImageKind[vendor.native_image]):
+        return None
+    try:
+        elf = read_elf(data, "cached native image")
+    except ElfError:
+        return None
+    symbols = {symbol.name for symbol in elf.symbols}
+    if elf.machine != vendor.native_elf_machine or not all(kernel in symbols for kernel in kernels):
+        return None
+    if header.get("ptx-size") is None:
+        return NativeCode(header["image-kind"], data, None) if not ptx else None
+    try:
+        text = ptx.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return NativeCode(header["image-kind"], data, text)
 
 
 def entry_key(data: bytes) -> str | None:

@@ -58,13 +58,15 @@ def symbol_name(module_name: str, symbol: str, rename: str | None) -> str:
 
 
 def compile_device(program: Program, targets: list[Target], options: CompileOptions,
-                   *, jobs: int | None = None, lto_pre_link: bool = False) -> list[DeviceImage]:
+                   *, jobs: int | None = None, lto_pre_link: bool = False, codegen=None) -> list[DeviceImage]:
     """Every gpu.module of `program`, for every target: one LLVM bitcode image per target. The MLIR
     lowering runs in a forked child (once per distinct pipeline); the LLVM stages of the targets run side
     by side, up to `jobs` at once (default: one per CPU): LLVM's tools as processes where the machine has
     them, else llvmlite in forked children, each in its own LLVM context. So an image is the same whichever
     other targets were asked for and however many jobs ran.
-    lto_pre_link: the images stay bitcode the target clang LTO-links (optimizer.py says why it matters)."""
+    lto_pre_link: the images stay bitcode the target clang LTO-links (optimizer.py says why it matters).
+    codegen: gives each image built its native code (offload.compiler.native.Codegen); what that code depends
+    on joins the image's cache key, so that a cache hit brings its native code along."""
     from offload.serialize.optimizer import in_process_optimizer
 
     _check_options(options, targets)
@@ -80,6 +82,9 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
     optimizer = in_process_optimizer() if options.link_bitcode else \
         _llvm_tools_ready(tuple(dict.fromkeys(t.triple for t in targets)))
     cache = _open_cache(options)  # also while the child lowers (the redis client takes 100 ms to import)
+    if cache and codegen:
+        for target in targets:
+            codegen.key(target)  # ptxas --version, while the child lowers
     if optimizer.in_process and jobs is None and options.opt_level == 0:
         jobs = 1  # without the optimizer a target's LLVM stages cost less than forking a child
     # A thread loading LLVM must not be running when a child is forked.
@@ -87,8 +92,8 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
     lowered_by_pipeline = dict(zip(distinct, lowering.result()))
     work = [SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link)
             for pipeline, target in zip(pipelines, targets)]
-    keys = [_cache_key(job) for job in work] if cache else [None] * len(work)
-    images = cache.lookup(keys, targets) if cache else [None] * len(work)
+    keys = [_cache_key(job, codegen) for job in work] if cache else [None] * len(work)
+    images = cache.lookup(keys, targets, native=codegen is not None) if cache else [None] * len(work)
     missing = [i for i, image in enumerate(images) if image is None]
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
@@ -99,6 +104,11 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
                            isolate=bool(options.link_bitcode or options.libdevice or options.rocm_device_lib_path))
     else:
         built = map_threads(serialize_with_tools, [work[i] for i in missing], jobs)
+    if codegen is not None and built:
+        from offload.compiler.trace import stage
+
+        with stage("codegen"):
+            built = [codegen(image) for image in built]
     for i, image in zip(missing, built):
         images[i] = image
     if cache:
@@ -132,15 +142,16 @@ def _open_cache(options: CompileOptions):
     return open_cache(options)
 
 
-def _cache_key(job: SerializeJob) -> str:
-    from offload.serialize.cache import image_key
+def _cache_key(job: SerializeJob, codegen=None) -> str:
+    from offload.serialize.cache import image_key, with_codegen
 
     kind = KINDS[job.target.offload_kind]
     try:  # every library the image may link: the plan as if the code called into them
         libraries = list(kind.plan_libraries(job.target, job.options, True).files)
     except OffloadError:
         libraries = []  # none found: serialization reports it if the code needs one
-    return image_key(job, [*job.options.link_bitcode, *libraries])
+    key = image_key(job, [*job.options.link_bitcode, *libraries])
+    return with_codegen(key, codegen.key(job.target)) if codegen else key
 
 
 def _preload_llvm() -> threading.Thread:
