@@ -18,6 +18,7 @@ from offload.errors import OffloadError
 COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("offload.commands.compile", "Compile an MLIR GPU program into one host bundle for clang's offload driver."),
     "link": ("offload.commands.link", "Link bundles, objects and flags into an executable with the target's clang."),
+    "run": ("offload.commands.run", "Compile, link and run a program (--emulate: its kernels on this CPU)."),
     "verify": ("offload.commands.verify", "Check that a linked executable carries and registers its device code."),
     "ship": ("offload.commands.ship", "Archive a bundle with a Makefile and build.sh that need only clang and make."),
     "device": ("offload.commands.device", "Serialize the gpu.modules of a program to one device image per target."),

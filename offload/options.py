@@ -286,6 +286,10 @@ class CompileOptions:
         None, "--pass-pipeline", "MLIR passes to run on the input before mlir-offload's own lowering, in mlir-opt "
         "syntax, e.g. 'builtin.module(convert-linalg-to-loops)'.",
         kind=TEXT, commands=COMPILE, api=True, metavar="PIPELINE")
+    emulate: bool = option(
+        False, "--emulate", "For `link --emulate` (kernels run on the CPU, docs/emulator.md): bitcode device "
+        "images, and device code the emulator cannot run (inline assembly, Hopper TMA/mbarrier/wgmma/clusters) "
+        "refused here.", commands=COMPILE, api=True)
     dependency_file_wanted: bool = option(
         False, "-MD", "Write a make-style dependency file (input, linked bitcode libraries, mlir-offload.toml).",
         commands=COMPILE)

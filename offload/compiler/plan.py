@@ -49,6 +49,8 @@ def compile_plan(input_path: str, output: str | None, textual: bool, options: Co
     from, a prerequisite of -MD's rule). `output` None: named after the input (default_output), in the
     current folder, as clang does."""
     build = build_settings(options, output or "-", textual, config_file)
+    if options.emulate:
+        build = emulation_formats(options, build)
     target_clang = load_profile(options.target_clang).clang_major  # unknown: fails before any work
     targets = offload_targets(options)
     ptx_only = ptx_only_archs(options.offload_arch)
@@ -62,3 +64,17 @@ def compile_plan(input_path: str, output: str | None, textual: bool, options: Co
         build = replace(build, dependency_file=build_settings(options, output, textual, config_file).dependency_file)
     return CompilePlan(input_path, output, "ll" if textual else "bc", target_clang, tuple(targets), options, build,
                        bundle)
+
+
+# The clang whose entry layout the emulator reads (offload/toolchain/emulate.py links with it).
+EMULATION_CLANG = 22
+
+
+def emulation_formats(options: CompileOptions, build: BuildSettings) -> BuildSettings:
+    """--emulate: the emulator retargets the device bitcode image and links with clang 22."""
+    if options.portable or build.device_image not in (None, "bitcode"):
+        raise OffloadError("--emulate keeps the device code as bitcode (the emulator retargets it): drop "
+                           "--portable and --device-image")
+    if options.target_clang != EMULATION_CLANG:
+        raise OffloadError(f"--emulate links with clang {EMULATION_CLANG}: drop --target-clang")
+    return replace(build, device_image="bitcode")

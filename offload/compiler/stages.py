@@ -78,12 +78,16 @@ def compile_bundle(settings) -> CompiledBundle:
                            "cannot read; bundles for it are ELF objects: drop -S")
     from offload.compiler.trace import stage
 
-    if vendor_for(plan.offload_kind).toolkit_archs:
+    if vendor_for(plan.offload_kind).toolkit_archs and not options.emulate:  # emulation needs no toolkit
         from offload.compiler.native import check_toolkit_archs
 
         check_toolkit_archs([t.arch for t in settings.targets], plan.device_image != "bitcode")
     with stage("load"):
         program = load_program(settings.input_path, options.pass_pipeline)
+    if options.emulate:
+        from offload.compiler.emulation import check_emulatable
+
+        check_emulatable(program)
     with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):
         # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
         # Native images: codegen runs on each image built (a cache hit brings its native code along).

@@ -336,6 +336,57 @@ const StringMap<Handler> &intrinsicTable() {
       for (const char *Conv : {"f2i", "f2ui", "f2ll", "f2ull", "d2f"})
         T[std::string("llvm.nvvm.") + Conv + "." + Mode + ".ftz"] = mirror();
     }
+    // AMDGPU: work-item ids, the hidden arguments ockl reads, wavefront operations.
+    const char *Dims[] = {"x", "y", "z"};
+    for (const char *D : Dims) {
+      T[std::string("llvm.amdgcn.workitem.id.") + D] = rt(std::string("tid_") + D);
+      T[std::string("llvm.amdgcn.workgroup.id.") + D] = rt(std::string("ctaid_") + D);
+    }
+    T["llvm.amdgcn.implicitarg.ptr"] = pointerFrom("implicitarg_ptr");
+    T["llvm.amdgcn.dispatch.ptr"] = pointerFrom("dispatch_ptr");
+    T["llvm.amdgcn.dispatch.id"] = constant(0);
+    T["llvm.amdgcn.wavefrontsize"] = rt("warpsize");
+    T["llvm.amdgcn.s.memtime"] = rt("clock64");
+    T["llvm.amdgcn.s.memrealtime"] = rt("globaltimer");
+    for (const char *Name : {"llvm.amdgcn.wave.barrier", "llvm.amdgcn.s.waitcnt", "llvm.amdgcn.s.sleep",
+                             "llvm.amdgcn.s.setprio", "llvm.amdgcn.sched.barrier", "llvm.amdgcn.s.nop"})
+      T[Name] = erase();
+    T["llvm.amdgcn.ds.bpermute"] = rt("bpermute");
+    T["llvm.amdgcn.mbcnt.lo"] = rt("mbcnt_lo");
+    T["llvm.amdgcn.mbcnt.hi"] = rt("mbcnt_hi");
+    T["llvm.amdgcn.readlane.i32"] = rt("readlane");
+    T["llvm.amdgcn.readlane"] = rt("readlane");
+    T["llvm.amdgcn.readfirstlane.i32"] = rt("readfirstlane");
+    T["llvm.amdgcn.readfirstlane"] = rt("readfirstlane");
+    for (const char *Ballot : {"llvm.amdgcn.ballot.i64", "llvm.amdgcn.ballot.i32"})
+      T[Ballot] = [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+        FunctionCallee F = E.runtime("__emu_ballot", E.I64, {E.I32});
+        Value *R = B.CreateCall(F, {B.CreateZExt(CI->getArgOperand(0), E.I32)});
+        return B.CreateTrunc(R, CI->getType());
+      };
+    // AMDGPU math ocml uses: the runtime's mirrors (__emu_amdgcn_<name>), exact where the hardware
+    // approximates (rcp, rsq, sqrt, exp2, log).
+    for (const char *Ty : {"f32", "f64"}) {
+      std::string S(Ty);
+      T["llvm.amdgcn.rcp." + S] = reciprocal();
+      T["llvm.amdgcn.sqrt." + S] = generic(Intrinsic::sqrt);
+      T["llvm.amdgcn.fract." + S] = mirror();
+      T["llvm.amdgcn.frexp.mant." + S] = mirror();
+      T["llvm.amdgcn.frexp.exp.i32." + S] = mirror();
+      T["llvm.amdgcn.rsq." + S] = mirror();
+      T["llvm.amdgcn.class." + S] = mirror();
+      T["llvm.amdgcn.fmed3." + S] = mirror();
+      T["llvm.amdgcn.ldexp." + S] = generic(Intrinsic::ldexp);
+    }
+    T["llvm.amdgcn.trig.preop.f64"] = mirror();
+    T["llvm.amdgcn.exp2.f32"] = generic(Intrinsic::exp2);
+    T["llvm.amdgcn.log.f32"] = generic(Intrinsic::log2);
+    T["llvm.amdgcn.sin.f32"] = mirror();
+    T["llvm.amdgcn.cos.f32"] = mirror();
+    T["llvm.amdgcn.fmul.legacy"] = mirror();
+    T["llvm.amdgcn.fma.legacy"] = mirror();
+    T["llvm.amdgcn.ubfe.i32"] = mirror();
+    T["llvm.amdgcn.sbfe.i32"] = mirror();
     T["llvm.nvvm.mulhi.i"] = multiplyHigh(true);
     T["llvm.nvvm.mulhi.ll"] = multiplyHigh(true);
     T["llvm.nvvm.mulhi.s"] = multiplyHigh(true);

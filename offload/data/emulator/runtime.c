@@ -148,11 +148,10 @@ struct emu_thread {
     void *sp;            /* saved stack pointer while switched out */
     uint64_t result;     /* a warp collective's result for this lane */
     uint32_t value, operand_b, operand_c, mask;  /* what this lane brought to the warp collective */
+    int kind, mask_given;
 };
 
 struct warp {
-    unsigned live, arrived;
-    int kind;            /* the collective under way: COLLECTIVE_* */
     unsigned first, count;  /* its lanes: threads first .. first + count - 1 */
 };
 
@@ -343,39 +342,56 @@ enum {
     COLLECTIVE_READLANE = 33, COLLECTIVE_READFIRSTLANE = 34, COLLECTIVE_BALLOT64 = 35,
 };
 
-/* PTX shfl.sync for lane `lane` of a warp whose lanes brought values `in`: value | valid << 32. */
-static uint64_t shuffle_result(int mode, const struct emu_thread *lanes, unsigned count, unsigned lane) {
+/* A warp collective completes for the lanes of the warp that can reach it: those neither exited nor
+ * waiting at a barrier (as the hardware's converged lanes; CUDA's masks are synchronisation hints, and
+ * MLIR's width-limited shuffles name only the first segment in theirs). The last lane to arrive computes
+ * every member's result. Where lanes diverged to different warp operations, nothing completes until no
+ * thread of the block can run; then the lanes waiting at each kind of operation complete it together. */
+typedef uint64_t lane_set;
+#define LANE(l) ((lane_set)1 << (l))
+
+/* PTX shfl.sync for lane `lane` of `group`: value | valid << 32. */
+static uint64_t shuffle_result(int mode, const struct emu_thread *lanes, unsigned count, unsigned lane, lane_set group) {
     const struct emu_thread *self = &lanes[lane];
     uint32_t b = self->operand_b & 31, c = self->operand_c;
     uint32_t clamp = c & 31, segmask = (c >> 8) & 31;
-    int32_t max_lane = (int32_t)((lane & segmask) | (clamp & ~segmask)), min_lane = (int32_t)(lane & segmask);
+    unsigned base = lane & ~31u;  /* wave64 shuffles are emulated per 32-lane half, as CUDA's warps */
+    unsigned sub = lane & 31;
+    int32_t max_lane = (int32_t)((sub & segmask) | (clamp & ~segmask)), min_lane = (int32_t)(sub & segmask);
     int32_t j;
     int valid;
     switch (mode) {
-    case COLLECTIVE_SHUFFLE_UP: j = (int32_t)lane - (int32_t)b; valid = j >= max_lane; break;
-    case COLLECTIVE_SHUFFLE_DOWN: j = (int32_t)lane + (int32_t)b; valid = j <= max_lane; break;
-    case COLLECTIVE_SHUFFLE_BFLY: j = (int32_t)(lane ^ b); valid = j <= max_lane; break;
+    case COLLECTIVE_SHUFFLE_UP: j = (int32_t)sub - (int32_t)b; valid = j >= max_lane; break;
+    case COLLECTIVE_SHUFFLE_DOWN: j = (int32_t)sub + (int32_t)b; valid = j <= max_lane; break;
+    case COLLECTIVE_SHUFFLE_BFLY: j = (int32_t)(sub ^ b); valid = j <= max_lane; break;
     default: j = min_lane | (int32_t)(b & ~segmask); valid = j <= max_lane; break;
     }
-    if (!valid || j < 0 || (unsigned)j >= count || lanes[j].state == EXITED) j = (int32_t)lane;
-    return lanes[j].value | ((uint64_t)(valid != 0) << 32);
+    unsigned source = valid ? base + (unsigned)j : lane;
+    if (source >= count || !(group & LANE(source))) source = lane;
+    return lanes[source].value | ((uint64_t)(valid != 0) << 32);
 }
 
-static void complete_collective(struct warp *w, struct emu_thread *lanes) {
-    unsigned n = w->count;
-    uint64_t ballot = 0, first = 0;
+static void complete_collective(struct emu_thread *lanes, unsigned count, lane_set group) {
+    int kind = -1;
+    uint64_t ballot = 0;
+    uint32_t first = 0;
     int have_first = 0;
-    for (unsigned l = 0; l < n; ++l) {
-        if (lanes[l].state != AT_WARP) continue;
-        if (lanes[l].value) ballot |= 1ull << l;
+    for (unsigned l = 0; l < count; ++l) {
+        if (!(group & LANE(l))) continue;
+        if (kind < 0) kind = lanes[l].kind;
+        else if (lanes[l].kind != kind) {
+            char at[256];
+            where(at, sizeof at, &lanes[l]);
+            fail("warp divergence in %s: lanes of warp %u are at different warp operations", at, lanes[l].warp);
+        }
+        if (lanes[l].value) ballot |= LANE(l);
         if (!have_first) first = lanes[l].value, have_first = 1;
     }
-    int kind = w->kind;
     uint32_t reduced = 0;
     if (kind >= COLLECTIVE_REDUX && kind < COLLECTIVE_REDUX + 8) {
         int op = kind - COLLECTIVE_REDUX, started = 0;
-        for (unsigned l = 0; l < n; ++l) {
-            if (lanes[l].state != AT_WARP) continue;
+        for (unsigned l = 0; l < count; ++l) {
+            if (!(group & LANE(l))) continue;
             uint32_t v = lanes[l].value;
             if (!started) { reduced = v; started = 1; continue; }
             switch (op) {
@@ -390,38 +406,32 @@ static void complete_collective(struct warp *w, struct emu_thread *lanes) {
             }
         }
     }
-    for (unsigned l = 0; l < n; ++l) {
+    for (unsigned l = 0; l < count; ++l) {
+        if (!(group & LANE(l))) continue;
         struct emu_thread *t = &lanes[l];
-        if (t->state != AT_WARP) continue;
-        uint32_t active = (uint32_t)ballot;  /* lanes with a true predicate */
+        uint32_t half = (uint32_t)(ballot >> (l & 32));  /* CUDA's 32-lane view of the predicates */
         switch (kind) {
         case COLLECTIVE_SHUFFLE_IDX: case COLLECTIVE_SHUFFLE_UP: case COLLECTIVE_SHUFFLE_DOWN: case COLLECTIVE_SHUFFLE_BFLY:
-            t->result = shuffle_result(kind, lanes, n, l);
+            t->result = shuffle_result(kind, lanes, count, l, group);
             break;
-        case COLLECTIVE_VOTE_ALL: {
-            int all = 1;
-            for (unsigned k = 0; k < n; ++k)
-                if (lanes[k].state == AT_WARP && (t->mask >> k & 1) && !lanes[k].value) all = 0;
-            t->result = all;
-            break;
-        }
-        case COLLECTIVE_VOTE_ANY: t->result = (active & t->mask) != 0; break;
+        case COLLECTIVE_VOTE_ALL: t->result = (half & t->mask) == ((uint32_t)(group >> (l & 32)) & t->mask); break;
+        case COLLECTIVE_VOTE_ANY: t->result = (half & t->mask) != 0; break;
         case COLLECTIVE_VOTE_UNI: {
-            uint32_t in = t->mask & ~((n < 32) ? ~0u << n : 0u);
-            t->result = (active & in) == 0 || (active & in) == in;
+            uint32_t in = (uint32_t)(group >> (l & 32)) & t->mask;
+            t->result = (half & in) == 0 || (half & in) == in;
             break;
         }
-        case COLLECTIVE_BALLOT: t->result = active & t->mask; break;
+        case COLLECTIVE_BALLOT: t->result = half & t->mask; break;
         case COLLECTIVE_BALLOT64: t->result = ballot; break;
         case COLLECTIVE_SYNC: t->result = 0; break;
         case COLLECTIVE_BPERMUTE: {
-            unsigned src = (t->operand_b / 4) % w->count;
-            t->result = lanes[src].state == EXITED ? 0 : lanes[src].operand_c;
+            unsigned source = (t->operand_b / 4) % count;
+            t->result = (group & LANE(source)) ? lanes[source].operand_c : 0;
             break;
         }
         case COLLECTIVE_READLANE: {
-            unsigned src = t->operand_b % w->count;
-            t->result = lanes[src].value;
+            unsigned source = t->operand_b % count;
+            t->result = lanes[source].value;
             break;
         }
         case COLLECTIVE_READFIRSTLANE: t->result = first; break;
@@ -429,44 +439,73 @@ static void complete_collective(struct warp *w, struct emu_thread *lanes) {
         }
         t->state = RUNNABLE;
     }
-    w->arrived = 0;
-    w->kind = -1;
 }
 
-/* Wait until every live lane of the warp has brought its operands to the same collective; the last one
- * computes every lane's result. */
-static uint64_t warp_collective(int kind, uint32_t mask, uint32_t value, uint32_t b, uint32_t c) {
+/* The lanes a collective of `t` waits for (itself included). */
+static lane_set required_lanes(const struct emu_thread *lanes, unsigned count, const struct emu_thread *t) {
+    lane_set group = 0;
+    for (unsigned l = 0; l < count; ++l) {
+        if (lanes[l].state == EXITED) continue;
+        if (lanes[l].state != AT_BARRIER) group |= LANE(l);
+    }
+    return group | LANE(t->lane);
+}
+
+static uint64_t warp_collective(int kind, int mask_given, uint32_t mask, uint32_t value, uint32_t b, uint32_t c) {
     struct block *blk = current_block;
     struct emu_thread *t = current;
     if (!blk->threads) fail("internal error: warp operation in a kernel registered without contexts");
     struct warp *w = &blk->warps[t->warp];
     struct emu_thread *lanes = &blk->threads[w->first];
-    if (w->arrived == 0) w->kind = kind;
-    else if (w->kind != kind) {
-        char at[256];
-        where(at, sizeof at, t);
-        fail("warp divergence in %s: lanes of warp %u are at different warp operations", at, t->warp);
-    }
+    t->kind = kind;
     t->value = value;
     t->operand_b = b;
     t->operand_c = c;
     t->mask = mask;
+    t->mask_given = mask_given;
     t->state = AT_WARP;
-    if (++w->arrived == w->live) complete_collective(w, lanes);
+    lane_set group = required_lanes(lanes, w->count, t);
+    int all_here = 1;
+    for (unsigned l = 0; l < w->count; ++l)
+        if ((group & LANE(l)) && (lanes[l].state != AT_WARP || lanes[l].kind != kind)) all_here = 0;
+    if (all_here) complete_collective(lanes, w->count, group);
     else yield_to_scheduler();
     return t->result;
 }
 
+/* No thread of the block can run: the lanes waiting at warp operations complete them among themselves. */
+static int complete_waiting_collectives(struct block *b) {
+    int completed = 0;
+    unsigned warps = (b->launch->threads_per_block + b->launch->warp_size - 1) / b->launch->warp_size;
+    for (unsigned i = 0; i < warps; ++i) {
+        struct warp *w = &b->warps[i];
+        struct emu_thread *lanes = &b->threads[w->first];
+        for (;;) {  /* one group per kind of operation waited at */
+            lane_set waiting = 0;
+            int kind = -1;
+            for (unsigned l = 0; l < w->count; ++l)
+                if (lanes[l].state == AT_WARP && (kind < 0 || lanes[l].kind == kind)) {
+                    kind = lanes[l].kind;
+                    waiting |= LANE(l);
+                }
+            if (!waiting) break;
+            complete_collective(lanes, w->count, waiting);
+            completed = 1;
+        }
+    }
+    return completed;
+}
+
 EXPORT uint64_t __emu_shfl_sync(uint32_t mode, uint32_t mask, uint32_t value, uint32_t b, uint32_t c) {
-    return warp_collective((int)mode, mask, value, b, c);
+    return warp_collective((int)mode, 1, mask, value, b, c);
 }
 EXPORT uint32_t __emu_vote_sync(uint32_t kind, uint32_t mask, uint32_t predicate) {
-    return (uint32_t)warp_collective(COLLECTIVE_VOTE_ALL + (int)kind, mask, predicate != 0, 0, 0);
+    return (uint32_t)warp_collective(COLLECTIVE_VOTE_ALL + (int)kind, 1, mask, predicate != 0, 0, 0);
 }
 EXPORT uint32_t __emu_redux_sync(uint32_t kind, uint32_t value, uint32_t mask) {
-    return (uint32_t)warp_collective(COLLECTIVE_REDUX + (int)kind, mask, value, 0, 0);
+    return (uint32_t)warp_collective(COLLECTIVE_REDUX + (int)kind, 1, mask, value, 0, 0);
 }
-EXPORT void __emu_warp_sync(uint32_t mask) { (void)warp_collective(COLLECTIVE_SYNC, mask, 0, 0, 0); }
+EXPORT void __emu_warp_sync(uint32_t mask) { (void)warp_collective(COLLECTIVE_SYNC, 1, mask, 0, 0, 0); }
 EXPORT uint32_t __emu_activemask(void) {
     struct block *blk = current_block;
     struct warp *w = &blk->warps[current->warp];
@@ -477,16 +516,16 @@ EXPORT uint32_t __emu_activemask(void) {
 }
 /* AMDGPU: ds_bpermute (byte address, value), readlane, readfirstlane, ballot (wave32 or wave64). */
 EXPORT uint32_t __emu_bpermute(uint32_t address, uint32_t value) {
-    return (uint32_t)warp_collective(COLLECTIVE_BPERMUTE, ~0u, 0, address, value);
+    return (uint32_t)warp_collective(COLLECTIVE_BPERMUTE, 0, 0, 0, address, value);
 }
 EXPORT uint32_t __emu_readlane(uint32_t value, uint32_t lane) {
-    return (uint32_t)warp_collective(COLLECTIVE_READLANE, ~0u, value, lane, 0);
+    return (uint32_t)warp_collective(COLLECTIVE_READLANE, 0, 0, value, lane, 0);
 }
 EXPORT uint32_t __emu_readfirstlane(uint32_t value) {
-    return (uint32_t)warp_collective(COLLECTIVE_READFIRSTLANE, ~0u, value, 0, 0);
+    return (uint32_t)warp_collective(COLLECTIVE_READFIRSTLANE, 0, 0, value, 0, 0);
 }
 EXPORT uint64_t __emu_ballot(uint32_t predicate) {
-    return warp_collective(COLLECTIVE_BALLOT64, ~0u, predicate != 0, 0, 0);
+    return warp_collective(COLLECTIVE_BALLOT64, 0, 0, predicate != 0, 0, 0);
 }
 EXPORT uint32_t __emu_mbcnt_lo(uint32_t mask, uint32_t add) {
     unsigned lane = current->lane;
@@ -504,9 +543,6 @@ void thread_exited(void) {
     struct emu_thread *t = current;
     t->state = EXITED;
     b->live--;
-    struct warp *w = &b->warps[t->warp];
-    w->live--;
-    if (w->arrived && w->arrived == w->live) complete_collective(w, &b->threads[w->first]);
     if (b->arrived && b->arrived == b->live) report_divergent_barrier(t);
     emu_switch(&t->sp, b->scheduler_sp);
     __builtin_unreachable();
@@ -630,9 +666,6 @@ static void run_block(struct worker *w, const struct launch *l, uint64_t index) 
     for (unsigned i = 0; i < warps; ++i) {
         b.warps[i].first = i * warp_size;
         b.warps[i].count = n - i * warp_size < warp_size ? n - i * warp_size : warp_size;
-        b.warps[i].live = b.warps[i].count;
-        b.warps[i].arrived = 0;
-        b.warps[i].kind = -1;
     }
     size_t each = FIBER_STACK + page_size;
     for (unsigned i = 0; i < n; ++i) {
@@ -658,6 +691,7 @@ static void run_block(struct worker *w, const struct launch *l, uint64_t index) 
             }
             if (t->state == EXITED) exited++;
         }
+        if (!progressed && exited < n && complete_waiting_collectives(&b)) continue;
         if (!progressed && exited < n) {
             unsigned at_barrier = 0, at_warp = 0;
             const struct emu_thread *one = NULL;
@@ -1401,3 +1435,94 @@ EXPORT int16_t __emu_nvvm_sad_s(int16_t a, int16_t b, int16_t c) { return (int16
 EXPORT uint16_t __emu_nvvm_sad_us(uint16_t a, uint16_t b, uint16_t c) { return (uint16_t)((a > b ? a - b : b - a) + c); }
 EXPORT int64_t __emu_nvvm_sad_ll(int64_t a, int64_t b, int64_t c) { return (int64_t)((uint64_t)(a > b ? a - b : b - a) + (uint64_t)c); }
 EXPORT uint64_t __emu_nvvm_sad_ull(uint64_t a, uint64_t b, uint64_t c) { return (a > b ? a - b : b - a) + c; }
+
+/* ---- AMDGPU math intrinsics ocml uses --------------------------------------------------------------- */
+
+EXPORT float __emu_amdgcn_fract_f32(float x) { return isinf(x) ? NAN : fminf(x - floorf(x), 0x1.fffffep-1f); }
+EXPORT double __emu_amdgcn_fract_f64(double x) { return isinf(x) ? NAN : fmin(x - floor(x), 0x1.fffffffffffffp-1); }
+EXPORT float __emu_amdgcn_frexp_mant_f32(float x) {
+    int e;
+    return isinf(x) || isnan(x) ? x : frexpf(x, &e);
+}
+EXPORT double __emu_amdgcn_frexp_mant_f64(double x) {
+    int e;
+    return isinf(x) || isnan(x) ? x : frexp(x, &e);
+}
+EXPORT int32_t __emu_amdgcn_frexp_exp_i32_f32(float x) {
+    int e = 0;
+    if (isinf(x) || isnan(x)) return 0;
+    frexpf(x, &e);
+    return e;
+}
+EXPORT int32_t __emu_amdgcn_frexp_exp_i32_f64(double x) {
+    int e = 0;
+    if (isinf(x) || isnan(x)) return 0;
+    frexp(x, &e);
+    return e;
+}
+EXPORT float __emu_amdgcn_rsq_f32(float x) { return 1.0f / sqrtf(x); }
+EXPORT double __emu_amdgcn_rsq_f64(double x) { return 1.0 / sqrt(x); }
+/* The class mask bits are llvm.is.fpclass's: sNaN, qNaN, -inf, -normal, -subnormal, -0, +0, +subnormal,
+ * +normal, +inf. */
+static int fp_class_bit(int kind, int negative, int signaling) {
+    switch (kind) {
+    case FP_NAN: return signaling ? 0 : 1;
+    case FP_INFINITE: return negative ? 2 : 9;
+    case FP_NORMAL: return negative ? 3 : 8;
+    case FP_SUBNORMAL: return negative ? 4 : 7;
+    default: return negative ? 5 : 6;
+    }
+}
+EXPORT int __emu_amdgcn_class_f32(float x, int32_t mask) {
+    uint32_t bits;
+    memcpy(&bits, &x, 4);
+    int signaling = isnan(x) && !(bits & 0x00400000u);
+    return (mask >> fp_class_bit(fpclassify(x), signbit(x) != 0, signaling)) & 1;
+}
+EXPORT int __emu_amdgcn_class_f64(double x, int32_t mask) {
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    int signaling = isnan(x) && !(bits & 0x0008000000000000ull);
+    return (mask >> fp_class_bit(fpclassify(x), signbit(x) != 0, signaling)) & 1;
+}
+EXPORT float __emu_amdgcn_fmed3_f32(float a, float b, float c) { return fmaxf(fminf(a, b), fminf(fmaxf(a, b), c)); }
+EXPORT double __emu_amdgcn_fmed3_f64(double a, double b, double c) { return fmax(fmin(a, b), fmin(fmax(a, b), c)); }
+EXPORT float __emu_amdgcn_sin_f32(float x) { return sinf(x * 6.283185307179586f); }  /* x in revolutions */
+EXPORT float __emu_amdgcn_cos_f32(float x) { return cosf(x * 6.283185307179586f); }
+EXPORT float __emu_amdgcn_fmul_legacy(float a, float b) { return a == 0.0f || b == 0.0f ? 0.0f : a * b; }
+EXPORT float __emu_amdgcn_fma_legacy(float a, float b, float c) { return a == 0.0f || b == 0.0f ? c : fmaf(a, b, c); }
+EXPORT uint32_t __emu_amdgcn_ubfe_i32(uint32_t x, uint32_t offset, uint32_t width) {
+    offset &= 31, width &= 31;
+    if (!width) return 0;
+    return offset + width < 32 ? (x << (32 - offset - width)) >> (32 - width) : x >> offset;
+}
+EXPORT int32_t __emu_amdgcn_sbfe_i32(int32_t x, uint32_t offset, uint32_t width) {
+    offset &= 31, width &= 31;
+    if (!width) return 0;
+    return offset + width < 32 ? (int32_t)((uint32_t)x << (32 - offset - width)) >> (32 - width) : x >> offset;
+}
+
+/* 2/pi as 1216 fraction bits, most significant first: what v_trig_preop_f64 reads 53 bits of. */
+static const uint32_t TWO_OVER_PI[38] = {
+    0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab, 0xdebbc561, 0xb7246e3a,
+    0x424dd2e0, 0x06492eea, 0x09d1921c, 0xfe1deb1c, 0xb129a73e, 0xe88235f5, 0x2ebb4484, 0xe99c7026, 0xb45f7e41,
+    0x3991d639, 0x835339f4, 0x9c845f8b, 0xbdf9283b, 0x1ff897ff, 0xde05980f, 0xef2f118b, 0x5a0a6d1f, 0x6d367ecf,
+    0x27cb09b7, 0x4f463f66, 0x9e5fea2d, 0x7527bac7, 0xebe5f17b, 0x3d0739f7, 0x8a5292ea, 0x6bfb5fb1, 0x1f8d5d08,
+    0x56033046, 0xfc7b6bab};
+
+EXPORT double __emu_amdgcn_trig_preop_f64(double x, int32_t segment) {
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    int exponent = (int)((bits >> 52) & 0x7ff);
+    unsigned shift = (unsigned)(segment & 31) * 53;
+    if (exponent > 1077) shift += (unsigned)(exponent - 1077);
+    uint64_t m = 0;
+    for (unsigned i = 0; i < 53; ++i) {
+        unsigned at = shift + i;
+        uint64_t bit = at < 1201 ? (TWO_OVER_PI[at / 32] >> (31 - at % 32)) & 1 : 0;
+        m = m << 1 | bit;
+    }
+    int scale = -53 - (int)shift;
+    if (exponent >= 1968) scale += 128;
+    return ldexp((double)m, scale);
+}

@@ -1,0 +1,110 @@
+"""Command `run`: compile, link and run a program in one step (as mlir-runner runs upstream's GPU
+programs, and `cargo run`), its output passed through and its exit status returned."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+import click
+
+from offload.errors import OffloadError
+
+RUN_HELP = """Compile PROGRAM.mlir, link it and run it, passing its output through; exit with its status.
+
+\b
+Every option of `compile` is accepted (--offload-arch, -O, --pass-pipeline, ...; see
+`mlir-offload compile --help`); what follows `--` goes to the program. The executable and bundle are
+made in a private temporary folder, removed afterwards.
+\b
+Options of run itself:
+  --emulate         run the kernels on this CPU (no GPU, driver or CUDA/ROCm toolkit needed): the
+                    bundle's own device code retargeted to the host (docs/emulator.md)
+\b
+Examples:
+  mlir-offload run saxpy.mlir --offload-arch sm_80 --emulate
+  mlir-offload run reduce.mlir --offload-arch gfx90a --emulate -- 1024
+  mlir-offload run prog.mlir --offload-arch sm_80 --pass-pipeline 'builtin.module(convert-linalg-to-loops)'
+"""
+# Status of a run whose program a signal killed: as a shell reports it.
+SIGNAL_STATUS_BASE = 128
+
+
+class RawCommand(click.Command):
+    """Keeps the arguments as written: compile parses its own, the program gets what follows `--`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["raw_arguments"] = list(args)
+        return []
+
+
+@click.command("run", cls=RawCommand, help=RUN_HELP, add_help_option=False,
+               options_metavar="PROGRAM.mlir [COMPILE OPTIONS] [--emulate] [-- PROGRAM ARGUMENTS]")
+@click.pass_context
+def run_command(ctx: click.Context) -> None:
+    raw = ctx.meta["raw_arguments"]
+    program_arguments: list[str] = []
+    if "--" in raw:
+        at = raw.index("--")
+        raw, program_arguments = raw[:at], raw[at + 1:]
+    if any(word in ("-h", "--help") for word in raw):
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+    emulate = "--emulate" in raw
+    compile_arguments = [word for word in raw if word != "--emulate"]
+    for word in compile_arguments:
+        if word == "-o" or word.startswith("-o") and not word.startswith("-O"):
+            raise click.UsageError("run keeps its executable in a temporary folder: drop -o (compile and link "
+                                   "write files)", ctx)
+        if word in ("-S", "-MD", "-MMD"):
+            raise click.UsageError(f"run writes no files: drop {word}", ctx)
+    status = run_program(compile_arguments, program_arguments, emulate)
+    ctx.exit(status)
+
+
+def run_program(compile_arguments: list[str], program_arguments: list[str], emulate: bool) -> int:
+    """Compile (compile's own option parsing), link, run; the program's exit status."""
+    from offload.commands.compile import compile_command
+
+    with tempfile.TemporaryDirectory(prefix="mlir-offload-run-") as folder:
+        bundle = os.path.join(folder, "program.offload.bc")
+        executable = os.path.join(folder, "program")
+        words = [*compile_arguments, *(["--emulate"] if emulate else []), "-o", bundle]
+        status = compile_command.main(args=words, prog_name="mlir-offload run", standalone_mode=False)
+        if status:
+            return int(status)
+        from offload.toolchain.link import find_bundles
+
+        bundles = find_bundles([bundle])
+        if emulate:
+            from offload.toolchain.emulate import link_emulated
+
+            link_emulated(bundles, [bundle], executable)
+        else:
+            from offload.toolchain.link import link_bundle
+
+            link_bundle(bundles, [bundle], executable)
+        return execute([executable, *program_arguments])
+
+
+def execute(argv: list[str]) -> int:
+    """Run the program with this process's standard streams; Ctrl-C goes to it (and stops it), not to us."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        try:
+            child = subprocess.Popen(argv, restore_signals=True,
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        except OSError as e:
+            raise OffloadError(f"cannot run the linked program: {e.strerror}") from None
+        status = child.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return SIGNAL_STATUS_BASE - status if status < 0 else status
+
+
+COMMAND = run_command

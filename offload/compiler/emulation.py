@@ -1,0 +1,57 @@
+"""What `compile --emulate` refuses: device operations the CPU emulator (docs/emulator.md) cannot give
+the hardware's meaning, each refused with one located line naming the op, before any work.
+
+The table is data: an op-name prefix -> why. The user's own inline assembly cannot be emulated (the few
+PTX idioms inside libdevice are, by the emulator's pass); the others are Hopper-and-later hardware units
+(TMA, transaction barriers, warpgroup MMA, clusters) the emulator does not model."""
+
+from __future__ import annotations
+
+from offload.errors import OffloadError
+
+REFUSED_PREFIXES = (
+    ("llvm.inline_asm", "inline assembly"),
+    ("nvgpu.tma.", "Hopper's tensor memory accelerator (TMA)"),
+    ("nvgpu.mbarrier.", "Hopper's transaction barriers (mbarrier)"),
+    ("nvgpu.warpgroup.", "Hopper's warpgroup matrix operations (wgmma)"),
+    ("nvvm.cp.async.bulk", "Hopper's bulk asynchronous copies (TMA)"),
+    ("nvvm.mbarrier.", "transaction barriers (mbarrier)"),
+    ("nvvm.wgmma.", "Hopper's warpgroup matrix operations (wgmma)"),
+    ("nvvm.cluster", "thread-block clusters"),
+    ("nvvm.fence.proxy", "Hopper's proxy fences"),
+    ("nvvm.setmaxregister", "Hopper's register reallocation"),
+    ("nvvm.tcgen05.", "Blackwell's tensor core generation 5"),
+    ("nvvm.stmatrix", "Hopper's stmatrix"),
+    ("gpu.cluster_", "thread-block clusters"),
+)
+
+
+def refusal(op_name: str) -> str | None:
+    """Why an op cannot be emulated, or None."""
+    for prefix, why in REFUSED_PREFIXES:
+        if op_name.startswith(prefix):
+            return why
+    return None
+
+
+def check_emulatable(program) -> None:
+    """Refuse the first device op of `program` (an offload.compiler.frontend.Program) that cannot be emulated."""
+    import mlir.ir as ir
+
+    from offload.compiler.frontend import location_of
+
+    found = []
+
+    def visit(op):
+        why = refusal(op.name)
+        if why is not None:
+            found.append((op, why))
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    for module in program.gpu_modules():
+        module.walk(visit, ir.WalkOrder.PRE_ORDER)
+        if found:
+            op, why = found[0]
+            raise OffloadError(f"--emulate: '{op.name}' ({why}) cannot be emulated on the CPU",
+                               location_of(op.location, program.path))
