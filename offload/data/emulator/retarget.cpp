@@ -63,10 +63,10 @@ const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "_
   std::exit(REFUSED);
 }
 
-std::string describe(const Value *V) {
+template <typename T> std::string describe(const T *Thing) {
   std::string Text;
   raw_string_ostream OS(Text);
-  V->print(OS);
+  Thing->print(OS);
   return Text;
 }
 
@@ -512,9 +512,6 @@ const std::map<std::string, std::string> &externalTable() {
   static const std::map<std::string, std::string> Table = {
       {"vprintf", "__emu_vprintf"},        {"__assertfail", "__emu_assertfail"},
       {"malloc", "malloc"},                {"free", "free"},
-      {"__ockl_printf_begin", "__emu_ockl_printf_begin"},
-      {"__ockl_printf_append_args", "__emu_ockl_printf_append_args"},
-      {"__ockl_printf_append_string_n", "__emu_ockl_printf_append_string_n"},
   };
   return Table;
 }
@@ -539,6 +536,8 @@ struct Retarget {
         Kernels.push_back(&F);
     M.setTargetTriple(llvm::Triple(Triple));
     M.setDataLayout(Layout);
+    replaceHostcall();
+    removeDeadFunctions();
     replaceExternals();
     replaceIntrinsics();
     replaceInlineAsm();
@@ -546,6 +545,46 @@ struct Retarget {
     moveAllocasToGenericSpace();
     registerKernels();
     cleanFunctions();
+  }
+
+  // ockl's printf talks to the host through hostcall packets (after the optimizer, a specialized
+  // __ockl_hostcall_internal(buffer, descriptor, words...)): its body becomes one call handing the
+  // descriptor and words to the runtime, which assembles and prints the message.
+  void replaceHostcall() {
+    Function *F = M.getFunction("__ockl_hostcall_internal");
+    if (!F || F->isDeclaration())
+      return;
+    auto *VecTy = dyn_cast<FixedVectorType>(F->getReturnType());
+    if (!VecTy || VecTy->getNumElements() != 2 || !VecTy->getElementType()->isIntegerTy(64))
+      refuse("__ockl_hostcall_internal has an unexpected signature: " + describe(F->getFunctionType()));
+    F->deleteBody();
+    F->setLinkage(GlobalValue::InternalLinkage);
+    IRBuilder<> B(BasicBlock::Create(E.C, "entry", F));
+    SmallVector<Value *, 8> Words;
+    for (Argument &A : F->args())
+      if (A.getType()->isIntegerTy(64))
+        Words.push_back(&A);
+    auto *Array = ArrayType::get(E.I64, std::max<size_t>(1, Words.size()));
+    Value *Buffer = B.CreateAlloca(Array);
+    for (size_t I = 0; I < Words.size(); ++I)
+      B.CreateStore(Words[I], B.CreateConstGEP2_32(Array, Buffer, 0, I));
+    FunctionCallee Host = E.runtime("__emu_hostcall", E.I64, {E.Ptr, E.I32});
+    Value *Descriptor = B.CreateCall(Host, {Buffer, B.getInt32(Words.size())});
+    Value *R = B.CreateInsertElement(ConstantVector::getNullValue(VecTy), Descriptor, B.getInt64(0));
+    B.CreateRet(R);
+  }
+
+  // Internal functions nothing calls any more (the hostcall machinery): gone before the tables judge them.
+  void removeDeadFunctions() {
+    bool Changed = true;
+    while (Changed) {
+      Changed = false;
+      for (Function &F : llvm::make_early_inc_range(M))
+        if (!F.isDeclaration() && F.hasLocalLinkage() && F.use_empty() && !isKernel(F)) {
+          F.eraseFromParent();
+          Changed = true;
+        }
+    }
   }
 
   void replaceCalls(Function &F, const Handler &H) {

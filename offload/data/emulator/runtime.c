@@ -207,6 +207,9 @@ EXPORT uint64_t __emu_globaltimer(void) {
 
 
 NORETURN static void fail(const char *fmt, ...) {
+    static atomic_flag failing = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&failing))  /* another thread reports: one error line, then exit */
+        for (;;) pause();
     char text[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -566,18 +569,24 @@ static size_t page_size;
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-/* A mapping of `size` usable bytes followed by an inaccessible page; returns the usable start, which is
- * placed so that its end touches the guard page. */
+/* Inaccessible bytes after each device buffer and workgroup segment (and before: a page): an access up
+ * to this far out of bounds faults instead of touching a neighbour. Address space only, no memory. */
+enum { GUARD_BYTES = 1 << 20 };
+
+/* A mapping of `size` usable bytes between guards; returns the end of the usable bytes (callers place
+ * their data so that it ends there). */
 static char *map_with_guard(size_t size, char **map, size_t *map_size) {
     size_t usable = round_up(size ? size : 1, page_size);
-    size_t total = usable + 2 * page_size;
-    char *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    size_t total = page_size + usable + GUARD_BYTES;
+    char *m = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return NULL;
-    mprotect(m, page_size, PROT_NONE);
-    mprotect(m + page_size + usable, page_size, PROT_NONE);
+    if (mprotect(m + page_size, usable, PROT_READ | PROT_WRITE) != 0) {
+        munmap(m, total);
+        return NULL;
+    }
     *map = m;
     *map_size = total;
-    return m + page_size + usable;  /* the end; callers subtract their size */
+    return m + page_size + usable;
 }
 
 static void worker_prepare(struct worker *w, const struct launch *l) {
@@ -605,7 +614,7 @@ static void worker_prepare(struct worker *w, const struct launch *l) {
 
 /* The segment of this block: its end touches the guard page. */
 static char *shared_segment(struct worker *w, const struct launch *l) {
-    return w->shared_map + w->shared_map_size - page_size - round_up(l->shared_bytes, 16);
+    return w->shared_map + w->shared_map_size - GUARD_BYTES - round_up(l->shared_bytes, 16);
 }
 
 static void fill_hip_arguments(struct block *b, const struct launch *l) {
@@ -772,9 +781,11 @@ static void run_launch(const struct launch *l) {
     if (!pool.started) {
         pool.started = 1;
         pool.count = worker_count() - 1;  /* the launching thread works too */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);  /* workers leave asynchronous signals (Ctrl-C) to the program */
+        sigset_t asynchronous, old;  /* workers leave Ctrl-C and the like to the program's main thread */
+        sigemptyset(&asynchronous);
+        const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGPIPE, SIGWINCH};
+        for (size_t i = 0; i < sizeof signals / sizeof signals[0]; ++i) sigaddset(&asynchronous, signals[i]);
+        pthread_sigmask(SIG_BLOCK, &asynchronous, &old);
         for (unsigned i = 0; i < pool.count; ++i) {
             pthread_t thread;
             pthread_attr_t attr;
@@ -1082,8 +1093,10 @@ static void text_emit(struct text *t) {
     free(t->data);
 }
 
-/* The arguments of a conversion: next(size, is_float) reads one argument as 64 bits. */
-typedef uint64_t (*next_argument)(void *state, unsigned size, int is_float);
+/* The arguments of a conversion: next(state, size, kind) reads one argument as 64 bits (a string's
+ * address for ARGUMENT_STRING). */
+enum { ARGUMENT_INTEGER, ARGUMENT_FLOAT, ARGUMENT_STRING };
+typedef uint64_t (*next_argument)(void *state, unsigned size, int kind);
 
 static void format_all(struct text *out, const char *fmt, next_argument next, void *state) {
     const char *p = fmt;
@@ -1143,7 +1156,7 @@ static void format_all(struct text *out, const char *fmt, next_argument next, vo
             break;
         }
         case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
-            uint64_t bits = next(state, 8, 1);
+            uint64_t bits = next(state, 8, ARGUMENT_FLOAT);
             double v;
             memcpy(&v, &bits, 8);
             snprintf(host, sizeof host, "%s%c", spec, conversion);
@@ -1153,7 +1166,7 @@ static void format_all(struct text *out, const char *fmt, next_argument next, vo
             break;
         }
         case 's': {
-            const char *str = (const char *)(uintptr_t)next(state, 8, 0);
+            const char *str = (const char *)(uintptr_t)next(state, 8, ARGUMENT_STRING);
             snprintf(host, sizeof host, "%ss", spec);
             text_format(out, host, str ? str : "(null)");
             break;
@@ -1174,8 +1187,8 @@ static void format_all(struct text *out, const char *fmt, next_argument next, vo
 /* CUDA's vprintf buffer: each argument at the next multiple of its size (float promoted to double). */
 struct packed_arguments { const char *base; size_t offset; };
 
-static uint64_t next_packed(void *state, unsigned size, int is_float) {
-    (void)is_float;
+static uint64_t next_packed(void *state, unsigned size, int kind) {
+    (void)kind;
     struct packed_arguments *a = state;
     if (!a->base) return 0;
     a->offset = round_up(a->offset, size);
@@ -1202,62 +1215,58 @@ EXPORT void __emu_assertfail(const char *message, const char *file, unsigned lin
          message ? message : "?", at);
 }
 
-/* AMD's printf (ockl): a record begun per thread, filled with the format and 64-bit arguments. */
-struct ockl_record { struct text format; uint64_t args[64]; unsigned count; };
-static _Thread_local struct ockl_record ockl_records[4];
+/* AMD's printf (ockl) as hostcall packets: a descriptor (bit 0 begins a message, bit 1 ends it, bits
+ * 5..7 count the words that follow, bits 8.. the message id the host returned) and up to 7 words. A
+ * printf message is a control word, the format (NUL-terminated, padded to words), then one word per
+ * argument, a %s argument's string inline like the format. A GPU thread's packets follow each other
+ * without a switch in between, so one message per OS thread is under way at a time. */
+struct hostcall_message { uint64_t *words; size_t count, capacity; };
+static _Thread_local struct hostcall_message hostcall_message;
 
-static uint64_t next_ockl(void *state, unsigned size, int is_float) {
-    (void)size; (void)is_float;
-    struct ockl_record *r = state;
-    return r->count < 64 ? r->args[r->count++] : 0;
+struct inline_arguments { const uint64_t *words; size_t at, count; };
+
+static uint64_t next_inline(void *state, unsigned size, int kind) {
+    (void)size;
+    struct inline_arguments *a = state;
+    if (a->at >= a->count) return 0;
+    if (kind == ARGUMENT_STRING) {
+        const char *text = (const char *)(a->words + a->at);
+        size_t limit = (a->count - a->at) * 8, length = strnlen(text, limit);
+        a->at += (length + 8) / 8;
+        return (uint64_t)(uintptr_t)text;
+    }
+    return a->words[a->at++];
 }
 
-static void ockl_finish(struct ockl_record *r) {
+static void print_hostcall_message(struct hostcall_message *m) {
+    if (m->count < 2) return;
+    const char *format = (const char *)(m->words + 1);
+    size_t limit = (m->count - 1) * 8, length = strnlen(format, limit);
+    if (length == limit) return;  /* no terminating NUL: not a printf message */
+    struct inline_arguments a = {m->words, 1 + (length + 8) / 8, m->count};
     struct text out = {0};
-    unsigned count = r->count;
-    r->count = 0;
-    (void)count;
-    format_all(&out, r->format.data ? r->format.data : "", next_ockl, r);
+    format_all(&out, format, next_inline, &a);
     text_emit(&out);
-    free(r->format.data);
-    memset(r, 0, sizeof *r);
 }
 
-EXPORT uint64_t __emu_ockl_printf_begin(uint64_t version) {
-    (void)version;
-    struct ockl_record *r = &ockl_records[0];
-    memset(r, 0, sizeof *r);
-    return 1;
-}
-
-EXPORT uint64_t __emu_ockl_printf_append_string_n(uint64_t desc, const char *s, uint64_t length, uint32_t last) {
-    struct ockl_record *r = &ockl_records[0];
-    if (!r->format.data) {
-        size_t n = length && s ? length : 0;
-        if (n && s[n - 1] == 0) n--;
-        text_add(&r->format, s ? s : "", n);
-        if (!n) text_add(&r->format, "", 0);
-    } else if (r->count < 64) {  /* a %s argument */
-        char *copy = strndup(s ? s : "", length);
-        r->args[r->count++] = (uint64_t)(uintptr_t)copy;
+EXPORT uint64_t __emu_hostcall(const uint64_t *packet, uint32_t count) {
+    struct hostcall_message *m = &hostcall_message;
+    uint64_t descriptor = count ? packet[0] : 0;
+    unsigned words = (unsigned)(descriptor >> 5) & 7;
+    if (descriptor & 1) m->count = 0;
+    for (unsigned i = 0; i < words; ++i) {
+        if (m->count == m->capacity) {
+            m->capacity = m->capacity ? 2 * m->capacity : 64;
+            m->words = realloc(m->words, m->capacity * sizeof *m->words);
+            if (!m->words) abort();
+        }
+        m->words[m->count++] = 1 + i < count ? packet[1 + i] : 0;
     }
-    if (last) {
-        r->count = 0;
-        ockl_finish(r);
+    if (descriptor & 2) {
+        print_hostcall_message(m);
+        m->count = 0;
     }
-    return desc;
-}
-
-EXPORT uint64_t __emu_ockl_printf_append_args(uint64_t desc, uint32_t count, uint64_t a0, uint64_t a1, uint64_t a2,
-                                              uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint32_t last) {
-    struct ockl_record *r = &ockl_records[0];
-    uint64_t values[7] = {a0, a1, a2, a3, a4, a5, a6};
-    for (uint32_t i = 0; i < count && i < 7 && r->count < 64; ++i) r->args[r->count++] = values[i];
-    if (last) {
-        r->count = 0;
-        ockl_finish(r);
-    }
-    return desc;
+    return (uint64_t)1 << 8;  /* message id 1, no flags */
 }
 
 /* ---- libdevice's math intrinsics: rounding modes, flush to zero, approximations ----------------------- */

@@ -1,0 +1,117 @@
+"""What the emulator refuses and reports: device code it cannot run is refused at compile time with one
+located line; out-of-bounds accesses and divergent barriers are reported with kernel, block and thread
+(as compute-sanitizer does); `run` passes the program's output and status through."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from conftest import REPO, run_cli
+from emulation import require_emulation
+
+FAULTS = REPO / "tests" / "data" / "emulator" / "faults.mlir"
+SAXPY = REPO / "examples" / "saxpy.mlir"
+
+INLINE_ASM = """\
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%out: memref<?xi32>) kernel {
+      %c0 = arith.constant 0 : index
+      %v = llvm.inline_asm "mov.u32 $0, 7;", "=r" : () -> i32
+      memref.store %v, %out[%c0] : memref<?xi32>
+      gpu.return
+    }
+  }
+  func.func @main() -> i32 {
+    %c1 = arith.constant 1 : index
+    %out = gpu.alloc (%c1) : memref<?xi32>
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%out : memref<?xi32>)
+    %z = arith.constant 0 : i32
+    return %z : i32
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module", params=["sm_80", "gfx90a"])
+def faults(request, tmp_path_factory):
+    require_emulation()
+    folder = tmp_path_factory.mktemp(f"faults-{request.param}")
+    bundle, executable = folder / "faults.offload.bc", folder / "faults"
+    done = run_cli("compile", str(FAULTS), "--offload-arch", request.param, "--emulate", "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("link", str(bundle), "--emulate", "-o", str(executable))
+    assert done.returncode == 0, done.stderr
+
+    def run(which: int) -> subprocess.CompletedProcess:
+        return subprocess.run([str(executable)], env={**os.environ, "FAULT": str(which)}, capture_output=True,
+                              text=True, timeout=120)
+
+    return run
+
+
+def test_out_of_bounds_device_buffer_is_reported_with_the_thread(faults):
+    done = faults(1)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        line for line in done.stderr.splitlines()
+        if line.startswith("mlir-offload emulator: error: out-of-bounds access in kernel 'overrun', "
+                           "block (1,0,0), thread (5,0,0): ") and "0 bytes past the end of a 1024-byte device buffer" in line]
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_divergent_barrier_is_reported(faults):
+    done = faults(2)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("mlir-offload emulator: error: barrier divergence in kernel 'early_exit', block (")
+    assert "exited while 16 other thread(s) of its block wait at a barrier" in line
+
+
+def test_out_of_bounds_workgroup_memory_is_reported(faults):
+    done = faults(3)
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("mlir-offload emulator: error: out-of-bounds access in kernel 'shared_overrun', "
+                           "block (2,0,0), thread (3,0,0): workgroup (shared) memory offset ")
+
+
+def test_inline_assembly_is_refused_at_compile_with_its_location(tmp_path):
+    require_emulation()
+    source = tmp_path / "asm.mlir"
+    source.write_text(INLINE_ASM)
+    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "--emulate", "-o", str(tmp_path / "a.bc"))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"{source}:5:12: error: --emulate: 'llvm.inline_asm' (inline assembly) cannot be emulated on the CPU"]
+    assert not (tmp_path / "a.bc").exists()
+    # A bundle compiled without --emulate: link --emulate refuses the same assembly in one line.
+    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(tmp_path / "b.bc"))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("link", str(tmp_path / "b.bc"), "--emulate", "-o", str(tmp_path / "b"))
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("mlir-offload: error: --emulate: ") and 'inline assembly "mov.u32 $0, 7;"' in line
+    assert not (tmp_path / "b").exists()
+
+
+def test_run_passes_output_and_status_through_and_sm70_emulates(tmp_path):
+    """sm_70, which CUDA 13 cannot build, still emulates: no toolkit is involved."""
+    require_emulation()
+    done = run_cli("run", str(SAXPY), "--offload-arch", "sm_70", "--emulate")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "saxpy: ok"
+    wrong = tmp_path / "wrong.mlir"
+    wrong.write_text(SAXPY.read_text().replace("arith.addf %ax, %yv", "arith.subf %ax, %yv"))
+    done = run_cli("run", str(wrong), "--offload-arch", "gfx90a", "--emulate")
+    assert done.returncode == 2  # the program's own status
+    assert done.stdout.splitlines()[-1] == "saxpy: MISMATCH"
+
+
+def test_run_refuses_output_options():
+    done = run_cli("run", str(SAXPY), "--offload-arch", "sm_80", "--emulate", "-o", "x")
+    assert done.returncode == 2
+    assert "drop -o" in done.stderr
