@@ -60,6 +60,8 @@ class Kind:
     from_flag: Callable[[Any], Any] = lambda value: value
     is_path: bool = False  # relative paths in the TOML file are relative to its folder
     repeatable: bool = False
+    # clang's -flag[=VALUE] options: the value the flag alone means (click reads `-flag` as `-flag=BARE`).
+    bare: str | None = None
 
 
 def _bool(value: Any) -> bool:
@@ -147,6 +149,17 @@ def Choice(*choices: str) -> Kind:  # noqa: N802
             raise TypeError("one of " + ", ".join(f'"{c}"' for c in choices))
         return value
     return Kind(check, lambda: {"type": click.Choice(choices)})
+
+
+def OptionalValue(bare: str, *choices: str) -> Kind:  # noqa: N802
+    """A clang-style `-flag` / `-flag=VALUE` option (-save-temps[=obj], -ftime-trace[=FILE]): `bare` is
+    the value of the flag alone; `choices` (if any) the values it takes."""
+    def check(value: Any) -> str:
+        text = _text(value)
+        if choices and text not in choices:
+            raise TypeError(f"one of {', '.join(choices)}")
+        return text
+    return Kind(check, lambda: {"type": click.Choice(choices)} if choices else {}, bare=bare)
 
 
 SWITCH = Kind(_bool)
@@ -267,6 +280,15 @@ class CompileOptions:
     remote_cache_ttl: int | None = option(
         None, "--remote-cache-ttl", "Seconds an image lives in the remote cache (default: no expiry).",
         kind=SECONDS, toml=True)
+    # ---- command-line only: what a compile writes besides the bundle ----
+    save_temps: str | None = option(
+        None, "-save-temps", "Keep every stage's file, named <stem>.<N>-<stage>[.<arch>].<ext> so they sort in "
+        "stage order: in the current folder (-save-temps, -save-temps=cwd) or beside the output (=obj).",
+        kind=OptionalValue("cwd", "cwd", "obj"), commands=COMPILE, metavar="[=cwd|obj]")
+    time_trace: str | None = option(
+        None, "-ftime-trace", "Write a Chrome trace (JSON: chrome://tracing, Perfetto) of the compile's stages to "
+        "FILE (-ftime-trace=FILE), or alone beside the output as <output stem>.json (as clang).",
+        kind=OptionalValue(""), commands=COMPILE, metavar="[=FILE]")
     # ---- command-line and API only ----
     rename: str | None = option(
         None, "--rename", "module-prefix: every gpu.module's exported symbol becomes <module>_<symbol>, so two "
@@ -391,6 +413,16 @@ def command_options(command: str) -> Callable:
             function = click.option(*spec.flags, name, **settings)(function)
         return function
     return decorate
+
+
+class ClangStyleCommand(click.Command):
+    """A click command whose `-flag[=VALUE]` options (kinds with a `bare` value) are read as clang reads
+    them: `-save-temps in.mlir` keeps in.mlir as the input, where click would take it as the value."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        bare = {flag: spec.kind.bare for spec in SPECS.values() if spec.kind.bare is not None
+                for flag in spec.flags}
+        return super().parse_args(ctx, [f"{arg}={bare[arg]}" if arg in bare else arg for arg in args])
 
 
 def given_flags(parameters: Mapping[str, Any]) -> dict[str, Any]:

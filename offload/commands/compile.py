@@ -7,7 +7,7 @@ import os
 import click
 
 from offload.errors import OffloadError
-from offload.options import command_options
+from offload.options import ClangStyleCommand, command_options
 
 COMPILE_EXAMPLES = """\b
 Examples:
@@ -20,7 +20,7 @@ Examples:
 """
 
 
-@click.command("compile", epilog=COMPILE_EXAMPLES)
+@click.command("compile", cls=ClangStyleCommand, epilog=COMPILE_EXAMPLES)
 @click.argument("input_path", metavar="IN.mlir", type=click.Path(dir_okay=False))
 @click.option("-o", "output", default=None, type=click.Path(dir_okay=False),
               help="Output bundle: host LLVM bitcode with the device images embedded "
@@ -55,14 +55,36 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
     build, options, output = plan.build, plan.options, plan.output
     check_output_name(output, plan, textual)
     check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
-    compiled = compile_bundle(plan)
+    from offload.compiler import trace
+
+    trace_path = time_trace_path(options.time_trace, output)
+    if trace_path is not None:
+        trace.record_time_trace()
+    with trace.progress():
+        compiled = compile_bundle(plan)
     side = side_outputs(build, input_path, output, options, compiled.ptx)
+    if trace_path is not None:
+        side[trace_path] = trace.time_trace(f"mlir-offload compile {os.path.basename(input_path)}")
     for path in side:  # -MF or a PTX file onto the program, a library or the bundle would destroy it
         refuse_input_as_output(path, [*compile_inputs(build, input_path, options), output])
     if output == "-":
         atomic_write(output, compiled.data)
     else:  # the bundle and its side files all or nothing
         write_all({output: compiled.data, **side})
+
+
+def time_trace_path(asked: str | None, output: str) -> str | None:
+    """Where -ftime-trace[=FILE] writes: FILE, or alone the output's name with .json (as clang)."""
+    from offload.fsutil import STDOUT
+
+    if asked is None:
+        return None
+    if asked:
+        return asked
+    if output == STDOUT:
+        raise OffloadError("-ftime-trace names its file after the output: with -o - (standard output) "
+                           "pass -ftime-trace=FILE")
+    return os.path.splitext(output)[0] + ".json"
 
 
 def check_output_place(output: str, build, inputs: list) -> None:

@@ -82,8 +82,13 @@ def compile_bundle(settings) -> CompiledBundle:
         from offload.compiler.native import check_toolkit_archs
 
         check_toolkit_archs([t.arch for t in settings.targets], plan.device_image != "bitcode")
+    from offload.compiler.save_temps import save_temps_for
+
+    temps = save_temps_for(options.save_temps, settings.input_path, settings.output)
     with stage("load"):
         program = load_program(settings.input_path, options.pass_pipeline)
+    if temps:
+        temps.keep("input", str(program.module), "mlir")
     if options.emulate:
         from offload.compiler.emulation import check_emulatable
 
@@ -93,18 +98,37 @@ def compile_bundle(settings) -> CompiledBundle:
         # Native images: codegen runs on each image built (a cache hit brings its native code along).
         images = compile_device(program, list(settings.targets), options,
                                 lto_pre_link=plan.device_image == "bitcode", codegen=codegen(plan, options))
+    if temps:
+        keep_device_temps(temps, images)
     with stage("package"):
         record = make_record(plan, images)
         offload_images = package(images, plan, record)
     with stage("lower"):
         lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename),
                         options.debug_info == "g")
+    if temps:
+        temps.keep("host-lowered", lowered.llvm_ir, "ll")
     with stage("annotate"):
         host = annotate(lowered, images, offload_images, plan, record)
+    if temps:
+        temps.keep("host", str(host), "ll")
     ptx = {i.target.arch: i.native.ptx for i in images if plan.device_image == "ptx" and i.native and i.native.ptx}
     with stage(f"emit ({emit if plan.host_format == 'bc' else 'obj'})"):
         data = emit_bundle(host, plan, emit)
     return CompiledBundle(data, ptx)
+
+
+def keep_device_temps(temps, images) -> None:
+    """-save-temps: each arch's device bitcode, and its native code (cubin and PTX, AMDGPU object)."""
+    from offload.packager import ImageKind
+
+    for image in images:
+        temps.keep("device", image.bitcode, "bc", image.target.arch)
+        if image.native is not None:
+            extension = "cubin" if image.native.image_kind == int(ImageKind.CUBIN) else "o"
+            temps.keep("native", image.native.data, extension, image.target.arch)
+            if image.native.ptx:
+                temps.keep("native", image.native.ptx, "ptx", image.target.arch)
 
 
 def codegen(plan: BundlePlan, options):

@@ -35,11 +35,111 @@ def tool(command: list[str]) -> None:
     note("running: " + " ".join(shlex.quote(str(part)) for part in command))
 
 
+# -ftime-trace: the stages of this process as Chrome trace events (None: not recording).
+_events: list[dict] | None = None
+_origin = time.perf_counter()
+# The progress line on a terminal: the stage now running, shown once the compile has taken this long.
+PROGRESS_AFTER_ENVIRONMENT = "MLIR_OFFLOAD_PROGRESS_AFTER"  # seconds; the default is PROGRESS_AFTER
+PROGRESS_AFTER = 1.0
+_progress = None
+
+
 @contextmanager
 def stage(name: str):
     start = time.perf_counter()
+    if _progress is not None:
+        _progress.show(name)
     yield
-    note(f"stage {name}: {(time.perf_counter() - start) * 1000:.1f} ms")
+    end = time.perf_counter()
+    note(f"stage {name}: {(end - start) * 1000:.1f} ms")
+    if _events is not None:
+        _events.append(_event(name, start, end))
 
 
-__all__ = ["enable", "enabled", "library", "note", "stage", "tool"]
+def _event(name: str, start: float, end: float) -> dict:
+    return {"name": name, "cat": "mlir-offload", "ph": "X", "pid": os.getpid(), "tid": 0,
+            "ts": round((start - _origin) * 1e6), "dur": round((end - start) * 1e6)}
+
+
+def record_time_trace() -> None:
+    global _events, _origin
+    _events, _origin = [], time.perf_counter()
+
+
+def time_trace(total_name: str) -> bytes:
+    """The recorded stages as a Chrome trace (clang -ftime-trace's JSON form), with one event around
+    them all named `total_name`."""
+    import json
+
+    events = list(_events or [])
+    end = time.perf_counter()
+    events.insert(0, _event(total_name, _origin, end))
+    return (json.dumps({"traceEvents": events, "displayTimeUnit": "ms"}, indent=1) + "\n").encode()
+
+
+class _ProgressLine:
+    """`mlir-offload: <stage>...` on one terminal line once the compile runs longer than `after` seconds,
+    rewritten at each stage and erased at the end. Written with os.write: no Python stream lock is held
+    when the device step forks."""
+
+    def __init__(self, fd: int, after: float):
+        import threading
+
+        self.fd, self.current, self.visible = fd, "", False
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(after, self._appear)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _write(self, text: str) -> None:
+        try:
+            os.write(self.fd, text.encode("utf-8", errors="replace"))
+        except OSError:
+            pass
+
+    def _appear(self) -> None:
+        with self.lock:
+            self.visible = True
+            if self.current:
+                self._write(f"\r\033[Kmlir-offload: {self.current}...")
+
+    def show(self, name: str) -> None:
+        with self.lock:
+            self.current = name
+            if self.visible:
+                self._write(f"\r\033[Kmlir-offload: {name}...")
+
+    def close(self) -> None:
+        self.timer.cancel()
+        with self.lock:
+            if self.visible:
+                self._write("\r\033[K")
+            self.visible = False
+
+
+@contextmanager
+def progress(stream=sys.stderr):
+    """The progress line for the duration of a compile, on a terminal only and not with -v (whose lines
+    say the same); never in pipes or logs."""
+    global _progress
+    try:
+        terminal = stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):
+        terminal = False
+    if not terminal or enabled():
+        yield
+        return
+    try:
+        after = float(os.environ.get(PROGRESS_AFTER_ENVIRONMENT, PROGRESS_AFTER))
+    except ValueError:
+        after = PROGRESS_AFTER
+    stream.flush()
+    _progress = _ProgressLine(stream.fileno(), after)
+    try:
+        yield
+    finally:
+        _progress.close()
+        _progress = None
+
+
+__all__ = ["enable", "enabled", "library", "note", "progress", "record_time_trace", "stage", "time_trace", "tool"]

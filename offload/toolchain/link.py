@@ -365,6 +365,15 @@ def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = Non
     finally:
         if os.path.lexists(output):
             os.unlink(output)
+        _keep_clang_temps(inputs, output, final)
+
+
+def _keep_clang_temps(inputs: list[str], output: str, final: str) -> None:
+    """-save-temps: clang's files are named after the executable, not after link's temporary output."""
+    from offload.toolchain.link_temps import name_temps_after, wants_temps
+
+    if wants_temps(inputs):
+        name_temps_after(output, final)
 
 
 def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool) -> None:
