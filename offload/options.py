@@ -280,6 +280,11 @@ class CompileOptions:
     remote_cache_ttl: int | None = option(
         None, "--remote-cache-ttl", "Seconds an image lives in the remote cache (default: no expiry).",
         kind=SECONDS, toml=True)
+    gpu_rdc: bool = option(
+        False, "-fgpu-rdc/-fno-gpu-rdc", "Relocatable device code (as clang's -fgpu-rdc, nvcc's -rdc=true): device "
+        "functions the program declares may be defined by other device code of the link (CUDA objects "
+        "compiled with -fgpu-rdc), not only by --link-bitcode libraries.",
+        commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True)
     # ---- command-line only: what a compile writes besides the bundle ----
     save_temps: str | None = option(
         None, "-save-temps", "Keep every stage's file, named <stem>.<N>-<stage>[.<arch>].<ext> so they sort in "

@@ -210,7 +210,8 @@ def serialize_with_tools(job: SerializeJob) -> DeviceImage:
         raise OffloadError(f"internal error: {job.optimizer.path} wrote a {job.target.arch} image our bitcode "
                            "reader cannot read, or with another data layout than the target's")
     declared = [f.name for f in module.functions if f.is_declaration]
-    check_unresolved(declared, lambda: _bitcode_call_graph(bitcode), kind, job.target, kernels, exported)
+    check_unresolved(declared, lambda: _bitcode_call_graph(bitcode), kind, job.target, kernels, exported,
+                     job.options.gpu_rdc)
     return DeviceImage(target=job.target, bitcode=bitcode, kernels=kernels, globals=user_globals)
 
 
@@ -511,7 +512,7 @@ def serialize(lowered: list[LoweredModule], target: Target, kind: TargetKind, op
     # A bitcode image is optimized by the target's device LTO (optimizer.py): here the O0 pipeline alone.
     optimize(linked, machine, 0 if lto_pre_link else options.opt_level, target, reflect)
     declared = [f.name for f in linked.functions if f.is_declaration]
-    check_unresolved(declared, lambda: _call_graph(linked), kind, target, kernels, exported)
+    check_unresolved(declared, lambda: _call_graph(linked), kind, target, kernels, exported, options.gpu_rdc)
     bitcode = linked.as_bitcode()
     linked.close()
     return DeviceImage(target=target, bitcode=bitcode, kernels=kernels, globals=user_globals)
@@ -666,12 +667,15 @@ def optimize(module, machine, opt_level: int, target: Target, reflect) -> None:
 
 
 def check_unresolved(declared: list[str], call_graph, kind: TargetKind, target: Target, kernels: list[str],
-                     exported: dict[str, Location]) -> None:
+                     exported: dict[str, Location], relocatable: bool = False) -> None:
     """A declared non-intrinsic function the target does not provide is an error naming the symbol and
     a kernel that calls it: the image would otherwise fail only at the target's device link.
+    `relocatable` (-fgpu-rdc): the program's own declarations may be defined by other device code of the
+    link (CUDA objects compiled with -fgpu-rdc); a device-library function still must resolve here.
     call_graph() gives caller -> callees, asked for only when there is an error to report."""
     unresolved = sorted(name for name in declared
-                        if not name.startswith("llvm.") and name not in kind.provided_symbols)
+                        if not name.startswith("llvm.") and name not in kind.provided_symbols
+                        and not (relocatable and not name.startswith(kind.library_prefixes)))
     if not unresolved:
         return
     callers = call_graph()
@@ -683,7 +687,8 @@ def check_unresolved(declared: list[str], call_graph, kind: TargetKind, target: 
         hint = " (a device-library function the library does not define)"
     more = f" (and {len(unresolved) - 1} more: {', '.join(unresolved[1:4])})" if len(unresolved) > 1 else ""
     raise OffloadError(f"unresolved device function '{symbol}' {where} for {target.arch}{hint}{more}; "
-                       "define it in a gpu.module or pass --link-bitcode FILE.bc",
+                       "define it in a gpu.module, pass --link-bitcode FILE.bc, or compile with -fgpu-rdc to "
+                       "take it from CUDA device code at link",
                        exported.get(kernel) if kernel else None)
 
 
