@@ -160,3 +160,23 @@ def test_device_library_math(runs, arch):
         assert ulps32(f32(float(got32)), want32) <= F32_ULPS.get(name, F32_DEFAULT_ULPS), (name, a, got32, want32)
         seen.add((name, i))
     assert len(seen) == len(FUNCTIONS) * len(ARGUMENTS)
+
+
+def test_mma_sync_with_ldmatrix_and_cp_async(runs):
+    """nvgpu's sm_80 path: cp.async staging, ldmatrix fragments, mma.sync m16n8k16 by the PTX layouts."""
+    done = runs("mma_sync", "sm_80")
+    assert done.returncode == 0, done.stderr
+    a = [[(i + k) % 7 for k in range(16)] for i in range(16)]
+    b_t = [[(n * 3 + k) % 5 for k in range(16)] for n in range(8)]
+    assert done.stdout.splitlines() == [f"d[{i}][{j}] = {sum(a[i][k] * b_t[j][k] for k in range(16)):.1f}"
+                                        for i in range(16) for j in range(8)]
+
+
+def test_wmma_subgroup_mma(runs):
+    done = runs("wmma", "sm_80")
+    assert done.returncode == 0, done.stderr
+    a = [[(i + k) % 7 for k in range(16)] for i in range(16)]
+    b = [[(3 * k + j) % 5 for j in range(16)] for k in range(16)]
+    assert done.stdout.splitlines() == [
+        f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(16)) + i - j + 0.5:.1f}"
+        for i in range(16) for j in range(16)]

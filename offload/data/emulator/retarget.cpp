@@ -55,7 +55,7 @@ constexpr unsigned WARP_SIZE_SHIFT = 8;      // bits 8..15: the warp (wavefront)
 const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "__emu_shfl_sync",
                                      "__emu_vote_sync", "__emu_redux_sync", "__emu_warp_sync",
                                      "__emu_activemask", "__emu_bpermute", "__emu_readlane",
-                                     "__emu_ballot", "__emu_readfirstlane"};
+                                     "__emu_ballot", "__emu_readfirstlane", "__emu_ldmatrix", "__emu_mma"};
 
 [[noreturn]] void refuse(const Twine &What) {
   errs() << "mlir-offload-emulate: " << What << "\n";
@@ -227,6 +227,101 @@ Handler pointerFrom(std::string Name) {
   };
 }
 
+// cp.async: the copy happens at issue (groups and waits are then no-ops); the .s forms copy `src_size`
+// bytes and zero the rest, as the hardware does.
+Handler asyncCopy(unsigned Bytes) {
+  return [Bytes](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    Value *Dst = B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr);
+    Value *Src = B.CreateAddrSpaceCast(CI->getArgOperand(1), E.Ptr);
+    if (CI->arg_size() > 2) {  // the source size
+      Value *Size = B.CreateZExtOrTrunc(CI->getArgOperand(2), E.I64);
+      B.CreateMemSet(Dst, B.getInt8(0), Bytes, MaybeAlign(1));
+      B.CreateMemCpy(Dst, MaybeAlign(1), Src, MaybeAlign(1), B.CreateBinaryIntrinsic(Intrinsic::umin, Size, B.getInt64(Bytes)));
+    } else {
+      B.CreateMemCpy(Dst, MaybeAlign(1), Src, MaybeAlign(1), Bytes);
+    }
+    return nullptr;
+  };
+}
+
+// Unpack what the runtime wrote into 8-byte slots of `Results` into the call's result (a struct of
+// scalars or vectors, or one scalar).
+Value *unpackSlots(Emulator &E, IRBuilder<> &B, Type *ResultType, Value *Results) {
+  auto Slot = [&](unsigned I) { return B.CreateConstGEP1_64(E.I8, Results, 8 * I); };
+  auto *Struct = dyn_cast<StructType>(ResultType);
+  if (!Struct)
+    return B.CreateLoad(ResultType, Slot(0));
+  Value *R = PoisonValue::get(ResultType);
+  for (unsigned I = 0; I < Struct->getNumElements(); ++I)
+    R = B.CreateInsertValue(R, B.CreateLoad(Struct->getElementType(I), Slot(I)), I);
+  return R;
+}
+
+// ldmatrix.sync.aligned.m8n8.xN[.trans].b16: a warp collective reading N 8x8 matrices of 16-bit values
+// from workgroup memory, each lane giving one row's address; __emu_ldmatrix(N, trans, row, slots).
+Handler loadMatrix(unsigned Count, bool Transposed) {
+  return [Count, Transposed](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    auto *SlotsType = ArrayType::get(E.I64, 4);
+    AllocaInst *Slots = B.CreateAlloca(SlotsType);
+    FunctionCallee F = E.runtime("__emu_ldmatrix", Type::getVoidTy(E.C), {E.I32, E.I32, E.Ptr, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Count), B.getInt32(Transposed), B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), Slots});
+    return unpackSlots(E, B, CI->getType(), Slots);
+  };
+}
+
+// mma.sync: a warp collective; every operand in an 8-byte slot, __emu_mma(shape, operands, results).
+enum MmaShape { MMA_M16N8K16_F16 = 0, MMA_M16N8K8_F16 = 1, MMA_M16N8K8_TF32 = 2, MMA_M8N8K4_F64 = 3,
+                MMA_WMMA_M16N16K16 = 4 };
+constexpr unsigned MMA_C_F16 = 16, MMA_D_F16 = 32;
+Handler matrixMultiply(unsigned Shape) {
+  return [Shape](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    auto *SlotsType = ArrayType::get(E.I64, 32);
+    AllocaInst *Operands = B.CreateAlloca(SlotsType);
+    AllocaInst *Results = B.CreateAlloca(SlotsType);
+    for (unsigned I = 0; I < CI->arg_size(); ++I)
+      B.CreateStore(CI->getArgOperand(I), B.CreateConstGEP1_64(E.I8, Operands, 8 * I));
+    unsigned Flags = Shape;
+    Type *Last = CI->getArgOperand(CI->arg_size() - 1)->getType();
+    if (Last->isVectorTy() && Last->getScalarType()->isHalfTy())
+      Flags |= MMA_C_F16;
+    Type *Out = cast<StructType>(CI->getType())->getElementType(0);
+    if (Out->isVectorTy() && Out->getScalarType()->isHalfTy())
+      Flags |= MMA_D_F16;
+    FunctionCallee F = E.runtime("__emu_mma", Type::getVoidTy(E.C), {E.I32, E.Ptr, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Flags), Operands, Results});
+    return unpackSlots(E, B, CI->getType(), Results);
+  };
+}
+
+// wmma (gpu.subgroup_mma_*) m16n16k16: the fragment layout is the runtime's own (NVIDIA leaves it
+// opaque); loads and stores are per lane, __emu_wmma_load(which, col_major, f32, ptr, stride, slots) and
+// __emu_wmma_store(col_major, f32, ptr, stride, slots); the multiply is matrixMultiply(MMA_WMMA_M16N16K16).
+enum WmmaOperand { WMMA_A = 0, WMMA_B = 1, WMMA_C = 2 };
+Handler wmmaLoad(unsigned Which, bool ColMajor, bool F32) {
+  return [Which, ColMajor, F32](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    AllocaInst *Slots = B.CreateAlloca(ArrayType::get(E.I64, 8));
+    Value *Stride = CI->arg_size() > 1 ? CI->getArgOperand(1) : B.getInt32(16);
+    FunctionCallee F = E.runtime("__emu_wmma_load", Type::getVoidTy(E.C), {E.I32, E.I32, E.I32, E.Ptr, E.I32, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Which), B.getInt32(ColMajor), B.getInt32(F32),
+                     B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), Stride, Slots});
+    return unpackSlots(E, B, CI->getType(), Slots);
+  };
+}
+
+Handler wmmaStore(bool ColMajor, bool F32) {
+  return [ColMajor, F32](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    AllocaInst *Slots = B.CreateAlloca(ArrayType::get(E.I64, 8));
+    unsigned Values = F32 ? 8 : 4;
+    for (unsigned I = 0; I < Values; ++I)
+      B.CreateStore(CI->getArgOperand(1 + I), B.CreateConstGEP1_64(E.I8, Slots, 8 * I));
+    Value *Stride = CI->arg_size() > 1 + Values ? CI->getArgOperand(1 + Values) : B.getInt32(16);
+    FunctionCallee F = E.runtime("__emu_wmma_store", Type::getVoidTy(E.C), {E.I32, E.I32, E.Ptr, E.I32, E.Ptr});
+    B.CreateCall(F, {B.getInt32(ColMajor), B.getInt32(F32), B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr),
+                     Stride, Slots});
+    return nullptr;
+  };
+}
+
 // ---- the intrinsic tables ---------------------------------------------------------------------------
 
 enum ShuffleMode { SHFL_IDX = 0, SHFL_UP = 1, SHFL_DOWN = 2, SHFL_BFLY = 3 };
@@ -387,6 +482,47 @@ const StringMap<Handler> &intrinsicTable() {
     T["llvm.amdgcn.fma.legacy"] = mirror();
     T["llvm.amdgcn.ubfe.i32"] = mirror();
     T["llvm.amdgcn.sbfe.i32"] = mirror();
+    // Asynchronous copies, ldmatrix, mma.sync (sm_80's tensor-core path of nvgpu).
+    for (const char *Cache : {"ca", "cg"})
+      for (unsigned Bytes : {4u, 8u, 16u})
+        for (const char *Sized : {"", ".s"})
+          T[std::string("llvm.nvvm.cp.async.") + Cache + ".shared.global." + std::to_string(Bytes) + Sized] =
+              asyncCopy(Bytes);
+    for (const char *Name : {"llvm.nvvm.cp.async.commit.group", "llvm.nvvm.cp.async.wait.group",
+                             "llvm.nvvm.cp.async.wait.all"})
+      T[Name] = erase();
+    for (unsigned Count : {1u, 2u, 4u})
+      for (bool Trans : {false, true})
+        for (const char *Space : {"", ".p3", ".p0"})
+          T[std::string("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x") + std::to_string(Count) + (Trans ? ".trans" : "") +
+            ".b16" + Space] = loadMatrix(Count, Trans);
+    for (const char *D : {"f16", "f32"})
+      for (const char *Cty : {"f16", "f32"}) {
+        T[std::string("llvm.nvvm.mma.m16n8k16.row.col.") + D + "." + Cty] = matrixMultiply(MMA_M16N8K16_F16);
+        T[std::string("llvm.nvvm.mma.m16n8k8.row.col.") + D + "." + Cty] = matrixMultiply(MMA_M16N8K8_F16);
+      }
+    T["llvm.nvvm.mma.m16n8k8.row.col.tf32"] = matrixMultiply(MMA_M16N8K8_TF32);
+    T["llvm.nvvm.mma.m8n8k4.row.col.f64"] = matrixMultiply(MMA_M8N8K4_F64);
+    const char *Spaces[] = {"", ".p0", ".p1", ".p3"};
+    for (const char *Layout : {"row", "col"})
+      for (const char *Stride : {"", ".stride"})
+        for (const char *Space : Spaces) {
+          std::string Tail = std::string(".") + Layout + Stride;
+          bool Col = std::string(Layout) == "col";
+          T["llvm.nvvm.wmma.m16n16k16.load.a" + Tail + ".f16" + Space] = wmmaLoad(WMMA_A, Col, false);
+          T["llvm.nvvm.wmma.m16n16k16.load.b" + Tail + ".f16" + Space] = wmmaLoad(WMMA_B, Col, false);
+          T["llvm.nvvm.wmma.m16n16k16.load.c" + Tail + ".f16" + Space] = wmmaLoad(WMMA_C, Col, false);
+          T["llvm.nvvm.wmma.m16n16k16.load.c" + Tail + ".f32" + Space] = wmmaLoad(WMMA_C, Col, true);
+          T["llvm.nvvm.wmma.m16n16k16.store.d" + Tail + ".f16" + Space] = wmmaStore(Col, false);
+          T["llvm.nvvm.wmma.m16n16k16.store.d" + Tail + ".f32" + Space] = wmmaStore(Col, true);
+        }
+    for (const char *A : {"row", "col"})
+      for (const char *Bl : {"row", "col"})
+        for (const char *D : {"f16", "f32"})
+          for (const char *Cty : {"f16", "f32"})
+            for (const char *Sat : {"", ".satfinite"})
+              T[std::string("llvm.nvvm.wmma.m16n16k16.mma.") + A + "." + Bl + "." + D + "." + Cty + Sat] =
+                  matrixMultiply(MMA_WMMA_M16N16K16);
     T["llvm.nvvm.mulhi.i"] = multiplyHigh(true);
     T["llvm.nvvm.mulhi.ll"] = multiplyHigh(true);
     T["llvm.nvvm.mulhi.s"] = multiplyHigh(true);

@@ -149,6 +149,8 @@ struct emu_thread {
     uint64_t result;     /* a warp collective's result for this lane */
     uint32_t value, operand_b, operand_c, mask;  /* what this lane brought to the warp collective */
     int kind, mask_given;
+    const void *operands;  /* matrix collectives: this lane's operand slots (or row address), */
+    void *results;         /* and where its fragment of the result goes */
 };
 
 struct warp {
@@ -338,20 +340,23 @@ static uint32_t barrier_wait(unsigned kind, uint32_t predicate) {
 EXPORT void __emu_barrier(void) { (void)barrier_wait(RED_OR, 0); }
 EXPORT uint32_t __emu_barrier_reduce(uint32_t kind, uint32_t predicate) { return barrier_wait(kind, predicate); }
 
+typedef uint64_t lane_set;
+#define LANE(l) ((lane_set)1 << (l))
+
 enum {
     COLLECTIVE_SHUFFLE_IDX = 0, COLLECTIVE_SHUFFLE_UP = 1, COLLECTIVE_SHUFFLE_DOWN = 2, COLLECTIVE_SHUFFLE_BFLY = 3,
     COLLECTIVE_VOTE_ALL = 4, COLLECTIVE_VOTE_ANY = 5, COLLECTIVE_VOTE_UNI = 6, COLLECTIVE_BALLOT = 7,
     COLLECTIVE_SYNC = 8, COLLECTIVE_REDUX = 16 /* + redux kind */, COLLECTIVE_BPERMUTE = 32,
     COLLECTIVE_READLANE = 33, COLLECTIVE_READFIRSTLANE = 34, COLLECTIVE_BALLOT64 = 35,
+    COLLECTIVE_LDMATRIX = 64 /* + count * 2 + transposed */, COLLECTIVE_MMA = 128 /* + shape flags */,
 };
+static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count, lane_set group);
 
 /* A warp collective completes for the lanes of the warp that can reach it: those neither exited nor
  * waiting at a barrier (as the hardware's converged lanes; CUDA's masks are synchronisation hints, and
  * MLIR's width-limited shuffles name only the first segment in theirs). The last lane to arrive computes
  * every member's result. Where lanes diverged to different warp operations, nothing completes until no
  * thread of the block can run; then the lanes waiting at each kind of operation complete it together. */
-typedef uint64_t lane_set;
-#define LANE(l) ((lane_set)1 << (l))
 
 /* PTX shfl.sync for lane `lane` of `group`: value | valid << 32. */
 static uint64_t shuffle_result(int mode, const struct emu_thread *lanes, unsigned count, unsigned lane, lane_set group) {
@@ -389,6 +394,12 @@ static void complete_collective(struct emu_thread *lanes, unsigned count, lane_s
         }
         if (lanes[l].value) ballot |= LANE(l);
         if (!have_first) first = lanes[l].value, have_first = 1;
+    }
+    if (kind >= COLLECTIVE_LDMATRIX) {
+        matrix_collective(kind, lanes, count, group);
+        for (unsigned l = 0; l < count; ++l)
+            if (group & LANE(l)) lanes[l].state = RUNNABLE;
+        return;
     }
     uint32_t reduced = 0;
     if (kind >= COLLECTIVE_REDUX && kind < COLLECTIVE_REDUX + 8) {
@@ -497,6 +508,184 @@ static int complete_waiting_collectives(struct block *b) {
         }
     }
     return completed;
+}
+
+/* ---- tensor-core operations: whole-warp collectives over the PTX fragment layouts ------------------ */
+
+static uint64_t matrix_call(int kind, const void *operands, void *results) {
+    current->operands = operands;
+    current->results = results;
+    return warp_collective(kind, 0, 0, 0, 0, 0);
+}
+
+EXPORT void __emu_ldmatrix(uint32_t count, uint32_t transposed, const void *row, void *slots) {
+    (void)matrix_call(COLLECTIVE_LDMATRIX + (int)(count * 2 + (transposed != 0)), row, slots);
+}
+
+EXPORT void __emu_mma(uint32_t shape, const void *operands, void *results) {
+    (void)matrix_call(COLLECTIVE_MMA + (int)shape, operands, results);
+}
+
+enum { MMA_M16N8K16_F16 = 0, MMA_M16N8K8_F16 = 1, MMA_M16N8K8_TF32 = 2, MMA_M8N8K4_F64 = 3,
+       MMA_WMMA_M16N16K16 = 4, MMA_SHAPE_MASK = 15,
+       MMA_C_F16 = 16, MMA_D_F16 = 32 };
+
+static float half_at(const void *slots, unsigned slot, unsigned which) {
+    _Float16 h[2];
+    memcpy(h, (const char *)slots + 8 * slot, 4);
+    return (float)h[which];
+}
+static void put_half(void *slots, unsigned slot, unsigned which, float v) {
+    _Float16 h = (_Float16)v;
+    memcpy((char *)slots + 8 * slot + 2 * which, &h, 2);
+}
+static float float_at(const void *slots, unsigned slot) {
+    float f;
+    memcpy(&f, (const char *)slots + 8 * slot, 4);
+    return f;
+}
+static float tf32_at(const void *slots, unsigned slot) {  /* tf32: an f32 with 10 mantissa bits */
+    uint32_t bits;
+    memcpy(&bits, (const char *)slots + 8 * slot, 4);
+    bits &= 0xffffe000u;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/* wmma m16n16k16 fragments (the emulator's layout): A and B, 16 halves per lane, hold logical element
+ * (l % 16) * 16 + e (lanes 16..31 repeat lanes 0..15); C and D, 8 values per lane, element l * 8 + e. */
+enum { WMMA_A = 0, WMMA_B = 1, WMMA_C = 2 };
+
+static unsigned wmma_element(unsigned which, unsigned lane, unsigned e) {
+    return which == WMMA_C ? lane * 8 + e : (lane % 16) * 16 + e;
+}
+
+EXPORT void __emu_wmma_load(uint32_t which, uint32_t col_major, uint32_t is_f32, const void *matrix, uint32_t stride,
+                            void *slots) {
+    unsigned lane = current->lane % 32, values = which == WMMA_C ? 8 : 16;
+    memset(slots, 0, 64);
+    for (unsigned e = 0; e < values; ++e) {
+        unsigned m = wmma_element(which, lane, e), row = m / 16, col = m % 16;
+        size_t at = col_major ? (size_t)col * stride + row : (size_t)row * stride + col;
+        if (is_f32) memcpy((char *)slots + 8 * e, (const float *)matrix + at, 4);
+        else memcpy((char *)slots + 8 * (e / 2) + 2 * (e % 2), (const uint16_t *)matrix + at, 2);
+    }
+}
+
+EXPORT void __emu_wmma_store(uint32_t col_major, uint32_t is_f32, void *matrix, uint32_t stride, const void *slots) {
+    unsigned lane = current->lane % 32;
+    for (unsigned e = 0; e < 8; ++e) {
+        unsigned m = wmma_element(WMMA_C, lane, e), row = m / 16, col = m % 16;
+        size_t at = col_major ? (size_t)col * stride + row : (size_t)row * stride + col;
+        if (is_f32) memcpy((float *)matrix + at, (const char *)slots + 8 * e, 4);
+        else memcpy((uint16_t *)matrix + at, (const char *)slots + 8 * (e / 2) + 2 * (e % 2), 2);
+    }
+}
+
+static void wmma_multiply(int flags, struct emu_thread *lanes) {
+    float a[256], b[256], c[256];
+    for (unsigned l = 0; l < 32; ++l) {
+        const void *o = lanes[l].operands;
+        for (unsigned e = 0; e < 16 && l < 16; ++e) {
+            a[wmma_element(WMMA_A, l, e)] = half_at(o, e / 2, e % 2);
+            b[wmma_element(WMMA_B, l, e)] = half_at(o, 8 + e / 2, e % 2);
+        }
+        for (unsigned e = 0; e < 8; ++e)
+            c[wmma_element(WMMA_C, l, e)] = (flags & MMA_C_F16) ? half_at(o, 16 + e / 2, e % 2) : float_at(o, 16 + e);
+    }
+    for (unsigned l = 0; l < 32; ++l)
+        for (unsigned e = 0; e < 8; ++e) {
+            unsigned m = wmma_element(WMMA_C, l, e), row = m / 16, col = m % 16;
+            float d = c[m];
+            for (unsigned k = 0; k < 16; ++k) d = fmaf(a[row * 16 + k], b[k * 16 + col], d);
+            if (flags & MMA_D_F16) put_half(lanes[l].results, e / 2, e % 2, d);
+            else memcpy((char *)lanes[l].results + 8 * e, &d, 4);
+        }
+}
+
+static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count, lane_set group) {
+    if (count != 32 || (group & 0xffffffffu) != 0xffffffffu) {
+        char at[256];
+        where(at, sizeof at, &lanes[0]);
+        fail("matrix operation in %s with %u of 32 lanes: ldmatrix and mma.sync need the whole warp", at,
+             (unsigned)__builtin_popcountll(group));
+    }
+    if (kind < COLLECTIVE_MMA) {  /* ldmatrix: matrix i's rows from lanes 8i..8i+7 */
+        unsigned n = (unsigned)(kind - COLLECTIVE_LDMATRIX) / 2, transposed = (unsigned)(kind - COLLECTIVE_LDMATRIX) % 2;
+        for (unsigned l = 0; l < 32; ++l) {
+            unsigned row = l / 4, col = 2 * (l % 4);
+            for (unsigned i = 0; i < n; ++i) {
+                uint16_t pair[2];
+                for (unsigned j = 0; j < 2; ++j) {
+                    const uint16_t *source = transposed ? (const uint16_t *)lanes[8 * i + col + j].operands + row
+                                                        : (const uint16_t *)lanes[8 * i + row].operands + col + j;
+                    memcpy(&pair[j], source, 2);
+                }
+                memset((char *)lanes[l].results + 8 * i, 0, 8);
+                memcpy((char *)lanes[l].results + 8 * i, pair, 4);
+            }
+        }
+        return;
+    }
+    int flags = kind - COLLECTIVE_MMA, shape = flags & MMA_SHAPE_MASK;
+    if (shape == MMA_M8N8K4_F64) {
+        double a[8][4], b[4][8], c[8][8];
+        for (unsigned l = 0; l < 32; ++l) {
+            const char *o = lanes[l].operands;
+            unsigned g = l / 4, t = l % 4;
+            memcpy(&a[g][t], o, 8);
+            memcpy(&b[t][g], o + 8, 8);
+            memcpy(&c[g][2 * t], o + 16, 8);
+            memcpy(&c[g][2 * t + 1], o + 24, 8);
+        }
+        for (unsigned l = 0; l < 32; ++l) {
+            unsigned g = l / 4, t = l % 4;
+            for (unsigned j = 0; j < 2; ++j) {
+                double d = c[g][2 * t + j];
+                for (unsigned k = 0; k < 4; ++k) d = fma(a[g][k], b[k][2 * t + j], d);
+                memcpy((char *)lanes[l].results + 8 * j, &d, 8);
+            }
+        }
+        return;
+    }
+    if (shape == MMA_WMMA_M16N16K16) {
+        wmma_multiply(flags, lanes);
+        return;
+    }
+    unsigned K = shape == MMA_M16N8K16_F16 ? 16 : 8;
+    float a[16][16], b[16][8], c[16][8];
+    for (unsigned l = 0; l < 32; ++l) {
+        const void *o = lanes[l].operands;
+        unsigned g = l / 4, t = l % 4, slot = 0;
+        if (shape == MMA_M16N8K8_TF32) {
+            a[g][t] = tf32_at(o, 0), a[g + 8][t] = tf32_at(o, 1), a[g][t + 4] = tf32_at(o, 2), a[g + 8][t + 4] = tf32_at(o, 3);
+            b[t][g] = tf32_at(o, 4), b[t + 4][g] = tf32_at(o, 5);
+            slot = 6;
+        } else {
+            for (unsigned r = 0; r < K / 4; ++r)  /* a0: (g, 2t..), a1: (g + 8, 2t..), a2: (g, 2t + 8..), a3 */
+                for (unsigned j = 0; j < 2; ++j) a[g + 8 * (r % 2)][2 * t + 8 * (r / 2) + j] = half_at(o, r, j);
+            for (unsigned r = 0; r < K / 8; ++r)  /* b0: (k = 2t.., n = g), b1: (k = 2t + 8.., n = g) */
+                for (unsigned j = 0; j < 2; ++j) b[2 * t + 8 * r + j][g] = half_at(o, K / 4 + r, j);
+            slot = K / 4 + K / 8;
+        }
+        if (flags & MMA_C_F16) {
+            for (unsigned r = 0; r < 2; ++r)
+                for (unsigned j = 0; j < 2; ++j) c[g + 8 * r][2 * t + j] = half_at(o, slot + r, j);
+        } else {
+            for (unsigned r = 0; r < 4; ++r) c[g + 8 * (r / 2)][2 * t + r % 2] = float_at(o, slot + r);
+        }
+    }
+    for (unsigned l = 0; l < 32; ++l) {
+        unsigned g = l / 4, t = l % 4;
+        for (unsigned r = 0; r < 4; ++r) {
+            unsigned row = g + 8 * (r / 2), col = 2 * t + r % 2;
+            float d = c[row][col];
+            for (unsigned k = 0; k < K; ++k) d = fmaf(a[row][k], b[k][col], d);
+            if (flags & MMA_D_F16) put_half(lanes[l].results, r / 2, r % 2, d);
+            else memcpy((char *)lanes[l].results + 8 * r, &d, 4);
+        }
+    }
 }
 
 EXPORT uint64_t __emu_shfl_sync(uint32_t mode, uint32_t mask, uint32_t value, uint32_t b, uint32_t c) {
