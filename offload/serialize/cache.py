@@ -59,13 +59,11 @@ def remote_settings(options) -> tuple[str | None, str, int | None]:
     from offload.serialize.remote_cache import (MODE_ENVIRONMENT, TTL_ENVIRONMENT, URL_ENVIRONMENT, check_mode,
                                                 check_ttl)
 
-    url = os.environ.get(URL_ENVIRONMENT) or getattr(options, "remote_cache", None) or None
+    url = os.environ.get(URL_ENVIRONMENT) or options.remote_cache or None
     given_mode = os.environ.get(MODE_ENVIRONMENT)
-    mode = check_mode(given_mode) if given_mode else \
-        check_mode(getattr(options, "remote_cache_mode", None), "remote-cache-mode")
+    mode = check_mode(given_mode) if given_mode else options.remote_cache_mode
     given_ttl = os.environ.get(TTL_ENVIRONMENT)
-    ttl = check_ttl(given_ttl) if given_ttl else check_ttl(getattr(options, "remote_cache_ttl", None),
-                                                           "remote-cache-ttl")
+    ttl = check_ttl(given_ttl) if given_ttl else (options.remote_cache_ttl or None)
     return url, mode, ttl
 
 

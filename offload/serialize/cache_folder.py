@@ -46,7 +46,8 @@ class CacheFolder:
         self.root = Path(root)
         self.team = team
         self.max_bytes = max_bytes
-        self._warn = warn or _print_warning
+        self._print = warn or _print_warning
+        self._warned = False
         self._fd: int | None = None
         self._group: int | None = None
 
@@ -81,6 +82,12 @@ class CacheFolder:
             return False
         self._fd, self._group = fd, status.st_gid
         return True
+
+    def _warn(self, message: str) -> None:
+        """One warning line per compile: the first problem says what to do; the rest would repeat it."""
+        if not self._warned:
+            self._warned = True
+            self._print(message)
 
     def close(self) -> None:
         if self._fd is not None:
