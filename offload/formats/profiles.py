@@ -32,6 +32,7 @@ class Profile:
     entries: dict
     bitcode_reads_llvm_up_to: int
     cuda: dict = field(default_factory=dict)
+    link: dict = field(default_factory=dict)  # the linking clang's options (device_jobs_option)
 
     def reads_bitcode_of(self, llvm_major: int) -> bool:
         """Whether this clang reads bitcode written by LLVM `llvm_major` (bitcode is only backward compatible)."""
@@ -74,6 +75,7 @@ def _all_profiles() -> dict[int, Profile]:
             entries=dict(data["entries"]),
             bitcode_reads_llvm_up_to=data["bitcode"]["reads_llvm_up_to"],
             cuda=dict(data.get("cuda", {})),
+            link=dict(data.get("link", {})),
         )
     return profiles
 

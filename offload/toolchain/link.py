@@ -27,6 +27,17 @@ def host_optimization(words) -> list[str]:
     return [] if any(word.startswith(OPTIMIZATION_OPTION) for word in words) else [HOST_OPTIMIZATION]
 
 
+def device_link_jobs(profile, bundles, words) -> list[str]:
+    """The linking clang's jobs option (its profile's link.device_jobs_option) for one thread per device
+    image, at most one per CPU: the linker wrapper then links the archs side by side. None where the clang
+    has no such option, for one image, or where the link's own option `words` name the option already."""
+    option = profile.link.get("device_jobs_option")
+    if not option or any(word.startswith(option.rstrip("=")) for word in words):
+        return []
+    jobs = min(len({target for bundle in bundles for target in bundle.record.targets}), os.cpu_count() or 1)
+    return [f"{option}{jobs}"] if jobs > 1 else []
+
+
 @dataclass
 class LinkPlan:
     clang: object  # offload.toolchain.doctor.Clang
@@ -180,6 +191,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
         command.append(CXX_DRIVER_MODE)  # as nvcc links with g++: the C++ runtime comes with C++ objects
     command += inputs
     command += host_optimization(own_options(inputs))  # clang compiles the bundle's host bitcode at the link's level
+    command += device_link_jobs(load_profile(clang.major), bundles, own_options(inputs))
     if (ptxas_verbose or resource_usage) and "cuda" in kinds:
         # The linker wrapper's nvlink wrapper runs ptxas (bitcode images) and nvlink with -v.
         command += [f"-Xoffload-linker-{CUDA.triple}", "-v"]
