@@ -172,8 +172,9 @@ module attributes {gpu.container_module} {
 
 
 def test_every_stub_launches_through_one_shared_function_that_names_its_kernel(tmp_path, fake_cuda):
-    """The stubs share one launch function (the host compile pays for the launch code once): a dimension
-    over 32 bits still names the kernel launched with it, and nothing is launched past it."""
+    """The stubs share one launch function and one packing function per argument list (the host compile
+    pays for that code once): a dimension over 32 bits still names the kernel launched with it, and
+    nothing is launched past it."""
     import llvmlite.binding as llvm
 
     require_tool("clang-22", 22)
@@ -188,8 +189,10 @@ def test_every_stub_launches_through_one_shared_function_that_names_its_kernel(t
 
     launchers = [f.name for f in module.functions if not f.is_declaration and "cudaLaunchKernel" in callees(f)]
     assert launchers == ["__mlir_offload_launch"]
-    for stub in ("__device_stub__narrow", "__device_stub__wide"):
-        assert callees(module.get_function(stub)) == ["__mlir_offload_launch"]
+    # Both kernels take one memref: one packing function serves both stubs, each stub is one call.
+    packers = {stub: callees(module.get_function(stub)) for stub in ("__device_stub__narrow", "__device_stub__wide")}
+    assert packers["__device_stub__narrow"] == packers["__device_stub__wide"] == ["__mlir_offload_pack.0"]
+    assert callees(module.get_function("__mlir_offload_pack.0")) == ["__mlir_offload_launch"]
     bundle, app = tmp_path / "wide.offload.bc", tmp_path / "wide"
     assert run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
     done = run_cli("link", str(bundle), "-o", str(app))

@@ -3,7 +3,8 @@
 A stub takes the launch configuration (grid x/y/z, block x/y/z as i64, dynamic shared bytes as i32, the
 stream) followed by the kernel's arguments, packs the arguments into a `void*[]` of pointers to each one,
 and hands them with the kernel handle and name to one launch function all stubs share (so the host
-compile at link pays for the launch code once, not once per kernel): it calls
+compile at link pays for the launch code once, not once per kernel; the packing is shared too, one
+function per distinct argument list, and a stub is a single call): it calls
 cudaLaunchKernel/hipLaunchKernel with each dim3 coerced as clang does for the host triple (its record's
 dim3_params: x86-64 SysV `i64 x | y << 32, i32 z`; AAPCS64 one `[2 x i64] [x | y << 32, z]`). The handle
 is the stub itself for CUDA; for HIP it is a separate constant global that points to the stub (clang's
@@ -36,13 +37,39 @@ def define_stub(emitter: RuntimeEmitter, kernel: str, arg_types) -> object:
     fn.attributes.add("noinline")
     handle = kernel_handle(e, kernel, fn)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    pointers = _argument_pointers(e, b, fn.args[len(config_types):])
-    b.call(launch_function(e), [handle, e.cstring(kernel), *fn.args[:len(config_types)], pointers])
+    b.call(packing_function(e, arg_types), [handle, e.cstring(kernel), *fn.args])
     b.ret_void()
     return handle
 
 
 LAUNCH_FUNCTION = "__mlir_offload_launch"
+PACKING_FUNCTION = "__mlir_offload_pack"
+
+
+def packing_function(emitter: RuntimeEmitter, arg_types):
+    """`void pack.N(ptr handle, ptr kernel name, <stub parameters>)`, one per distinct list of kernel
+    argument types (numbered in order of first use): packs the arguments into the `void*[]` as clang's
+    stub does and launches through launch_function. A stub is then one call: its IR is built, printed
+    and compiled once per argument list, not once per kernel."""
+    e = emitter
+    key = tuple(str(t) for t in arg_types)
+    existing = e.packers.get(key)
+    if existing is not None:
+        return existing
+    ir = e.ir
+    config_types = [e.i64] * 6 + [e.i32, e.ptr]
+    fn = ir.Function(e.module, ir.FunctionType(e.void, [e.ptr, e.ptr, *config_types, *arg_types]),
+                     f"{PACKING_FUNCTION}.{len(e.packers)}")
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    for arg, name in zip(fn.args, ("handle", "kernel_name", *STUB_CONFIG_PARAMS)):
+        arg.name = name
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    pointers = _argument_pointers(e, b, fn.args[2 + len(config_types):])
+    b.call(launch_function(e), [*fn.args[:2 + len(config_types)], pointers])
+    b.ret_void()
+    e.packers[key] = fn
+    return fn
 
 
 def launch_function(emitter: RuntimeEmitter):
