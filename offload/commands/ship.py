@@ -9,18 +9,20 @@ import click
 from offload.errors import OffloadError
 from offload.formats.vendors import vendor_for
 
-@click.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("input_path", metavar="IN.mlir|BUNDLE", type=click.Path(dir_okay=False))
+@click.command(context_settings={"ignore_unknown_options": True})
+@click.argument("arguments", nargs=-1, required=True, type=click.UNPROCESSED,
+                metavar="IN.mlir [COMPILE FLAGS] | BUNDLE...")
 @click.option("-o", "output", required=True, type=click.Path(dir_okay=False), help="the archive, APP.tar.gz")
 @click.option("--app", default=None, help="executable name on the target (default: the archive's name)")
 @click.pass_context
-def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> None:
-    """Archive a bundle with a manifest and a generated Makefile + build.sh that link and verify it on a
+def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str | None) -> None:
+    """Archive bundles with a manifest and a generated Makefile + build.sh that link and verify them on a
     machine with only clang, the vendor toolkit and make.
 
     IN.mlir is compiled first with `mlir-offload compile` and every other flag given here
-    (--offload-arch, -O, --portable, --target-clang, ...); a bundle (.offload.bc / .offload.o) is
-    shipped as it is, with the PTX files compile wrote beside it (BUNDLE.<arch>.ptx)."""
+    (--offload-arch, -O, --portable, --target-clang, ...); bundles (.offload.bc / .offload.o) are
+    shipped as they are, several making one app (one executable linking them all), with the PTX files
+    compile wrote beside a bundle (BUNDLE.<arch>.ptx)."""
     import subprocess
     import sys
     import tempfile
@@ -32,7 +34,14 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
 
     if output == STDOUT:
         raise OffloadError("ship writes an archive file: name it with -o APP.tar.gz, not '-' (standard output)")
-    refuse_input_as_output(output, [input_path])
+    input_path, flags = arguments[0], list(arguments[1:])
+    is_program = input_path.endswith(".mlir") or input_path.endswith(".mlirbc")
+    more_bundles = [] if is_program else flags
+    if not is_program:
+        flags = [word for word in more_bundles if word.startswith("-")]
+        if flags:
+            raise click.UsageError(f"compile flags ({' '.join(flags)}) only apply to an .mlir input")
+    refuse_input_as_output(output, [input_path, *more_bundles])
     from offload.toolchain.ship import check_app_name
 
     if app is not None:
@@ -40,8 +49,7 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
     else:
         name = check_app_name(os.path.basename(output).removesuffix(".gz").removesuffix(".tar")
                               .removesuffix(".tgz"), f"the archive name '{output}'")
-    flags = list(ctx.args)
-    if input_path.endswith(".mlir") or input_path.endswith(".mlirbc"):
+    if is_program:
         read_input(input_path)
         with tempfile.TemporaryDirectory(prefix="mlir-offload-ship-") as tmp:
             bundle_path = os.path.join(tmp, "bundle")
@@ -57,33 +65,62 @@ def ship(ctx: click.Context, input_path: str, output: str, app: str | None) -> N
                     with open(os.path.join(tmp, entry), encoding="utf-8") as f:
                         ptx[entry[len("bundle."):-len(".ptx")]] = f.read()
     else:
-        if flags:
-            raise click.UsageError(f"compile flags ({' '.join(flags)}) only apply to an .mlir input")
-        bundle, ptx = read_input(input_path), {}
-        from offload.compiler.textual_ir import read_offload_images
-
-        try:  # unreadable: an error naming the user's file, not the archive's member
-            images = read_offload_images(bundle, input_path)
-        except OffloadError as e:
-            raise OffloadError(f"{e.message} (not a bundle: ship takes IN.mlir or what mlir-offload compile wrote)",
-                               e.location) from None
-        if not images:
-            raise OffloadError(f"'{input_path}' contains no offloading images (not a bundle: ship takes IN.mlir or "
-                               "what mlir-offload compile wrote)")
-        from offload.toolchain.link import ptx_files_beside
-
-        for path in ptx_files_beside(input_path, images):  # <bundle>.<arch>.ptx from compile --device-image=ptx
-            ptx[path.rsplit(".", 2)[-2]] = read_input(path).decode("utf-8", errors="replace")
+        bundle, ptx = read_shipped_bundle(input_path)
     from offload.packager.detect import is_bitcode
 
-    bundle_name = f"{name}.offload.{'bc' if is_bitcode(bundle) else 'o'}"
-    atomic_write(output, build_archive(name, bundle, bundle_name, flags, ptx))
+    suffix = lambda data: "bc" if is_bitcode(data) else "o"  # noqa: E731
+    if not more_bundles:
+        bundle_name = f"{name}.offload.{suffix(bundle)}"
+        atomic_write(output, build_archive(name, bundle, bundle_name, flags, ptx))
+    else:  # each bundle under its own name: <stem>.offload.bc
+        bundles = [(input_path, bundle, ptx), *((path, *read_shipped_bundle(path)) for path in more_bundles)]
+        named = [(f"{bundle_stem(path)}.offload.{suffix(data)}", data, path_ptx) for path, data, path_ptx in bundles]
+        for (_, _, path_ptx), (path, _, _) in zip(named, bundles):
+            if path_ptx:
+                raise OffloadError(f"{path}: PTX beside it ({', '.join(sorted(path_ptx))}), but an app of several "
+                                   "bundles cannot ship PTX (a newer GPU JIT-compiles one PTX image per arch, "
+                                   "which would lack the other bundles' kernels): compile them with "
+                                   "--device-image=cubin or bitcode")
+        bundle_name = named[0][0]
+        atomic_write(output, build_archive(name, bundle, bundle_name, flags, {},
+                                           [(bundle_name_, data) for bundle_name_, data, _ in named[1:]]))
+        bundle_name = " ".join(n for n, _, _ in named)
     from offload.toolchain.ship import read_manifest
 
     manifest = read_manifest(output)
     toolkit = vendor_for(manifest["targets"][0]["offload_kind"]).toolkit_variable
     click.echo(f"{output}: {name} ({bundle_name}); on the target: tar xzf {os.path.basename(output)} && "
                f"make -C {name} [CLANG=clang-{manifest['entry_profile']}] [{toolkit}=...]")
+
+
+def read_shipped_bundle(path: str) -> tuple[bytes, dict[str, str]]:
+    """A bundle's bytes and the PTX compile wrote beside it (arch -> text)."""
+    from offload.compiler.textual_ir import read_offload_images
+    from offload.fsutil import read_input
+
+    bundle, ptx = read_input(path), {}
+    try:  # unreadable: an error naming the user's file, not the archive's member
+        images = read_offload_images(bundle, path)
+    except OffloadError as e:
+        raise OffloadError(f"{e.message} (not a bundle: ship takes IN.mlir or what mlir-offload compile wrote)",
+                           e.location) from None
+    if not images:
+        raise OffloadError(f"'{path}' contains no offloading images (not a bundle: ship takes IN.mlir or "
+                           "what mlir-offload compile wrote)")
+    from offload.toolchain.link import ptx_files_beside
+
+    for beside in ptx_files_beside(path, images):  # <bundle>.<arch>.ptx from compile --device-image=ptx
+        ptx[beside.rsplit(".", 2)[-2]] = read_input(beside).decode("utf-8", errors="replace")
+    return bundle, ptx
+
+
+def bundle_stem(path: str) -> str:
+    """a/saxpy.offload.bc -> saxpy: the name a bundle of several gets in the archive."""
+    name = os.path.basename(path)
+    for suffix in (".offload.bc", ".offload.o", ".offload.ll", ".bc", ".o"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    return name
 
 
 COMMAND = ship

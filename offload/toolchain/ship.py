@@ -166,7 +166,7 @@ def _recorded_profile(record: BundleRecord, entry_major: int, name: str) -> Prof
 
 # ---- the target's link line ----------------------------------------------------------------------
 
-def target_link_words(profile: Profile, offload_kind: str, bundle: str, host=None) -> list[str]:
+def target_link_words(profile: Profile, offload_kind: str, bundle: str | list[str], host=None) -> list[str]:
     """The clang command line `mlir-offload link` uses (the vendor record's library and flags), with the
     target's clang, toolkit path and output left as placeholders. The runtime library is looked for in
     the toolkit's folder for the bundle's host (offload.formats.hosts record; default x86-64), then in
@@ -177,7 +177,7 @@ def target_link_words(profile: Profile, offload_kind: str, bundle: str, host=Non
     root = {"CUDA_PATH": CUDA_PATH, "ROCM_PATH": ROCM_PATH}[vendor.toolkit_variable]
     host = host or X86_64
     folders = toolchain.host_library_folders(vendor, host)
-    return [CLANG, "--offload-new-driver", bundle,
+    return [CLANG, "--offload-new-driver", *([bundle] if isinstance(bundle, str) else bundle),
             *runtime_link_flags(vendor, root, [f"{root}/{folder}" for folder in (*folders, vendor.library_dirs[0])]),
             "-o", OUTPUT]
 
@@ -262,10 +262,13 @@ def sha256(data: bytes) -> str:
 
 
 def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[str],
-                  ptx: dict[str, str] | None = None) -> bytes:
-    """All files of the shipped archive, as deterministic tar.gz bytes."""
+                  ptx: dict[str, str] | None = None, more: list[tuple[str, bytes]] = ()) -> bytes:
+    """All files of the shipped archive, as deterministic tar.gz bytes. `more`: (name, bytes) of further
+    bundles of the same app, linked into the one executable with the first."""
     check_app_name(app, "the app")
     facts = inspect_bundle(bundle_data, bundle_name)
+    if more:
+        facts = _joined_facts([(bundle_name, facts), *((name, inspect_bundle(data, name)) for name, data in more)])
     if len(facts.offload_kinds) != 1:
         raise OffloadError(f"{bundle_name}: mixes CUDA and HIP images; ship one runtime per archive")
     profile = load_profile(facts.entry_profile)
@@ -278,7 +281,8 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
     needs_wrapper = vendor_for(kind).fatbinary and any(clang.cuda.get("fatbinary_needs_image3_wrapper")
                                            for _, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm)
                                            if not refusals)
-    payload: dict[str, bytes] = {bundle_name: bundle_data}
+    payload: dict[str, bytes] = {bundle_name: bundle_data, **dict(more)}
+    bundle_names = [bundle_name, *(name for name, _ in more)]
     for arch, text in sorted((ptx or {}).items()):
         payload[ptx_files[arch]] = text.encode("utf-8")
     if needs_wrapper or ptx_files:
@@ -288,6 +292,7 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
         "tool": f"mlir-offload {__version__}",
         "app": app,
         "bundle": bundle_name,
+        **({"bundles": bundle_names} if more else {}),
         **facts.record.manifest_fields(),
         "device_image": "ptx" if ptx else facts.device_image,
         "producer_llvm": facts.bitcode_llvm,
@@ -299,13 +304,38 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
     }
     files = dict(payload)
     files["manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8")
-    files["Makefile"] = render_makefile(app, bundle_name).encode("utf-8")
-    files["build.sh"] = render_build_sh(app, bundle_name, facts, profile,
-                                        target_link_words(profile, kind, bundle_name, host_triple(facts.host_triple)),
+    files["Makefile"] = render_makefile(app, " ".join(bundle_names)).encode("utf-8")
+    files["build.sh"] = render_build_sh(app, " ".join(bundle_names), facts, profile,
+                                        target_link_words(profile, kind, bundle_names, host_triple(facts.host_triple)),
                                         needs_wrapper,
                                         ptx_files, [*files, "build.sh"]).encode("utf-8")
     files["SHA256SUMS"] = "".join(f"{sha256(data)}  {name}\n" for name, data in sorted(files.items())).encode()
     return deterministic_tar_gz(app, files, executable={"build.sh", FATBINARY_WRAPPER})
+
+
+def _joined_facts(named: list[tuple[str, BundleFacts]]) -> BundleFacts:
+    """The facts of several bundles linked into one app: they must agree on what one link takes (entry
+    layout, host format and CPU, runtime), and no kernel may come from two of them."""
+    first_name, first = named[0]
+    seen = {entry: first_name for entry in first.entries}
+    for name, facts in named[1:]:
+        for what, ours, theirs in (("clang", first.entry_profile, facts.entry_profile),
+                                   ("host format", first.host_format, facts.host_format),
+                                   ("host CPU", first.host_triple, facts.host_triple),
+                                   ("runtime", first.offload_kinds, facts.offload_kinds)):
+            if ours != theirs:
+                raise OffloadError(f"{first_name} and {name} differ in {what} ({ours} vs {theirs}): one executable "
+                                   "links bundles made alike; recompile them with the same flags")
+        for entry in facts.entries:
+            if entry in seen:
+                raise OffloadError(f"kernel or global '{entry}' is defined by both {seen[entry]} and {name}: "
+                                   "recompile one with --symbol-prefix NAME")
+            seen[entry] = name
+    targets = tuple(dict.fromkeys(t for _, facts in named for t in facts.record.targets))
+    return BundleFacts(replace(first.record, targets=targets),
+                       max((f.host_producer for _, f in named if f.host_producer), default=None,
+                           key=_llvm_major),
+                       sorted(seen), [image for _, facts in named for image in facts.images])
 
 
 def check_shipped_ptx(ptx: dict[str, str], facts: BundleFacts, bundle_name: str, app: str) -> dict[str, str]:
