@@ -286,6 +286,10 @@ class CompileOptions:
         "compiled with -fgpu-rdc), not only by --link-bitcode libraries.",
         commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True)
     # ---- command-line only: what a compile writes besides the bundle ----
+    resource_usage: bool = option(
+        False, "--resource-usage", "Print registers, spills, stack and shared memory per kernel and arch (as "
+        "nvcc's), from ptxas -v, where compile runs ptxas (--device-image=cubin|ptx, --portable); for bitcode "
+        "images pass it to link.", commands=COMPILE)
     save_temps: str | None = option(
         None, "-save-temps", "Keep every stage's file, named <stem>.<N>-<stage>[.<arch>].<ext> so they sort in "
         "stage order: in the current folder (-save-temps, -save-temps=cwd) or beside the output (=obj).",

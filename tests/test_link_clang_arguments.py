@@ -107,3 +107,16 @@ def test_resource_usage_one_line_per_kernel_and_arch(bundle):
     assert [line.split(":")[0] for line in lines] == ["sm_80 block_sum", "sm_90 block_sum"]
     assert "1024 bytes shared" in lines[0] and "registers" in lines[0] and "spill stores" in lines[0]
     assert "ptxas info" not in done.stderr
+
+
+def test_compile_resource_usage_where_it_runs_ptxas(tmp_path):
+    require_tool("ptxas")
+    done = run_cli("compile", str(REDUCTION), "--offload-arch", "sm_80,sm_90", "--device-image=cubin",
+                   "--host-format=obj", "--resource-usage", "-o", str(tmp_path / "r.o"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["sm_80 block_sum", "sm_90 block_sum"]
+    assert "1024 bytes shared" in lines[0] and "spill stores" in lines[0]
+    done = run_cli("compile", str(REDUCTION), "--offload-arch", "sm_80", "--resource-usage", "-o", str(tmp_path / "r.bc"))
+    assert done.returncode == 0 and done.stdout == ""
+    assert "pass --resource-usage to link" in done.stderr

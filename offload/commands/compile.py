@@ -67,6 +67,8 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
         side[trace_path] = trace.time_trace(f"mlir-offload compile {os.path.basename(input_path)}")
     for path in side:  # -MF or a PTX file onto the program, a library or the bundle would destroy it
         refuse_input_as_output(path, [*compile_inputs(build, input_path, options), output])
+    for line in compiled.resources:  # as nvcc --resource-usage, on standard output
+        click.echo(line, err=output == "-")
     if output == "-":
         atomic_write(output, compiled.data)
     else:  # the bundle and its side files all or nothing

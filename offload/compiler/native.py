@@ -83,6 +83,22 @@ def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_L
             return f.read()
 
 
+def ptxas_report(ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL,
+                 flags: tuple[str, ...] = ()) -> str:
+    """What `ptxas -v` says of the PTX (registers, spills, stack, shared memory per kernel), assembled as
+    for the bundle's cubin (compile --resource-usage; the image's cubin may come from the cache)."""
+    with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:
+        src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(ptx)
+        command = [ptxas, "-v", "-c", f"-arch={arch}", f"-O{opt_level}", *flags, src, "-o", out]
+        trace.tool(command)
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise OffloadError(f"ptxas failed for {arch}: {' '.join((done.stderr or done.stdout).split())[:400]}")
+        return done.stderr + done.stdout
+
+
 def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[bytes, str]:
     """NVPTX bitcode image -> (relocatable cubin, its PTX); `ptxas()` finds ptxas. The PTX comes from the
     device side's one NVPTX code generator (offload.serialize.emit_assembly)."""

@@ -64,6 +64,7 @@ def plan_bundle(targets, target_clang: int | str | None, device_image: str | Non
 class CompiledBundle:
     data: bytes  # the bundle: bitcode, textual IR, or ELF object
     ptx: dict[str, str]  # arch -> the PTX its cubin was assembled from (device_image "ptx"), else {}
+    resources: tuple[str, ...] = ()  # --resource-usage: one line per kernel and arch
 
 
 def compile_bundle(settings) -> CompiledBundle:
@@ -100,6 +101,7 @@ def compile_bundle(settings) -> CompiledBundle:
                                 lto_pre_link=plan.device_image == "bitcode", codegen=codegen(plan, options))
     if temps:
         keep_device_temps(temps, images)
+    resources = resource_usage(images, options) if options.resource_usage else ()
     with stage("package"):
         record = make_record(plan, images)
         offload_images = package(images, plan, record)
@@ -115,7 +117,29 @@ def compile_bundle(settings) -> CompiledBundle:
     ptx = {i.target.arch: i.native.ptx for i in images if plan.device_image == "ptx" and i.native and i.native.ptx}
     with stage(f"emit ({emit if plan.host_format == 'bc' else 'obj'})"):
         data = emit_bundle(host, plan, emit)
-    return CompiledBundle(data, ptx)
+    return CompiledBundle(data, ptx, resources)
+
+
+def resource_usage(images, options) -> tuple[str, ...]:
+    """--resource-usage: per kernel and arch, what ptxas -v reports for the PTX of each CUDA image packaged
+    as a cubin (ptxas runs here); for bitcode images ptxas runs at the target's link (link --resource-usage)."""
+    from offload.compiler.native import ptxas_finder, ptxas_report
+    from offload.toolchain.resource_usage import read_ptxas_verbose
+
+    import click
+
+    assembled = [image for image in images if image.native is not None and image.native.ptx]
+    if not assembled:
+        click.echo("mlir-offload: warning: --resource-usage: no image was assembled by ptxas here (bitcode images "
+                   "are assembled at the link: pass --resource-usage to link, or compile with "
+                   "--device-image=cubin)", err=True)
+        return ()
+    ptxas = ptxas_finder(line_info=options.debug_info is not None)
+    lines = []
+    for image in assembled:
+        report = ptxas_report(image.native.ptx, image.target.arch, ptxas(), options.opt_level, ptxas.flags)
+        lines += [kernel.line() for kernel in read_ptxas_verbose(report)]
+    return tuple(lines)
 
 
 def keep_device_temps(temps, images) -> None:
