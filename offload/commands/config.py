@@ -26,11 +26,13 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
            cmake_dir: bool, clang: bool, target_clang: str | None) -> None:
     """Project settings (mlir-offload.toml) and the flags a target link needs."""
     if clang:
-        from offload import config as project
+        from offload.config import project_config
         from offload.formats.profiles import load_profile
+        from offload.options import resolve
         from offload.toolchain.tools import find_target_clang
 
-        major = load_profile(target_clang).clang_major if target_clang else project.resolve({}, None)["target-clang"].value
+        major = (load_profile(target_clang).clang_major if target_clang
+                 else resolve({}, project_config(None)).options.target_clang)
         click.echo(find_target_clang(None, major).path)
         return
     if mk or cmake_dir:
