@@ -483,7 +483,11 @@ static uint64_t warp_collective(int kind, int mask_given, uint32_t mask, uint32_
     for (unsigned l = 0; l < w->count; ++l)
         if ((group & LANE(l)) && (lanes[l].state != AT_WARP || lanes[l].kind != kind)) all_here = 0;
     if (all_here) complete_collective(lanes, w->count, group);
-    else yield_to_scheduler();
+    /* Even the completing lane lets the scheduler resume the group in lane order: until their next
+     * synchronisation the lanes then run lowest first, so of conflicting stores the highest lane's lands
+     * last, as NVIDIA hardware does for one instruction's stores (MLIR's partial-warp all_reduce relies
+     * on it; PTX leaves the winner unspecified). */
+    yield_to_scheduler();
     return t->result;
 }
 
