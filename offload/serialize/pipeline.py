@@ -262,6 +262,7 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
         if options.fast_math or not options.prec_div:
             _approximate_divisions(device, ir)
         _refuse_non_uniform_all_reduce(device, program.path, ir)
+        _promote_printf_arguments(device, ir)
         declared = _declared_functions(device, ir)
         manager = passmanager.PassManager.parse(pipeline)
         run_mlir(lambda: manager.run(device.operation), program.path, "cannot lower the device code")
@@ -461,6 +462,31 @@ def _approximate_divisions(device, ir) -> None:
         return ir.WalkResult.ADVANCE
 
     device.operation.walk(mark)
+
+
+def _promote_printf_arguments(device, ir) -> None:
+    """gpu.printf integers narrower than 32 bits become i32 (i1 zero-, i8/i16 sign-extended), as C's
+    default argument promotions make them: MLIR's vprintf lowering stores an i8 as one byte of the
+    argument buffer, where %d reads four (the other three are uninitialized padding)."""
+    from mlir.dialects import arith
+
+    i32 = ir.IntegerType.get_signless(32)
+    found = []
+
+    def collect(op):
+        if op.name == "gpu.printf":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    device.operation.walk(collect)
+    for op in found:
+        for index, value in enumerate(list(op.operands)):
+            narrow = value.type.maybe_downcast() if hasattr(value.type, "maybe_downcast") else value.type
+            if not isinstance(narrow, ir.IntegerType) or narrow.width >= 32:
+                continue
+            with ir.InsertionPoint(op), op.location:
+                promoted = (arith.ExtUIOp if narrow.width == 1 else arith.ExtSIOp)(i32, value).result
+            op.operands[index] = promoted
 
 
 def _add_passthrough(op, attributes: list[tuple[str, str]], ir) -> None:

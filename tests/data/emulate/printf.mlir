@@ -1,5 +1,6 @@
 // gpu.printf from the device: thread 0 of each of three blocks prints its block id, an f32 and an i64;
-// one thread of block 1 prints a hex value. Blocks print in any order, so the lines are CHECK-DAG.
+// one thread of block 1 prints a hex value, and i8/i16/i1 values (promoted to int as C varargs are).
+// Blocks print in any order, so the lines are CHECK-DAG.
 // The host prints after waiting for the kernel.
 // ARCHS: sm_80 gfx90a
 // WRONG: the printed value is the thread id instead of the block id
@@ -9,6 +10,7 @@
 // CHECK-DAG: block 1: half 0.500000, big 1000000000001
 // CHECK-DAG: block 2: half 1.000000, big 1000000000002
 // CHECK-DAG: thread 5 of block 1 says 0xbeef
+// CHECK-DAG: narrow: -5 -300 1
 // CHECK: host: done
 module attributes {gpu.container_module} {
   gpu.module @k {
@@ -36,6 +38,10 @@ module attributes {gpu.container_module} {
       scf.if %both {
         %beef = arith.constant 48879 : i32
         gpu.printf "thread %d of block %d says 0x%x\n", %t32, %b32, %beef : i32, i32, i32
+        %m5 = arith.constant -5 : i8
+        %m300 = arith.constant -300 : i16
+        %yes = arith.constant true
+        gpu.printf "narrow: %d %d %d\n", %m5, %m300, %yes : i8, i16, i1
       }
       gpu.return
     }
