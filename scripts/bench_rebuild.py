@@ -80,16 +80,32 @@ def rebuilds(tmp: Path, server: RedisServer, runs: int) -> None:
         (folder / "hpc-app").unlink()
         return measure(make, local_only)
 
+    def bundles_and_link(environment: dict, forget: Path | None):
+        """The two MLIR bundles rebuilt, then the link: what mlir-offload adds to a build."""
+        def run():
+            for bundle in folder.glob("*.offload.*"):
+                bundle.unlink()
+            if forget is not None:
+                shutil.rmtree(forget, ignore_errors=True)
+            return measure(make, environment)
+        return run
+
     rebuild(local_only, None)()  # the local cache now holds the program's images
     rebuild(with_redis, second)()  # and the Redis server too (written back by the first machine's misses)
     names = {"empty": "make clean && make, empty cache",
              "local": "make clean && make, local cache of the program",
              "remote": "make clean && make, 2nd machine: cold local, warm Redis",
-             "link": "the final link alone (make after rm hpc-app)"}
+             "link": "the final link alone (make after rm hpc-app)",
+             "bundles empty": "2 bundles + link, empty cache",
+             "bundles local": "2 bundles + link, local cache of the program",
+             "bundles remote": "2 bundles + link, 2nd machine: cold local, warm Redis"}
     results = interleaved({names["empty"]: rebuild(local_only, cache),
                            names["local"]: rebuild(local_only, None),
                            names["remote"]: rebuild(with_redis, second),
-                           names["link"]: link_alone}, runs)
+                           names["link"]: link_alone,
+                           names["bundles empty"]: bundles_and_link(local_only, cache),
+                           names["bundles local"]: bundles_and_link(local_only, None),
+                           names["bundles remote"]: bundles_and_link(with_redis, second)}, runs)
     print("examples/hpc-make (2 MLIR bundles, sm_80, bitcode images; clang compiles main.cpp, scale.cu, helpers.cu)")
     print_table(results, runs)
     empty, local, remote, link = (results[names[k]] for k in ("empty", "local", "remote", "link"))
@@ -98,6 +114,10 @@ def rebuilds(tmp: Path, server: RedisServer, runs: int) -> None:
     print(f"  what the device images cost the 2nd machine beyond the local cache: {remote[0] - local[0]:+.3f} s wall; "
           f"the link alone: {link[0]:.3f} s (the rest: clang for main.cpp, scale.cu and helpers.cu, MLIR parsing "
           "and lowering, host code)")
+    b_empty, b_local, b_remote = (results[names[k]] for k in ("bundles empty", "bundles local", "bundles remote"))
+    print(f"  2 bundles + link / link alone: 2nd machine (warm Redis) wall {b_remote[0] / link[0]:.2f}, CPU "
+          f"{b_remote[2] / link[2]:.2f}; local cache wall {b_local[0] / link[0]:.2f}; empty cache wall "
+          f"{b_empty[0] / link[0]:.2f} (the bundles' share: loading, lowering and host code, which no cache skips)")
 
 
 def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> None:
