@@ -33,6 +33,15 @@ def test_report_maps_temporaries_to_bundles_and_drops_consequences():
     assert "kernel 'saxpy' is defined by b.bc and dir/a.bc" in summary and "--symbol-prefix NAME" in summary
 
 
+def test_undefined_device_function_names_the_fix():
+    report = read_report("nvlink error   : Undefined reference to 'scale' in '/tmp/.app.12.tmp.nvptx64.sm_80-16eeec.cubin'\n"
+                         "/usr/lib/llvm-22/bin/clang-nvlink-wrapper: error: 'nvlink' failed\n", ["a.bc"])
+    assert report.undefined_device == ["scale"]
+    summary = failure_summary(report)
+    assert summary.startswith("undefined device function 'scale': link the CUDA object that defines it")
+    assert "/tmp/" not in summary
+
+
 def test_unknown_message_is_shown_whole():
     report = read_report("/usr/bin/ld: unrecognized option '--bogus'\nclang-22: error: linker command failed "
                          "with exit code 1 (use -v to see invocation)\n", ["a.bc"])

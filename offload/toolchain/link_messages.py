@@ -17,6 +17,8 @@ _CAUSES = ("undefined reference to", "multiple definition of", "cannot find -l",
 # clang compiles input <stem>.bc to a temporary <TMP>/<stem>-XXXXXX.o before ld sees it.
 _TEMPORARY = re.compile(r"(?:[^\s:'`]*/)?(?P<stem>[^/\s:'`]+)-[0-9a-zA-Z]{6}\.o")
 _QUOTED = re.compile(r"[`'](?P<name>[^`']+)'")
+# nvlink's device-link message, e.g. `nvlink error   : Undefined reference to 'scale' in '/tmp/x.cubin'`.
+_DEVICE_UNDEFINED = re.compile(r"^nvlink error\s*: Undefined reference to '(?P<name>[^']+)'")
 STUB_PREFIX = "__device_stub__"
 
 
@@ -26,6 +28,7 @@ class LinkReport:
     duplicates: dict[str, list[str]] = field(default_factory=dict)  # symbol -> inputs defining it
     undefined: dict[str, list[str]] = field(default_factory=dict)  # symbol -> inputs referencing it
     missing_libraries: list[str] = field(default_factory=list)
+    undefined_device: list[str] = field(default_factory=list)  # device functions nvlink found no definition of
 
 
 def warnings(text: str) -> list[str]:
@@ -77,6 +80,9 @@ def read_report(text: str, inputs: list[str]) -> LinkReport:
             for f in where:
                 if f not in report.duplicates[symbol]:
                     report.duplicates[symbol].append(f)
+        elif found := _DEVICE_UNDEFINED.match(line):
+            if found["name"] not in report.undefined_device:
+                report.undefined_device.append(found["name"])
         elif ("undefined reference to" in line or "undefined symbol" in line) and names:
             users = report.undefined.setdefault(names[-1], [])
             if referrer and referrer not in users:
@@ -104,6 +110,9 @@ def failure_summary(report: LinkReport) -> str:
             parts.append(f"'{symbol}' is defined by {places}: rename it in one of them")
     for symbol, users in report.undefined.items():
         parts.append(f"undefined symbol '{symbol}'" + (f" referenced by {', '.join(users)}" if users else ""))
+    for symbol in report.undefined_device:
+        parts.append(f"undefined device function '{symbol}': link the CUDA object that defines it (compiled with "
+                     "-fgpu-rdc --offload-new-driver), or compile the bundle with --link-bitcode FILE.bc")
     for library in report.missing_libraries:
         parts.append(f"library {library} not found: pass -L DIR")
     if not parts:
