@@ -115,3 +115,23 @@ def test_run_refuses_output_options():
     done = run_cli("run", str(SAXPY), "--offload-arch", "sm_80", "--emulate", "-o", "x")
     assert done.returncode == 2
     assert "drop -o" in done.stderr
+
+
+def test_aarch64_host_under_qemu(tmp_path):
+    """Grace Hopper hosts: the runtime's aarch64 context switch, barriers and all, under qemu-aarch64."""
+    require_emulation()
+    from conftest import require_tool
+
+    qemu = require_tool("qemu-aarch64")
+    bundle, app = tmp_path / "block_sum.offload.bc", tmp_path / "block_sum"
+    source = REPO / "tests" / "data" / "emulator" / "block_sum.mlir"
+    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "--emulate", "--host-triple",
+                   "aarch64-linux-gnu", "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("link", str(bundle), "--emulate", "--target=aarch64-linux-gnu", "-o", str(app))
+    assert done.returncode == 0, done.stderr
+    assert app.read_bytes()[0x12] == 183  # EM_AARCH64
+    ran = subprocess.run([qemu, "-L", "/usr/aarch64-linux-gnu", str(app)], capture_output=True, text=True,
+                         timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines()[-1] == f"total: {sum(range(2048)):.1f}"

@@ -61,6 +61,8 @@ def run_command(ctx: click.Context) -> None:
                                    "write files)", ctx)
         if word in ("-S", "-MD", "-MMD"):
             raise click.UsageError(f"run writes no files: drop {word}", ctx)
+        if word in ("--portable", "--host-format=obj") or word == "--host-format" and "obj" in compile_arguments:
+            raise click.UsageError(f"run links the bundle where it is made, as bitcode: drop {word}", ctx)
     status = run_program(compile_arguments, program_arguments, emulate)
     ctx.exit(status)
 
@@ -76,13 +78,17 @@ def run_program(compile_arguments: list[str], program_arguments: list[str], emul
         status = compile_command.main(args=words, prog_name="mlir-offload run", standalone_mode=False)
         if status:
             return int(status)
+        from dataclasses import replace
+
         from offload.toolchain.link import find_bundles
 
         bundles = find_bundles([bundle])
         if emulate:
             from offload.toolchain.emulate import link_emulated
 
-            link_emulated(bundles, [bundle], executable)
+            program = next((word for word in compile_arguments if not word.startswith("-")), "program")
+            # Its messages name the program (the bundle is a temporary file).
+            link_emulated([replace(found, path=program) for found in bundles], [bundle], executable)
         else:
             from offload.toolchain.link import link_bundle
 
