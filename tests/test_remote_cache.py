@@ -306,3 +306,20 @@ def test_tls(tmp_path, reference):
         assert len(warnings_of(done)) == 1 and (tmp_path / "c.bc").read_bytes() == reference
     finally:
         running.stop()
+
+
+def test_remote_code_is_imported_only_when_a_server_is_set(tmp_path, server):
+    def imported(url: str | None) -> set[str]:
+        environment = clean_environment()
+        environment[CACHE_ENVIRONMENT] = str(tmp_path / "cache")
+        if url:
+            environment[URL_ENVIRONMENT] = url
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "offload", "compile", SAXPY, "--offload-arch",
+                               "sm_80", "-o", str(tmp_path / "a.bc")], env=environment, capture_output=True, text=True,
+                              timeout=TIMEOUT)
+        assert done.returncode == 0, done.stderr
+        return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+    without = imported(None)
+    assert "offload.serialize.remote_cache" not in without and "redis" not in without
+    assert {"offload.serialize.remote_cache", "redis"} <= imported(server.url())

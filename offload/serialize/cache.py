@@ -22,6 +22,8 @@ from offload.errors import OffloadError
 CACHE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_DIR"
 FOLDER_MODE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_MODE"  # "team": a folder shared by one group
 FOLDER_MODES = ("private", "team")
+# The remote tier's server (remote_cache.py, imported only when one is set).
+REMOTE_URL_ENVIRONMENT = "MLIR_OFFLOAD_REMOTE_CACHE"
 
 
 def cache_root() -> Path | None:
@@ -55,11 +57,13 @@ def open_folder(create: bool = True, warn=None):
 
 
 def remote_settings(options) -> tuple[str | None, str, int | None]:
-    """(URL, mode, TTL) of the remote tier: the environment, else mlir-offload.toml (options)."""
-    from offload.serialize.remote_cache import (MODE_ENVIRONMENT, TTL_ENVIRONMENT, URL_ENVIRONMENT, check_mode,
-                                                check_ttl)
+    """(URL, mode, TTL) of the remote tier: the environment, else mlir-offload.toml (options); URL None when
+    no server is set."""
+    url = os.environ.get(REMOTE_URL_ENVIRONMENT) or options.remote_cache or None
+    if url is None:
+        return None, options.remote_cache_mode, None
+    from offload.serialize.remote_cache import MODE_ENVIRONMENT, TTL_ENVIRONMENT, check_mode, check_ttl
 
-    url = os.environ.get(URL_ENVIRONMENT) or options.remote_cache or None
     given_mode = os.environ.get(MODE_ENVIRONMENT)
     mode = check_mode(given_mode) if given_mode else options.remote_cache_mode
     given_ttl = os.environ.get(TTL_ENVIRONMENT)
