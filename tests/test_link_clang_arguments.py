@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from conftest import REPO, require_tool, run_cli
+from fakert import fake_hip  # noqa: F401
 
 REDUCTION = REPO / "examples" / "reduction.mlir"
 
@@ -120,3 +121,12 @@ def test_compile_resource_usage_where_it_runs_ptxas(tmp_path):
     done = run_cli("compile", str(REDUCTION), "--offload-arch", "sm_80", "--resource-usage", "-o", str(tmp_path / "r.bc"))
     assert done.returncode == 0 and done.stdout == ""
     assert "pass --resource-usage to link" in done.stderr
+
+
+def test_resource_usage_without_cuda_kernels_says_so(tmp_path, fake_hip):
+    require_tool("clang-22", 22)
+    done = run_cli("compile", str(REPO / "examples" / "saxpy.mlir"), "--offload-arch", "gfx90a", "-o", str(tmp_path / "h.bc"))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("link", str(tmp_path / "h.bc"), "--resource-usage", *fake_hip.link_flags, "-o", str(tmp_path / "h"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and "ptxas and nvlink report CUDA kernels only" in done.stderr

@@ -192,7 +192,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
     command += inputs
     command += host_optimization(own_options(inputs))  # clang compiles the bundle's host bitcode at the link's level
     command += device_link_jobs(load_profile(clang.major), bundles, own_options(inputs))
-    if (ptxas_verbose or resource_usage) and "cuda" in kinds:
+    if (ptxas_verbose or resource_usage) and CUDA.offload_kind in kinds:
         # The linker wrapper's nvlink wrapper runs ptxas (bitcode images) and nvlink with -v.
         command += [f"-Xoffload-linker-{CUDA.triple}", "-v"]
     path_prepend: list[str] = []
@@ -420,8 +420,12 @@ def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool) ->
     if plan.resource_usage:
         from offload.toolchain.resource_usage import read_ptxas_verbose
 
-        for kernel in read_ptxas_verbose(done.stderr or ""):
+        kernels = read_ptxas_verbose(done.stderr or "")
+        for kernel in kernels:
             click.echo(kernel.line())
+        if not kernels:
+            click.echo("mlir-offload: warning: --resource-usage: no kernel figures in the link's output (ptxas and "
+                       "nvlink report CUDA kernels only)", err=True)
     if plan.ptx:
         from offload.toolchain.ptx import missing_ptx
 
