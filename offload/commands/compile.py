@@ -67,7 +67,11 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
         side[trace_path] = trace.time_trace(f"mlir-offload compile {os.path.basename(input_path)}")
     for path in side:  # -MF or a PTX file onto the program, a library or the bundle would destroy it
         refuse_input_as_output(path, [*compile_inputs(build, input_path, options), output])
-    for line in compiled.resources:  # as nvcc --resource-usage, on standard output
+    if compiled.resources is None:
+        click.echo("mlir-offload: warning: --resource-usage: no image was assembled by ptxas here (bitcode images "
+                   "are assembled at the link: pass --resource-usage to link, or compile with "
+                   "--device-image=cubin)", err=True)
+    for line in compiled.resources or ():  # as nvcc --resource-usage, on standard output
         click.echo(line, err=output == "-")
     if output == "-":
         atomic_write(output, compiled.data)

@@ -64,7 +64,7 @@ def plan_bundle(targets, target_clang: int | str | None, device_image: str | Non
 class CompiledBundle:
     data: bytes  # the bundle: bitcode, textual IR, or ELF object
     ptx: dict[str, str]  # arch -> the PTX its cubin was assembled from (device_image "ptx"), else {}
-    resources: tuple[str, ...] = ()  # --resource-usage: one line per kernel and arch
+    resources: tuple[str, ...] | None = ()  # --resource-usage: a line per kernel and arch (None: no ptxas ran)
 
 
 def compile_bundle(settings) -> CompiledBundle:
@@ -120,20 +120,15 @@ def compile_bundle(settings) -> CompiledBundle:
     return CompiledBundle(data, ptx, resources)
 
 
-def resource_usage(images, options) -> tuple[str, ...]:
+def resource_usage(images, options) -> tuple[str, ...] | None:
     """--resource-usage: per kernel and arch, what ptxas -v reports for the PTX of each CUDA image packaged
     as a cubin (ptxas runs here); for bitcode images ptxas runs at the target's link (link --resource-usage)."""
     from offload.compiler.native import ptxas_finder, ptxas_report
     from offload.toolchain.resource_usage import read_ptxas_verbose
 
-    import click
-
     assembled = [image for image in images if image.native is not None and image.native.ptx]
     if not assembled:
-        click.echo("mlir-offload: warning: --resource-usage: no image was assembled by ptxas here (bitcode images "
-                   "are assembled at the link: pass --resource-usage to link, or compile with "
-                   "--device-image=cubin)", err=True)
-        return ()
+        return None
     ptxas = ptxas_finder(line_info=options.debug_info is not None)
     lines = []
     for image in assembled:
