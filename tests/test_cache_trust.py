@@ -161,7 +161,7 @@ def test_cubin_hit_brings_its_native_code(tmp_path, cubin_reference):
 
 def _host_elf_object() -> bytes:
     import llvmlite.binding as llvm
-    import llvmlite.ir as ir
+    from llvmlite import ir
 
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
@@ -233,7 +233,7 @@ def test_team_mode_takes_a_group_writable_folder(tmp_path, reference):
 def test_entry_format_binds_key_and_target():
     target, other = parse_offload_arch("sm_80,sm_90")
     from offload.packager.bitcode_ident import bitcode_module  # noqa: F401 - the reader the check uses
-    import llvmlite.ir as ir
+    from llvmlite import ir
 
     module = ir.Module(name="m")
     module.triple = target.triple
@@ -275,3 +275,19 @@ def test_cache_command_shows_clears_and_zeroes(tmp_path):
     assert shown["hits"].startswith("0 ") and shown["misses"] == "0"
     assert shown["size"].startswith("0 bytes in 0 images")
     assert list(cache.glob("??/*.image")) == []
+
+
+def test_cached_image_with_device_globals_gives_the_same_bundle(tmp_path):
+    """The globals' sizes of a cached image are read by LLVM in a forked child: the same bytes as --no-cache."""
+    program = str(REPO / "examples" / "device_globals.mlir")
+    environment = {**os.environ, CACHE_ENVIRONMENT: str(tmp_path / "cache"), "PYTHONPATH": str(REPO)}
+    environment.pop("MLIR_OFFLOAD_REMOTE_CACHE", None)
+    outputs = []
+    for name, flags in (("reference", ["--no-cache"]), ("first", []), ("hit", ["-v"])):
+        out = tmp_path / f"{name}.bc"
+        done = subprocess.run([sys.executable, "-m", "offload", "compile", program, "--offload-arch", "sm_80", "-o",
+                               str(out), *flags], env=environment, capture_output=True, text=True, timeout=TIMEOUT)
+        assert done.returncode == 0, done.stderr
+        outputs.append(out.read_bytes())
+    assert "cache: hit sm_80" in done.stderr
+    assert outputs[0] == outputs[1] == outputs[2]

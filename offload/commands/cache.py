@@ -40,10 +40,10 @@ def cache_command(clear: bool, zero_stats: bool) -> None:
     size = sum(size for _, _, size, _ in entries)
     bound = folder.max_bytes if folder else None
     mode = "team: its group may write" if team_mode() else "private"
+    local_hits, remote_hits = stats.get("local_hits", 0), stats.get("remote_hits", 0)
     rows = [("cache folder", f"{root} ({mode})" if exists else f"{root} (not created yet)"),
             ("size", f"{_size(size)} in {len(entries)} images" + (f" (bound {_size(bound)})" if bound else "")),
-            ("hits", f"{stats.get('local_hits', 0) + stats.get('remote_hits', 0)} "
-                     f"(local {stats.get('local_hits', 0)}, remote {stats.get('remote_hits', 0)})"),
+            ("hits", f"{local_hits + remote_hits} (local {local_hits}, remote {remote_hits})"),
             ("misses", str(stats.get("misses", 0))),
             ("remote cache", _remote())]
     if stats.get("remote_writes"):
