@@ -98,6 +98,39 @@ def test_inline_assembly_is_refused_at_compile_with_its_location(tmp_path):
     assert not (tmp_path / "b").exists()
 
 
+MBARRIER = """\
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k() kernel {
+      %b = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      nvgpu.mbarrier.init %b[%c0], %c1 : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+  func.func @main() -> i32 {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+    %z = arith.constant 0 : i32
+    return %z : i32
+  }
+}
+"""
+
+
+def test_hopper_transaction_barriers_are_refused_at_compile(tmp_path):
+    require_emulation()
+    source = tmp_path / "mbarrier.mlir"
+    source.write_text(MBARRIER)
+    done = run_cli("run", str(source), "--offload-arch", "sm_90", "--emulate")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        # nvgpu's Hopper ops are in NVVM form once the program is read: the line is the user's
+        f"{source}:7:7: error: --emulate: 'nvvm.mbarrier.init' (transaction barriers (mbarrier)) "
+        "cannot be emulated on the CPU"]
+
+
 def test_run_passes_output_and_status_through_and_sm70_emulates(tmp_path):
     """sm_70, which CUDA 13 cannot build, still emulates: no toolkit is involved."""
     require_emulation()

@@ -3,14 +3,17 @@ kernel is caught by the same program's check."""
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import REPO
 from emulation import emulate
 
 SAXPY = REPO / "examples" / "saxpy.mlir"
 
 
-def test_saxpy_computes_right_under_emulation(tmp_path):
-    done = emulate(SAXPY, "sm_80", tmp_path)
+@pytest.mark.parametrize("arch", ["sm_80", "gfx90a"])
+def test_saxpy_computes_right_under_emulation(tmp_path, arch):
+    done = emulate(SAXPY, arch, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["y[0] = 1.0", "y[1] = 3.0", "y[1023] = 2047.0", "saxpy: ok"]
 
