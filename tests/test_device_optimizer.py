@@ -20,7 +20,8 @@ SAXPY = str(REPO / "examples" / "saxpy.mlir")
 
 
 def test_pipelines():
-    assert pipeline_text(3, True) == "globaldce,lto-pre-link<O0>,globaldce,strip-dead-prototypes"
+    assert pipeline_text(3, True) == "globaldce,lto-pre-link<O3>,globaldce,strip-dead-prototypes"
+    assert pipeline_text(3, True, ("nvvm-reflect",)) == "globaldce,nvvm-reflect,globaldce,strip-dead-prototypes"
     assert pipeline_text(2, False) == "globaldce,default<O2>,globaldce,strip-dead-prototypes"
 
 
@@ -75,7 +76,7 @@ def test_bitcode_images_get_the_pre_link_pipeline_native_ones_the_whole(logging_
     env = {**os.environ, OPT_ENVIRONMENT: script}
     done = run_cli("compile", SAXPY, "--offload-arch", "sm_80", "-o", str(tmp_path / "a.bc"), env=env)
     assert done.returncode == 0, done.stderr
-    assert "-passes=internalize,globaldce,lto-pre-link<O0>" in log.read_text()
+    assert "-passes=internalize,globaldce,nvvm-reflect,globaldce" in log.read_text()
     log.unlink()
     done = run_cli("compile", SAXPY, "--offload-arch", "sm_80", "--device-image=cubin", "-O2",
                    "-o", str(tmp_path / "b.bc"), env=env)
@@ -87,7 +88,7 @@ def test_bitcode_images_get_the_pre_link_pipeline_native_ones_the_whole(logging_
     log.unlink()
     done = run_cli("device", SAXPY, "--offload-arch", "sm_90", "-o", str(tmp_path / "c.offload"), env=env)
     assert done.returncode == 0, done.stderr
-    assert "lto-pre-link<O0>" in log.read_text() and "-mcpu=sm_90" in log.read_text()
+    assert "nvvm-reflect" in log.read_text() and "-mcpu=sm_90" in log.read_text()
 
 
 def test_opt_and_llvmlite_images_hold_the_same_kernels(tmp_path):

@@ -54,6 +54,9 @@ class TargetKind:
     module_prelude: Callable[[Target], tuple[str, ...]] = lambda target: ()
     # Per-gpu.module passes before the common lowering (vendor ops that lower to the vendor dialect).
     vendor_prelude: tuple[str, ...] = ()
+    # The LLVM passes of a bitcode image, which the target's device LTO optimizes whole (optimizer.py):
+    # what must happen before that. None: clang's pre-link pipeline, lto-pre-link<On>.
+    pre_link_passes: tuple[str, ...] | None = None
 
     def lowering_pipeline(self, target: Target) -> str:
         passes = (*self.vendor_prelude, *COMMON_LOWERING, self.gpu_conversion(target), *COMMON_CLEANUP)
@@ -132,6 +135,10 @@ NVVM = TargetKind(
     # ops that have no LLVM intrinsic (e.g. mbarrier.try_wait.parity) to inline PTX.
     vendor_prelude=("convert-nvgpu-to-nvvm", "convert-nvvm-to-llvm"),
     kernel_attribute="nvvm.kernel",
+    # Our __CUDA_* values into libdevice's __nvvm_reflect calls, which the target would resolve with its
+    # own; nothing inlined (the O0 pipeline's always-inline copied libdevice into every kernel: 9x the
+    # bitcode of 1000 kernels, for the same SASS after the target's LTO).
+    pre_link_passes=("nvvm-reflect",),
 )
 
 ROCDL = TargetKind(

@@ -60,7 +60,8 @@ def link_and_optimize(lowered: list, target, kind, options, optimizer: Optimizer
                    f"-mcpu={target.arch}", *([f"-mattr={target.features}"] if target.features else []),
                    f"--data-layout={optimizer.data_layout(target.triple)}",
                    f"-internalize-public-api-file={keep_file}",
-                   f"-passes=internalize,{pipeline_text(options.opt_level, lto_pre_link)}", linked, "-o", image]
+                   f"-passes=internalize,{pipeline_text(options.opt_level, lto_pre_link, kind.pre_link_passes)}",
+                   linked, "-o", image]
         _run(command, f"internal error: {os.path.basename(optimizer.path)} failed to optimize the {target.arch} image")
         with open(image, "rb") as result:
             return result.read()

@@ -10,11 +10,11 @@ forked children. MLIR_OFFLOAD_OPT names another opt, or `llvmlite` for the in-pr
 
 An image codegen turns into native code here (cubin, PTX, portable) gets the whole `default<On>`. An image
 the target clang LTO-links (a bitcode image) is optimized there: its device LTO runs the whole LTO pipeline
-on it, whatever ran here, so here it gets only what must happen before, the O0 pre-link pipeline
-(always-inline and the target's pipeline-start passes: NVVM reflect with our __CUDA_* values, which the
-target would otherwise resolve with its own defaults). clang's -foffload-lto runs `lto-pre-link<On>` here
-as well, which costs most of the device step and leaves the same SASS after the target's LTO
-(scripts/bench_e2e.py compares it per kernel)."""
+on it, whatever ran here. For CUDA it gets here only what must happen before (the target kind's
+pre_link_passes): NVVM reflect with our __CUDA_* values, which the target would otherwise resolve with
+its own defaults. clang's -foffload-lto runs its pre-link pipeline (`lto-pre-link<On>`) here instead,
+which cost most of the device step and left the same SASS after the target's LTO (scripts/bench_e2e.py
+compares it per kernel). HIP images, whose ISA nothing here compares, keep `lto-pre-link<On>`."""
 
 from __future__ import annotations
 
@@ -112,11 +112,11 @@ def _link_beside(opt: str) -> str | None:
     return None
 
 
-# The pre-link pipeline of an image the target's device LTO optimizes (see above), at every -O.
-PRE_LINK_PIPELINE = "lto-pre-link<O0>"
-
-
-def pipeline_text(opt_level: int, lto_pre_link: bool) -> str:
-    """The new pass manager's pipeline: dead globals out before and after, the pre-link or default<On>."""
-    main = PRE_LINK_PIPELINE if lto_pre_link else f"default<O{opt_level}>"
+def pipeline_text(opt_level: int, lto_pre_link: bool, pre_link_passes: tuple[str, ...] | None = None) -> str:
+    """The new pass manager's pipeline: dead globals out before and after, the target kind's pre-link
+    passes (else clang's `lto-pre-link<On>`) or default<On>."""
+    if lto_pre_link:
+        main = ",".join(pre_link_passes) if pre_link_passes is not None else f"lto-pre-link<O{opt_level}>"
+    else:
+        main = f"default<O{opt_level}>"
     return f"globaldce,{main},globaldce,strip-dead-prototypes"
