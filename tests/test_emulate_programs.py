@@ -57,12 +57,11 @@ def read_program(path: Path) -> Program:
 
 ALL = [read_program(p) for p in sorted(PROGRAMS.glob("*.mlir"))]
 
-# Known emulator gaps, each an expected failure that must start passing once fixed (strict).
+# Known gaps, each an expected failure that must start passing once fixed (strict).
 KNOWN_GAPS = {
-    # MLIR 22's ROCDL gpu.shuffle lowering bounds the source lane by (lane + width) & -width, which is wrong
-    # for the non-power-of-two width of the second stage (3 partials): the emulated ds_bpermute, as the
-    # hardware, then reads lanes outside the 3 (or none); the emulator reproduces the lowering's result.
-    ("all_reduce", "gfx90a"): "96-thread blocks: ROCDL's shuffle lowering with width 3 (see above)",
+    ("all_reduce", "gfx90a"): "MLIR 22's ROCDL lowering of width-limited shuffles tests the source lane against "
+                              "(lane + width) & -width, right only for power-of-two widths; the all-reduce rewrite's "
+                              "second stage over 3 warp results (96-thread blocks) uses width 3",
 }
 
 
