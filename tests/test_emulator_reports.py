@@ -168,3 +168,52 @@ def test_aarch64_host_under_qemu(tmp_path):
                          timeout=300)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.splitlines()[-1] == f"total: {sum(range(2048)):.1f}"
+
+
+SPIN = """\
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @spin(%flag: memref<?xi32>) kernel {
+      %c0 = arith.constant 0 : index
+      %zero = arith.constant 0 : i32
+      %c1 = arith.constant 1 : index
+      %one = arith.constant 1 : i32
+      scf.while : () -> () {
+        %v = memref.load %flag[%c0] : memref<?xi32>
+        %go = arith.cmpi eq, %v, %zero : i32
+        scf.condition(%go)
+      } do {
+        %old = memref.atomic_rmw addi %one, %flag[%c1] : (i32, memref<?xi32>) -> i32
+        scf.yield
+      }
+      gpu.return
+    }
+  }
+  func.func @main() -> i32 {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %flag = gpu.alloc (%c2) : memref<?xi32>
+    %zero = arith.constant 0 : i32
+    gpu.memset %flag, %zero : memref<?xi32>, i32
+    gpu.launch_func @kernels::@spin blocks in (%c4, %c1, %c1) threads in (%c4, %c1, %c1) args(%flag : memref<?xi32>)
+    return %zero : i32
+  }
+}
+"""
+
+
+def test_ctrl_c_stops_a_kernel_that_loops_forever(tmp_path):
+    import signal
+    import time
+
+    require_emulation()
+    source, bundle, app = tmp_path / "spin.mlir", tmp_path / "spin.offload.bc", tmp_path / "spin"
+    source.write_text(SPIN)
+    assert run_cli("compile", str(source), "--offload-arch", "sm_80", "--emulate", "-o", str(bundle)).returncode == 0
+    assert run_cli("link", str(bundle), "--emulate", "-o", str(app)).returncode == 0
+    child = subprocess.Popen([str(app)])
+    time.sleep(2)
+    assert child.poll() is None  # still spinning
+    child.send_signal(signal.SIGINT)
+    assert child.wait(timeout=30) == -signal.SIGINT
