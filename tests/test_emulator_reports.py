@@ -217,3 +217,17 @@ def test_ctrl_c_stops_a_kernel_that_loops_forever(tmp_path):
     assert child.poll() is None  # still spinning
     child.send_signal(signal.SIGINT)
     assert child.wait(timeout=30) == -signal.SIGINT
+
+
+def test_link_dry_run_builds_nothing(tmp_path):
+    require_emulation()
+    bundle = tmp_path / "saxpy.offload.bc"
+    assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
+    cache = tmp_path / "emulator-cache"
+    done = run_cli("link", str(bundle), "--emulate", "--dry-run", "-o", str(tmp_path / "app"),
+                   env={**os.environ, "MLIR_OFFLOAD_EMULATOR_CACHE": str(cache)})
+    assert done.returncode == 0, done.stderr
+    words = done.stdout.split()
+    assert words[1] == str(bundle) and words[-2:] == ["-o", str(tmp_path / "app")]
+    assert str(cache / "") in done.stdout and "-lpthread" in words  # the runtime object it would build
+    assert not cache.exists() and not (tmp_path / "app").exists()

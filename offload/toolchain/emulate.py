@@ -98,12 +98,12 @@ def _run(argv: list[str], what: str) -> subprocess.CompletedProcess:
     return done
 
 
-def _built(key_parts: list[bytes], name: str, build) -> str:
-    """The cached file `name` for this key, built by build(temporary path) when missing."""
+def _built(key_parts: list[bytes], name: str, build, dry_run: bool = False) -> str:
+    """The cached file `name` for this key, built by build(temporary path) when missing (not with dry_run)."""
     key = hashlib.sha256(b"\0".join(key_parts)).hexdigest()[:32]
     folder = cache_folder() / key
     path = folder / name
-    if path.is_file():
+    if path.is_file() or dry_run:
         return str(path)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -120,7 +120,7 @@ def _built(key_parts: list[bytes], name: str, build) -> str:
     return str(path)
 
 
-def pass_plugin(tools: EmulationTools) -> str:
+def pass_plugin(tools: EmulationTools, dry_run: bool = False) -> str:
     """retarget.cpp built as an opt plugin against this LLVM."""
     source = _source(PLUGIN_SOURCE)
 
@@ -132,10 +132,10 @@ def pass_plugin(tools: EmulationTools) -> str:
             _run([tools.clangxx, "-shared", "-fPIC", "-O2", *flags, source_path, "-o", output],
                  "building the emulation pass plugin")
 
-    return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build)
+    return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build, dry_run)
 
 
-def runtime_object(tools: EmulationTools, llvm_triple: str) -> str:
+def runtime_object(tools: EmulationTools, llvm_triple: str, dry_run: bool = False) -> str:
     """runtime.c compiled for the host."""
     source = _source(RUNTIME_SOURCE)
 
@@ -146,7 +146,7 @@ def runtime_object(tools: EmulationTools, llvm_triple: str) -> str:
             _run([tools.clang, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC", source_path, "-o", output],
                  "compiling the emulation runtime")
 
-    return _built([source, tools.version.encode(), llvm_triple.encode(), b"runtime"], "runtime.o", build)
+    return _built([source, tools.version.encode(), llvm_triple.encode(), b"runtime"], "runtime.o", build, dry_run)
 
 
 @dataclass(frozen=True)
@@ -213,8 +213,10 @@ def retarget(tools: EmulationTools, plugin: str, image: EmulatedImage, llvm_trip
     return obj
 
 
-def plan_emulated_link(bundles, inputs: list[str], output: str, clang: str | None, scratch: str) -> list[str]:
-    """The clang command linking `inputs` (bundles among them) with the retargeted kernels and the runtime."""
+def plan_emulated_link(bundles, inputs: list[str], output: str, clang: str | None, scratch: str,
+                       dry_run: bool = False) -> list[str]:
+    """The clang command linking `inputs` (bundles among them) with the retargeted kernels and the runtime
+    (with dry_run: nothing built or retargeted, the kernel objects named as they would be)."""
     from offload.formats.hosts import host_refusal
     from offload.toolchain.link import host_optimization
     from offload.toolchain.tools import clang_target_host
@@ -232,10 +234,13 @@ def plan_emulated_link(bundles, inputs: list[str], output: str, clang: str | Non
         if bundle.record.host_format == "obj" and bundle.path.endswith((".bc", ".ll")):
             raise OffloadError(f"'{bundle.path}' is an ELF object but named like bitcode: rename it to .o")
     images = emulated_images(bundles)
-    plugin = pass_plugin(tools)
-    runtime = runtime_object(tools, link_host.llvm_triple)
-    objects = [retarget(tools, plugin, image, link_host.llvm_triple, scratch, index)
-               for index, image in enumerate(images)]
+    plugin = pass_plugin(tools, dry_run)
+    runtime = runtime_object(tools, link_host.llvm_triple, dry_run)
+    if dry_run:
+        objects = [os.path.join(scratch, f"kernels{index}.o") for index in range(len(images))]
+    else:
+        objects = [retarget(tools, plugin, image, link_host.llvm_triple, scratch, index)
+                   for index, image in enumerate(images)]
     return [tools.clang, *inputs, *host_optimization(inputs), *objects, runtime, *SYSTEM_LIBRARIES, "-o", output]
 
 
@@ -248,7 +253,7 @@ def link_emulated(bundles, inputs: list[str], output: str, clang: str | None = N
     final = output
     temporary = os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.{os.getpid()}.tmp")
     with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
-        command = plan_emulated_link(bundles, inputs, temporary, clang, scratch)
+        command = plan_emulated_link(bundles, inputs, temporary, clang, scratch, dry_run)
         if dry_run or verbose:
             click.echo(" ".join(shlex.quote(part) for part in command[:-1] + [final]), err=not dry_run)
         if dry_run:
