@@ -14,24 +14,24 @@ from offload.errors import OffloadError
 STDOUT = "-"  # `-o -`: the output goes to standard output, as with clang and the LLVM tools
 
 
-def atomic_write(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> None:
-    if str(path) == STDOUT:
-        write_stdout(data)
-        return
-    write_all({path: data}, mode)
+def atomic_write(path: str | os.PathLike, data: bytes, mode: int = 0o644, inputs=()) -> None:
+    write_all({path: data}, mode, inputs)
 
 
-def write_all(outputs: dict, mode: int = 0o644) -> None:
+def write_all(outputs: dict, mode: int = 0o644, inputs=()) -> None:
     """Write every path -> bytes of `outputs` all or nothing: each goes to a temporary file beside it, and
     only when all are written are they renamed into place (a rename that fails removes the renamed ones).
-    Modes honour the umask; an output that exists and is not a regular file (a device, a FIFO, a folder)
-    is refused before anything is written."""
-    for path in outputs:
-        check_output(path)
+    Modes honour the umask. Before anything is written, check_outputs: no output an input, no two outputs
+    one file, none a device, FIFO or folder; an output naming standard output (`-`, /dev/stdout, a link to
+    it) is written through it, last, never replaced."""
+    check_outputs(list(outputs), inputs)
+    streams = {path: data for path, data in outputs.items() if stream_of(path) is not None}
     mode &= ~_umask()
     written: list[tuple[str, Path]] = []
     try:
         for path, data in outputs.items():
+            if path in streams:
+                continue
             target = Path(path)
             directory = target.parent if str(target.parent) else Path(".")
             try:
@@ -58,15 +58,86 @@ def write_all(outputs: dict, mode: int = 0o644) -> None:
     finally:
         for tmp, _ in written:
             _unlink_quietly(tmp)
+    for path, data in streams.items():
+        write_stream(stream_of(path), data)
+
+
+def check_outputs(outputs, inputs=()) -> None:
+    """Before any work is written: each output may be written (check_output), and, with links followed
+    and `./`, `sub/..` spelled out, no output is an input or another output of the same command."""
+    seen: dict = {}
+    for path in outputs:
+        if path is None:
+            continue
+        check_output(path)
+        key = _identity(path)
+        if key in seen:
+            raise OffloadError(f"two outputs name the same file: '{seen[key]}' and '{path}'")
+        seen[key] = path
+    for given in inputs:
+        if given is None or str(given) == STDOUT:
+            continue
+        key = _identity(given)
+        if key in seen:
+            output = seen[key]
+            if str(output) == str(given):
+                raise OffloadError(f"output '{output}' is the input '{given}': choose another -o")
+            raise OffloadError(f"output '{output}' is the input '{given}' (links followed): choose another -o")
+
+
+def same_file(a, b) -> bool:
+    """Whether paths `a` and `b` name one file once links, `./` and `sub/..` are followed."""
+    return _identity(a) == _identity(b)
+
+
+def _identity(path) -> tuple:
+    """What a path names once links are followed: its device and inode where it exists (hard links too),
+    else its resolved path; standard output (`-` or a link to it) is fd 1."""
+    stream = stream_of(path)
+    if stream is not None:
+        try:
+            st = os.fstat(stream)
+            return ("file", st.st_dev, st.st_ino)
+        except OSError:
+            return ("stream", stream)
+    try:
+        st = os.stat(path)
+        return ("file", st.st_dev, st.st_ino)
+    except (OSError, ValueError):
+        return ("path", os.path.realpath(path))
+
+
+def stream_of(path) -> int | None:
+    """1 (2) when writing `path` means writing standard output (error): `-`, or a link (/dev/stdout,
+    /proc/self/fd/1, a user's link to either) to the file that stream is open on; else None."""
+    if str(path) == STDOUT:
+        return 1
+    try:
+        if not os.path.islink(path):
+            return None
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    for fd in (1, 2):
+        try:
+            open_on = os.fstat(fd)
+        except OSError:
+            continue
+        if (open_on.st_dev, open_on.st_ino) == (st.st_dev, st.st_ino):
+            return fd
+    return None
 
 
 def check_output(path: str | os.PathLike) -> None:
-    """An output may replace a regular file or nothing: never a device node, a FIFO or a folder."""
-    if str(path) == STDOUT:
+    """An output may replace a regular file or nothing, or write through standard output: never a device
+    node, a FIFO, a folder, or a link into /dev or /proc (replacing /dev/stdout would break the system)."""
+    if str(path) == STDOUT or stream_of(path) is not None:
         return
     try:
         st = os.stat(path)
     except FileNotFoundError:
+        if os.path.islink(path) and os.path.realpath(path).startswith(("/dev/", "/proc/")):
+            raise OffloadError(f"refusing to write '{path}': it is a link to a closed stream or missing device") from None
         return
     except OSError as e:
         raise OffloadError(f"cannot write '{path}': {e.strerror}") from None
@@ -74,6 +145,8 @@ def check_output(path: str | os.PathLike) -> None:
         kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else \
             "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file"
         raise OffloadError(f"refusing to write '{path}': it is {kind}")
+    if os.path.islink(path) and os.path.realpath(path).startswith(("/dev/", "/proc/")):
+        raise OffloadError(f"refusing to write '{path}': it is a link into {os.path.realpath(path)[:5]}")
 
 
 def _umask() -> int:
@@ -83,26 +156,31 @@ def _umask() -> int:
 
 
 def write_stdout(data: bytes) -> None:
+    write_stream(1, data)
+
+
+def write_stream(fd: int, data: bytes) -> None:
     """`-o -`: text goes anywhere, binary output never to a terminal (as llvm-as refuses)."""
-    if sys.stdout.isatty() and not _is_text(data):
-        raise OffloadError("refusing to write binary output to a terminal: redirect standard output "
-                           "(-o - > FILE) or name a file with -o")
-    sys.stdout.flush()
-    sys.stdout.buffer.write(data)
-    sys.stdout.flush()
+    name = "output" if fd == 1 else "error"
+    stream = sys.stdout if fd == 1 else sys.stderr
+    if stream is None or getattr(stream, "buffer", None) is None:
+        raise OffloadError(f"cannot write standard {name}: it is closed")
+    try:
+        if stream.isatty() and not _is_text(data):
+            raise OffloadError("refusing to write binary output to a terminal: redirect standard output "
+                               "(-o - > FILE) or name a file with -o")
+        stream.flush()
+        stream.buffer.write(data)
+        stream.flush()
+    except (OSError, ValueError) as e:
+        raise OffloadError(f"cannot write standard {name}: {getattr(e, 'strerror', None) or 'it is closed'}") from None
 
 
 def refuse_input_as_output(output: str | os.PathLike, inputs) -> None:
     """An output that is one of the inputs would destroy it: refuse before any work."""
-    if str(output) == STDOUT or not os.path.exists(output):
+    if output is None or str(output) == STDOUT:
         return
-    for given in inputs:
-        try:
-            same = given is not None and os.path.samefile(output, given)
-        except OSError:
-            same = False
-        if same:
-            raise OffloadError(f"output '{output}' is the input '{given}': choose another -o")
+    check_outputs([output], inputs)
 
 
 def _is_text(data: bytes) -> bool:

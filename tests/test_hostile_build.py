@@ -85,3 +85,84 @@ def test_damaged_mlir_bytecode_is_one_error(tmp_path):
     (tmp_path / "bad.mlirbc").write_bytes(bytes(data))
     line = one_error_line(run_cli("compile", "bad.mlirbc", "--offload-arch", "sm_80", "-o", "x.bc", cwd=tmp_path))
     assert "bad.mlirbc" in line and not (tmp_path / "x.bc").exists()
+
+
+# ---- outputs resolved and compared before anything is written -------------------------------------
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("spelling", ["./a.bc", "sub/../a.bc", "link-to-a.bc"])
+@pytest.mark.parametrize("exists", [False, True])
+def test_dependency_file_naming_the_bundle_in_another_spelling_is_refused(tmp_path, spelling, exists):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    (tmp_path / "sub").mkdir()
+    os.symlink("a.bc", tmp_path / "link-to-a.bc")
+    if exists:
+        (tmp_path / "a.bc").write_bytes(b"the previous bundle")
+    before = snapshot(tmp_path)
+    line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-MD", "-MF", spelling,
+                                  "-o", "a.bc", cwd=tmp_path))
+    assert "same file" in line, line
+    assert snapshot(tmp_path) == before and os.path.islink(tmp_path / "link-to-a.bc")
+
+
+def test_an_output_linked_to_standard_output_is_written_through(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    os.symlink("/proc/self/fd/1", tmp_path / "out")
+    with open(tmp_path / "captured", "wb") as captured:  # standard output a regular file: the case that replaced the link
+        done = subprocess.run([sys.executable, "-m", "offload", "compile", "p.mlir", "--offload-arch", "sm_80",
+                               "-o", "a.bc", "-MD", "-MF", "out"], cwd=tmp_path, stdout=captured,
+                              stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 0, done.stderr
+    assert os.path.islink(tmp_path / "out") and os.readlink(tmp_path / "out") == "/proc/self/fd/1"
+    assert (tmp_path / "captured").read_text().startswith("a.bc: p.mlir")
+    done = subprocess.run([sys.executable, "-m", "offload", "compile", "p.mlir", "--offload-arch", "sm_80",
+                           "-S", "-o", "out"], cwd=tmp_path, capture_output=True)
+    assert done.returncode == 0 and b"target triple" in done.stdout, done.stderr
+    assert os.path.islink(tmp_path / "out")
+
+
+def test_an_output_linked_to_a_device_is_refused_and_kept(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    os.symlink("/dev/null", tmp_path / "null")
+    line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-o", "null", cwd=tmp_path))
+    assert "device" in line and os.path.islink(tmp_path / "null")
+
+
+def test_a_pass_writing_over_the_input_is_refused(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    os.link(tmp_path / "p.mlir", tmp_path / "hard.mlir")
+    before = snapshot(tmp_path)
+    for name in ("p.mlir", "./p.mlir", str(tmp_path / "hard.mlir")):
+        pipeline = f"builtin.module(snapshot-op-locations{{filename={name}}})"
+        line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-o", "a.bc",
+                                      "--pass-pipeline", pipeline, cwd=tmp_path))
+        assert "--pass-pipeline" in line and "p.mlir" in line, line
+    assert snapshot(tmp_path) == before
+
+
+def test_a_failed_link_leaves_no_temporary_files_of_clang(tmp_path):
+    require_tool("clang-22", 22)
+    assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-o", "s.bc", cwd=tmp_path).returncode == 0
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    (tmp_path / "m.c").write_text("int main(void) { return 0; }\n")  # a second main: the link fails in ld
+    assert subprocess.run(["clang-22", "-c", "m.c", "-o", "m.o"], cwd=tmp_path).returncode == 0
+    proc = run_cli("link", "s.bc", "m.o", "-o", "app", cwd=tmp_path, env=dict(os.environ, TMPDIR=str(temporary)))
+    assert proc.returncode == 1 and ".tmp" not in proc.stderr, proc.stderr
+    assert list(temporary.iterdir()) == []  # clang's device objects went into a private folder, removed
+    assert run_cli("link", "s.bc", "-o", "app", cwd=tmp_path,
+                   env=dict(os.environ, TMPDIR=str(temporary))).returncode == 0
+    assert list(temporary.iterdir()) == []
+
+
+def test_a_link_error_is_not_repeated(tmp_path):
+    require_tool("clang-22", 22)
+    assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-o", "s.bc", cwd=tmp_path).returncode == 0
+    line = one_error_line(run_cli("link", "s.bc", "-o", "app", "-lno_such_library_anywhere", cwd=tmp_path))
+    assert "no_such_library_anywhere" in line

@@ -36,7 +36,7 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
     from offload.compiler.plan import compile_plan
     from offload.compiler.stages import compile_bundle
     from offload.config import project_config
-    from offload.fsutil import atomic_write, refuse_input_as_output, write_all
+    from offload.fsutil import write_all
     from offload.options import given_flags, resolve
 
     wants_rule = flags.get("dependency_file_wanted") or flags.get("user_dependency_file_wanted")
@@ -56,7 +56,10 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
     check_output_name(output, plan, textual)
     check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
     from offload.compiler import trace
+    from offload.compiler.frontend import refuse_pipeline_writing_over
 
+    refuse_pipeline_writing_over(options.pass_pipeline, [*compile_inputs(build, input_path, options), output,
+                                                      build.dependency_file])
     trace_path = time_trace_path(options.time_trace, output)
     if trace_path is not None:
         trace.record_time_trace()
@@ -65,18 +68,15 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
     side = side_outputs(build, input_path, output, options, compiled.ptx)
     if trace_path is not None:
         side[trace_path] = trace.time_trace(f"mlir-offload compile {os.path.basename(input_path)}")
-    for path in side:  # -MF or a PTX file onto the program, a library or the bundle would destroy it
-        refuse_input_as_output(path, [*compile_inputs(build, input_path, options), output])
     if compiled.resources is None:
         click.echo("mlir-offload: warning: --resource-usage: no image was assembled by ptxas here (bitcode images "
                    "are assembled at the link: pass --resource-usage to link, or compile with "
                    "--device-image=cubin)", err=True)
     for line in compiled.resources or ():  # as nvcc --resource-usage, on standard output
         click.echo(line, err=output == "-")
-    if output == "-":
-        atomic_write(output, compiled.data)
-    else:  # the bundle and its side files all or nothing
-        write_all({output: compiled.data, **side})
+    # The bundle and its side files all or nothing; -MF or a PTX file onto the program, a library or the
+    # bundle would destroy it (write_all refuses before writing).
+    write_all({output: compiled.data, **side}, inputs=compile_inputs(build, input_path, options))
 
 
 def time_trace_path(asked: str | None, output: str) -> str | None:
@@ -96,10 +96,9 @@ def time_trace_path(asked: str | None, output: str) -> str | None:
 def check_output_place(output: str, build, inputs: list) -> None:
     """Not over an input; `-o -` (standard output) only for the bundle alone: side files are named
     after the output, and a dependency rule needs a file as its target."""
-    from offload.fsutil import STDOUT, check_output, refuse_input_as_output
+    from offload.fsutil import STDOUT, check_outputs
 
-    refuse_input_as_output(output, inputs)
-    check_output(output)
+    check_outputs([output, build.dependency_file], inputs)
     for written in (output, build.dependency_file):
         # Checked before the work: a missing folder of the -MF file must not leave the bundle alone behind.
         folder = os.path.dirname(written or "") or "."

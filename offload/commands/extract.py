@@ -53,7 +53,7 @@ def extract_command(file: str, directory: str) -> None:
             raise OffloadError(f"refusing to write '{name}' outside '{directory}'")
         refuse_input_as_output(path, [file])
         outputs[path] = image.data
-    write_all(outputs)  # every image or none
+    write_all(outputs, inputs=[file])  # every image or none
     for path in outputs:
         click.echo(os.path.join(directory, os.path.basename(path)))
 

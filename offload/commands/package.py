@@ -23,7 +23,7 @@ def package_command(output: str, images: tuple[str, ...], target_clang: str | No
     specs = [parse_image_spec(spec) for spec in images]
     refuse_input_as_output(output, [spec.file for spec in specs])
     built = [build_image(spec, profile.offload_kind_value) for spec in specs]
-    atomic_write(output, write_binary(built))
+    atomic_write(output, write_binary(built), inputs=[spec.file for spec in specs])
 
 
 COMMAND = package_command

@@ -71,7 +71,7 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
     suffix = lambda data: "bc" if is_bitcode(data) else "o"  # noqa: E731
     if not more_bundles:
         bundle_name = f"{name}.offload.{suffix(bundle)}"
-        atomic_write(output, build_archive(name, bundle, bundle_name, flags, ptx))
+        atomic_write(output, build_archive(name, bundle, bundle_name, flags, ptx), inputs=[input_path])
     else:  # each bundle under its own name: <stem>.offload.bc
         bundles = [(input_path, bundle, ptx), *((path, *read_shipped_bundle(path)) for path in more_bundles)]
         named = [(f"{bundle_stem(path)}.offload.{suffix(data)}", data, path_ptx) for path, data, path_ptx in bundles]
@@ -83,7 +83,8 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
                                    "--device-image=cubin or bitcode")
         bundle_name = named[0][0]
         atomic_write(output, build_archive(name, bundle, bundle_name, flags, {},
-                                           [(bundle_name_, data) for bundle_name_, data, _ in named[1:]]))
+                                           [(bundle_name_, data) for bundle_name_, data, _ in named[1:]]),
+                     inputs=[input_path, *more_bundles])
         bundle_name = " ".join(n for n, _, _ in named)
     from offload.toolchain.ship import read_manifest
 

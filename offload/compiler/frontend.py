@@ -175,6 +175,45 @@ def load_program(path: str, pass_pipeline: str | None = None) -> Program:
     return Program(path=str(path), context=context, module=module, diagnostics=diagnostics)
 
 
+def pipeline_option_values(pipeline: str) -> list[str]:
+    """The values of every `key=value` pass option in a textual pass pipeline (quotes and nested braces
+    kept whole), for the paths a pass may write."""
+    values, index, size = [], 0, len(pipeline)
+    while index < size:
+        if pipeline[index] != "=":
+            index += 1
+            continue
+        index += 1
+        start, depth = index, 0
+        while index < size:
+            char = pipeline[index]
+            if char in "\"'":
+                end = pipeline.find(char, index + 1)
+                index = size if end < 0 else end + 1
+                continue
+            if char == "{":
+                depth += 1
+            elif char == "}" and depth:
+                depth -= 1
+            elif depth == 0 and (char in "}),=" or char.isspace()):
+                break
+            index += 1
+        values.append(pipeline[start:index].strip("\"'"))
+    return values
+
+
+def refuse_pipeline_writing_over(pipeline: str | None, protected) -> None:
+    """A pass option (snapshot-op-locations{filename=...}, ...) naming an input or an output of the
+    command, links followed: the pass would write over it, so the pipeline is refused before it runs."""
+    from offload.fsutil import same_file
+
+    for value in pipeline_option_values(pipeline or ""):
+        for path in protected:
+            if value and value != "-" and path and path != "-" and same_file(value, path):
+                raise OffloadError(f"--pass-pipeline: the option value '{value}' names '{path}', which a pass "
+                                   "would write over: name another file")
+
+
 def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> bytes:
     """The program after `pipeline`, as MLIR bytecode."""
     import io

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
@@ -365,19 +366,34 @@ def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = Non
     env = dict(os.environ, **plan.env)
     if plan.env_path_prepend:
         env["PATH"] = os.pathsep.join(plan.env_path_prepend + [env.get("PATH", "")])
-    # clang writes a temporary name beside the output, renamed over it only when the link and its checks
-    # succeed: a failed link leaves the previous executable in place.
-    final, output = output, os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.{os.getpid()}.tmp")
+    from offload.fsutil import stream_of, write_stream
+
+    final = output
     assert plan.command[-2:] == ["-o", final]
-    try:
-        _run_link(plan, env, inputs, output, verbose)
-        os.replace(output, final)
-    except OSError as e:
-        raise OffloadError(f"cannot write '{final}': {e.strerror}") from None
-    finally:
-        if os.path.lexists(output):
-            os.unlink(output)
-        _keep_clang_temps(inputs, output, final)
+    stream = stream_of(final)
+    # clang and its linker wrapper get a private temporary folder (TMPDIR), removed success or failure:
+    # a failed link leaves none of their device objects behind. clang writes a temporary name beside the
+    # output, renamed over it only when the link and its checks succeed: a failed link leaves the previous
+    # executable in place. An output naming standard output is linked in the private folder, then copied.
+    with tempfile.TemporaryDirectory(prefix="mlir-offload-link-", ignore_cleanup_errors=True) as private:
+        env["TMPDIR"] = private
+        if stream is None:
+            output = os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.{os.getpid()}.tmp")
+        else:
+            output = os.path.join(private, "executable")
+        try:
+            _run_link(plan, env, inputs, output, verbose, final)
+            if stream is None:
+                os.replace(output, final)
+            else:
+                with open(output, "rb") as linked:
+                    write_stream(stream, linked.read())
+        except OSError as e:
+            raise OffloadError(f"cannot write '{final}': {e.strerror}") from None
+        finally:
+            if os.path.lexists(output):
+                os.unlink(output)
+            _keep_clang_temps(inputs, output, final)
 
 
 def _keep_clang_temps(inputs: list[str], output: str, final: str) -> None:
@@ -388,29 +404,34 @@ def _keep_clang_temps(inputs: list[str], output: str, final: str) -> None:
         name_temps_after(output, final)
 
 
-def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool) -> None:
-    """Run the planned clang command with `output` as its -o, then check the PTX it must hold."""
+def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool, final: str) -> None:
+    """Run the planned clang command with `output` as its -o, then check the PTX it must hold. Messages
+    name the user's `final` output, never the temporary `output`."""
     import click
 
     try:
-        done = subprocess.run([*plan.command[:-1], output], env=env, capture_output=True, text=True)
+        done = subprocess.run([*plan.command[:-1], output], env=env, capture_output=True, text=True,
+                              errors="replace")
     except OSError as e:
         raise OffloadError(f"cannot run {plan.command[0]}: {e.strerror}") from None
-    if verbose and done.stderr:
-        click.echo(done.stderr.rstrip(), err=True)
+    stderr = (done.stderr or "").replace(output, final).replace(env["TMPDIR"] + "/", "")
+    stdout = (done.stdout or "").replace(output, final).replace(env["TMPDIR"] + "/", "")
+    if verbose and stderr:
+        click.echo(stderr.rstrip(), err=True)
     if done.returncode != 0:
         from offload.toolchain.link_messages import failure_summary, read_report
 
-        report = read_report((done.stderr or "") + "\n" + (done.stdout or ""), inputs)
-        if not verbose:
+        report = read_report(stderr + "\n" + stdout, inputs)
+        summary = failure_summary(report) or "no cause printed: rerun with -v"
+        if not verbose:  # the lines that add a fact; the one the summary quotes is not repeated
             for line in report.causes[:20]:
-                click.echo(line, err=True)
-        raise OffloadError(f"clang {plan.clang.version} failed to link (exit {done.returncode}): "
-                           f"{failure_summary(report) or 'no cause printed: rerun with -v'}")
+                if line not in summary:
+                    click.echo(line, err=True)
+        raise OffloadError(f"clang {plan.clang.version} failed to link (exit {done.returncode}): {summary}")
     if not verbose:
         from offload.toolchain.link_messages import warnings
 
-        for line in warnings(done.stderr or ""):
+        for line in warnings(stderr):
             click.echo(line, err=True)
         if plan.ptxas_verbose:
             from offload.toolchain.resource_usage import ptxas_verbose_lines
