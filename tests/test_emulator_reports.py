@@ -231,3 +231,15 @@ def test_link_dry_run_builds_nothing(tmp_path):
     assert words[1] == str(bundle) and words[-2:] == ["-o", str(tmp_path / "app")]
     assert str(cache / "") in done.stdout and "-lpthread" in words  # the runtime object it would build
     assert not cache.exists() and not (tmp_path / "app").exists()
+
+
+def test_emulated_link_is_deterministic(tmp_path):
+    """Same bundle, same flags: byte-identical executables (workgroup memory laid out in module order)."""
+    require_emulation()
+    source = REPO / "tests" / "data" / "emulator" / "features.mlir"
+    bundle = tmp_path / "features.offload.bc"
+    assert run_cli("compile", str(source), "--offload-arch", "gfx90a", "--emulate", "-o", str(bundle)).returncode == 0
+    for name in ("first", "second"):
+        done = run_cli("link", str(bundle), "--emulate", "-o", str(tmp_path / name))
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "first").read_bytes() == (tmp_path / "second").read_bytes()

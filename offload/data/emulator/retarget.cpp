@@ -809,18 +809,18 @@ struct Retarget {
     for (GlobalVariable &G : M.globals())
       if (G.getAddressSpace() == 3)
         (G.isDeclaration() || DL.getTypeAllocSize(G.getValueType()) == 0 ? Dynamic : Shared).push_back(&G);
-    std::map<GlobalVariable *, uint64_t> Offsets;
+    SmallVector<std::pair<GlobalVariable *, uint64_t>, 8> Offsets;  // in module order: deterministic output
     uint64_t Offset = 0;
     for (GlobalVariable *G : Shared) {
       uint64_t Align = std::max<uint64_t>(16, G->getAlign().valueOrOne().value());
       Offset = alignTo(Offset, Align);
-      Offsets[G] = Offset;
+      Offsets.push_back({G, Offset});
       Offset += DL.getTypeAllocSize(G->getValueType());
     }
     Offset = alignTo(Offset, 16);
     SharedBytes = Offset;
     for (GlobalVariable *G : Dynamic)
-      Offsets[G] = Offset;
+      Offsets.push_back({G, Offset});
     for (auto &[G, At] : Offsets) {
       convertUsersOfConstantsToInstructions({G});
       std::map<Function *, Value *> Bases;
