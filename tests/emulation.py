@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -15,8 +16,6 @@ def require_emulation() -> None:
     from offload.toolchain.emulate import have_emulation_tools
 
     if not have_emulation_tools() or find_tool("clang-22", 22) is None:
-        import os
-
         message = "--emulate needs clang-22, opt-22 and llvm-22-dev (scripts/setup installs them)"
         if os.environ.get("CI"):
             pytest.fail(message)
@@ -25,15 +24,15 @@ def require_emulation() -> None:
 
 def emulate(program: str | Path, arch: str, folder: Path, *compile_flags: str,
             arguments: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """Compile `program` (a path, or MLIR text) for `arch`, link it with --emulate and run it; the run's
-    CompletedProcess (text output). A failing compile or link fails the test."""
+    """Compile `program` (a Path, or MLIR text as a str) for `arch`, link it with --emulate and run it; the
+    run's CompletedProcess (text output). A failing compile or link fails the test."""
     require_emulation()
     folder.mkdir(parents=True, exist_ok=True)
-    if isinstance(program, str) and not program.endswith(".mlir"):
+    if isinstance(program, Path):
+        source = program
+    else:
         source = folder / "program.mlir"
         source.write_text(program)
-    else:
-        source = Path(program)
     bundle = folder / f"{source.stem}.{arch}.offload.bc"
     executable = folder / f"{source.stem}.{arch}.emulated"
     done = run_cli("compile", str(source), "--offload-arch", arch, *compile_flags, "-o", str(bundle))
