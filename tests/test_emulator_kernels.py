@@ -180,3 +180,12 @@ def test_wmma_subgroup_mma(runs):
     assert done.stdout.splitlines() == [
         f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(16)) + i - j + 0.5:.1f}"
         for i in range(16) for j in range(16)]
+
+
+def test_mma_sync_f64_fragments_from_global_memory(runs):
+    done = runs("mma_f64", "sm_80")
+    assert done.returncode == 0, done.stderr
+    a = [[i + k / 4 for k in range(4)] for i in range(8)]
+    b = [[k - j for j in range(8)] for k in range(4)]
+    assert done.stdout.splitlines() == [
+        f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(4)) + i * j / 4:.2f}" for i in range(8) for j in range(8)]
