@@ -99,6 +99,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except BrokenPipeError:
         sys.exit(1)
+    except MemoryError:
+        os.write(2, b"mlir-offload: error: out of memory\n")
+        sys.exit(1)
     except Exception as e:  # a bug of ours: still one line for the user, the traceback on request
         if os.environ.get("MLIR_OFFLOAD_TRACEBACK"):
             raise
@@ -106,12 +109,17 @@ def main(argv: list[str] | None = None) -> None:
         _echo_error(f"mlir-offload: error: internal error ({type(e).__name__}: {detail}); rerun with "
                     "MLIR_OFFLOAD_TRACEBACK=1 and report the traceback")
         sys.exit(1)
+    from offload.errors import take_deferred_warnings
+
+    for line in take_deferred_warnings():
+        _echo_error(line)
     sys.exit(status if isinstance(status, int) else 0)
 
 
 def run() -> None:
     """The process entry point (console script, python -m offload): main(), then an exit that skips the
     interpreter's teardown of the MLIR bindings (50 ms): every output is a renamed file by then."""
+    guard_standard_streams()
     try:
         main()
         code = 0
@@ -119,12 +127,53 @@ def run() -> None:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
         if isinstance(e.code, str):
             print(e.code, file=sys.stderr)
+    except MemoryError:  # anywhere, even while printing: one line written without allocating
+        os.write(2, b"mlir-offload: error: out of memory\n")
+        os._exit(1)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except (BrokenPipeError, ValueError):
+    except (OSError, ValueError, OffloadError):
         code = code or 1
     os._exit(code)
+
+
+class ClosedStream:
+    """Standard output when the process started with it closed (`>&-`): writing it is an error."""
+
+    def write(self, text) -> int:
+        raise OffloadError("cannot write standard output: it is closed")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def guard_standard_streams() -> None:
+    """A closed standard stream (`<&-`, `>&-`, `2>&-`) gets /dev/null on its descriptor, so no file we
+    open later takes descriptor 0, 1 or 2 (our output would go into it); reading a closed standard input
+    or writing a closed standard output is then an error, a closed standard error loses the messages only."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        try:
+            opened = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        except OSError:
+            continue
+        if opened != fd:
+            os.dup2(opened, fd)
+            os.close(opened)
+        if fd == 0:
+            sys.stdin = None
+        elif fd == 1:
+            sys.stdout = ClosedStream()
+        else:
+            sys.stderr = open(fd, "w", closefd=False)
 
 
 def _echo_located_error(error: OffloadError, caret: bool | None) -> None:

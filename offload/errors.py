@@ -39,3 +39,19 @@ def one_line(text: str) -> str:
     surrogate escapes (undecodable bytes of a file name) are kept for the caller to print as bytes."""
     return "".join(c if c.isprintable() or c == "\t" or "\udc80" <= c <= "\udcff" else repr(c)[1:-1]
                    for c in text)
+
+
+_DEFERRED: list[str] = []
+
+
+def warn_when_done(line: str) -> None:
+    """A warning about something the command works around (an unusable cache): printed once, after the
+    command succeeded; a command failing for another reason prints its error alone."""
+    if line not in _DEFERRED:
+        _DEFERRED.append(line)
+
+
+def take_deferred_warnings() -> list[str]:
+    lines = list(_DEFERRED)
+    _DEFERRED.clear()
+    return lines

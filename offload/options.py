@@ -445,6 +445,11 @@ def given_flags(parameters: Mapping[str, Any]) -> dict[str, Any]:
         value = spec.kind.from_flag(value)
         if value is not None:
             given[name] = value
+    if given.get("rename") is not None:  # a flag's bad value is a usage error (exit 2)
+        try:
+            check_rename(given["rename"])
+        except OffloadError as e:
+            raise click.UsageError(e.message) from None
     return given
 
 

@@ -166,3 +166,49 @@ def test_a_link_error_is_not_repeated(tmp_path):
     assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-o", "s.bc", cwd=tmp_path).returncode == 0
     line = one_error_line(run_cli("link", "s.bc", "-o", "app", "-lno_such_library_anywhere", cwd=tmp_path))
     assert "no_such_library_anywhere" in line
+
+
+# ---- one error, one line ------------------------------------------------------------------------
+
+def test_a_bad_rename_scheme_is_a_usage_error(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    proc = run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "--rename", "bogus", "-o", "a.bc", cwd=tmp_path)
+    assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and "bogus" in proc.stderr, proc.stderr
+
+
+def test_a_bad_pass_option_is_one_line_saying_why(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-o", "a.bc", "--pass-pipeline",
+                                  "builtin.module(canonicalize{max-iterations=many})", cwd=tmp_path))
+    assert "max-iterations" in line and "'many'" in line, line
+
+
+def test_an_invalid_link_bitcode_library_is_one_error_naming_it(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    (tmp_path / "lib.ll").write_text("@first = alias i32, ptr @second\n@second = alias i32, ptr @first\n")
+    line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-o", "a.bc", "--no-cache",
+                                  "--link-bitcode", "lib.ll", cwd=tmp_path))
+    assert "--link-bitcode 'lib.ll'" in line and "internal error" not in line, line
+
+
+def test_an_unusable_default_cache_warns_only_after_success(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    env = {k: v for k, v in os.environ.items() if k != "MLIR_OFFLOAD_CACHE_DIR"}
+    env.update(HOME="/proc/no-home", XDG_CACHE_HOME="/proc/no-cache")
+    (tmp_path / "lib.ll").write_text("@first = alias i32, ptr @second\n@second = alias i32, ptr @first\n")
+    for failing in (["missing.mlir"], ["p.mlir", "--link-bitcode", "lib.ll"]):  # fails after the cache is opened
+        one_error_line(run_cli("compile", *failing, "--offload-arch", "sm_80,sm_90", "-o", "a.bc", cwd=tmp_path,
+                               env=env))
+    proc = run_cli("compile", "p.mlir", "--offload-arch", "sm_80,sm_90", "-o", "a.bc", cwd=tmp_path, env=env)
+    assert proc.returncode == 0 and len(proc.stderr.splitlines()) == 1 and "warning: " in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("closed", ["<&-", ">&-"])
+def test_a_closed_standard_stream_is_one_error(tmp_path, closed):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    args = "compile - --offload-arch sm_80 -o a.bc" if closed == "<&-" else "compile p.mlir --offload-arch sm_80 -S -o -"
+    proc = subprocess.run(f"{sys.executable} -m offload {args} {closed}", shell=True, cwd=tmp_path,
+                          capture_output=closed == "<&-", stderr=subprocess.PIPE if closed != "<&-" else None,
+                          text=True)
+    line = one_error_line(proc)
+    assert "closed" in line and "internal error" not in line, line

@@ -289,3 +289,37 @@ def test_outputs_honour_the_umask(tmp_path):
         os.umask(old)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "0-hip-gfx90a.bc").stat().st_mode & 0o777 == 0o600
+
+
+# ---- children and the process's own failures ----------------------------------------------------
+
+def test_a_dying_child_leaks_none_of_its_text(capfd):
+    from offload.errors import OffloadError
+    from offload.serialize.processes import call_forked
+
+    def die(_):
+        import faulthandler
+
+        faulthandler.disable()  # pytest's dump would go to its own descriptor
+        os.write(2, b"python3: SomePass.cpp:42: Assertion `x' failed.\n")
+        os.abort()
+
+    with pytest.raises(OffloadError) as caught:
+        call_forked(die, None, "--pass-pipeline 'p' crashed")
+    assert "Assertion" not in capfd.readouterr().err and "internal error" not in caught.value.render()
+
+    def warn(_):
+        os.write(2, b"a warning of a child that ends well\n")
+        return 7
+
+    assert call_forked(warn, None, "x") == 7
+    assert "a warning of a child that ends well" in capfd.readouterr().err
+
+
+def test_out_of_memory_anywhere_is_one_line(tmp_path):
+    program = ("import sys; sys.argv = ['mlir-offload', 'inspect', 'x']\n"
+               "import offload.cli as cli\n"
+               "def exhausted(*a, **k):\n    raise MemoryError()\n"
+               "cli.main = exhausted\ncli.run()\n")
+    done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr == "mlir-offload: error: out of memory\n", done.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,7 +131,12 @@ def load_program(path: str, pass_pipeline: str | None = None) -> Program:
     if isinstance(path, SourceText):
         data = path.data
     elif str(path) == STDIN:
-        data, path = sys.stdin.buffer.read(), STDIN_NAME
+        if sys.stdin is None:
+            raise OffloadError("the program comes from standard input (-), which is closed")
+        try:
+            data, path = sys.stdin.buffer.read(), STDIN_NAME
+        except OSError as e:
+            raise OffloadError(f"cannot read standard input: {e.strerror}") from None
     else:
         data = read_input(path)  # a missing or unreadable file becomes a plain one-line error first
     if not data.strip():
@@ -224,15 +230,43 @@ def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> bytes:
     with ir.Context() as context:
         context.enable_multithreading(False)
         module = run_mlir(lambda: ir.Module.parse(data, context), path)
-        try:
-            manager = passmanager.PassManager.parse(pipeline, context)
-        except ValueError as e:
-            detail = " ".join(line.strip() for line in str(e).splitlines()[:1])
-            raise OffloadError(f"--pass-pipeline: {detail.removeprefix('MLIR Textual PassPipeline Parser:')}") from None
+        with _stderr_kept() as printed:  # a bad pass option: the pass library prints why on stderr
+            try:
+                manager = passmanager.PassManager.parse(pipeline, context)
+                error = None
+            except ValueError as e:
+                error = e
+        if error is not None:
+            lines = [line.strip() for line in str(error).splitlines()[:1] if line.strip()]
+            lines += [line.strip() for line in printed().splitlines() if line.strip()][:1]
+            detail = " ".join(lines[:2]).removeprefix("MLIR Textual PassPipeline Parser:").strip(" :")
+            raise OffloadError(f"--pass-pipeline: {detail or 'cannot parse the pipeline'}")
         run_mlir(lambda: manager.run(module.operation), path, f"--pass-pipeline '{pipeline}'")
         out = io.BytesIO()
         module.operation.write_bytecode(out)
         return out.getvalue()
+
+
+class _stderr_kept:
+    """Within the block, file descriptor 2 goes to a temporary file; `as` gives a function returning its text."""
+
+    def __enter__(self):
+        import tempfile
+
+        sys.stderr.flush()
+        self._file = tempfile.TemporaryFile()
+        self._saved = os.dup(2)
+        os.dup2(self._file.fileno(), 2)
+        return self.text
+
+    def text(self) -> str:
+        self._file.seek(0)
+        return self._file.read().decode("utf-8", "replace")
+
+    def __exit__(self, *exc) -> None:
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
 
 
 def child_ops(parent, ir) -> list:

@@ -21,7 +21,6 @@ import json
 import os
 import secrets
 import stat
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -384,4 +383,6 @@ def _private_group(gid: int) -> bool:
 
 
 def _print_warning(message: str) -> None:
-    print(f"mlir-offload: warning: {message}", file=sys.stderr)
+    from offload.errors import warn_when_done
+
+    warn_when_done(f"mlir-offload: warning: {message}")

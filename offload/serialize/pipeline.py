@@ -586,6 +586,10 @@ def link_user_bitcode(module, files: list[str], target: Target, data_layout: str
         except RuntimeError as e:
             raise OffloadError(f"--link-bitcode '{path}' is not valid LLVM bitcode or IR: "
                                f"{str(e).strip().splitlines()[0]}") from None
+        try:  # an invalid library would fail our own module's verification (or trip an LLVM assertion) later
+            library.verify()
+        except RuntimeError as e:
+            raise OffloadError(f"--link-bitcode '{path}' is not valid LLVM IR: {' '.join(str(e).split())[:300]}") from None
         if library.triple and library.triple != target.triple:
             raise OffloadError(f"--link-bitcode '{path}' is for '{library.triple}', not for {target.arch} "
                                f"({target.triple}); give one library per target triple")

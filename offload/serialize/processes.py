@@ -114,12 +114,16 @@ def _start(function, item) -> tuple[int, int]:
         status = 0
         try:
             os.close(read_fd)
+            captured = _capture_stderr()
             try:
                 payload = ("ok", function(item))
             except OffloadError as e:
                 payload = ("error", e.message, e.location)
+            except MemoryError:
+                payload = ("error", "out of memory", None)
             except Exception as e:  # a bug: report it as one line rather than lose it
                 payload = ("error", f"internal error: {type(e).__name__}: {e}", None)
+            payload = (*payload, _captured_text(captured))
             with os.fdopen(write_fd, "wb") as out:
                 out.write(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
         except BaseException:
@@ -137,12 +141,58 @@ def _outcome(data: bytes, status: int, name: str = "", failure: str | None = Non
         how = f"exited with status {os.waitstatus_to_exitcode(status)}"
     else:
         payload = pickle.loads(data)
+        _replay(payload[-1])
         if payload[0] == "ok":
             return payload[1]
         return OffloadError(payload[1], payload[2])
+    # The child died: what it printed (an LLVM assertion, a backtrace) stays unprinted, one line instead.
     if failure is not None:
         return OffloadError(f"{failure}: the process running MLIR/LLVM {how}")
-    return OffloadError(f"internal error: serializing the {name} image {how} (LLVM aborted?)")
+    return OffloadError(f"serializing the {name} image failed: the process running LLVM {how} "
+                        "(a --link-bitcode library or device library it cannot handle?)")
+
+
+def _capture_stderr():
+    """In a child: its standard error (LLVM's and MLIR's C++ text included) into a temporary file, which the
+    parent prints only when the child ends normally: a dying child's assertion text is not the user's."""
+    import sys
+    import tempfile
+
+    try:
+        captured = tempfile.TemporaryFile()
+        if sys.stderr is not None:
+            sys.stderr.flush()
+        os.dup2(captured.fileno(), 2)
+        return captured
+    except (OSError, ValueError):
+        return None
+
+
+def _captured_text(captured) -> bytes:
+    import sys
+
+    if captured is None:
+        return b""
+    try:
+        if sys.stderr is not None:
+            sys.stderr.flush()
+        captured.seek(0)
+        return captured.read()
+    except (OSError, ValueError):
+        return b""
+
+
+def _replay(text: bytes) -> None:
+    import sys
+
+    if not text or sys.stderr is None:
+        return
+    try:
+        sys.stderr.flush()
+        sys.stderr.buffer.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def map_threads(function: Callable[[Item], Result], items: Sequence[Item], jobs: int | None = None) -> list[Result]:
