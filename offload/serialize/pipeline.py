@@ -73,7 +73,8 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
     program.require_gpu_modules()
     pipelines = [KINDS[target.offload_kind].lowering_pipeline(target) for target in targets]
     distinct = list(dict.fromkeys(pipelines))  # sm_80 and sm_90 share one NVVM lowering
-    modes = {p: LoweringMode(KINDS[t.offload_kind].kernel_attribute, t.triple) for p, t in zip(pipelines, targets)}
+    modes = {p: LoweringMode(KINDS[t.offload_kind].kernel_attribute, t.triple, t.wavefront_size)
+             for p, t in zip(pipelines, targets)}
     # In a child: MLIR crashing on some input (e.g. translating an NVVM op it cannot) is one error line.
     lowering = ForkedCall(lambda names: [lower_to_llvm_ir(program, p, options, modes[p]) for p in names],
                           distinct, "lowering the device code crashed")
@@ -132,6 +133,7 @@ class LoweringMode:
 
     kernel_attribute: str  # the target kind's (kinds.py)
     triple: str
+    subgroup_size: int = 32  # lanes of a warp/wavefront: the width of expanded subgroup reductions
 
 
 def _open_cache(options: CompileOptions):
@@ -263,6 +265,7 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
             _approximate_divisions(device, ir)
         _refuse_non_uniform_all_reduce(device, program.path, ir)
         _promote_printf_arguments(device, ir)
+        _expand_subgroup_reductions(device, mode.subgroup_size, program.path, ir)
         declared = _declared_functions(device, ir)
         manager = passmanager.PassManager.parse(pipeline)
         run_mlir(lambda: manager.run(device.operation), program.path, "cannot lower the device code")
@@ -487,6 +490,58 @@ def _promote_printf_arguments(device, ir) -> None:
             with ir.InsertionPoint(op), op.location:
                 promoted = (arith.ExtUIOp if narrow.width == 1 else arith.ExtSIOp)(i32, value).result
             op.operands[index] = promoted
+
+
+# gpu.subgroup_reduce kind -> the arith op combining two values (integer, float).
+SUBGROUP_COMBINE = {
+    "add": ("addi", "addf"), "mul": ("muli", "mulf"), "and": ("andi", None), "or": ("ori", None),
+    "xor": ("xori", None), "minsi": ("minsi", None), "minui": ("minui", None), "maxsi": ("maxsi", None),
+    "maxui": ("maxui", None), "minnumf": (None, "minnumf"), "maxnumf": (None, "maxnumf"),
+    "minimumf": (None, "minimumf"), "maximumf": (None, "maximumf"),
+}
+
+
+def _expand_subgroup_reductions(device, subgroup_size: int, path: str, ir) -> None:
+    """gpu.subgroup_reduce, which MLIR 22's NVVM and ROCDL conversions do not lower, becomes a butterfly
+    of `gpu.shuffle xor` over the subgroup (width `subgroup_size`): log2(cluster size) steps at offsets
+    stride, 2*stride, ... (a cluster is `cluster_size` lanes `cluster_stride` apart; default: the whole
+    subgroup), as upstream's expand-to-shuffles test pattern does. Every lane gets its cluster's result."""
+    from mlir.dialects import arith, gpu
+
+    found = []
+
+    def collect(op):
+        if op.name == "gpu.subgroup_reduce":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    device.operation.walk(collect)
+    i32 = ir.IntegerType.get_signless(32)
+    for op in found:
+        value = op.operands[0]
+        kind = str(op.attributes["op"]).split()[-1].rstrip(">")
+        scalar = value.type.maybe_downcast() if hasattr(value.type, "maybe_downcast") else value.type
+        is_float = isinstance(scalar, (ir.F32Type, ir.F64Type))
+        is_int = isinstance(scalar, ir.IntegerType) and scalar.width in (32, 64)
+        combine = SUBGROUP_COMBINE.get(kind, (None, None))[1 if is_float else 0]
+        size = ir.IntegerAttr(op.attributes["cluster_size"]).value if "cluster_size" in op.attributes \
+            else subgroup_size
+        stride = ir.IntegerAttr(op.attributes["cluster_stride"]).value if "cluster_stride" in op.attributes else 1
+        if not (is_float or is_int) or combine is None or size * stride > subgroup_size:
+            raise OffloadError(f"gpu.subgroup_reduce {kind} of {value.type} over clusters of {size} lanes "
+                               f"{stride} apart cannot be expanded to shuffles on a {subgroup_size}-lane subgroup "
+                               "(supported: i32/i64/f32/f64 within the subgroup)", location_of(op.location, path))
+        with ir.InsertionPoint(op), op.location:
+            width = arith.ConstantOp(i32, subgroup_size).result
+            result, offset = value, stride
+            while offset < size * stride:
+                shift = arith.ConstantOp(i32, offset).result
+                shuffled = gpu.ShuffleOp(result, shift, width, gpu.ShuffleMode.XOR).results[0]
+                result = ir.Operation.create(f"arith.{combine}", results=[value.type],
+                                             operands=[result, shuffled]).result
+                offset *= 2
+        op.results[0].replace_all_uses_with(result)
+        op.erase()
 
 
 def _add_passthrough(op, attributes: list[tuple[str, str]], ir) -> None:
