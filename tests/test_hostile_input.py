@@ -323,3 +323,54 @@ def test_out_of_memory_anywhere_is_one_line(tmp_path):
                "cli.main = exhausted\ncli.run()\n")
     done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stderr == "mlir-offload: error: out of memory\n", done.stderr
+
+
+# ---- shipped builds: only listed files, never an unbuilt executable, rebuilt when the archive changed --
+
+def _make(top: Path, **variables: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["make", "-C", str(top), *(f"{k}={v}" for k, v in variables.items())],
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("extra", ["extra.o", "tools/bin/ld", "ptx/sm_90.ptx"])
+def test_build_sh_refuses_a_file_sha256sums_does_not_list(tmp_path, extra):
+    top = _shipped(tmp_path)
+    (top / extra).parent.mkdir(parents=True, exist_ok=True)
+    (top / extra).write_bytes(b"not shipped")
+    done = _build_sh(top, "check")
+    assert done.returncode == 1 and f"does not list: {extra}" in done.stderr.splitlines()[0], done.stderr
+
+
+def test_an_executable_unpacked_from_an_archive_is_never_taken_as_built(tmp_path):
+    shutil.which("make") or pytest.skip("no make")
+    top = _shipped(tmp_path)
+    (top / "saxpy").write_bytes(b"#!/bin/sh\necho unverified\n")  # as if the archive carried it, newer than all
+    (top / "saxpy").chmod(0o755)
+    done = _make(top, CLANG="/nonexistent/clang")
+    assert done.returncode != 0 and "nothing was built" in done.stderr, done.stdout + done.stderr
+    assert not (top / "saxpy").exists()  # never left to run
+
+
+def test_a_new_archive_over_an_old_build_is_relinked(tmp_path):
+    from conftest import require_tool
+
+    require_tool("clang-22", 22)
+    shutil.which("make") or pytest.skip("no make")
+    top = _shipped(tmp_path)
+    first = _make(top)
+    assert first.returncode == 0 and "built with" in first.stdout, first.stdout + first.stderr
+    assert "up to date" in _make(top).stdout
+    built = (top / "saxpy").read_bytes()
+    # A new archive of another bundle unpacked over the folder: its members' times are the archive's (old).
+    shutil.copy(SEEDS / "saxpy.offload.bc", tmp_path / "saxpy.offload.bc")
+    done = run_limited(["ship", "saxpy.offload.bc", "--app", "saxpy", "-o", "new.tar.gz"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    (top / "saxpy.offload.o").unlink()  # the old archive's files the new one lacks (the old bundle, its tools)
+    shutil.rmtree(top / "tools", ignore_errors=True)
+    with tarfile.open(tmp_path / "new.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    again = _make(top)
+    assert again.returncode == 0 and "built with" in again.stdout, again.stdout + again.stderr
+    assert (top / "saxpy").read_bytes() != built
+    changed = _make(top, LDLIBS="-lm")  # another link line: relinked too
+    assert "built with" in changed.stdout, changed.stdout + changed.stderr

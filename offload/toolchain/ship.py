@@ -37,7 +37,7 @@ MANIFEST_FORMAT = "mlir-offload-ship/1"
 # An app name becomes a make target, a file name and shell words on the target: nothing to expand or split.
 APP_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-")
 # Names the archive's own files and the Makefile's targets take (build.sh refuses them too).
-RESERVED_APP_NAMES = frozenset({"all", "check", "clean", "build.sh", "Makefile", "SHA256SUMS", "manifest.json",
+RESERVED_APP_NAMES = frozenset({"all", "check", "clean", "FORCE", "build.sh", "Makefile", "SHA256SUMS", "manifest.json",
                                 "ptx", "tools"})
 
 
