@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+# The fake runtimes' session fixtures (fake_cuda, fake_hip, fake_cuda_aarch64) for every test file.
+pytest_plugins = ["fakert"]
+
 REPO = Path(__file__).resolve().parent.parent
 # Hand-written reference modules (copied from the design notes' shared/reference).
 SHARED_REFERENCE = REPO / "tests" / "data" / "reference"

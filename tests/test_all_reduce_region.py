@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import require_tool, run_cli
-from fakert import arg_i64, fake_cuda  # noqa: F401
+from fakert import arg_i64
 
 LAUNCH = """module {{
   func.func @main() {{

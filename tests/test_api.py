@@ -13,7 +13,6 @@ import sys
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import fake_cuda  # noqa: F401
 
 SAXPY = REPO / "examples" / "saxpy.mlir"
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import fake_cuda, fake_hip  # noqa: F401
 from test_runner_utils import LLVM_LIB, RUNNER_LIBRARIES, build, mask, run_bytes
 
 PROGRAMS = REPO / "tests" / "data" / "async"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, require_tool, run_cli
-from fakert import fake_cuda, fatbin_cubins  # noqa: F401  (session fixture)
+from fakert import fatbin_cubins
 
 EXAMPLE = REPO / "examples" / "cmake"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import require_tool
-from fakert import fake_cuda, fatbin_cubins  # noqa: F401  (session fixture)
+from fakert import fatbin_cubins
 from hpc_make import fresh_copy
 from hpc_make import make as _make
 

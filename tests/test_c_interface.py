@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import arg_f32, arg_i64, fake_cuda, ptr_value  # noqa: F401
+from fakert import arg_f32, arg_i64, ptr_value
 
 EXAMPLE = REPO / "examples" / "c_interface"
 

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 
 from conftest import REPO, require_tool
-from fakert import fake_cuda, fatbin_cubins  # noqa: F401
+from fakert import fatbin_cubins
 from test_build_cmake import _mlir_offload_command
 
 EXAMPLE = REPO / "examples" / "cmake"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import shlex
 import shutil
 
-import pytest
 
 from conftest import REPO, require_tool, run_cli
 

@@ -26,7 +26,7 @@ def test_forked_images_equal_one_process_images():
     alone = compile_device(program, targets, uncached, jobs=1)
     forked = compile_device(program, targets, uncached, jobs=3)
     assert [i.target.arch for i in forked] == ["sm_80", "sm_90", "gfx90a"]
-    for one, other in zip(alone, forked):
+    for one, other in zip(alone, forked, strict=True):
         assert one.bitcode == other.bitcode and one.bitcode[:2] == b"BC"
         assert one.kernels == other.kernels and one.globals == other.globals
     # An image does not depend on which other targets were compiled with it.

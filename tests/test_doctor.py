@@ -19,7 +19,7 @@ def test_doctor_reports_cuda_version(clang22):
     require_tool("ptxas")
     result = run_cli("doctor", "--cuda-path", "/usr/local/cuda")
     assert result.returncode == 0
-    cuda_line = next(l for l in result.stdout.splitlines() if l.startswith("CUDA"))
+    cuda_line = next(line for line in result.stdout.splitlines() if line.startswith("CUDA"))
     version = cuda_line.split()[1]
     assert version[0].isdigit() and "." in version
 

@@ -1,7 +1,6 @@
 """The shared ground: error rendering, atomic output, README/CI agreement."""
 
 import os
-from pathlib import Path
 
 import pytest
 

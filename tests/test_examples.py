@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import arg_f32, arg_i64, arg_ptr, fake_cuda, ptr_value  # noqa: F401
+from fakert import arg_f32, arg_i64, arg_ptr, ptr_value
 
 EXAMPLES = REPO / "examples"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from fakert import FAKE_RUNTIME_SOURCES, fake_cuda, ptr_value  # noqa: F401
+from fakert import FAKE_RUNTIME_SOURCES, ptr_value
 
 
 @pytest.fixture(scope="module")

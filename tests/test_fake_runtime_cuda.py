@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED_REFERENCE
-from fakert import arg_f32, arg_i32, arg_ptr, build_reference_cuda_app, fake_cuda, fatbin_cubins, ptr_value  # noqa: F401
+from fakert import arg_f32, arg_i32, arg_ptr, build_reference_cuda_app, fatbin_cubins, ptr_value
 
 @pytest.fixture(scope="module")
 def app22(tmp_path_factory) -> Path:

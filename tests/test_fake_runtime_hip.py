@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fakert import arg_f64, arg_i32, arg_ptr, build_reference_hip_app, fake_hip, fatbin_cubins, ptr_value  # noqa: F401
+from fakert import arg_f64, arg_i32, arg_ptr, build_reference_hip_app, fatbin_cubins, ptr_value
 
 
 @pytest.fixture(scope="module")

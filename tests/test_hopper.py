@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import arg_i32, arg_i64, arg_ptr, fake_cuda, ptr_value  # noqa: F401
+from fakert import arg_i32, arg_ptr, ptr_value
 
 PROGRAMS = REPO / "tests" / "data" / "hopper"
 

@@ -10,7 +10,6 @@ import subprocess
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import fake_cuda  # noqa: F401
 
 SAXPY = REPO / "examples" / "saxpy.mlir"
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import fake_cuda  # noqa: F401
 from offload.toolchain.link_messages import failure_summary, read_report
 
 DATA = REPO / "tests" / "data" / "habits"

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import arg_f32, arg_f64, arg_i32, arg_i64, arg_ptr, fake_cuda, fake_cuda_aarch64, ptr_value  # noqa: F401
+from fakert import arg_f32, arg_f64, arg_i32, arg_i64, arg_ptr, ptr_value
 
 SAXPY = REPO / "examples" / "saxpy.mlir"
 GLOBALS_STREAMS = REPO / "tests" / "data" / "hosts" / "globals_streams.mlir"

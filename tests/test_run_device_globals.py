@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import fake_cuda  # noqa: F401
 from offload.toolchain.executable import read_executable
 
 EXAMPLE = REPO / "examples" / "device_globals.mlir"

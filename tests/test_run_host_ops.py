@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import arg_f32, arg_i64, arg_ptr, fake_cuda, fake_hip, fatbin_cubins, ptr_value  # noqa: F401
+from fakert import arg_f32, arg_i64, arg_ptr, fatbin_cubins, ptr_value
 
 ALL_OPS = REPO / "examples" / "all_host_ops.mlir"
 KERNELS = ["fill", "iota", "scale", "accumulate"]

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import fake_cuda  # noqa: F401
 
 PROGRAMS = REPO / "tests" / "data" / "runner_utils"
 RUNNER_LIBRARIES = ("libmlir_runner_utils.so.22.1", "libmlir_c_runner_utils.so.22.1", "libmlir_float16_utils.so.22.1")

@@ -7,13 +7,12 @@ options: --portable/--device-image/--host-format, PTX beside the bundle, -MD -MF
 from __future__ import annotations
 
 import json
-import os
 import struct
 from pathlib import Path
 
 import pytest
 from conftest import REPO, require_tool, run_cli
-from fakert import arg_f32, arg_i64, fake_cuda, fake_hip, fatbin_cubins  # noqa: F401  (session fixtures)
+from fakert import arg_f32, arg_i64, fatbin_cubins
 from test_ship_target import _make, _scrubbed_env, _unpack
 
 SAXPY = REPO / "examples" / "saxpy.mlir"

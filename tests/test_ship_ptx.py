@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, require_tool, run_cli
-from fakert import fake_cuda  # noqa: F401  (session fixture)
 from test_ship_target import _make, _scrubbed_env, _unpack
 
 SAXPY = REPO / "examples" / "saxpy.mlir"

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
 from conftest import SHARED_REFERENCE, require_tool, run_cli
-from fakert import fake_cuda  # noqa: F401  (session fixture)
 
 LIBDEVICE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
 
@@ -49,7 +47,7 @@ def _bundle(work: Path, major: int, portable: bool, recorded: int | None = None)
     package = work / f"images{major}.bin"
     package.write_bytes(write_binary(images))
     host_bc = work / f"host{major}.bc"
-    subprocess.run([clang, "-c", "-emit-llvm", "-Wno-override-module", f"-Xclang",
+    subprocess.run([clang, "-c", "-emit-llvm", "-Wno-override-module", "-Xclang",
                     f"-fembed-offload-object={package}",
                     str(SHARED_REFERENCE / f"handwritten_host_clang{major}.ll"), "-o", str(host_bc)], check=True)
     if not portable:

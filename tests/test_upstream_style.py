@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import arg_f32, arg_i32, arg_i64, arg_ptr, fake_cuda, fake_hip, ptr_value  # noqa: F401
+from fakert import arg_f32, arg_i32, arg_i64, arg_ptr, ptr_value
 
 PROGRAMS = REPO / "tests" / "data" / "upstream_style"
 
@@ -94,7 +94,7 @@ def test_kernels_outlined_from_gpu_launch_get_unique_names(tmp_path, fake_cuda):
     assert result.returncode == 0, result.stderr
     assert sorted(result.kernels_registered()) == ["bump_kernel", "main_kernel", "main_kernel_0"]
     launches = result.launches()
-    assert [(l["kernel"], l["grid"], l["block"]) for l in launches] == [
+    assert [(launch["kernel"], launch["grid"], launch["block"]) for launch in launches] == [
         ("main_kernel", [1, 1, 1], [4, 1, 1]), ("main_kernel_0", [2, 1, 1], [2, 1, 1]),
         ("bump_kernel", [1, 1, 1], [4, 1, 1])]
     data = ptr_value(result.calls("cudaMalloc")[0]["ptr"])

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SHARED_REFERENCE, require_tool, run_cli
-from fakert import (CUDA_PATH, build_reference_cuda_app, build_reference_hip_app, clang_cuda_link,  # noqa: F401
-                    fake_hip, fatbin_cubins)
+from fakert import CUDA_PATH, build_reference_cuda_app, build_reference_hip_app, clang_cuda_link, fatbin_cubins
 
 DEVICE = SHARED_REFERENCE / "handwritten_device.ll"
 HOST22 = SHARED_REFERENCE / "handwritten_host_clang22.ll"

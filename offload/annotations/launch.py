@@ -31,7 +31,7 @@ def define_stub(emitter: RuntimeEmitter, kernel: str, arg_types) -> object:
     e = emitter
     config_types = [e.i64] * 6 + [e.i32, e.ptr]
     fn = e.declare(stub_name(kernel), e.void, config_types + list(arg_types))
-    for arg, name in zip(fn.args, STUB_CONFIG_PARAMS):
+    for arg, name in zip(fn.args, STUB_CONFIG_PARAMS, strict=False):  # the kernel's arguments keep theirs
         arg.name = name
     # Not inlined into the host code either: a main launching many kernels stays small to compile.
     fn.attributes.add("noinline")
@@ -139,7 +139,7 @@ def define_cluster_stub(emitter: RuntimeEmitter, kernel: str, arg_types, handle,
                            f"the {e.runtime.kind} runtime has no cluster launch", location)
     config_types = [e.i64] * 9 + [e.i32, e.ptr]
     fn = e.declare(cluster_stub_name(kernel), e.void, config_types + list(arg_types))
-    for arg, name in zip(fn.args, ("cluster_x", "cluster_y", "cluster_z") + STUB_CONFIG_PARAMS):
+    for arg, name in zip(fn.args, ("cluster_x", "cluster_y", "cluster_z") + STUB_CONFIG_PARAMS, strict=False):
         arg.name = name
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     pointers = _argument_pointers(e, b, fn.args[len(config_types):])

@@ -369,8 +369,8 @@ def _device_memref_1d(shim: str):
         _allocated, aligned, offset, size, stride = fn.args
         device = e.call_with_out_pointer(b, "HostGetDevicePointer", [aligned, ir.Constant(e.i32, 0)])
         value = ir.Constant(descriptor, None)
-        for position, field in ((0, device), (1, device), (2, offset)):
-            value = b.insert_value(value, field, position)
+        for position, member in ((0, device), (1, device), (2, offset)):
+            value = b.insert_value(value, member, position)
         value = b.insert_value(value, size, [3, 0])
         b.ret(b.insert_value(value, stride, [4, 0]))
     return emit

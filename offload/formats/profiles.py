@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 if sys.version_info >= (3, 11):
@@ -38,7 +38,7 @@ class Profile:
         """Whether this clang reads bitcode written by LLVM `llvm_major` (bitcode is only backward compatible)."""
         return llvm_major <= self.bitcode_reads_llvm_up_to
 
-    def registers_entries_of(self, bundle: "Profile") -> bool:
+    def registers_entries_of(self, bundle: Profile) -> bool:
         """Whether this clang's linker wrapper registers the offload entries of a bundle made for `bundle`
         (same entry layout and kind values: clang 21 and 22 share theirs)."""
         return self.entries == bundle.entries and self.offload_kind == bundle.offload_kind
@@ -61,7 +61,7 @@ def _profile_files() -> dict[int, str]:
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def _all_profiles() -> dict[int, Profile]:
     profiles = {}
     for major, text in _profile_files().items():
@@ -122,7 +122,7 @@ def clangs_registering(bundle_profile: int) -> list[int]:
     return [major for major in available_profiles() if load_profile(major).registers_entries_of(bundle)]
 
 
-def link_table(bundle_profile: int, bitcode_llvm: int | None) -> list[tuple[int, tuple[str, ...], "Profile"]]:
+def link_table(bundle_profile: int, bitcode_llvm: int | None) -> list[tuple[int, tuple[str, ...], Profile]]:
     """(clang major, link_refusals, that clang's profile) for every clang with a profile: the rule as data,
     for a target that cannot run Python (the shipped build.sh)."""
     return [(major, link_refusals(bundle_profile, bitcode_llvm, major), load_profile(major))

@@ -76,7 +76,7 @@ def write_binary_v2(images: list[OffloadImage]) -> bytes:
 
     out = bytearray(HEADER.pack(MAGIC, 2, size, HEADER.size, len(images)))
     image_offset = data_offset
-    for image, strings in zip(images, all_strings):
+    for image, strings in zip(images, all_strings, strict=True):
         out += ENTRY.pack(int(image.image_kind), int(image.offload_kind), int(image.flags), string_map_offset,
                           len(strings), image_offset, len(image.data))
         string_map_offset += STRING_ENTRY_V2.size * len(strings)

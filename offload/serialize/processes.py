@@ -12,7 +12,8 @@ import os
 import pickle
 import selectors
 import signal
-from typing import Callable, Sequence, TypeVar
+from typing import TypeVar
+from collections.abc import Callable, Sequence
 
 from offload.errors import OffloadError
 

@@ -185,8 +185,8 @@ def _parse_entries(elf: ElfFile, section: Section, layout: dict) -> list[Offload
     relocations = None
     entries = []
     for start in range(0, len(raw) - stride + 1, stride):
-        values = dict(zip(names, struct.unpack_from(fmt, raw, start)))
-        for index, (name, type_) in enumerate(zip(names, types)):
+        values = dict(zip(names, struct.unpack_from(fmt, raw, start), strict=True))
+        for index, (name, type_) in enumerate(zip(names, types, strict=True)):
             # A linker that leaves pointer fields to dynamic relocations (PIE) stores them as addends.
             if type_ == "ptr" and values[name] == 0:
                 if relocations is None:
