@@ -85,7 +85,8 @@ def build_sh_accepts(profile: int, form: str, clang: int, machine: dict) -> bool
     top.mkdir()
     (top / bundle).write_bytes(b"bundle bytes")
     (top / "build.sh").write_text(script)
-    (top / "SHA256SUMS").write_text(f"{hashlib.sha256(b'bundle bytes').hexdigest()}  {bundle}\n")
+    (top / "SHA256SUMS").write_text(f"{hashlib.sha256(b'bundle bytes').hexdigest()}  {bundle}\n"  # as ship lists them
+                                    f"{hashlib.sha256(script.encode()).hexdigest()}  build.sh\n")
     done = subprocess.run(["sh", "build.sh", "check"], cwd=top, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "CLANG": str(machine["clangs"][clang]),
                                "CUDA_PATH": str(machine["cuda"])})
