@@ -153,7 +153,7 @@ def _with_dependencies(op, dependencies: list, token_type):
         new = ir.Operation.create(operation.name, results=results,
                                   operands=list(dependencies) + list(operation.operands)[len(old):],
                                   attributes=attributes, loc=operation.location)
-    for old_result, new_result in zip(operation.results, new.results, strict=True):
+    for old_result, new_result in zip(operation.results, new.results, strict=False):  # a synchronous op gains a token result
         old_result.replace_all_uses_with(new_result)
     operation.erase()
     return new
