@@ -243,3 +243,43 @@ def test_emulated_link_is_deterministic(tmp_path):
         done = run_cli("link", str(bundle), "--emulate", "-o", str(tmp_path / name))
         assert done.returncode == 0, done.stderr
     assert (tmp_path / "first").read_bytes() == (tmp_path / "second").read_bytes()
+
+
+DEVICE_ASSERT = """\
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @check(%out: memref<?xi32>) kernel {
+      %t = gpu.thread_id x
+      %c2 = arith.constant 2 : index
+      %ok = arith.cmpi ne, %t, %c2 : index
+      cf.assert %ok, "thread two is refused"
+      %ti = arith.index_cast %t : index to i32
+      memref.store %ti, %out[%t] : memref<?xi32>
+      gpu.return
+    }
+  }
+  func.func @main() -> i32 {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %out = gpu.alloc (%c4) : memref<?xi32>
+    gpu.launch_func @kernels::@check blocks in (%c1, %c1, %c1) threads in (%c4, %c1, %c1) args(%out : memref<?xi32>)
+    gpu.wait
+    %z = arith.constant 0 : i32
+    return %z : i32
+  }
+}
+"""
+
+
+def test_device_assertion_stops_the_launch_as_cuda_reports_it(tmp_path):
+    """CUDA's format for the failing thread, a trap, then the next runtime call's sticky error."""
+    require_emulation()
+    source = tmp_path / "assert.mlir"
+    source.write_text(DEVICE_ASSERT)
+    done = run_cli("run", str(source), "--offload-arch", "sm_80", "--emulate")
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    assert len(lines) == 2, done.stderr
+    assert lines[0].endswith(": block: [0,0,0], thread: [2,0,0] Assertion `thread two is refused` failed.")
+    assert lines[0].startswith(f"{source}:7:")
+    assert lines[1].endswith(": device-side assert triggered")

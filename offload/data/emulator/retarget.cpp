@@ -523,6 +523,8 @@ const StringMap<Handler> &intrinsicTable() {
             for (const char *Sat : {"", ".satfinite"})
               T[std::string("llvm.nvvm.wmma.m16n16k16.mma.") + A + "." + Bl + "." + D + "." + Cty + Sat] =
                   matrixMultiply(MMA_WMMA_M16N16K16);
+    // A trap (after a failed device assertion) stops the GPU thread and the launch.
+    T["llvm.trap"] = rt("trap");
     T["llvm.nvvm.mulhi.i"] = multiplyHigh(true);
     T["llvm.nvvm.mulhi.ll"] = multiplyHigh(true);
     T["llvm.nvvm.mulhi.s"] = multiplyHigh(true);
@@ -743,7 +745,8 @@ struct Retarget {
     const StringMap<Handler> &Table = intrinsicTable();
     SmallVector<Function *, 32> Gpu;
     for (Function &F : M)
-      if (F.isDeclaration() && (F.getName().starts_with("llvm.nvvm.") || F.getName().starts_with("llvm.amdgcn.")))
+      if (F.isDeclaration() && (F.getName().starts_with("llvm.nvvm.") || F.getName().starts_with("llvm.amdgcn.") ||
+                                F.getName() == "llvm.trap"))
         Gpu.push_back(&F);
     for (Function *F : Gpu) {
       if (F->use_empty()) {

@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -36,8 +37,11 @@
 enum {
     SUCCESS = 0, ERROR_INVALID_VALUE = 1, ERROR_MEMORY_ALLOCATION = 2, ERROR_INVALID_CONFIGURATION = 9,
     ERROR_INVALID_DEVICE_POINTER = 17, ERROR_INVALID_RESOURCE_HANDLE = 400, ERROR_NOT_SUPPORTED = 801,
-    ERROR_INVALID_DEVICE_FUNCTION = 98, ERROR_INVALID_DEVICE = 101,
+    ERROR_INVALID_DEVICE_FUNCTION = 98, ERROR_INVALID_DEVICE = 101, ERROR_ASSERT = 710,
 };
+
+/* A device-side assertion failed: the launch stopped, and every later call reports it (sticky). */
+static _Atomic int device_trapped;
 
 static const char *error_text(int code) {
     switch (code) {
@@ -50,6 +54,7 @@ static const char *error_text(int code) {
     case ERROR_INVALID_DEVICE: return "invalid device ordinal";
     case ERROR_INVALID_RESOURCE_HANDLE: return "invalid resource handle";
     case ERROR_NOT_SUPPORTED: return "operation not supported";
+    case ERROR_ASSERT: return "device-side assert triggered";
     default: return "unknown error";
     }
 }
@@ -64,6 +69,7 @@ static const char *error_name(int code) {
     case ERROR_INVALID_DEVICE_FUNCTION: return "ErrorInvalidDeviceFunction";
     case ERROR_INVALID_DEVICE: return "ErrorInvalidDevice";
     case ERROR_INVALID_RESOURCE_HANDLE: return "ErrorInvalidResourceHandle";
+    case ERROR_ASSERT: return "ErrorAssert";
     default: return "ErrorUnknown";
     }
 }
@@ -166,6 +172,7 @@ struct block {
     unsigned live, arrived, reduce_kind;
     uint32_t reduce_value;
     void *scheduler_sp;
+    jmp_buf escape;  /* plain-loop blocks: where a thread that trapped (failed assertion) leaves to */
     /* HIP: hidden kernel arguments (code object v5) and the HSA dispatch packet, read by ockl. */
     _Alignas(16) unsigned char implicit_args[256];
     _Alignas(16) unsigned char dispatch_packet[64];
@@ -739,7 +746,7 @@ void thread_exited(void) {
     struct emu_thread *t = current;
     t->state = EXITED;
     b->live--;
-    if (b->arrived && b->arrived == b->live) report_divergent_barrier(t);
+    if (b->arrived && b->arrived == b->live && !atomic_load(&device_trapped)) report_divergent_barrier(t);
     emu_switch(&t->sp, b->scheduler_sp);
     __builtin_unreachable();
 }
@@ -846,17 +853,18 @@ static void run_block(struct worker *w, const struct launch *l, uint64_t index) 
     current_block = &b;
     unsigned n = l->threads_per_block, warp_size = l->warp_size;
     if (!(l->kernel->flags & FLAG_NEEDS_CONTEXTS)) {
-        struct emu_thread t;
+        static _Thread_local struct emu_thread t;  /* static: the same across a longjmp from a trap */
         memset(&t, 0, sizeof t);
         current = &t;
-        unsigned linear = 0;
-        for (uint32_t z = 0; z < l->block[2]; ++z)
-            for (uint32_t y = 0; y < l->block[1]; ++y)
-                for (uint32_t x = 0; x < l->block[0]; ++x, ++linear) {
-                    t.tid[0] = x, t.tid[1] = y, t.tid[2] = z;
-                    t.linear = linear, t.lane = linear % warp_size, t.warp = linear / warp_size;
-                    l->kernel->entry(l->args);
-                }
+        if (_setjmp(b.escape)) t.linear++;  /* a thread trapped: the block goes on with the next */
+        for (; t.linear < n; t.linear++) {
+            unsigned linear = t.linear;
+            t.tid[0] = linear % l->block[0];
+            t.tid[1] = linear / l->block[0] % l->block[1];
+            t.tid[2] = linear / l->block[0] / l->block[1];
+            t.lane = linear % warp_size, t.warp = linear / warp_size;
+            l->kernel->entry(l->args);
+        }
         current = NULL;
         current_block = NULL;
         return;
@@ -893,6 +901,7 @@ static void run_block(struct worker *w, const struct launch *l, uint64_t index) 
             }
             if (t->state == EXITED) exited++;
         }
+        if (!progressed && exited < n && atomic_load(&device_trapped)) break;  /* the launch was trapped */
         if (!progressed && exited < n && complete_waiting_collectives(&b)) continue;
         if (!progressed && exited < n) {
             unsigned at_barrier = 0, at_warp = 0;
@@ -935,7 +944,7 @@ static void work_on(const struct launch *l) {
     worker_prepare(w, l);
     for (;;) {
         uint64_t index = atomic_fetch_add(&pool.next_block, 1);
-        if (index >= l->block_count) break;
+        if (index >= l->block_count || atomic_load(&device_trapped)) break;  /* a trap ends the launch */
         run_block(w, l, index);
     }
 }
@@ -1122,6 +1131,7 @@ typedef struct { unsigned x, y, z; } dim3;
 
 static int launch(const void *handle, dim3 grid, dim3 block, void **args, size_t dynamic_shared) {
     init_page_size();
+    if (atomic_load(&device_trapped)) return status(ERROR_ASSERT);
     struct kernel *k = kernel_of(handle);
     if (!k) return status(ERROR_INVALID_DEVICE_FUNCTION);
     uint64_t threads = (uint64_t)block.x * block.y * block.z;
@@ -1171,6 +1181,8 @@ static int destroy_handle(void *h) {
     return SUCCESS;
 }
 
+static int trapped_status(void) { return atomic_load(&device_trapped) ? status(ERROR_ASSERT) : SUCCESS; }
+
 /* ---- the API, once per vendor prefix -------------------------------------------------------------------- */
 
 #define API_SET(P)                                                                                                   \
@@ -1179,20 +1191,21 @@ static int destroy_handle(void *h) {
     EXPORT int P##Free(void *p) { return device_free(p); }                                                           \
     EXPORT int P##Memcpy(void *d, const void *s, size_t n, int k) { (void)k; if (n) memmove(d, s, n); return SUCCESS; } \
     EXPORT int P##MemcpyAsync(void *d, const void *s, size_t n, int k, void *st) {                                   \
-        (void)k; (void)st; if (n) memmove(d, s, n); return SUCCESS; }                                                  \
+        (void)k; (void)st; if (atomic_load(&device_trapped)) return status(ERROR_ASSERT);                           \
+        if (n) memmove(d, s, n); return SUCCESS; }                                                  \
     EXPORT int P##Memset(void *d, int v, size_t n) { if (n) memset(d, v, n); return SUCCESS; }                       \
     EXPORT int P##MemsetAsync(void *d, int v, size_t n, void *st) { (void)st; if (n) memset(d, v, n); return SUCCESS; } \
     EXPORT int P##StreamCreate(void **s) { return create_handle(s); }                                                \
     EXPORT int P##StreamCreateWithFlags(void **s, unsigned f) { (void)f; return create_handle(s); }                  \
     EXPORT int P##StreamDestroy(void *s) { return destroy_handle(s); }                                               \
-    EXPORT int P##StreamSynchronize(void *s) { (void)s; fflush(stdout); return SUCCESS; }                            \
+    EXPORT int P##StreamSynchronize(void *s) { (void)s; fflush(stdout); return trapped_status(); }                            \
     EXPORT int P##StreamQuery(void *s) { (void)s; return SUCCESS; }                                                  \
     EXPORT int P##StreamWaitEvent(void *s, void *e, unsigned f) { (void)s; (void)e; (void)f; return SUCCESS; }       \
     EXPORT int P##EventCreate(void **e) { return create_handle(e); }                                                 \
     EXPORT int P##EventCreateWithFlags(void **e, unsigned f) { (void)f; return create_handle(e); }                   \
     EXPORT int P##EventDestroy(void *e) { return destroy_handle(e); }                                                \
     EXPORT int P##EventRecord(void *e, void *s) { (void)s; if (e) ((struct event *)e)->time = nanoseconds(); return SUCCESS; } \
-    EXPORT int P##EventSynchronize(void *e) { (void)e; return SUCCESS; }                                             \
+    EXPORT int P##EventSynchronize(void *e) { (void)e; return trapped_status(); }                                             \
     EXPORT int P##EventQuery(void *e) { (void)e; return SUCCESS; }                                                   \
     EXPORT int P##EventElapsedTime(float *ms, void *a, void *b) {                                                    \
         if (!ms || !a || !b) return status(ERROR_INVALID_VALUE);                                                     \
@@ -1206,7 +1219,7 @@ static int destroy_handle(void *h) {
     EXPORT int P##SetDevice(int d) { return d == 0 ? SUCCESS : status(ERROR_INVALID_DEVICE); }                       \
     EXPORT int P##GetDevice(int *d) { if (d) *d = 0; return SUCCESS; }                                               \
     EXPORT int P##GetDeviceCount(int *n) { if (n) *n = 1; return SUCCESS; }                                          \
-    EXPORT int P##DeviceSynchronize(void) { fflush(stdout); return SUCCESS; }                                        \
+    EXPORT int P##DeviceSynchronize(void) { fflush(stdout); return trapped_status(); }                                        \
     EXPORT int P##DeviceReset(void) { return SUCCESS; }                                                              \
     EXPORT int P##GetLastError(void) { int e = last_error; last_error = 0; return e; }                               \
     EXPORT int P##PeekAtLastError(void) { return last_error; }                                                       \
@@ -1400,13 +1413,41 @@ EXPORT int __emu_vprintf(const char *fmt, const char *args) {
     return n;
 }
 
+/* The GPU thread stops (the hardware traps): a fiber exits, a plain-loop thread leaves to its block. */
+NORETURN static void trap_thread(void) {
+    atomic_store(&device_trapped, 1);
+    if (current_block->threads) {
+        thread_exited();
+    }
+    _longjmp(current_block->escape, 1);
+}
+
+/* CUDA's device assert: its message as the CUDA runtime prints it, then a trap; later calls report
+ * "device-side assert triggered". */
 EXPORT void __emu_assertfail(const char *message, const char *file, unsigned line, const char *function, size_t size) {
     (void)size;
+    const struct emu_thread *t = current;
+    const struct block *b = current_block;
+    pthread_mutex_lock(&print_lock);
+    fflush(stdout);
+    fprintf(stderr, "%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n", file ? file : "?",
+            line, function ? function : "?", b->ctaid[0], b->ctaid[1], b->ctaid[2], t->tid[0], t->tid[1], t->tid[2],
+            message ? message : "?");
+    fflush(stderr);
+    pthread_mutex_unlock(&print_lock);
+    trap_thread();
+}
+
+EXPORT void __emu_trap(void) {
     char at[256];
     where(at, sizeof at, current);
-    fail("%s:%u: %s: device-side assertion '%s' failed in %s", file ? file : "?", line, function ? function : "?",
-         message ? message : "?", at);
+    pthread_mutex_lock(&print_lock);
+    fflush(stdout);
+    fprintf(stderr, "mlir-offload emulator: trap in %s\n", at);
+    pthread_mutex_unlock(&print_lock);
+    trap_thread();
 }
+
 
 /* AMD's printf (ockl) as hostcall packets: a descriptor (bit 0 begins a message, bit 1 ends it, bits
  * 5..7 count the words that follow, bits 8.. the message id the host returned) and up to 7 words. A
