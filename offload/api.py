@@ -60,6 +60,7 @@ def _keywords_of_flags() -> dict[str, tuple[str, bool]]:
     from offload.options import SPECS, SWITCH
 
     found = {flag: (flag.lstrip("-").replace("-", "_"), flag not in LINK_SWITCHES) for flag in LINK_FLAGS}
+    found["-o"] = ("output", False)  # "choose another -o": the output keyword
     for name, spec in SPECS.items():
         if spec.api:
             for declaration in spec.flags:
@@ -107,6 +108,12 @@ def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None =
     from offload.config import project_config
     from offload.options import given_keywords, resolve
 
+    from offload.compiler.frontend import SourceText
+
+    if not isinstance(path, (str, os.PathLike, SourceText)):
+        raise OffloadError(f"compile_file(): path expects a file path, got {type(path).__name__}")
+    if not isinstance(textual, bool):
+        raise OffloadError(f"compile_file(): textual expects True or False, got {type(textual).__name__}")
     try:
         given = given_keywords({"offload_arch": offload_arch, **options}, "compile_file")
         resolved = resolve(given, project_config(path if isinstance(path, str) else os.fspath(path)))
@@ -115,6 +122,9 @@ def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None =
         compiled = compile_bundle(plan)
     except OffloadError as error:
         raise _in_api_terms(error, {}) from None
+    except (OSError, ValueError, UnicodeError) as error:  # a path Python cannot use (a NUL byte, ...)
+        raise OffloadError(f"compile_file(): cannot read {os.fspath(path) if not isinstance(path, SourceText) else 'the text'!r}: "
+                           f"{getattr(error, 'strerror', None) or error}") from None
     return Bundle(compiled.data, plan.bundle.host_format, dict(compiled.ptx))
 
 
@@ -124,9 +134,16 @@ def compile_text(text: str, offload_arch: str | list[str] | None = None, *, name
     (<name>.mlir). Keyword options as compile_file's."""
     from offload.compiler.frontend import SourceText
 
+    if not isinstance(text, str):
+        raise OffloadError(f"compile_text(): text expects MLIR source as str, got {type(text).__name__}")
+    check_plain_name(name, "compile_text")
+    try:
+        source = text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise OffloadError(f"compile_text(): text holds a character UTF-8 cannot encode at index {e.start}") from None
     # No file: the name alone reaches diagnostics and debug information (the same text, the same bundle);
     # mlir-offload.toml is looked for from the current folder, as for a file named so there.
-    return compile_file(SourceText(f"{name}.mlir", text.encode("utf-8")), offload_arch, **options)
+    return compile_file(SourceText(f"{name}.mlir", source), offload_arch, **options)
 
 
 def compile_module(module, offload_arch: str | list[str] | None = None, *, name: str = "module",
@@ -137,8 +154,25 @@ def compile_module(module, offload_arch: str | list[str] | None = None, *, name:
     operation = getattr(module, "operation", module)
     if not hasattr(operation, "get_asm"):
         raise OffloadError(f"compile_module takes an mlir.ir.Module, not {type(module).__name__}")
-    operation.verify()
-    return compile_text(operation.get_asm(enable_debug_info=True), offload_arch, name=name, **options)
+    check_plain_name(name, "compile_module")
+    try:
+        operation.verify()
+        text = operation.get_asm(enable_debug_info=True)
+    except Exception as error:  # noqa: BLE001 - the bindings' MLIRError: the caller's module does not verify
+        from offload.compiler.frontend import mlir_error
+
+        found = mlir_error(error, f"{name}.mlir") if hasattr(error, "error_diagnostics") else \
+            OffloadError(" ".join(str(error).split()))
+        raise OffloadError(f"compile_module(): the module does not verify: {found.message}", found.location) from None
+    return compile_text(text, offload_arch, name=name, **options)
+
+
+def check_plain_name(name, caller: str) -> None:
+    """`name` names <name>.mlir in diagnostics and debug information: a plain file name, no folder."""
+    if not isinstance(name, str):
+        raise OffloadError(f"{caller}(): name expects a plain file name (str), got {type(name).__name__}")
+    if not name or name in (".", "..") or "/" in name or "\\" in name or not name.isprintable():
+        raise OffloadError(f"{caller}(): name expects a plain file name without folders, got {name!r}")
 
 
 def link(inputs: list, output: str | os.PathLike, *, clang: str | None = None, cuda_path: str | None = None,
@@ -149,6 +183,22 @@ def link(inputs: list, output: str | os.PathLike, *, clang: str | None = None, c
     from offload.compiler.textual_ir import read_offload_images
     from offload.toolchain.link import find_bundles, link_bundle
 
+    if isinstance(inputs, (str, os.PathLike, Bundle)):  # link("x.bc", ...): one input, not its characters
+        inputs = [inputs]
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise OffloadError(f"link(): inputs expects a list of paths or Bundles, got {_describe(inputs)}")
+    for index, item in enumerate(inputs):
+        if not isinstance(item, (str, os.PathLike, Bundle)):
+            raise OffloadError(f"link(): inputs[{index}] expects a path or a Bundle, got {type(item).__name__}")
+    if not isinstance(output, (str, os.PathLike)) or not os.fspath(output):
+        raise OffloadError(f"link(): output expects a file path, got {_describe(output)}")
+    if isinstance(flags, str) or not isinstance(flags, (list, tuple)) or not all(isinstance(f, str) for f in flags):
+        raise OffloadError(f"link(): flags expects a list of str (clang's words), got {_describe(flags)}")
+    for keyword, value in (("clang", clang), ("cuda_path", cuda_path), ("rocm_path", rocm_path)):
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise OffloadError(f"link(): {keyword} expects a path or None, got {type(value).__name__}")
+    if not isinstance(ptx_beside, bool):
+        raise OffloadError(f"link(): ptx_beside expects True or False, got {type(ptx_beside).__name__}")
     with tempfile.TemporaryDirectory(prefix="mlir-offload-api-") as folder:
         arguments, names = [], {}
         for index, item in enumerate(inputs):
@@ -162,4 +212,10 @@ def link(inputs: list, output: str | os.PathLike, *, clang: str | None = None, c
                         cuda_path=cuda_path, rocm_path=rocm_path, ptx_beside=ptx_beside, cudart=cudart)
         except OffloadError as error:
             raise _in_api_terms(error, {**names, folder: "<temporary folder>"}) from None
+        except (OSError, ValueError, UnicodeError) as error:  # a path Python cannot use (a NUL byte, ...)
+            raise OffloadError(f"link(): {getattr(error, 'strerror', None) or error}") from None
     return Path(output)
+
+
+def _describe(value) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]

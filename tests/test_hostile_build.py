@@ -212,3 +212,59 @@ def test_a_closed_standard_stream_is_one_error(tmp_path, closed):
                           text=True)
     line = one_error_line(proc)
     assert "closed" in line and "internal error" not in line, line
+
+
+# ---- the Python API: every argument checked at the boundary, only OffloadError ---------------------
+
+API_CASES = {
+    "absolute name": lambda api, text: api.compile_text(text, "sm_80", name="/tmp/escape"),
+    "folder name": lambda api, text: api.compile_text(text, "sm_80", name="../escape"),
+    "name not str": lambda api, text: api.compile_text(text, "sm_80", name=3),
+    "bytes text": lambda api, text: api.compile_text(text.encode(), "sm_80"),
+    "unencodable text": lambda api, text: api.compile_text(text + "\udcff", "sm_80"),
+    "NUL in path": lambda api, text: api.compile_file("a\0b.mlir", "sm_80"),
+    "path not a path": lambda api, text: api.compile_file(3, "sm_80"),
+    "opt level": lambda api, text: api.compile_text(text, "sm_80", opt_level=9),
+    "inputs not paths": lambda api, text: api.link([3], "app"),
+    "flags a str": lambda api, text: api.link(["s.bc"], "app", flags="-lm"),
+    "cudart": lambda api, text: api.link(["s.bc"], "app", cudart="dynamic"),
+    "output a folder": lambda api, text: api.link(["s.bc"], "."),
+    "output the input": lambda api, text: api.link(["s.bc"], "./s.bc"),
+    "NUL in input": lambda api, text: api.link(["s\0.bc"], "app"),
+}
+
+
+@pytest.mark.parametrize("case", API_CASES)
+def test_the_api_raises_only_offload_error_in_its_own_words(tmp_path, monkeypatch, case):
+    from offload import api
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.bc").write_bytes(b"not linked here")
+    before = snapshot(tmp_path)
+    with pytest.raises(api.OffloadError) as caught:
+        API_CASES[case](api, SAXPY.read_text())
+    message = caught.value.render()
+    assert "\n" not in message and "internal error" not in message and " -o" not in message, message
+    assert "mlir-offload-api-" not in message and "/tmp/" not in message.replace("'/tmp/escape'", ""), message
+    assert snapshot(tmp_path) == before and not Path("/tmp/escape.mlir").exists()
+
+
+def test_api_link_takes_one_path_as_one_input(tmp_path, monkeypatch):
+    from offload import api
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(api.OffloadError) as caught:
+        api.link("missing.offload.bc", "app")
+    assert "missing.offload.bc" in caught.value.render()  # the path, not its first character 'm'
+
+
+def test_api_debug_output_is_deterministic_and_names_the_source(tmp_path):
+    from offload import api
+
+    text = SAXPY.read_text()
+    first = api.compile_text(text, "sm_80", name="saxpy", debug=True, cache=False)
+    second = api.compile_text(text, "sm_80", name="saxpy", debug=True, cache=False)
+    assert first.data == second.data and b"saxpy.mlir" in first.data and b"/tmp" not in first.data
+    with pytest.raises(api.OffloadError) as caught:
+        api.compile_text("module {\n  bogus.op\n", "sm_80", name="mine")
+    assert caught.value.render().startswith("mine.mlir:2:"), caught.value.render()

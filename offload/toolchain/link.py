@@ -345,6 +345,10 @@ def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = Non
     """`bundles` and `inputs` as plan_link takes them."""
     import click
 
+    from offload.fsutil import check_outputs
+
+    # Before clang runs: not over an input (clang would overwrite the bundle or an object), a device or a folder.
+    check_outputs([output], [item for item in inputs if not item.startswith("-")])
     plan = plan_link(bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside, cudart, resource_usage)
     if plan.ptx:
         from offload.toolchain.ptx import inputs_with_device_code
