@@ -91,6 +91,7 @@ def test_two_word_options_reach_clang_whole(bundle):
     assert "-Xcuda-ptxas" not in words  # clang drops it at a link; the linker wrapper's ptxas gets -v
     at = words.index("-Xoffload-linker-nvptx64-nvidia-cuda")
     assert words[at + 1] == "-v"
+    assert not [w for w in words if w.startswith("--offload-jobs")]  # serial device links: reports stay whole
 
 
 def test_xcuda_ptxas_v_shows_ptxas_lines(bundle):

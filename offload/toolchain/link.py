@@ -192,10 +192,12 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
         command.append(CXX_DRIVER_MODE)  # as nvcc links with g++: the C++ runtime comes with C++ objects
     command += inputs
     command += host_optimization(own_options(inputs))  # clang compiles the bundle's host bitcode at the link's level
-    command += device_link_jobs(load_profile(clang.major), bundles, own_options(inputs))
     if (ptxas_verbose or resource_usage) and CUDA.offload_kind in kinds:
-        # The linker wrapper's nvlink wrapper runs ptxas (bitcode images) and nvlink with -v.
+        # The linker wrapper's nvlink wrapper runs ptxas (bitcode images) and nvlink with -v; the device
+        # links run one after another, so that each arch's report lines stay together.
         command += [f"-Xoffload-linker-{CUDA.triple}", "-v"]
+    else:
+        command += device_link_jobs(load_profile(clang.major), bundles, own_options(inputs))
     path_prepend: list[str] = []
     env: dict[str, str] = {}
     ptx_images = []
