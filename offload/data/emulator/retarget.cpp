@@ -271,7 +271,7 @@ Handler loadMatrix(unsigned Count, bool Transposed) {
 
 // mma.sync: a warp collective; every operand in an 8-byte slot, __emu_mma(shape, operands, results).
 enum MmaShape { MMA_M16N8K16_F16 = 0, MMA_M16N8K8_F16 = 1, MMA_M16N8K8_TF32 = 2, MMA_M8N8K4_F64 = 3,
-                MMA_WMMA_M16N16K16 = 4 };
+                MMA_WMMA_M16N16K16 = 4, MMA_WMMA_M8N8K4_F64 = 5 };
 constexpr unsigned MMA_C_F16 = 16, MMA_D_F16 = 32;
 Handler matrixMultiply(unsigned Shape) {
   return [Shape](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
@@ -293,31 +293,34 @@ Handler matrixMultiply(unsigned Shape) {
   };
 }
 
-// wmma (gpu.subgroup_mma_*) m16n16k16: the fragment layout is the runtime's own (NVIDIA leaves it
-// opaque); loads and stores are per lane, __emu_wmma_load(which, col_major, f32, ptr, stride, slots) and
-// __emu_wmma_store(col_major, f32, ptr, stride, slots); the multiply is matrixMultiply(MMA_WMMA_M16N16K16).
+// wmma (gpu.subgroup_mma_*): the fragment layout is the runtime's own (NVIDIA leaves it opaque); loads
+// and stores are per lane, __emu_wmma_load(shape, which, col_major, element, ptr, stride, slots) and
+// __emu_wmma_store(shape, col_major, element, ptr, stride, slots); the multiply is matrixMultiply.
+enum WmmaShape { WMMA_M16N16K16 = 0, WMMA_M8N8K4 = 1 };
 enum WmmaOperand { WMMA_A = 0, WMMA_B = 1, WMMA_C = 2 };
-Handler wmmaLoad(unsigned Which, bool ColMajor, bool F32) {
-  return [Which, ColMajor, F32](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+enum WmmaElement { WMMA_F16 = 0, WMMA_F32 = 1, WMMA_F64 = 2 };
+Handler wmmaLoad(unsigned Shape, unsigned Which, bool ColMajor, unsigned Element) {
+  return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
     AllocaInst *Slots = B.CreateAlloca(ArrayType::get(E.I64, 8));
-    Value *Stride = CI->arg_size() > 1 ? CI->getArgOperand(1) : B.getInt32(16);
-    FunctionCallee F = E.runtime("__emu_wmma_load", Type::getVoidTy(E.C), {E.I32, E.I32, E.I32, E.Ptr, E.I32, E.Ptr});
-    B.CreateCall(F, {B.getInt32(Which), B.getInt32(ColMajor), B.getInt32(F32),
+    Value *Stride = CI->arg_size() > 1 ? CI->getArgOperand(1) : B.getInt32(Shape == WMMA_M8N8K4 ? 0 : 16);
+    FunctionCallee F = E.runtime("__emu_wmma_load", Type::getVoidTy(E.C),
+                                 {E.I32, E.I32, E.I32, E.I32, E.Ptr, E.I32, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Shape), B.getInt32(Which), B.getInt32(ColMajor), B.getInt32(Element),
                      B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), Stride, Slots});
     return unpackSlots(E, B, CI->getType(), Slots);
   };
 }
 
-Handler wmmaStore(bool ColMajor, bool F32) {
-  return [ColMajor, F32](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+Handler wmmaStore(unsigned Shape, bool ColMajor, unsigned Element) {
+  return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
     AllocaInst *Slots = B.CreateAlloca(ArrayType::get(E.I64, 8));
-    unsigned Values = F32 ? 8 : 4;
+    unsigned Values = Element == WMMA_F32 ? 8 : Element == WMMA_F16 ? 4 : 2;
     for (unsigned I = 0; I < Values; ++I)
       B.CreateStore(CI->getArgOperand(1 + I), B.CreateConstGEP1_64(E.I8, Slots, 8 * I));
-    Value *Stride = CI->arg_size() > 1 + Values ? CI->getArgOperand(1 + Values) : B.getInt32(16);
-    FunctionCallee F = E.runtime("__emu_wmma_store", Type::getVoidTy(E.C), {E.I32, E.I32, E.Ptr, E.I32, E.Ptr});
-    B.CreateCall(F, {B.getInt32(ColMajor), B.getInt32(F32), B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr),
-                     Stride, Slots});
+    Value *Stride = CI->arg_size() > 1 + Values ? CI->getArgOperand(1 + Values) : B.getInt32(0);
+    FunctionCallee F = E.runtime("__emu_wmma_store", Type::getVoidTy(E.C), {E.I32, E.I32, E.I32, E.Ptr, E.I32, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Shape), B.getInt32(ColMajor), B.getInt32(Element),
+                     B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), Stride, Slots});
     return nullptr;
   };
 }
@@ -509,20 +512,29 @@ const StringMap<Handler> &intrinsicTable() {
         for (const char *Space : Spaces) {
           std::string Tail = std::string(".") + Layout + Stride;
           bool Col = std::string(Layout) == "col";
-          T["llvm.nvvm.wmma.m16n16k16.load.a" + Tail + ".f16" + Space] = wmmaLoad(WMMA_A, Col, false);
-          T["llvm.nvvm.wmma.m16n16k16.load.b" + Tail + ".f16" + Space] = wmmaLoad(WMMA_B, Col, false);
-          T["llvm.nvvm.wmma.m16n16k16.load.c" + Tail + ".f16" + Space] = wmmaLoad(WMMA_C, Col, false);
-          T["llvm.nvvm.wmma.m16n16k16.load.c" + Tail + ".f32" + Space] = wmmaLoad(WMMA_C, Col, true);
-          T["llvm.nvvm.wmma.m16n16k16.store.d" + Tail + ".f16" + Space] = wmmaStore(Col, false);
-          T["llvm.nvvm.wmma.m16n16k16.store.d" + Tail + ".f32" + Space] = wmmaStore(Col, true);
+          std::string M16 = "llvm.nvvm.wmma.m16n16k16.", M8 = "llvm.nvvm.wmma.m8n8k4.";
+          T[M16 + "load.a" + Tail + ".f16" + Space] = wmmaLoad(WMMA_M16N16K16, WMMA_A, Col, WMMA_F16);
+          T[M16 + "load.b" + Tail + ".f16" + Space] = wmmaLoad(WMMA_M16N16K16, WMMA_B, Col, WMMA_F16);
+          T[M16 + "load.c" + Tail + ".f16" + Space] = wmmaLoad(WMMA_M16N16K16, WMMA_C, Col, WMMA_F16);
+          T[M16 + "load.c" + Tail + ".f32" + Space] = wmmaLoad(WMMA_M16N16K16, WMMA_C, Col, WMMA_F32);
+          T[M16 + "store.d" + Tail + ".f16" + Space] = wmmaStore(WMMA_M16N16K16, Col, WMMA_F16);
+          T[M16 + "store.d" + Tail + ".f32" + Space] = wmmaStore(WMMA_M16N16K16, Col, WMMA_F32);
+          T[M8 + "load.a" + Tail + ".f64" + Space] = wmmaLoad(WMMA_M8N8K4, WMMA_A, Col, WMMA_F64);
+          T[M8 + "load.b" + Tail + ".f64" + Space] = wmmaLoad(WMMA_M8N8K4, WMMA_B, Col, WMMA_F64);
+          T[M8 + "load.c" + Tail + ".f64" + Space] = wmmaLoad(WMMA_M8N8K4, WMMA_C, Col, WMMA_F64);
+          T[M8 + "store.d" + Tail + ".f64" + Space] = wmmaStore(WMMA_M8N8K4, Col, WMMA_F64);
         }
     for (const char *A : {"row", "col"})
-      for (const char *Bl : {"row", "col"})
+      for (const char *Bl : {"row", "col"}) {
         for (const char *D : {"f16", "f32"})
           for (const char *Cty : {"f16", "f32"})
             for (const char *Sat : {"", ".satfinite"})
               T[std::string("llvm.nvvm.wmma.m16n16k16.mma.") + A + "." + Bl + "." + D + "." + Cty + Sat] =
                   matrixMultiply(MMA_WMMA_M16N16K16);
+        for (const char *Rounding : {"", ".rn", ".rz", ".rm", ".rp"})
+          T[std::string("llvm.nvvm.wmma.m8n8k4.mma.") + A + "." + Bl + ".f64" + Rounding] =
+              matrixMultiply(MMA_WMMA_M8N8K4_F64);
+      }
     // A trap (after a failed device assertion) stops the GPU thread and the launch.
     T["llvm.trap"] = rt("trap");
     T["llvm.nvvm.mulhi.i"] = multiplyHigh(true);

@@ -538,7 +538,7 @@ EXPORT void __emu_mma(uint32_t shape, const void *operands, void *results) {
 }
 
 enum { MMA_M16N8K16_F16 = 0, MMA_M16N8K8_F16 = 1, MMA_M16N8K8_TF32 = 2, MMA_M8N8K4_F64 = 3,
-       MMA_WMMA_M16N16K16 = 4, MMA_SHAPE_MASK = 15,
+       MMA_WMMA_M16N16K16 = 4, MMA_WMMA_M8N8K4_F64 = 5, MMA_SHAPE_MASK = 15,
        MMA_C_F16 = 16, MMA_D_F16 = 32 };
 
 static float half_at(const void *slots, unsigned slot, unsigned which) {
@@ -564,34 +564,76 @@ static float tf32_at(const void *slots, unsigned slot) {  /* tf32: an f32 with 1
     return f;
 }
 
-/* wmma m16n16k16 fragments (the emulator's layout): A and B, 16 halves per lane, hold logical element
- * (l % 16) * 16 + e (lanes 16..31 repeat lanes 0..15); C and D, 8 values per lane, element l * 8 + e. */
+/* wmma fragments (the emulator's layout; NVIDIA leaves it unspecified). m16n16k16: A and B, 16 halves
+ * per lane, hold logical element (l % 16) * 16 + e (lanes 16..31 repeat lanes 0..15); C and D, 8 values
+ * per lane, element l * 8 + e; all 16x16. m8n8k4 (f64): A (8x4) and B (4x8) element l, C and D (8x8)
+ * elements 2l and 2l + 1. Element m of an R x C matrix is row m / C, column m % C. */
+enum { WMMA_M16N16K16 = 0, WMMA_M8N8K4 = 1 };
 enum { WMMA_A = 0, WMMA_B = 1, WMMA_C = 2 };
+enum { WMMA_F16 = 0, WMMA_F32 = 1, WMMA_F64 = 2 };
 
 static unsigned wmma_element(unsigned which, unsigned lane, unsigned e) {
     return which == WMMA_C ? lane * 8 + e : (lane % 16) * 16 + e;
 }
 
-EXPORT void __emu_wmma_load(uint32_t which, uint32_t col_major, uint32_t is_f32, const void *matrix, uint32_t stride,
-                            void *slots) {
-    unsigned lane = current->lane % 32, values = which == WMMA_C ? 8 : 16;
+struct wmma_fragment { unsigned values, columns, first, step; };  /* element first + e (step: per lane) */
+
+static struct wmma_fragment wmma_layout(unsigned shape, unsigned which, unsigned lane) {
+    if (shape == WMMA_M8N8K4) {
+        if (which == WMMA_C) return (struct wmma_fragment){2, 8, 2 * lane, 1};
+        return (struct wmma_fragment){1, which == WMMA_A ? 4 : 8, lane, 1};
+    }
+    return (struct wmma_fragment){which == WMMA_C ? 8 : 16, 16, wmma_element(which, lane, 0), 1};
+}
+
+static size_t element_bytes(unsigned element) { return element == WMMA_F16 ? 2 : element == WMMA_F32 ? 4 : 8; }
+
+/* Where element e of a fragment sits among the 8-byte slots (f16 values pair up in one slot). */
+static size_t slot_offset(unsigned element, unsigned e) {
+    return element == WMMA_F16 ? 8 * (e / 2) + 2 * (e % 2) : 8 * (size_t)e;
+}
+
+EXPORT void __emu_wmma_load(uint32_t shape, uint32_t which, uint32_t col_major, uint32_t element, const void *matrix,
+                            uint32_t stride, void *slots) {
+    struct wmma_fragment f = wmma_layout(shape, which, current->lane % 32);
+    size_t bytes = element_bytes(element);
+    if (!stride) stride = f.columns;
     memset(slots, 0, 64);
-    for (unsigned e = 0; e < values; ++e) {
-        unsigned m = wmma_element(which, lane, e), row = m / 16, col = m % 16;
+    for (unsigned e = 0; e < f.values; ++e) {
+        unsigned m = f.first + e, row = m / f.columns, col = m % f.columns;
         size_t at = col_major ? (size_t)col * stride + row : (size_t)row * stride + col;
-        if (is_f32) memcpy((char *)slots + 8 * e, (const float *)matrix + at, 4);
-        else memcpy((char *)slots + 8 * (e / 2) + 2 * (e % 2), (const uint16_t *)matrix + at, 2);
+        memcpy((char *)slots + slot_offset(element, e), (const char *)matrix + at * bytes, bytes);
     }
 }
 
-EXPORT void __emu_wmma_store(uint32_t col_major, uint32_t is_f32, void *matrix, uint32_t stride, const void *slots) {
-    unsigned lane = current->lane % 32;
-    for (unsigned e = 0; e < 8; ++e) {
-        unsigned m = wmma_element(WMMA_C, lane, e), row = m / 16, col = m % 16;
+EXPORT void __emu_wmma_store(uint32_t shape, uint32_t col_major, uint32_t element, void *matrix, uint32_t stride,
+                             const void *slots) {
+    struct wmma_fragment f = wmma_layout(shape, WMMA_C, current->lane % 32);
+    size_t bytes = element_bytes(element);
+    if (!stride) stride = f.columns;
+    for (unsigned e = 0; e < f.values; ++e) {
+        unsigned m = f.first + e, row = m / f.columns, col = m % f.columns;
         size_t at = col_major ? (size_t)col * stride + row : (size_t)row * stride + col;
-        if (is_f32) memcpy((float *)matrix + at, (const char *)slots + 8 * e, 4);
-        else memcpy((uint16_t *)matrix + at, (const char *)slots + 8 * (e / 2) + 2 * (e % 2), 2);
+        memcpy((char *)matrix + at * bytes, (const char *)slots + slot_offset(element, e), bytes);
     }
+}
+
+static void wmma_multiply_f64(struct emu_thread *lanes) {
+    double a[32], b[32], c[64];  /* A 8x4, B 4x8, C 8x8, row-major */
+    for (unsigned l = 0; l < 32; ++l) {
+        const char *o = lanes[l].operands;
+        memcpy(&a[l], o, 8);
+        memcpy(&b[l], o + 8, 8);
+        memcpy(&c[2 * l], o + 16, 8);
+        memcpy(&c[2 * l + 1], o + 24, 8);
+    }
+    for (unsigned l = 0; l < 32; ++l)
+        for (unsigned e = 0; e < 2; ++e) {
+            unsigned m = 2 * l + e, row = m / 8, col = m % 8;
+            double d = c[m];
+            for (unsigned k = 0; k < 4; ++k) d = fma(a[row * 4 + k], b[k * 8 + col], d);
+            memcpy((char *)lanes[l].results + 8 * e, &d, 8);
+        }
 }
 
 static void wmma_multiply(int flags, struct emu_thread *lanes) {
@@ -662,6 +704,10 @@ static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count
     }
     if (shape == MMA_WMMA_M16N16K16) {
         wmma_multiply(flags, lanes);
+        return;
+    }
+    if (shape == MMA_WMMA_M8N8K4_F64) {
+        wmma_multiply_f64(lanes);
         return;
     }
     unsigned K = shape == MMA_M16N8K16_F16 ? 16 : 8;
