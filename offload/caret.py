@@ -67,7 +67,7 @@ def render(line: str, location: Location | None, colour: bool) -> str:
         head, sep, rest = text.partition(": error: ")
         text = f"{BOLD}{head}: {RED}error:{RESET}{BOLD} {rest}{RESET}" if sep else text
     source = source_line(location) if location else None
-    if source is None:
+    if source is None or location is None:
         return text
     column = max((location.col or 1) - 1, 0)
     start = max(0, column - SHOWN_WIDTH // 2) if len(source) > SHOWN_WIDTH else 0

@@ -13,6 +13,7 @@ Stages (each a function from one IR to the next):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from offload.errors import OffloadError
 
@@ -218,7 +219,7 @@ def reject_unranked_memref_arguments(host, path: str) -> None:
 
     from offload.compiler.frontend import location_of
 
-    found = []  # an exception raised inside the walk callback would reach us as a RuntimeError
+    found: list[tuple[Any, Any]] = []  # an exception raised inside the walk callback would reach us as a RuntimeError
 
     def check(op):
         if op.operation.name == "gpu.launch_func":

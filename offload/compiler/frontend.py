@@ -61,7 +61,7 @@ def _import_mlir_ir_without_numpy() -> None:
 
     if "mlir.ir" in sys.modules or "numpy" in sys.modules:
         return
-    sys.modules["numpy"] = None  # `import numpy` raises ImportError: mlir.ir skips those builders
+    sys.modules["numpy"] = None  # type: ignore[assignment]  # `import numpy` raises ImportError: mlir.ir skips those builders
     try:
         import mlir.ir  # noqa: F401
     finally:

@@ -144,7 +144,8 @@ class PtxasFinder:
     every ptxas run (-lineinfo keeps the PTX's .loc line information in the cubin)."""
 
     def __init__(self, cuda_path: str | None = None, flags: tuple[str, ...] = ()):
-        self.cuda_path, self.flags, self._found = cuda_path, tuple(flags), None
+        self.cuda_path, self.flags = cuda_path, tuple(flags)
+        self._found: str | None = None
 
     def __call__(self) -> str:
         self._found = self._found or find_ptxas(self.cuda_path)
@@ -243,7 +244,7 @@ def convert_device_images(images: list, device_image: str, cuda_path: str | None
     if device_image == "bitcode":
         return list(images), {}
     ptxas = ptxas_finder(cuda_path)
-    converted, ptx_by_arch = [], {}
+    converted, ptx_by_arch = [], {}  # type: list, dict[str, str]
     for image in images:
         if image.image_kind != ImageKind.BITCODE:
             converted.append(image)

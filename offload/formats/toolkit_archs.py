@@ -3,9 +3,14 @@ so an arch the toolkit in use cannot build is refused in one line before ptxas o
 
 from __future__ import annotations
 
-import tomllib
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 ARCHS_FILE = "cuda/toolkit-archs.toml"
 ARCH_PREFIXES = ("sm_", "compute_")

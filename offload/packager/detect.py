@@ -24,8 +24,7 @@ def detect_image_kind(data: bytes) -> ImageKind:
     if is_bitcode(head):
         return ImageKind.BITCODE
     if head[:4] == ELF_MAGIC and len(head) >= 20:
-        byte_order = "big" if head[5] == 2 else "little"
-        machine = int.from_bytes(head[18:20], byte_order)
+        machine = int.from_bytes(head[18:20], "big" if head[5] == 2 else "little")
         return ImageKind.CUBIN if machine == EM_CUDA else ImageKind.OBJECT
     if head[:4] == FATBIN_MAGIC:
         return ImageKind.FATBINARY

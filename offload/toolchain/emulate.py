@@ -83,7 +83,7 @@ def cache_folder() -> Path:
 
 
 def _source(name: str) -> bytes:
-    return resources.files("offload.data").joinpath("emulator", name).read_bytes()
+    return resources.files("offload.data").joinpath(f"emulator/{name}").read_bytes()
 
 
 def _run(argv: list[str], what: str) -> subprocess.CompletedProcess:

@@ -168,7 +168,7 @@ def entry_section_layouts() -> dict[str, tuple[int, dict]]:
     no label; a bundle's own record (mlir-offload.profile) says which clang it was made for."""
     from offload.formats.profiles import available_profiles, load_profile
 
-    layouts = {}
+    layouts: dict[str, tuple[int, dict]] = {}
     for major in reversed(available_profiles()):
         entries = load_profile(major).entries
         for section in entries["section"].values():

@@ -213,7 +213,7 @@ def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile,
     link = " ".join(_sh_word(w) for w in link_words) + \
         ' ${WRAPPER_CUDA_PATH:+"-Wl,--cuda-path=$WRAPPER_CUDA_PATH"} $HOST_OPTIMIZATION $LDFLAGS $LDLIBS'
     bitcode_llvm = facts.bitcode_llvm or ""
-    template = resources.files("offload.data").joinpath("ship", "build.sh.in").read_text("utf-8")
+    template = resources.files("offload.data").joinpath("ship/build.sh.in").read_text("utf-8")
     values = {
         "@TOOL@": f"mlir-offload {__version__}", "@APP@": app, "@BUNDLE@": bundle,
         "@PROFILE@": str(profile.clang_major), "@BITCODE_LLVM@": str(bitcode_llvm),
@@ -247,12 +247,12 @@ def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile,
 
 
 def render_makefile(app: str, bundle: str) -> str:
-    template = resources.files("offload.data").joinpath("ship", "Makefile.in").read_text("utf-8")
+    template = resources.files("offload.data").joinpath("ship/Makefile.in").read_text("utf-8")
     return template.replace("@TOOL@", f"mlir-offload {__version__}").replace("@APP@", app).replace("@BUNDLE@", bundle)
 
 
 def fatbinary_wrapper() -> bytes:
-    return resources.files("offload.data").joinpath("scripts", "fatbinary").read_bytes()
+    return resources.files("offload.data").joinpath("scripts/fatbinary").read_bytes()
 
 
 # ---- the archive ---------------------------------------------------------------------------------
