@@ -182,6 +182,19 @@ def test_verify_adds_further_problems_as_notes(tmp_path):
     lines = done.stderr.decode().splitlines()
     assert done.returncode == 1 and lines[0].startswith("mlir-offload: error: ")
     assert all(line.startswith("mlir-offload: note: ") for line in lines[1:]), lines
+    for note in lines[1:]:  # a note adds a fact: neither the file's name nor the error's hint again
+        fact = note.removeprefix("mlir-offload: note: ")
+        assert not fact.startswith("plain:") and "--offload-new-driver" not in fact, lines
+
+
+def test_the_cli_fuzz_judges_what_it_should():
+    sys.path.insert(0, str(Path(__file__).parent.parent / "scripts"))
+    from fuzz_cli import judge
+
+    assert judge(0, "") is None and judge(1, "mlir-offload: error: x: bad\n") is None
+    assert judge(1, "mlir-offload: error: a: b (c)\nmlir-offload: note: a: b (c)\n")  # a repeat
+    assert judge(1, "mlir-offload: error: internal error (KeyError: 1)\n")
+    assert judge(1, "raw tool text\nmlir-offload: error: x\n") and judge(2, "") and judge(None, "")
 
 
 # ---- ship: names and the target's checks ---------------------------------------------------------

@@ -182,12 +182,27 @@ def verify(ctx: click.Context, app: str, quiet: bool, host: str | None) -> None:
         # The first problem is the error; the others follow as notes (one line each, names escaped).
         click.echo(one_line(f"mlir-offload: error: {report.problems[0]}"), err=True)
         for problem in report.problems[1:]:
-            click.echo(one_line(f"mlir-offload: note: {problem}"), err=True)
+            note = new_facts(problem, report.problems[0], app)
+            if note:
+                click.echo(one_line(f"mlir-offload: note: {note}"), err=True)
         ctx.exit(1)
     if not quiet:
         click.echo(one_line(f"{app}: ok"))
         for note in report.notes:
             click.echo(one_line(f"  {note}"))
+
+
+
+def new_facts(problem: str, error: str, app: str) -> str:
+    """`problem` less what the error line already says: the file's name, a hint in parentheses the error
+    gives too; empty when nothing is left (a note never repeats the error)."""
+    if problem.startswith(f"{app}: ") and error.startswith(f"{app}: "):
+        problem = problem[len(app) + 2:]
+    if problem.endswith(")") and "(" in problem:
+        hint = problem[problem.rindex("(") + 1:-1]
+        if hint and hint in error:
+            problem = problem[:problem.rindex("(")].rstrip()
+    return "" if problem in error else problem
 
 
 COMMAND = verify
