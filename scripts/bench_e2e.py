@@ -226,19 +226,20 @@ def driver_stages(build: Build, command: list[str], environment: dict | None = N
     return stages
 
 
-# clang-linker-wrapper's time-trace spans that hold no other span of the list (its own work, not totals).
-WRAPPER_SPANS = ("ExtractDeviceCode", "Clang", "NVPTX fatbinary", "AMDGPU Fatbinary", "Wrap bundled images",
-                 "Execute host linker")
+# clang-linker-wrapper's time-trace spans of its main thread that do not overlap (its device links run on
+# worker threads with --wrapper-jobs, whose spans the trace leaves out: "Handle all device input" holds them).
+WRAPPER_SPANS = {"Handle all device input": "device code (extract, LTO, llc, ptxas, fatbinary)",
+                 "Wrap bundled images": "wrap the images (registration code)",
+                 "Execute host linker": "host link (ld)"}
 
 
 def wrapper_spans(path: Path) -> dict[str, float]:
-    """The linker wrapper's stages (seconds) from its time trace: per device link (`Clang`, one per arch,
-    running side by side with --wrapper-jobs) and the host side."""
+    """The linker wrapper's stages (seconds) from its time trace."""
     events = [e for e in json.loads(path.read_text())["traceEvents"] if e.get("ph") == "X"]
     spans: dict[str, float] = {}
     for event in events:
         if event["name"] in WRAPPER_SPANS:
-            name = {"Clang": "device link (LTO, llc, ptxas)"}.get(event["name"], event["name"])
+            name = WRAPPER_SPANS[event["name"]]
             spans[name] = spans.get(name, 0.0) + event["dur"] / 1e6
     return spans
 

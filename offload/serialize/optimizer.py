@@ -14,7 +14,8 @@ on it, whatever ran here. For CUDA it gets here only what must happen before (th
 pre_link_passes): NVVM reflect with our __CUDA_* values, which the target would otherwise resolve with
 its own defaults. clang's -foffload-lto runs its pre-link pipeline (`lto-pre-link<On>`) here instead,
 which cost most of the device step and left the same SASS after the target's LTO (scripts/bench_e2e.py
-compares it per kernel). HIP images, whose ISA nothing here compares, keep `lto-pre-link<On>`."""
+compares it per kernel). HIP images, whose ISA nothing here compares, keep `lto-pre-link<On>`. In-process
+(llvmlite builds no pre-link pipeline) every image gets `default<On>`."""
 
 from __future__ import annotations
 

@@ -590,10 +590,7 @@ def serialize(lowered: list[LoweredModule], target: Target, kind: TargetKind, op
     link_user_bitcode(linked, options.link_bitcode, target, data_layout, context)
     reflect = link_device_libraries(linked, kind, target, options, data_layout, context)
     internalize(linked, keep=set(kernels) | set(user_globals))
-    # A CUDA bitcode image is optimized by the target's device LTO (optimizer.py): the O0 pipeline here
-    # (llvmlite builds no pre-link pipeline; this one applies the NVVM reflect values).
-    optimize(linked, machine, 0 if lto_pre_link and kind.pre_link_passes is not None else options.opt_level,
-             target, reflect)
+    optimize(linked, machine, options.opt_level, target, reflect)
     declared = [f.name for f in linked.functions if f.is_declaration]
     check_unresolved(declared, lambda: _call_graph(linked), kind, target, kernels, exported, options.gpu_rdc)
     bitcode = linked.as_bitcode()
