@@ -85,6 +85,9 @@ SESSION_FOLDERS = {"HOME": "home", "XDG_CACHE_HOME": "xdg-cache", "MLIR_OFFLOAD_
 for _name, _folder in SESSION_FOLDERS.items():
     (SESSION_ROOT / _folder).mkdir()
     os.environ[_name] = str(SESSION_ROOT / _folder)
+# Every `python -m offload` a test starts runs this checkout, never an installed copy of another one.
+os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                                         if p and p != str(REPO)]])
 for _name in [name for name in os.environ if name.startswith("MLIR_OFFLOAD_REMOTE_CACHE")]:
     del os.environ[_name]  # the user's shared cache server is outside too
 

@@ -354,6 +354,18 @@ def test_build_sh_refuses_a_file_sha256sums_does_not_list(tmp_path, extra):
     assert done.returncode == 1 and f"does not list: {extra}" in done.stderr.splitlines()[0], done.stderr
 
 
+def test_an_earlier_builds_executable_beside_its_stamp_is_not_an_extra_file(tmp_path):
+    top = _shipped(tmp_path)
+    (top / "other-app").write_bytes(b"built before with APP=other-app")
+    (top / ".other-app.built").write_text("stamp\n")
+    (top / ".lonely.built").write_text("stamp\n")  # a stamp with no executable is still unlisted
+    done = _build_sh(top, "check")
+    assert done.returncode == 1 and "does not list: .lonely.built" in done.stderr.splitlines()[0], done.stderr
+    (top / ".lonely.built").unlink()
+    done = _build_sh(top, "check")  # its clang is /nonexistent: that is the one problem left
+    assert "does not list" not in done.stderr and "clang not found" in done.stderr, done.stderr
+
+
 def test_an_executable_unpacked_from_an_archive_is_never_taken_as_built(tmp_path):
     shutil.which("make") or pytest.skip("no make")
     top = _shipped(tmp_path)

@@ -32,8 +32,9 @@ def device_command(input_path: str, output: str, emit: str, **flags) -> None:
     options = resolve(given_flags(flags), project_config(input_path)).options
     targets = offload_targets(options)
     profile = load_profile(options.target_clang)
-    refuse_input_as_output(output, [input_path, *options.link_bitcode, options.libdevice])
-    if emit != "offload" and output == STDOUT:
+    if emit == "offload":  # the per-target files of --emit=bc|ll are checked one by one when written
+        refuse_input_as_output(output, [input_path, *options.link_bitcode, options.libdevice])
+    elif output == STDOUT:
         raise OffloadError(f"--emit={emit} writes one file per target into a folder: name a folder with -o, "
                            "not '-' (standard output)")
     # Every image here is bitcode the target clang LTO-links: the pre-link pipeline.
