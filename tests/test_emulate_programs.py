@@ -62,13 +62,11 @@ KNOWN_GAPS = {
     ("all_reduce", "gfx90a"): "MLIR 22's ROCDL lowering of width-limited shuffles tests the source lane against "
                               "(lane + width) & -width, right only for power-of-two widths; the all-reduce rewrite's "
                               "second stage over 3 warp results (96-thread blocks) uses width 3",
-    ("subgroup_reduce", "gfx90a"): "the ROCDL lowering turns the expansion's constant xor shuffles into "
-                                   "llvm.amdgcn.ds.swizzle, which the emulator does not emulate",
 }
 
 
 # Of those, the gaps where the program does not run at all: its wrong variant cannot run either.
-GAPS_THAT_STOP_THE_RUN = {("subgroup_reduce", "gfx90a")}
+GAPS_THAT_STOP_THE_RUN: set[tuple[str, str]] = set()
 
 
 def case(program: Program, arch: str, wrong: bool = False):

@@ -55,7 +55,8 @@ constexpr unsigned WARP_SIZE_SHIFT = 8;      // bits 8..15: the warp (wavefront)
 const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "__emu_shfl_sync",
                                      "__emu_vote_sync", "__emu_redux_sync", "__emu_warp_sync",
                                      "__emu_activemask", "__emu_bpermute", "__emu_readlane",
-                                     "__emu_ballot", "__emu_readfirstlane", "__emu_ldmatrix", "__emu_mma"};
+                                     "__emu_ballot", "__emu_readfirstlane", "__emu_ldmatrix", "__emu_mma",
+                                     "__emu_swizzle"};
 
 [[noreturn]] void refuse(const Twine &What) {
   errs() << "mlir-offload-emulate: " << What << "\n";
@@ -450,6 +451,7 @@ const StringMap<Handler> &intrinsicTable() {
                              "llvm.amdgcn.s.setprio", "llvm.amdgcn.sched.barrier", "llvm.amdgcn.s.nop"})
       T[Name] = erase();
     T["llvm.amdgcn.ds.bpermute"] = rt("bpermute");
+    T["llvm.amdgcn.ds.swizzle"] = rt("swizzle");
     T["llvm.amdgcn.mbcnt.lo"] = rt("mbcnt_lo");
     T["llvm.amdgcn.mbcnt.hi"] = rt("mbcnt_hi");
     T["llvm.amdgcn.readlane.i32"] = rt("readlane");

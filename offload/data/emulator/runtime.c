@@ -355,6 +355,7 @@ enum {
     COLLECTIVE_VOTE_ALL = 4, COLLECTIVE_VOTE_ANY = 5, COLLECTIVE_VOTE_UNI = 6, COLLECTIVE_BALLOT = 7,
     COLLECTIVE_SYNC = 8, COLLECTIVE_REDUX = 16 /* + redux kind */, COLLECTIVE_BPERMUTE = 32,
     COLLECTIVE_READLANE = 33, COLLECTIVE_READFIRSTLANE = 34, COLLECTIVE_BALLOT64 = 35,
+    COLLECTIVE_SWIZZLE = 36,
     COLLECTIVE_LDMATRIX = 64 /* + count * 2 + transposed */, COLLECTIVE_MMA = 128 /* + shape flags */,
 };
 static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count, lane_set group);
@@ -456,6 +457,20 @@ static void complete_collective(struct emu_thread *lanes, unsigned count, lane_s
             break;
         }
         case COLLECTIVE_READFIRSTLANE: t->result = first; break;
+        case COLLECTIVE_SWIZZLE: {
+            /* ds_swizzle_b32: offset bit 15 set: quad permute (lane i of each 4 reads 2 bits i of the
+             * offset); else within each 32 lanes ((lane & and) | or) ^ xor, masks in bits 0-4, 5-9, 10-14. */
+            uint32_t offset = t->operand_b & 0xffff;
+            unsigned source;
+            if (offset & 0x8000) {
+                source = (l & ~3u) | ((offset >> (2 * (l & 3))) & 3);
+            } else {
+                unsigned and_mask = offset & 31, or_mask = (offset >> 5) & 31, xor_mask = (offset >> 10) & 31;
+                source = (l & ~31u) | ((((l & 31) & and_mask) | or_mask) ^ xor_mask);
+            }
+            t->result = source < count && (group & LANE(source)) ? lanes[source].value : 0;
+            break;
+        }
         default: t->result = reduced; break;
         }
         t->state = RUNNABLE;
@@ -766,6 +781,9 @@ EXPORT uint32_t __emu_activemask(void) {
 /* AMDGPU: ds_bpermute (byte address, value), readlane, readfirstlane, ballot (wave32 or wave64). */
 EXPORT uint32_t __emu_bpermute(uint32_t address, uint32_t value) {
     return (uint32_t)warp_collective(COLLECTIVE_BPERMUTE, 0, 0, 0, address, value);
+}
+EXPORT uint32_t __emu_swizzle(uint32_t value, uint32_t offset) {
+    return (uint32_t)warp_collective(COLLECTIVE_SWIZZLE, 0, 0, value, offset, 0);
 }
 EXPORT uint32_t __emu_readlane(uint32_t value, uint32_t lane) {
     return (uint32_t)warp_collective(COLLECTIVE_READLANE, 0, 0, value, lane, 0);
