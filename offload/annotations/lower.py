@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from offload.compiler.byte_elements import widen_narrow_element_accesses
 from offload.errors import OffloadError
 
 # Order follows upstream's gpu-lower-to-nvvm-pipeline host part; tokens.py first puts the synchronous
@@ -162,6 +163,7 @@ def lower_to_llvm(host, path: str) -> None:
     join_and_fork(host, path)
     host_shared_allocs_synchronous(host)
     lower_async_dialect(host, path)
+    widen_narrow_element_accesses(host)
     pm_run(HOST_PIPELINE, host, path, "lowering the host code")
     # Upstream lowers the async-token ops to streams; what is left of the gpu dialect must be launches.
     others = _find_ops(host, lambda name: name.startswith("gpu.") and name not in ("gpu.launch_func", "gpu.binary"))

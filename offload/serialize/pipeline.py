@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass, field
 
 from offload.errors import Location, OffloadError
+from offload.compiler.byte_elements import widen_narrow_element_accesses
 from offload.compiler.frontend import Program, child_ops, location_of, run_mlir
 from offload.serialize.kinds import KINDS, TargetKind, function_attributes
 from offload.serialize.libraries import LIBRARY_FIX, bitcode_bytes, is_bitcode
@@ -266,6 +267,7 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
         _refuse_non_uniform_all_reduce(device, program.path, ir)
         _promote_printf_arguments(device, ir)
         _expand_subgroup_reductions(device, mode.subgroup_size, program.path, ir)
+        widen_narrow_element_accesses(device.operation)
         declared = _declared_functions(device, ir)
         manager = passmanager.PassManager.parse(pipeline)
         run_mlir(lambda: manager.run(device.operation), program.path, "cannot lower the device code")
