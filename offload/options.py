@@ -2,13 +2,13 @@
 
 How to add an option: add ONE field to `CompileOptions`, e.g.
 
-    save_temps: bool = option(False, "--save-temps", "Keep each stage's output beside the bundle.",
-                              commands=COMPILE)
+    keep_going: bool = option(False, "--keep-going/--no-keep-going", "Build the other targets when one fails.",
+                              commands=COMPILE, toml=True)
 
-and read `options.save_temps` where it is used. From that one entry come:
+and read `options.keep_going` where it is used. From that one entry come:
   - the click option of every command in `commands` (`command_options("compile")` decorates a command;
     a bool with one declaration is a flag, "--x/--no-x" a switch; multiple values for tuple kinds);
-  - the mlir-offload.toml key (`toml=True`: the field name with '-', e.g. `save-temps`; its value is
+  - the mlir-offload.toml key (`toml=True`: the field name with '-', e.g. `keep-going`; its value is
     checked by `kind`: an unknown key or a bad value is one error naming the file:line:col and key);
     `config show` prints it, and takes it as a flag too;
   - the Python API keyword (`api=True`: offload/api.py's compile_* take it, checked by `kind`);
@@ -335,6 +335,11 @@ class CompileOptions:
     dependency_phony: bool = option(
         False, "-MP", "Add an empty rule for each prerequisite but the input, so make does not stop when one is "
         "removed.", commands=COMPILE)
+    # ---- set from Python (no flag, no key) ----
+    device_stage_folder: str | None = option(
+        None, (), "Folder receiving each device stage's output for each target (offload/serialize/skeleton.py "
+        "dump_stage: <program stem>.<arch>.<stage>.bc or .ll); the device image cache is skipped.",
+        kind=TEXT, api=True)
 
     def __post_init__(self) -> None:
         for spec_field in fields(self):

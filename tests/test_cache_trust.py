@@ -17,7 +17,7 @@ from offload.formats.targets import parse_offload_arch
 from offload.serialize import cache_entry
 from offload.serialize.cache import CACHE_ENVIRONMENT
 from offload.serialize.cache_folder import CacheFolder
-from offload.serialize.pipeline import DeviceImage
+from offload.serialize.images import DeviceImage
 
 SAXPY = str(REPO / "examples" / "saxpy.mlir")
 TIMEOUT = 180  # a compile that waits on a FIFO would hang: the test fails instead

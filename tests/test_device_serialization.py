@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from offload.serialize.pipeline import fresh_context
+from offload.serialize.llvmlite_backend import fresh_context
 
 DATA = Path(__file__).parent / "data" / "device"
 TARGETS = ("sm_80", "sm_90", "gfx90a")

@@ -180,14 +180,13 @@ def test_server_stopped_in_the_middle_of_a_compile(tmp_path, server, reference, 
     from offload.options import CompileOptions
     from offload.serialize.pipeline import compile_device
 
-    for name in ("serialize_job", "serialize_with_tools"):
-        real = getattr(pipeline, name)
+    real = pipeline.serialize_image  # either backend
 
-        def stopping(job, real=real):
-            server.stop()
-            return real(job)
+    def stopping(job):
+        server.stop()
+        return real(job)
 
-        monkeypatch.setattr(pipeline, name, stopping)
+    monkeypatch.setattr(pipeline, "serialize_image", stopping)
     monkeypatch.setenv(URL_ENVIRONMENT, server.url())
     monkeypatch.setenv(CACHE_ENVIRONMENT, str(tmp_path / "machine"))
     capsys.readouterr()

@@ -76,7 +76,7 @@ def _render(image, emit: str) -> bytes:
 def _as_text(bitcode: bytes) -> bytes:
     import llvmlite.binding as llvm
 
-    from offload.serialize.pipeline import fresh_context
+    from offload.serialize.llvmlite_backend import fresh_context
 
     return str(llvm.parse_bitcode(bitcode, fresh_context())).encode()
 

@@ -186,9 +186,9 @@ def _ptxas_identity(codegen: Codegen) -> list[str]:
 
 
 def _llc_identity(codegen: Codegen) -> list[str]:
-    """The llc that assembles AMDGPU code with inline asm (pipeline.emit_object), by its version."""
+    """The llc that assembles AMDGPU code with inline asm (codegen.emit_object), by its version."""
     from offload.compiler.about import LLVM_MAJOR
-    from offload.serialize.pipeline import find_llc
+    from offload.serialize.codegen import find_llc
     from offload.toolchain.tools import tool_version
 
     llc = find_llc(LLVM_MAJOR)
@@ -223,7 +223,7 @@ def verified_module(parse, source, failure: str):
 
 
 def _parse(llvm, bitcode: bytes, what: str):
-    from offload.serialize.pipeline import fresh_context
+    from offload.serialize.llvmlite_backend import fresh_context
 
     context = fresh_context()  # never the global one: its named types would rename a later module's
     return verified_module(lambda data: llvm.parse_bitcode(data, context), bitcode,

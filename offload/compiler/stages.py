@@ -229,7 +229,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     embed.embed_offload_binary(annotations, write_binary(offload_images))
     embed.add_record_metadata(annotations, record)
 
-    from offload.serialize.pipeline import fresh_context
+    from offload.serialize.llvmlite_backend import fresh_context
 
     # A context of its own: types named in an earlier compile of this process (offload.api) would
     # otherwise rename this one's (%struct.X.4), and the bundle would differ from the command's.
@@ -301,7 +301,7 @@ def device_globals(images) -> list[tuple[str, int, int]]:
 def _global_layout(item: tuple[bytes, list[str]]) -> list[tuple[str, int, int]]:
     import llvmlite.binding as llvm
 
-    from offload.serialize.pipeline import fresh_context
+    from offload.serialize.llvmlite_backend import fresh_context
 
     bitcode, names = item
     module = llvm.parse_bitcode(bitcode, fresh_context())

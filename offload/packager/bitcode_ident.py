@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from offload.packager.detect import BITCODE_MAGIC, BITCODE_WRAPPER_MAGIC
+
 _IDENTIFICATION_BLOCK_ID = 13
 _STRING_CODE = 1
 _CHAR6 = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._"
@@ -79,11 +81,11 @@ class _Bits:
 def _stream(data: bytes) -> bytes | None:
     """The bitstream after the magic, unwrapped from the bitcode wrapper header if there is one."""
     data = bytes(data)
-    if data[:4] == b"\xde\xc0\x17\x0b" and len(data) >= 20:  # wrapper: magic, version, offset, size, cpu
+    if data[:4] == BITCODE_WRAPPER_MAGIC and len(data) >= 20:  # wrapper: magic, version, offset, size, cpu
         offset = int.from_bytes(data[8:12], "little")
         size = int.from_bytes(data[12:16], "little")
         data = data[offset:offset + size]
-    return data[4:] if data[:4] == b"BC\xc0\xde" else None
+    return data[4:] if data[:4] == BITCODE_MAGIC else None
 
 
 def bitcode_producer(data: bytes) -> str | None:
@@ -196,7 +198,8 @@ def _text(values: list[int]) -> str | None:
 
 _BLOCKINFO_BLOCK_ID, _MODULE_BLOCK_ID, _CONSTANTS_BLOCK_ID, _STRTAB_BLOCK_ID = 0, 8, 11, 23
 _SETBID = 1  # BLOCKINFO: the block the following abbreviations are for
-_MODULE_VERSION, _MODULE_DATALAYOUT, _MODULE_SECTIONNAME, _MODULE_GLOBALVAR, _MODULE_FUNCTION = 1, 3, 5, 7, 8
+_MODULE_VERSION, _MODULE_TRIPLE, _MODULE_DATALAYOUT, _MODULE_SECTIONNAME, _MODULE_GLOBALVAR, _MODULE_FUNCTION = \
+    1, 2, 3, 5, 7, 8
 _MODULE_ALIAS_OLD, _MODULE_ALIAS, _MODULE_IFUNC = 9, 14, 15
 _CST_SETTYPE, _CST_STRING, _CST_CSTRING, _CST_DATA = 1, 8, 9, 22
 _STRTAB_BLOB = 1
@@ -282,6 +285,7 @@ class BitcodeModule:
     globals: list[BitcodeGlobal]
     functions: list[BitcodeFunction]
     data_layout: str  # "" when the module has none
+    triple: str = ""  # "" when the module has none
 
 
 def bitcode_module(data: bytes) -> BitcodeModule | None:
@@ -305,7 +309,7 @@ def bitcode_globals(data: bytes) -> list[BitcodeGlobal] | None:
 def _read_module(bits: _Bits) -> BitcodeModule | None:
     blockinfo: dict[int, list] = {}
     module: dict = {"globals": [], "functions": [], "sections": [], "values": 0, "constants": {}, "strtab": None,
-                    "seen": False, "layout": ""}
+                    "seen": False, "layout": "", "triple": ""}
 
     def enter_module(block_id: int, block: _Block) -> bool:
         if block_id != _CONSTANTS_BLOCK_ID:
@@ -328,6 +332,10 @@ def _read_module(bits: _Bits) -> BitcodeModule | None:
             for code, ops in block.records(enter_module):
                 if code == _MODULE_VERSION and ops:
                     strtab_names = ops[0] >= 2
+                elif code == _MODULE_TRIPLE:
+                    module["triple"] = _text(ops)
+                    if module["triple"] is None:
+                        raise _Truncated
                 elif code == _MODULE_DATALAYOUT:
                     module["layout"] = _text(ops)
                     if module["layout"] is None:
@@ -379,4 +387,4 @@ def _read_module(bits: _Bits) -> BitcodeModule | None:
         if offset + size > len(strtab):
             return None
         functions.append(BitcodeFunction(strtab[offset:offset + size].decode("utf-8", "replace"), declaration))
-    return BitcodeModule(found, functions, module["layout"])
+    return BitcodeModule(found, functions, module["layout"], module["triple"])

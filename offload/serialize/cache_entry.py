@@ -43,7 +43,7 @@ def decode(data: bytes, key: str, target, native: bool = False):
     """The DeviceImage an entry holds for `key` and `target`, or None: not an entry, damaged, written
     under another key or for another target, without native code when `native` (or with it when not),
     or bytes that are not what its header says."""
-    from offload.serialize.pipeline import DeviceImage
+    from offload.serialize.images import DeviceImage
 
     parts = _parts(data)
     if parts is None:
@@ -137,7 +137,7 @@ def is_bitcode_defining(data: bytes, kernels: list[str], globals_: list[str]) ->
     """Whether `data` is LLVM bitcode (its magic, then a module our own reader reads whole enough to list
     its functions and globals) that defines every kernel and global named."""
     from offload.packager.bitcode_ident import bitcode_module
-    from offload.serialize.libraries import is_bitcode
+    from offload.packager.detect import is_bitcode
 
     if not is_bitcode(data):
         return False

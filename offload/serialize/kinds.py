@@ -1,6 +1,6 @@
 """What differs between NVVM (CUDA) and ROCDL (HIP) serialization, as one record per target kind: the
 MLIR lowering, the device libraries and their control settings, the symbols the target provides, and
-the function attributes clang would set. The skeleton in pipeline.py uses nothing else."""
+the function attributes clang would set. The skeleton (skeleton.py) uses nothing else."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class LibraryPlan:
 
     files: tuple[str, ...]
     module_flags: tuple[tuple[int, str, int], ...]
-    # NVVM reflect values that only a process-wide LLVM option can set (see pipeline.reflect_options).
+    # NVVM reflect values that only a process-wide LLVM option can set (llvmlite_backend.py applies them; opt takes -nvvm-reflect-add).
     reflect: tuple[tuple[str, int], ...] = ()
     # What compile -v says of them, as (what, where): said where they are linked, once per image (the
     # cache key plans them too).

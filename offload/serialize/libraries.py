@@ -74,13 +74,6 @@ def find_rocm_device_libs(explicit: str | None) -> str:
 
 # What an error about a device library the user pointed at says to do.
 LIBRARY_FIX = "point --libdevice or --rocm-device-lib-path at the toolkit's library"
-BITCODE_MAGICS = (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")  # raw bitcode, the bitcode wrapper
-
-
-def is_bitcode(data: bytes) -> bool:
-    return data[:4] in BITCODE_MAGICS
-
-
 _bytes: dict[str, bytes] = {}
 _bytes_lock = threading.Lock()
 

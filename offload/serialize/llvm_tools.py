@@ -1,70 +1,134 @@
-"""An image's LLVM stages through LLVM's tools (optimizer.py says which and why), one process each:
+"""The device skeleton's steps through LLVM's tools (optimizer.py says which and why), one process each:
 
     llvm-link  the gpu.modules' IR into one module
+    llvm-link  each --link-bitcode library alone (bitcode of any LLVM or IR text -> our bitcode, whose
+               triple our reader checks), then into the module
     llvm-link  + module flags + the device libraries, only what the code calls (--only-needed), internalized
                (not in one: llvm-link applies --only-needed to every file after the first)
     opt        internalize all but the kernels and the user's globals, then the pipeline (pipeline_text)
 
-then the unresolved-call check on the image's declarations, read by our own bitcode reader. The tools see
-files in a private temporary folder; what they print goes into the error when one fails."""
+A module is the path of its bitcode file in a private temporary folder, read by our own bitcode reader;
+what a tool prints goes into the error when it fails."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 
-from offload.errors import OffloadError
 from offload.compiler import trace
-from offload.serialize.libraries import LIBRARY_FIX, is_bitcode
-from offload.serialize.optimizer import Optimizer, pipeline_text
+from offload.errors import OffloadError
+from offload.fsutil import read_input
+from offload.packager.bitcode_ident import BitcodeModule, bitcode_module
+from offload.packager.detect import is_bitcode
+from offload.serialize.images import LoweredModule
+from offload.serialize.kinds import KINDS, LibraryPlan
+from offload.serialize.libraries import LIBRARY_FIX
+from offload.serialize.llvmlite_backend import bitcode_call_graph
+from offload.serialize.optimizer import pipeline_text
+from offload.serialize.skeleton import check_library_triple, module_flags_ir
 
 
-def link_and_optimize(lowered: list, target, kind, options, optimizer: Optimizer, lto_pre_link: bool,
-                      keep: list[str]) -> bytes:
-    """The optimized bitcode of one target's image. lowered: pipeline.LoweredModule; keep: the names that
-    stay externally visible. The data layout is the one opt gives the triple, set by opt as it reads the
-    linked module (the linker keeps whichever one it met first)."""
-    from offload.serialize.pipeline import declares_call_into, module_flags_ir
-    from offload.packager.bitcode_ident import bitcode_module
+class LlvmToolsStages:
+    """The skeleton's steps (skeleton.Stages) for one job, through llvm-link and opt."""
 
-    if any("\n" in name or "\r" in name for name in keep):
-        raise OffloadError("a device symbol name holds a line break, which opt's internalize list cannot name")
-    with tempfile.TemporaryDirectory(prefix="mlir-offload-llvm-") as folder:
-        def write(name: str, data: bytes) -> str:
-            path = os.path.join(folder, name)
-            with open(path, "wb") as out:
-                out.write(data)
-            return path
+    def __init__(self, job):
+        self.job = job
+        self.target = job.target
+        self.kind = KINDS[job.target.offload_kind]
+        self.optimizer = job.optimizer
+        self.folder = ""
+        self.count = 0
 
-        sources = [write(f"module{i}.ll", m.llvm_ir.encode()) for i, m in enumerate(lowered)]
-        own = os.path.join(folder, "own.bc")
-        _run([optimizer.link, *sources, "-o", own],
-             f"internal error: llvm-link failed to link the gpu.modules of the {target.arch} image")
-        # What the code calls shows only now: the ROCDL translation itself adds __ockl_* calls.
-        with open(own, "rb") as linked_own:
-            module = bitcode_module(linked_own.read())
-        if module is None:
-            raise OffloadError(f"internal error: llvm-link wrote a {target.arch} module our bitcode reader cannot read")
-        libraries = kind.plan_libraries(target, options, declares_call_into(module, kind.library_prefixes))
-        libraries.show()
-        flags = write("flags.ll", module_flags_ir(libraries.module_flags, target).encode())
-        linked = os.path.join(folder, "linked.bc")
-        for path in libraries.files:
+    def __enter__(self) -> LlvmToolsStages:
+        self.folder = tempfile.mkdtemp(prefix="mlir-offload-llvm-")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _path(self, name: str) -> str:
+        self.count += 1
+        return os.path.join(self.folder, f"{self.count}.{name}")
+
+    def _write(self, name: str, data: bytes) -> str:
+        path = self._path(name)
+        with open(path, "wb") as out:
+            out.write(data)
+        return path
+
+    def link_modules(self, lowered: list[LoweredModule]) -> str:
+        sources = [self._write(f"module{i}.ll", m.llvm_ir.encode()) for i, m in enumerate(lowered)]
+        own = self._path("own.bc")
+        _run([self.optimizer.link, *sources, "-o", own],
+             f"internal error: llvm-link failed to link the gpu.modules of the {self.target.arch} image")
+        return own
+
+    def link_user_bitcode(self, module: str, files: tuple[str, ...]) -> str:
+        libraries = []
+        for path in files:
+            copy = self._write("user.input", read_input(path))
+            library = self._path("user.bc")
+            _run([self.optimizer.link, copy, "-o", library], f"--link-bitcode '{path}' is not valid LLVM bitcode or IR")
+            check_library_triple(path, self._read(library).triple, self.target)
+            libraries.append(library)
+        linked = self._path("user-linked.bc")
+        _run([self.optimizer.link, module, *libraries, "-o", linked],
+             f"cannot link the --link-bitcode libraries into the {self.target.arch} image")
+        return linked
+
+    def link_libraries(self, module: str, plan: LibraryPlan) -> str:
+        flags = self._write("flags.ll", module_flags_ir(plan.module_flags, self.target).encode())
+        for path in plan.files:
             _check_bitcode_header(path)
-        _run([optimizer.link, own, "--only-needed", "--internalize", flags, *libraries.files, "-o", linked],
-             f"cannot link the device libraries into the {target.arch} image", LIBRARY_FIX)
-        keep_file = write("keep.txt", "".join(f"{name}\n" for name in keep).encode())
-        image = os.path.join(folder, "image.bc")
-        command = [optimizer.path, *(f"-nvvm-reflect-add={name}={value}" for name, value in libraries.reflect),
+        linked = self._path("libraries-linked.bc")
+        _run([self.optimizer.link, module, "--only-needed", "--internalize", flags, *plan.files, "-o", linked],
+             f"cannot link the device libraries into the {self.target.arch} image", LIBRARY_FIX)
+        return linked
+
+    def optimize(self, module: str, keep: list[str], reflect, opt_level: int, lto_pre_link: bool) -> str:
+        """The data layout is the one opt gives the triple, set as opt reads the module (the linker keeps
+        whichever one it met first)."""
+        if any("\n" in name or "\r" in name for name in keep):
+            raise OffloadError("a device symbol name holds a line break, which opt's internalize list cannot name")
+        target, optimizer = self.target, self.optimizer
+        keep_file = self._write("keep.txt", "".join(f"{name}\n" for name in keep).encode())
+        image = self._path("optimized.bc")
+        command = [optimizer.path, *(f"-nvvm-reflect-add={name}={value}" for name, value in reflect),
                    f"-mcpu={target.arch}", *([f"-mattr={target.features}"] if target.features else []),
                    f"--data-layout={optimizer.data_layout(target.triple)}",
                    f"-internalize-public-api-file={keep_file}",
-                   f"-passes=internalize,{pipeline_text(options.opt_level, lto_pre_link, kind.pre_link_passes)}",
-                   linked, "-o", image]
+                   f"-passes=internalize,{pipeline_text(opt_level, lto_pre_link, self.kind.pre_link_passes)}",
+                   module, "-o", image]
         _run(command, f"internal error: {os.path.basename(optimizer.path)} failed to optimize the {target.arch} image")
-        with open(image, "rb") as result:
-            return result.read()
+        if not _same_layout(self._read(image).data_layout, optimizer.data_layout(target.triple)):
+            raise OffloadError(f"internal error: {optimizer.path} wrote a {target.arch} image with another data "
+                               "layout than the target's")
+        return image
+
+    def _read(self, path: str) -> BitcodeModule:
+        with open(path, "rb") as file:
+            module = bitcode_module(file.read())
+        if module is None:
+            raise OffloadError(f"internal error: LLVM's tools wrote a {self.target.arch} module our bitcode "
+                               "reader cannot read")
+        return module
+
+    def functions(self, module: str) -> list[tuple[str, bool]]:
+        return [(f.name, f.is_declaration) for f in self._read(module).functions]
+
+    def call_graph(self, module: str) -> dict[str, set[str]]:
+        return bitcode_call_graph(self.bitcode(module))
+
+    def bitcode(self, module: str) -> bytes:
+        with open(module, "rb") as file:
+            return file.read()
+
+
+def _same_layout(found: str, expected: str) -> bool:
+    """Data layouts as sets of specifications: reading AMDGPU bitcode, LLVM moves m:e to the front."""
+    return sorted(found.split("-")) == sorted(expected.split("-"))
 
 
 def _check_bitcode_header(path: str) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from offload.errors import OffloadError
 from offload.compiler.about import LLVM_MAJOR
+from offload.toolchain.tools import tool_version
 
 OPT_ENVIRONMENT = "MLIR_OFFLOAD_OPT"
 IN_PROCESS = "llvmlite"
@@ -66,7 +67,7 @@ def find_optimizer(triples: tuple[str, ...] = ()) -> Optimizer:
     if chosen == IN_PROCESS:
         return in_process_optimizer()
     major = LLVM_MAJOR
-    for name in (chosen,) if chosen else (f"opt-{major}", f"/usr/lib/llvm-{major}/bin/opt", "opt"):
+    for name in (chosen,) if chosen else llvm_tool_names("opt", major):
         path = shutil.which(name)
         found = path and _probe(path, major, triples)
         if found:
@@ -75,6 +76,23 @@ def find_optimizer(triples: tuple[str, ...] = ()) -> Optimizer:
         raise OffloadError(f"{OPT_ENVIRONMENT}='{chosen}' is not an opt of LLVM {major} with an llvm-link beside "
                            f"it: name one (e.g. opt-{major}) or '{IN_PROCESS}'")
     return in_process_optimizer()
+
+
+def llvm_tool_names(tool: str, llvm_major: int) -> tuple[str, ...]:
+    """Where an LLVM tool of one major is looked for, in order: Debian's versioned name, its LLVM folder,
+    the plain name (the one lookup of LLVM's tools: opt, llvm-link beside it, llc)."""
+    return (f"{tool}-{llvm_major}", f"/usr/lib/llvm-{llvm_major}/bin/{tool}", tool)
+
+
+def find_llvm_tool(tool: str, llvm_major: int, candidates: tuple[str, ...] | None = None) -> str | None:
+    """An LLVM tool (llc, opt) of our LLVM major, by Debian name first."""
+    names = candidates or llvm_tool_names(tool, llvm_major)
+    for name in names:
+        path = shutil.which(name)
+        # "LLVM version 22.1.8": the major must be ours.
+        if path and (tool_version(path, "LLVM") or "").split(".")[0] == str(llvm_major):
+            return path
+    return None
 
 
 def _probe(opt: str, major: int, triples: tuple[str, ...]) -> Optimizer | None:

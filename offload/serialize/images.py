@@ -1,0 +1,57 @@
+"""The records of the device skeleton: a gpu.module lowered to LLVM IR, and the image of one target."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from offload.errors import Location
+from offload.formats.targets import Target
+from offload.options import PREFIX_SCHEME, check_rename
+
+if TYPE_CHECKING:  # the build side's codegen record; serialize never imports the compile frame
+    from offload.compiler.native import NativeCode
+
+
+@dataclass
+class DeviceImage:
+    target: Target
+    bitcode: bytes
+    kernels: list[str]
+    globals: list[str]
+    native: NativeCode | None = None  # set by compile's codegen stage when the image is packaged native
+    cached: bool = False  # the bitcode came from the cache: LLVM parses it only in a forked child
+
+
+@dataclass
+class LoweredModule:
+    """One gpu.module after MLIR lowering: its LLVM IR text and its symbols, named as in the image (the
+    rename scheme applied): kernels, externally visible global variables and functions, and where
+    each definition came from."""
+
+    name: str
+    llvm_ir: str
+    kernels: list[str]
+    locations: dict[str, Location]
+    globals: list[str] = field(default_factory=list)
+    exported: list[str] = field(default_factory=list)  # kernels, functions and globals other modules see
+
+
+def symbol_name(module_name: str, symbol: str, rename: str | None) -> str:
+    """The name a gpu.module's symbol has in the device image (and so in the host's offload entries).
+    --rename=module-prefix makes it `<module>_<symbol>`, --rename=prefix:NAME (--symbol-prefix NAME)
+    `NAME_<symbol>`; without renaming it is the symbol itself."""
+    if rename is None:
+        return symbol
+    check_rename(rename)
+    if rename == "module-prefix":
+        return f"{module_name}_{symbol}"
+    return f"{rename[len(PREFIX_SCHEME):]}_{symbol}"
+
+
+def image_symbols(lowered: list[LoweredModule]) -> tuple[list[str], list[str], dict[str, Location]]:
+    """(kernels, externally visible globals, exported name -> Location) of all gpu.modules of an image."""
+    kernels = [k for m in lowered for k in m.kernels]
+    user_globals = [g for m in lowered for g in m.globals]
+    exported = {name: m.locations[name] for m in lowered for name in m.exported}
+    return kernels, user_globals, exported
