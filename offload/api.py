@@ -13,6 +13,7 @@ offload.toolchain.link): the same flags give byte-identical bundles."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -177,7 +178,7 @@ def check_plain_name(name, caller: str) -> None:
 
 def link(inputs: list, output: str | os.PathLike, *, clang: str | None = None, cuda_path: str | None = None,
          rocm_path: str | None = None, cudart: str = "shared", ptx_beside: bool = True,
-         flags: list[str] = ()) -> Path:
+         flags: Sequence[str] = ()) -> Path:
     """Link bundles (paths, or Bundle objects) with objects, libraries and clang `flags` into the
     executable `output`, as `mlir-offload link` does; returns its path."""
     from offload.compiler.textual_ir import read_offload_images

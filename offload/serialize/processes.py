@@ -117,7 +117,7 @@ def _start(function, item) -> tuple[int, int]:
             os.close(read_fd)
             captured = _capture_stderr()
             try:
-                payload = ("ok", function(item))
+                payload: tuple = ("ok", function(item))
             except OffloadError as e:
                 payload = ("error", e.message, e.location)
             except MemoryError:

@@ -7,13 +7,17 @@ here with the reason and the fix. The data that decides is the profiles' (offloa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import os
 import shlex
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from offload.errors import OffloadError
+if TYPE_CHECKING:
+    from offload.formats.bundle import BundleRecord
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
 
 
@@ -85,7 +89,7 @@ def compatibility_problem(record, images, clang) -> str | None:
 @dataclass(frozen=True)
 class LinkBundle:
     path: str
-    record: object  # offload.formats.bundle.BundleRecord
+    record: BundleRecord
     images: list
 
 
@@ -141,7 +145,7 @@ def ptx_files_beside(bundle: str, images) -> list[str]:
 
 
 def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = None,
-              cuda_path: str | None = None, rocm_path: str | None = None, ptx: list[str] = (),
+              cuda_path: str | None = None, rocm_path: str | None = None, ptx: Sequence[str] = (),
               ptx_beside: bool = False, cudart: str = "shared", resource_usage: bool = False) -> LinkPlan:
     """`bundles`: one bundle path (linked first, before `inputs`), or the LinkBundles of find_bundles(inputs),
     where `inputs` holds every link argument in the user's order. `ptx_beside`: add each bundle's
@@ -263,7 +267,8 @@ def _ptxas_options_for_link(inputs: list[str]) -> tuple[list[str], bool]:
 
     from offload.toolchain.clang_arguments import parse
 
-    kept, verbose = [], False
+    kept: list[str] = []
+    verbose = False
     for argument in parse(inputs):
         if argument.option == "-Xcuda-ptxas" and argument.value is not None:
             if argument.value == "-v":
@@ -317,7 +322,7 @@ def _ptx_only_archs(bundles: list[LinkBundle], inputs: list[str], ptx_images) ->
 
 
 def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list[str],
-                                   ptx_only: list[str] = ()) -> tuple[dict, list[str]]:
+                                   ptx_only: Sequence[str] = ()) -> tuple[dict, list[str]]:
     """Environment and clang flags that make the linker wrapper's fatbinary step run
     offload/data/scripts/fatbinary, which adds the PTX images (kind=ptx) beside the linked cubins and drops
     the cubins of the `ptx_only` archs."""
@@ -342,7 +347,7 @@ def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list
 
 def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,
                 rocm_path: str | None = None, dry_run: bool = False, verbose: bool = False,
-                ptx: list[str] = (), ptx_beside: bool = False, cudart: str = "shared",
+                ptx: Sequence[str] = (), ptx_beside: bool = False, cudart: str = "shared",
                 resource_usage: bool = False) -> None:
     """`bundles` and `inputs` as plan_link takes them."""
     import click

@@ -14,6 +14,7 @@ The archive (deterministic tar.gz, one top folder named after the app):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import gzip
 import hashlib
 import io
@@ -204,7 +205,7 @@ def _sh_word(word: str) -> str:
 
 def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile, link_words: list[str],
                     needs_fatbinary_wrapper: bool, ptx_files: dict[str, str] | None = None,
-                    files: list[str] = ()) -> str:
+                    files: Sequence[str] = ()) -> str:
     """build.sh; `ptx_files` maps arch -> archive path of its PTX (relative: the link runs in the
     archive's folder, whatever characters the folder's path has)."""
     kind = facts.offload_kinds[0]
@@ -262,7 +263,7 @@ def sha256(data: bytes) -> str:
 
 
 def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[str],
-                  ptx: dict[str, str] | None = None, more: list[tuple[str, bytes]] = ()) -> bytes:
+                  ptx: dict[str, str] | None = None, more: Sequence[tuple[str, bytes]] = ()) -> bytes:
     """All files of the shipped archive, as deterministic tar.gz bytes. `more`: (name, bytes) of further
     bundles of the same app, linked into the one executable with the first."""
     check_app_name(app, "the app")

@@ -12,6 +12,7 @@ clang for a bundle: --clang PATH; else clang-N (N: the bundle's profile), /usr/l
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 import glob
 import json
 import os
@@ -83,7 +84,7 @@ def tool_version(path: str, product: str) -> str | None:
     return None
 
 
-def clang_target_host(path: str, flags: list[str] = ()):
+def clang_target_host(path: str, flags: Sequence[str] = ()):
     """The host triple (offload.formats.hosts record) `clang FLAGS` links for: a --target=/-target among
     the flags, else the clang's default target (`-dumpmachine`)."""
     from offload.formats.hosts import host_triple
@@ -128,7 +129,7 @@ def describe_clang(path: str) -> Clang | None:
                  beside("ld.lld", "lld"))
 
 
-def find_clangs(extra: list[str] = ()) -> list[Clang]:
+def find_clangs(extra: Sequence[str] = ()) -> list[Clang]:
     """Every clang on PATH (clang, clang-NN) and in /usr/lib/llvm-*/bin, one per real binary."""
     candidates = list(extra) + ["clang"]
     for folder in os.environ.get("PATH", "").split(os.pathsep):
