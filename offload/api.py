@@ -13,9 +13,9 @@ offload.toolchain.link): the same flags give byte-identical bundles."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,12 +104,11 @@ def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None =
     Keywords: every option of offload/options.py marked api (offload.options.API_KEYWORDS), named as its
     field and typed as in mlir-offload.toml: opt_level=2, symbol_prefix="NAME", debug=True (-g),
     line_info=True (-lineinfo), device_image="cubin", host_format="obj", portable=True, cache=False, ..."""
+    from offload.compiler.frontend import SourceText
     from offload.compiler.plan import compile_plan
     from offload.compiler.stages import compile_bundle
     from offload.config import project_config
     from offload.options import given_keywords, resolve
-
-    from offload.compiler.frontend import SourceText
 
     if not isinstance(path, (str, os.PathLike, SourceText)):
         raise OffloadError(f"compile_file(): path expects a file path, got {type(path).__name__}")

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from offload.errors import OffloadError
 
-
 STDOUT = "-"  # `-o -`: the output goes to standard output, as with clang and the LLVM tools
 
 

@@ -26,9 +26,10 @@ TOML), CLANG_MAJOR, HOST_TRIPLE. A new kind is a `Kind` instance with its checks
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 

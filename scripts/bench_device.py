@@ -31,7 +31,8 @@ MATH = ("math.sqrt", "math.exp", "math.log", "math.sin", "math.tanh")
 def generate(kernels: int) -> str:
     """MLIR text of `kernels` kernels, each chaining math functions over a memref element."""
     from mlir import ir
-    from mlir.dialects import arith, gpu, math as math_dialect, memref  # noqa: F401 (registers dialects)
+    from mlir.dialects import arith, gpu, memref  # noqa: F401 (registers dialects)
+    from mlir.dialects import math as math_dialect
 
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.create()

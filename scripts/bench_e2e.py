@@ -53,7 +53,8 @@ def kernel_math(k: int) -> list[str]:
 def generate_mlir(kernels: int) -> str:
     """The MLIR program: bench_device.generate's kernels and a func.func @main launching each."""
     from mlir import ir
-    from mlir.dialects import arith, func, gpu, math as math_dialect, memref
+    from mlir.dialects import arith, func, gpu, memref
+    from mlir.dialects import math as math_dialect
 
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.create()

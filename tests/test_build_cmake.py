@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO, require_tool, run_cli
 from fakert import fatbin_cubins
 

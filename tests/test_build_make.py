@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import require_tool
 from fakert import fatbin_cubins
 from hpc_make import fresh_copy

@@ -232,8 +232,9 @@ def test_team_mode_takes_a_group_writable_folder(tmp_path, reference):
 
 def test_entry_format_binds_key_and_target():
     target, other = parse_offload_arch("sm_80,sm_90")
-    from offload.packager.bitcode_ident import bitcode_module  # noqa: F401 - the reader the check uses
     from llvmlite import ir
+
+    from offload.packager.bitcode_ident import bitcode_module  # noqa: F401 - the reader the check uses
 
     module = ir.Module(name="m")
     module.triple = target.triple

@@ -8,7 +8,6 @@ from __future__ import annotations
 import shlex
 import shutil
 
-
 from conftest import REPO, require_tool, run_cli
 
 SAXPY = REPO / "examples" / "saxpy.mlir"

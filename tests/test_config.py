@@ -5,11 +5,11 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from offload.config import find_config, key_positions, load_config, project_config
-from offload.options import resolve
 from offload.errors import OffloadError
+from offload.options import resolve
 
 PROJECT = textwrap.dedent("""\
     # project settings

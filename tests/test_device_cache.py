@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_cli
+from offload.compiler.frontend import load_program
+from offload.formats.targets import parse_offload_arch
+from offload.options import CompileOptions
 from offload.serialize import pipeline
 from offload.serialize.cache import CACHE_ENVIRONMENT, cache_root
 from offload.serialize.cache_folder import CacheFolder
-from offload.options import CompileOptions
 from offload.serialize.pipeline import compile_device
-from offload.compiler.frontend import load_program
-from offload.formats.targets import parse_offload_arch
 
 SAXPY = str(REPO / "examples" / "saxpy.mlir")
 

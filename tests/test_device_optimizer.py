@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from offload.serialize.optimizer import OPT_ENVIRONMENT, find_optimizer, pipeline_text
-from offload.formats.targets import AMDGPU_TRIPLE, NVPTX_TRIPLE
 from offload.errors import OffloadError
+from offload.formats.targets import AMDGPU_TRIPLE, NVPTX_TRIPLE
+from offload.serialize.optimizer import OPT_ENVIRONMENT, find_optimizer, pipeline_text
 
 SAXPY = str(REPO / "examples" / "saxpy.mlir")
 

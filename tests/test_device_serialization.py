@@ -133,8 +133,9 @@ def test_opt_level_zero_still_resolves_libdevice():
 def test_user_bitcode_resolves_external_call(tmp_path):
     import llvmlite.binding as llvm
     import llvmlite.ir as lir
-    from offload.errors import OffloadError
+
     from offload.compiler.frontend import load_program
+    from offload.errors import OffloadError
     from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "unresolved.mlir"))
@@ -157,8 +158,8 @@ def test_user_bitcode_resolves_external_call(tmp_path):
 
 
 def test_clashing_kernels_are_an_error_unless_renamed():
-    from offload.errors import OffloadError
     from offload.compiler.frontend import load_program
+    from offload.errors import OffloadError
     from offload.serialize import CompileOptions, compile_device, parse_offload_arch, symbol_name
 
     program = load_program(str(DATA / "clash.mlir"))

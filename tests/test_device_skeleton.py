@@ -10,8 +10,8 @@ from pathlib import Path
 import llvmlite.binding as llvm
 import llvmlite.ir as lir
 import pytest
-from conftest import REPO, run_cli
 
+from conftest import REPO, run_cli
 from offload.compiler.frontend import load_program
 from offload.errors import OffloadError
 from offload.serialize import CompileOptions, compile_device, parse_offload_arch

@@ -11,6 +11,7 @@ import pytest
 from conftest import SHARED_REFERENCE
 from fakert import arg_f32, arg_i32, arg_ptr, build_reference_cuda_app, fatbin_cubins, ptr_value
 
+
 @pytest.fixture(scope="module")
 def app22(tmp_path_factory) -> Path:
     return build_reference_cuda_app(tmp_path_factory.mktemp("ref22"), 22, SHARED_REFERENCE / "handwritten_host_clang22.ll",

@@ -9,10 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offload.errors import OffloadError
 from offload.compiler.textual_ir import read_offload_images  # the target side's reader, textual IR included
-from offload.packager import (ImageKind, OffloadBinaryError, OffloadImage, detect_image_kind, read_binary,
-                              write_binary, write_binary_v2)
+from offload.errors import OffloadError
+from offload.packager import (
+    ImageKind,
+    OffloadBinaryError,
+    OffloadImage,
+    detect_image_kind,
+    read_binary,
+    write_binary,
+    write_binary_v2,
+)
 from offload.packager.bitcode_ident import bitcode_producer
 from offload.packager.llvm_order import dense_map_order
 from offload.packager.strtab import build_string_table
@@ -124,9 +131,11 @@ def test_detect_image_kind_rejects_unknown_content(data):
 
 
 def test_bitcode_producer_of_both_llvm_versions(tmp_path):
-    import llvmlite.binding as llvm
-    from conftest import require_tool
     import subprocess
+
+    import llvmlite.binding as llvm
+
+    from conftest import require_tool
 
     assert bitcode_producer(llvm.parse_assembly("define void @f() { ret void }").as_bitcode()).startswith("LLVM22.")
     clang19 = require_tool("clang-19", 19)

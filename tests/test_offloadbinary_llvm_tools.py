@@ -7,10 +7,10 @@ import random
 import subprocess
 
 import pytest
-from conftest import require_tool, run_cli
-from packager_inputs import host_module_embedding, make_inputs
 
+from conftest import require_tool, run_cli
 from offload.packager import ImageKind, read_binary, read_offload_images, write_binary
+from packager_inputs import host_module_embedding, make_inputs
 
 NV = "triple=nvptx64-nvidia-cuda"
 AMD = "triple=amdgcn-amd-amdhsa"

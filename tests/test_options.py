@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 
+from conftest import run_cli
 from offload import api
 from offload.errors import OffloadError
 from offload.options import API_KEYWORDS, DEFAULTS, SPECS, TOML_KEYS, CompileOptions

@@ -6,10 +6,10 @@ import json
 import os
 
 import pytest
-from conftest import run_cli
-from packager_inputs import host_module_embedding, make_inputs
 
+from conftest import run_cli
 from offload.packager import OffloadImage, read_binary, write_binary
+from packager_inputs import host_module_embedding, make_inputs
 
 NV = "triple=nvptx64-nvidia-cuda"
 

@@ -139,8 +139,8 @@ def test_clang21_bundle_is_an_object_with_v1_entries(bundles):
 
 @pytest.mark.parametrize("name, offload_kind, image_kind", [("cuda21", 2, 3), ("hip21", 4, 1)])
 def test_clang21_entry_and_image_kinds(bundles, name, offload_kind, image_kind):
-    from offload.toolchain.executable import read_elf, read_entry_sections
     from offload.packager import read_offload_images
+    from offload.toolchain.executable import read_elf, read_entry_sections
 
     data = bundles[name].read_bytes()
     (section,) = [s for s in read_entry_sections(read_elf(data, name)) if s.entries]

@@ -176,8 +176,8 @@ def test_server_stopped_in_the_middle_of_a_compile(tmp_path, server, reference, 
     with one warning, and the image is the same."""
     from offload.compiler.frontend import load_program
     from offload.formats.targets import parse_offload_arch
-    from offload.serialize import pipeline
     from offload.options import CompileOptions
+    from offload.serialize import pipeline
     from offload.serialize.pipeline import compile_device
 
     real = pipeline.serialize_image  # either backend

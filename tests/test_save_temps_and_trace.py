@@ -9,8 +9,6 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from conftest import REPO, require_tool, run_cli
 
 REDUCTION = REPO / "examples" / "reduction.mlir"

@@ -11,6 +11,7 @@ import struct
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO, require_tool, run_cli
 from fakert import arg_f32, arg_i64, fatbin_cubins
 from test_ship_target import _make, _scrubbed_env, _unpack

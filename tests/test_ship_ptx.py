@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO, require_tool, run_cli
 from test_ship_target import _make, _scrubbed_env, _unpack
 

@@ -16,6 +16,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+
 from conftest import SHARED_REFERENCE, require_tool, run_cli
 
 LIBDEVICE = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"
@@ -25,10 +26,10 @@ def _bundle(work: Path, major: int, portable: bool, recorded: int | None = None)
     """A real bundle: reference host module for clang `major` with the reference device image, and the
     bundle record `compile` writes into its images (ship reads what the bundle is from it), which says
     clang `recorded` (default: `major`)."""
-    from offload.formats.bundle import BundleRecord
-    from offload.packager import ImageKind, OffloadImage, write_binary
     from offload.compiler.native import convert_device_images, host_to_object
+    from offload.formats.bundle import BundleRecord
     from offload.formats.profiles import load_profile
+    from offload.packager import ImageKind, OffloadImage, write_binary
 
     llvm_link = require_tool("llvm-link-22", 22)
     clang = require_tool("clang-22", 22)

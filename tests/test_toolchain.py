@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from offload.formats.bundle import BundleRecord
+from offload.formats.profiles import load_profile
 from offload.serialize.libraries import find_libdevice
 from offload.toolchain import tools as toolchain
-from offload.formats.bundle import BundleRecord
 from offload.toolchain.ship import BundleFacts, render_build_sh, target_link_words
-from offload.formats.profiles import load_profile
 
 pytestmark = pytest.mark.no_toolchain
 

@@ -186,8 +186,8 @@ def test_a_crash_in_a_forked_step_is_one_error_line():
     import os
     import signal
 
-    from offload.serialize.processes import call_forked
     from offload.errors import OffloadError
+    from offload.serialize.processes import call_forked
 
     assert call_forked(lambda n: n * 2, 21, "doubling") == 42
     with pytest.raises(OffloadError) as raised:

@@ -25,10 +25,10 @@ def test_vendor_facts_are_written_once():
 
 
 def test_both_sides_use_the_records():
-    from offload.serialize.kinds import KINDS
     from offload.annotations.runtime import RUNTIMES
     from offload.compiler.native import CODEGEN_HOOKS
     from offload.packager import ImageKind
+    from offload.serialize.kinds import KINDS
     from offload.toolchain.ship import target_link_words
 
     for kind, vendor in VENDORS.items():

@@ -15,10 +15,10 @@ cudaLaunchKernelExC with the launch config passed by pointer.
 
 from __future__ import annotations
 
-from offload.errors import OffloadError
-from offload.formats.vendors import vendor_for
 from offload.annotations.lower import STUB_CONFIG_PARAMS, cluster_stub_name, stub_name
 from offload.annotations.runtime import EXIT_STATUS_ON_RUNTIME_ERROR, RuntimeEmitter
+from offload.errors import OffloadError
+from offload.formats.vendors import vendor_for
 
 
 def hip_handle_name(kernel: str) -> str:

@@ -91,10 +91,10 @@ def lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool
 def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost:
     import mlir.ir as ir
 
-    from offload.compiler.frontend import run_mlir
-    from offload.annotations.entry import entry_point
     from offload.annotations.async_runtime import is_async_runtime_function
+    from offload.annotations.entry import entry_point
     from offload.annotations.runner_utils import is_runner_utility
+    from offload.compiler.frontend import run_mlir
 
     with program.context, ir.Location.unknown():
         host = program.module.operation.clone()

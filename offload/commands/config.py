@@ -9,6 +9,7 @@ import click
 from offload.errors import OffloadError
 from offload.options import command_options
 
+
 @click.group(invoke_without_command=True)
 @click.option("--cflags", is_flag=True, help="flags clang needs to compile CUDA/HIP sources for the bundle's link")
 @click.option("--ldflags", is_flag=True, help="flags clang needs to link a bundle (like llvm-config --ldflags)")
@@ -49,10 +50,9 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
         click.echo(ctx.get_help())
         return
     from offload.config import project_config
-    from offload.options import resolve
-
-    from offload.toolchain.tools import toolkit_root
     from offload.formats.vendors import runtime_link_flags, vendor_for
+    from offload.options import resolve
+    from offload.toolchain.tools import toolkit_root
 
     settings = resolve({}, project_config(None)).options
     kind = offload_kind or _offload_kind_of(settings.offload_arch)

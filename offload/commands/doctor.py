@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+
 @click.command()
 @click.option("--bundle", "bundle", type=click.Path(), default=None,
               help="a shipped archive (.tar.gz) or an unpacked one (its folder or manifest.json)")

@@ -6,8 +6,8 @@ import os
 
 import click
 
-from offload.errors import OffloadError
 from offload.commands.inspect import _load_images, offload_kind_label
+from offload.errors import OffloadError
 from offload.fsutil import refuse_input_as_output, write_all
 
 # The characters an extracted file's generated name may contain.

@@ -10,6 +10,7 @@ import click
 from offload.errors import OffloadError
 from offload.fsutil import read_input
 
+
 def offload_kind_label(value: int) -> tuple[str, list[int]]:
     """The kind's name and the target clangs (profiles) that give it this value: HIP is 3 up to
     LLVM 20 and 4 from 21, so the value alone does not say which clang it is for."""

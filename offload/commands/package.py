@@ -6,6 +6,7 @@ import click
 
 from offload.fsutil import atomic_write, refuse_input_as_output
 
+
 @click.command("package")
 @click.option("-o", "output", required=True, type=click.Path(dir_okay=False), help="Output OffloadBinary file.")
 @click.option("--image", "images", multiple=True, required=True, metavar="file=F,triple=T,arch=A,kind=K[,key=value...]",
@@ -15,9 +16,9 @@ from offload.fsutil import atomic_write, refuse_input_as_output
               help="Major version of the clang that will link the result (default 22): sets the HIP kind value.")
 def package_command(output: str, images: tuple[str, ...], target_clang: str | None) -> None:
     """Bundle device images into one OffloadBinary, byte-identical to llvm-offload-binary."""
+    from offload.formats.profiles import load_profile
     from offload.packager import write_binary
     from offload.packager.image_spec import build_image, parse_image_spec
-    from offload.formats.profiles import load_profile
 
     profile = load_profile(target_clang)
     specs = [parse_image_spec(spec) for spec in images]

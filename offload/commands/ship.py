@@ -9,6 +9,7 @@ import click
 from offload.errors import OffloadError
 from offload.formats.vendors import vendor_for
 
+
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.argument("arguments", nargs=-1, required=True, type=click.UNPROCESSED,
                 metavar="IN.mlir [COMPILE FLAGS] | BUNDLE...")
@@ -27,10 +28,8 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
     import sys
     import tempfile
 
-    from offload.fsutil import atomic_write, read_input
+    from offload.fsutil import STDOUT, atomic_write, read_input, refuse_input_as_output
     from offload.toolchain.ship import build_archive
-
-    from offload.fsutil import STDOUT, refuse_input_as_output
 
     if output == STDOUT:
         raise OffloadError("ship writes an archive file: name it with -o APP.tar.gz, not '-' (standard output)")

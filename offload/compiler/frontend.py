@@ -4,8 +4,6 @@ outline `gpu.launch` bodies into gpu.module/gpu.func kernels. Shared by the devi
 from __future__ import annotations
 
 import os
-
-import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,7 +110,7 @@ class SourceText(str):
 
     data: bytes
 
-    def __new__(cls, name: str, data: bytes) -> "SourceText":
+    def __new__(cls, name: str, data: bytes) -> SourceText:
         source = super().__new__(cls, name)
         source.data = data
         return source

@@ -20,11 +20,9 @@ import tempfile
 from dataclasses import dataclass, replace
 
 from offload.compiler import trace
-
 from offload.errors import OffloadError
 from offload.formats.vendors import vendor_for, vendor_of_triple
 from offload.options import DEFAULT_OPT_LEVEL
-
 
 
 def _llvm():
@@ -238,8 +236,8 @@ def convert_device_images(images: list, device_image: str, cuda_path: str | None
     outside the compile stages (whose `codegen` stage works on DeviceImages).
 
     Returns (new images, PTX texts by "<arch>" for NVPTX images). "bitcode" returns the images unchanged."""
-    from offload.serialize import parse_offload_arch
     from offload.packager import ImageKind
+    from offload.serialize import parse_offload_arch
 
     if device_image == "bitcode":
         return list(images), {}

@@ -194,8 +194,8 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     import llvmlite.ir as ir
 
     from offload.annotations import async_runtime, embed, entries, launch, runner_utils, runtime
-    from offload.packager import write_binary
     from offload.compiler.native import verified_module
+    from offload.packager import write_binary
 
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()

@@ -7,8 +7,7 @@ OffloadBinaryError escapes.
 
 from __future__ import annotations
 
-from offload.packager.layout import (ENTRY, HEADER, MAGIC, NEWEST_VERSION, align_to, header_struct,
-                                     string_entry_struct)
+from offload.packager.layout import ENTRY, HEADER, MAGIC, NEWEST_VERSION, align_to, header_struct, string_entry_struct
 from offload.packager.model import OffloadBinaryError, OffloadImage
 
 

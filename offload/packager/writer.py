@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from offload.packager.layout import (ALIGNMENT, ENTRY, HEADER, MAGIC, STRING_ENTRY_V1, STRING_ENTRY_V2,
-                                     align_to)
+from offload.packager.layout import ALIGNMENT, ENTRY, HEADER, MAGIC, STRING_ENTRY_V1, STRING_ENTRY_V2, align_to
 from offload.packager.model import OffloadBinaryError, OffloadImage
 from offload.packager.strtab import build_string_table
 

@@ -4,16 +4,16 @@ the function attributes clang would set. The skeleton (skeleton.py) uses nothing
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from offload.errors import OffloadError
 from offload.compiler import trace
-from offload.serialize.libraries import find_libdevice, find_rocm_device_libs
+from offload.errors import OffloadError
 from offload.formats.targets import Target
 from offload.formats.vendors import CUDA, HIP
 from offload.options import CompileOptions
+from offload.serialize.libraries import find_libdevice, find_rocm_device_libs
 
 # Device-side lowering shared by both kinds, run inside every gpu.module before the GPU conversion.
 COMMON_LOWERING = ("convert-vector-to-scf", "convert-scf-to-cf", "expand-strided-metadata", "lower-affine")

@@ -10,13 +10,13 @@ from __future__ import annotations
 import threading
 
 from offload.errors import OffloadError
+from offload.formats.targets import Target
 from offload.fsutil import read_input
+from offload.options import DEFAULT_OPT_LEVEL
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import LoweredModule
 from offload.serialize.kinds import KINDS, LibraryPlan
 from offload.serialize.libraries import LIBRARY_FIX, bitcode_bytes
-from offload.formats.targets import Target
-from offload.options import DEFAULT_OPT_LEVEL
 from offload.serialize.skeleton import check_library_triple, module_flags_ir
 
 _target_machines: dict[tuple, object] = {}

@@ -24,8 +24,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from offload.errors import OffloadError
 from offload.compiler.about import LLVM_MAJOR
+from offload.errors import OffloadError
 from offload.toolchain.tools import tool_version
 
 OPT_ENVIRONMENT = "MLIR_OFFLOAD_OPT"

@@ -12,8 +12,8 @@ import os
 import pickle
 import selectors
 import signal
-from typing import TypeVar
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from offload.errors import OffloadError
 

@@ -111,12 +111,12 @@ class RemoteCache:
             raise OffloadError(f"the remote cache {self.shown} ({URL_ENVIRONMENT} or remote-cache) needs the "
                                "Python package 'redis': pip install 'mlir-offload[redis]', or unset the "
                                "remote cache") from None
-        from redis.backoff import NoBackoff
-        from redis.retry import Retry
-
         # No retries, no client-identification round trips (CLIENT SETINFO: driver_info=None from redis 7.1
         # on, lib_name/lib_version=None before): one compile, one MGET, one pipeline.
         import inspect
+
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
 
         anonymous = {"driver_info": None} if "driver_info" in inspect.signature(redis.Redis).parameters else \
             {"lib_name": None, "lib_version": None}

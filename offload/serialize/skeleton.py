@@ -11,8 +11,9 @@ each stage's output there (`dump_stage`), for -save-temps."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Protocol
+from typing import Protocol
 
 from offload.errors import Location, OffloadError
 from offload.formats.targets import Target

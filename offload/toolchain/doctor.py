@@ -9,9 +9,16 @@ from dataclasses import dataclass
 from offload.errors import OffloadError
 from offload.formats.bundle import BundleRecord
 from offload.formats.hosts import host_refusal
+from offload.formats.profiles import (
+    NO_PROFILE,
+    OTHER_ENTRIES,
+    UNREADABLE_BITCODE,
+    available_profiles,
+    link_refusals,
+    load_profile,
+)
 from offload.toolchain.tools import Clang, CudaToolkit, Rocm, clang_target_host
-from offload.formats.profiles import (NO_PROFILE, OTHER_ENTRIES, UNREADABLE_BITCODE, available_profiles, link_refusals,
-                                      load_profile)
+
 
 @dataclass(frozen=True)
 class Finding:

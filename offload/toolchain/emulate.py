@@ -247,8 +247,9 @@ def plan_emulated_link(bundles, inputs: list[str], output: str, clang: str | Non
 def link_emulated(bundles, inputs: list[str], output: str, clang: str | None = None, dry_run: bool = False,
                   verbose: bool = False) -> None:
     """Link an emulating executable at `output` (a temporary name renamed over it when all succeeded)."""
-    import click
     import shlex
+
+    import click
 
     final = output
     temporary = os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.{os.getpid()}.tmp")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from offload.formats.elf import (ELF_MAGIC, STT_FUNC, STT_OBJECT, ElfError as ExecutableError, ElfFile, Section,
-                                 read_elf)
+from offload.formats.elf import ELF_MAGIC, STT_FUNC, STT_OBJECT, ElfFile, Section, read_elf
+from offload.formats.elf import ElfError as ExecutableError
 from offload.formats.vendors import CUDA, HIP
 
 CUDA_FATBIN_SECTION, HIP_FATBIN_SECTION = CUDA.device_section, HIP.device_section

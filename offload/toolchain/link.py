@@ -7,19 +7,19 @@ here with the reason and the fix. The data that decides is the profiles' (offloa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from offload.errors import OffloadError
+
 if TYPE_CHECKING:
     from offload.formats.bundle import BundleRecord
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
-
 
 # The host part's optimization when the link names none, as nvcc optimizes host code by default; a -O of
 # the user's (-O0 to debug) replaces it. build.sh (offload/toolchain/ship.py) renders the same rule.
@@ -61,8 +61,8 @@ class LinkPlan:
 
 def compatibility_problem(record, images, clang) -> str | None:
     """Why `clang` cannot link this bundle correctly (reason and fix), or None."""
-    from offload.packager import ImageKind
     from offload.formats import profiles
+    from offload.packager import ImageKind
 
     bundle_profile = profiles.load_profile(record.profile)
     layout = bundle_profile.entries.get("layout", "?")
@@ -100,7 +100,6 @@ def find_bundles(arguments: list[str], read_images=None) -> list[LinkBundle]:
     not one."""
     from offload.formats.bundle import read_bundle_record
     from offload.fsutil import read_input
-
     from offload.toolchain.clang_arguments import input_files
 
     inputs = input_files(arguments)
@@ -154,13 +153,12 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
     from importlib import resources
 
     from offload.formats.bundle import read_bundle_record
-    from offload.toolchain.doctor import fatbinary_wrapper_needed
     from offload.formats.hosts import host_refusal
-    from offload.toolchain.clang_arguments import own_options
-    from offload.toolchain.tools import (clang_target_host, find_cuda, find_rocm, find_target_clang,
-                                          runtime_library_dirs)
-    from offload.fsutil import read_input
     from offload.formats.profiles import load_profile
+    from offload.fsutil import read_input
+    from offload.toolchain.clang_arguments import own_options
+    from offload.toolchain.doctor import fatbinary_wrapper_needed
+    from offload.toolchain.tools import clang_target_host, find_cuda, find_rocm, find_target_clang, runtime_library_dirs
 
     if isinstance(bundles, str):
         record, images = read_bundle_record(read_input(bundles), bundles)

@@ -14,7 +14,6 @@ The archive (deterministic tar.gz, one top folder named after the app):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import gzip
 import hashlib
 import io
@@ -22,6 +21,7 @@ import json
 import os
 import shlex
 import tarfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 
@@ -29,10 +29,10 @@ from offload import __version__
 from offload.errors import OffloadError
 from offload.formats.bundle import BundleRecord, is_version_number, read_bundle_record
 from offload.formats.hosts import host_triple
+from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
 from offload.toolchain import tools as toolchain
 from offload.toolchain.link import HOST_OPTIMIZATION, OPTIMIZATION_OPTION
-from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 
 MANIFEST_FORMAT = "mlir-offload-ship/1"
 # An app name becomes a make target, a file name and shell words on the target: nothing to expand or split.
@@ -101,10 +101,10 @@ def _llvm_major(producer: str) -> int:
 
 def inspect_bundle(data: bytes, name: str) -> BundleFacts:
     """Read host format, bitcode producer, entry layout (= profile) and images of a bundle."""
-    from offload.toolchain.executable import entry_section_layouts, read_elf, read_entry_sections
     from offload.packager import ImageKind, image_kind_name
     from offload.packager.bitcode_ident import bitcode_globals, bitcode_producer
     from offload.packager.detect import is_bitcode
+    from offload.toolchain.executable import entry_section_layouts, read_elf, read_entry_sections
 
     prefix = ".offloading.entry."
     if is_bitcode(data):

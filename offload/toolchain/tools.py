@@ -12,7 +12,6 @@ clang for a bundle: --clang PATH; else clang-N (N: the bundle's profile), /usr/l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 import glob
 import json
 import os
@@ -20,6 +19,7 @@ import platform
 import shutil
 import subprocess
 import sysconfig
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
