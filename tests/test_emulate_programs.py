@@ -3,8 +3,9 @@
 CHECK lines; each program also states a deliberately wrong kernel that must fail those checks.
 
 A program's header says what it needs:
-  // ARCHS: sm_80 gfx90a              the archs it runs for (a CHECK line for one arch only uses the
-                                      prefix SM80 or GFX90A; FileCheck gets --check-prefixes=CHECK,<ARCH>)
+  // ARCHS: sm_80 gfx90a              the archs it runs for (sm_80, gfx90a, gfx1100; a CHECK line for one
+                                      arch only uses the prefix SM80, GFX90A or GFX1100; FileCheck gets
+                                      --check-prefixes=CHECK,<ARCH>)
   // WRONG: what the wrong variant does
   // WRONG-FROM: text                 consecutive lines form the text replaced (exactly once) by the
   // WRONG-TO: text                   consecutive WRONG-TO lines: the wrong kernel
@@ -114,7 +115,7 @@ def test_every_program_says_its_archs_checks_and_wrong_variant():
     assert len(ALL) >= 10
     for program in ALL:
         text = program.path.read_text()
-        assert program.archs and set(program.archs) <= {"sm_80", "gfx90a"}, program.name
+        assert program.archs and set(program.archs) <= {"sm_80", "gfx90a", "gfx1100"}, program.name
         assert "// CHECK" in text, program.name
         assert program.wrong_from and program.wrong_from != program.wrong_to, program.name
         assert program.body().count(program.wrong_from) == 1, f"{program.name}: WRONG-FROM must occur once"

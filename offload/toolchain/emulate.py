@@ -33,6 +33,9 @@ CACHE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_DIR"
 EMULATOR_CACHE_ENVIRONMENT = "MLIR_OFFLOAD_EMULATOR_CACHE"  # this folder for the emulator's builds alone
 SYSTEM_LIBRARIES = ("-lpthread", "-lm")
 KERNEL_OPTIMIZATION = "-O2"
+# LLVM passes run on an image before the retargeting pass, by vendor: AMD's buffer fat pointers (ptr
+# addrspace(7), from amdgpu.fat_raw_buffer_cast) become the raw buffer intrinsics the pass emulates.
+PRELUDE_PASSES = {"cuda": (), "hip": ("amdgpu-lower-buffer-fat-pointers",)}
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,7 @@ class EmulatedImage:
     arch: str
     warp_size: int
     data: bytes
+    prelude: tuple[str, ...] = ()  # PRELUDE_PASSES of its vendor
 
 
 def emulated_images(bundles) -> list[EmulatedImage]:
@@ -175,10 +179,11 @@ def emulated_images(bundles) -> list[EmulatedImage]:
             image = bitcode[0]
         arch = image.strings.get("arch", "")
         try:
-            warp = target_for(arch).wavefront_size
+            target = target_for(arch)
         except OffloadError:
             raise OffloadError(f"{bundle.path}: device image for unknown architecture '{arch}'") from None
-        chosen.append(EmulatedImage(bundle.path, arch, warp, image.data))
+        chosen.append(EmulatedImage(bundle.path, arch, target.wavefront_size, image.data,
+                                    PRELUDE_PASSES[target.offload_kind]))
     return chosen
 
 
@@ -194,8 +199,8 @@ def retarget(tools: EmulationTools, plugin: str, image: EmulatedImage, llvm_trip
     host = os.path.join(scratch, f"kernels{index}.bc")
     obj = os.path.join(scratch, f"kernels{index}.o")
     Path(device).write_bytes(image.data)
-    argv = [tools.opt, f"-load-pass-plugin={plugin}", f"-passes={PASS_NAME}<{llvm_triple};{image.warp_size}>",
-            device, "-o", host]
+    passes = ",".join([*image.prelude, f"{PASS_NAME}<{llvm_triple};{image.warp_size}>"])
+    argv = [tools.opt, f"-load-pass-plugin={plugin}", f"-passes={passes}", device, "-o", host]
     try:
         done = subprocess.run(argv, capture_output=True, text=True)
     except OSError as e:

@@ -24,6 +24,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsAMDGPU.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/IR/ReplaceConstant.h"
@@ -326,6 +327,106 @@ Handler wmmaStore(unsigned Shape, bool ColMajor, unsigned Element) {
   };
 }
 
+// ---- AMD buffer resources (amdgpu.raw_buffer_*: llvm.amdgcn.make.buffer.rsrc, raw.ptr.buffer.*) ------
+
+// A stack slot in the entry block of `F` (an alloca where the call is would grow the stack in a loop).
+AllocaInst *entrySlot(Function &F, Type *T) {
+  IRBuilder<> B(&*F.getEntryBlock().getFirstInsertionPt());
+  return B.CreateAlloca(T);
+}
+
+// The runtime's buffer resource record (runtime.c, struct buffer_resource): base, num_records, whether
+// the hardware checks the range, and the stride.
+StructType *bufferResourceType(Emulator &E) {
+  return StructType::get(E.C, {E.Ptr, E.I64, E.I32, E.I32});
+}
+
+// Whether a resource made with these flags (descriptor word 3) is range-checked. gfx9 always checks a raw
+// buffer against num_records; gfx10 and later check unless OOB_SELECT (bits 28-29) is 2, which is what
+// MLIR's boundsCheck = false sets there.
+Value *rangeChecked(IRBuilder<> &B, Function &F, Value *Flags) {
+  StringRef Cpu = F.getFnAttribute("target-cpu").getValueAsString();
+  bool Gfx9OrOlder = !Cpu.starts_with("gfx") || Cpu.size() < 6;  // gfx9xx: 3 digits; gfx10xx and later: 4
+  if (Gfx9OrOlder)
+    return B.getInt32(1);
+  Value *OobSelect = B.CreateAnd(B.CreateLShr(Flags, 28), 3);
+  return B.CreateZExt(B.CreateICmpNE(OobSelect, B.getInt32(2)), B.getInt32Ty());
+}
+
+// make.buffer.rsrc(base, stride, num_records, flags): the resource becomes a pointer to a record in a
+// stack slot of the function that makes it, so it must not leave that function (stored or returned).
+Handler makeBufferResource() {
+  return [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    Function &F = *CI->getFunction();
+    if (CI->getType()->getPointerAddressSpace() != 8)  // a fat pointer the prelude pass did not lower
+      refuse("buffer fat pointer " + describe(CI) + " in " + F.getName() + " is not emulated");
+    for (User *U : CI->users())
+      if (isa<ReturnInst>(U) || (isa<StoreInst>(U) && cast<StoreInst>(U)->getValueOperand() == CI))
+        refuse("a buffer resource (llvm.amdgcn.make.buffer.rsrc) leaves the function " + F.getName() +
+               " that makes it, which is not emulated");
+    auto *Stride = dyn_cast<ConstantInt>(CI->getArgOperand(1));
+    if (!Stride || !Stride->isZero())
+      refuse("a buffer resource with a stride (llvm.amdgcn.make.buffer.rsrc in " + F.getName() +
+             ") is not emulated; raw buffers (stride 0) are");
+    StructType *T = bufferResourceType(E);
+    AllocaInst *Slot = entrySlot(F, T);
+    B.CreateStore(B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), B.CreateStructGEP(T, Slot, 0));
+    B.CreateStore(B.CreateZExtOrTrunc(CI->getArgOperand(2), E.I64), B.CreateStructGEP(T, Slot, 1));
+    B.CreateStore(rangeChecked(B, F, CI->getArgOperand(3)), B.CreateStructGEP(T, Slot, 2));
+    B.CreateStore(B.getInt32(0), B.CreateStructGEP(T, Slot, 3));
+    return B.CreateAddrSpaceCast(Slot, CI->getType());
+  };
+}
+
+uint64_t storeSize(Emulator &E, Type *T) { return E.M.getDataLayout().getTypeStoreSize(T).getFixedValue(); }
+
+// raw.ptr.buffer.load(rsrc, voffset, soffset, aux): __emu_buffer_load(record, voffset, soffset, bytes, out).
+Handler bufferLoad() {
+  return [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    AllocaInst *Out = entrySlot(*CI->getFunction(), CI->getType());
+    FunctionCallee F = E.runtime("__emu_buffer_load", Type::getVoidTy(E.C), {E.Ptr, E.I32, E.I32, E.I32, E.Ptr});
+    B.CreateCall(F, {B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), CI->getArgOperand(1), CI->getArgOperand(2),
+                     B.getInt32(storeSize(E, CI->getType())), Out});
+    return B.CreateLoad(CI->getType(), Out);
+  };
+}
+
+// raw.ptr.buffer.store(data, rsrc, voffset, soffset, aux): __emu_buffer_store(record, voffset, soffset, bytes, in).
+Handler bufferStore() {
+  return [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    Value *Data = CI->getArgOperand(0);
+    AllocaInst *In = entrySlot(*CI->getFunction(), Data->getType());
+    B.CreateStore(Data, In);
+    FunctionCallee F = E.runtime("__emu_buffer_store", Type::getVoidTy(E.C), {E.Ptr, E.I32, E.I32, E.I32, E.Ptr});
+    B.CreateCall(F, {B.CreateAddrSpaceCast(CI->getArgOperand(1), E.Ptr), CI->getArgOperand(2), CI->getArgOperand(3),
+                     B.getInt32(storeSize(E, Data->getType())), In});
+    return nullptr;
+  };
+}
+
+// raw.ptr.buffer.atomic.<op>(data, [compare,] rsrc, voffset, soffset, aux) -> the old value:
+// __emu_buffer_atomic(op, record, voffset, soffset, bytes, is_float, slots {data, compare} -> old in slot 0).
+enum BufferAtomic { BA_SWAP, BA_ADD, BA_SUB, BA_SMIN, BA_UMIN, BA_SMAX, BA_UMAX, BA_AND, BA_OR, BA_XOR, BA_FADD,
+                    BA_FMIN, BA_FMAX, BA_CMPSWAP };
+Handler bufferAtomic(unsigned Op) {
+  return [Op](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    unsigned Resource = Op == BA_CMPSWAP ? 2 : 1;
+    Type *T = CI->getType();
+    if (T->isVectorTy())
+      refuse("packed buffer atomic " + CI->getCalledFunction()->getName() + " is not emulated");
+    AllocaInst *Slots = entrySlot(*CI->getFunction(), ArrayType::get(E.I64, 2));
+    B.CreateStore(CI->getArgOperand(0), Slots);
+    if (Op == BA_CMPSWAP)
+      B.CreateStore(CI->getArgOperand(1), B.CreateConstGEP1_64(E.I8, Slots, 8));
+    FunctionCallee F = E.runtime("__emu_buffer_atomic", Type::getVoidTy(E.C),
+                                 {E.I32, E.Ptr, E.I32, E.I32, E.I32, E.I32, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Op), B.CreateAddrSpaceCast(CI->getArgOperand(Resource), E.Ptr),
+                     CI->getArgOperand(Resource + 1), CI->getArgOperand(Resource + 2),
+                     B.getInt32(storeSize(E, T)), B.getInt32(T->isFloatingPointTy()), Slots});
+    return B.CreateLoad(T, Slots);
+  };
+}
+
 // ---- the intrinsic tables ---------------------------------------------------------------------------
 
 enum ShuffleMode { SHFL_IDX = 0, SHFL_UP = 1, SHFL_DOWN = 2, SHFL_BFLY = 3 };
@@ -550,6 +651,29 @@ const StringMap<Handler> &intrinsicTable() {
   return Table;
 }
 
+// Intrinsics overloaded on their types (one name per type), by ID.
+const std::map<Intrinsic::ID, Handler> &overloadedTable() {
+  static const std::map<Intrinsic::ID, Handler> Table = [] {
+    std::map<Intrinsic::ID, Handler> T;
+    T[Intrinsic::amdgcn_make_buffer_rsrc] = makeBufferResource();
+    T[Intrinsic::amdgcn_raw_ptr_buffer_load] = bufferLoad();
+    T[Intrinsic::amdgcn_raw_ptr_buffer_store] = bufferStore();
+    const std::pair<Intrinsic::ID, unsigned> Atomics[] = {
+        {Intrinsic::amdgcn_raw_ptr_buffer_atomic_swap, BA_SWAP}, {Intrinsic::amdgcn_raw_ptr_buffer_atomic_add, BA_ADD},
+        {Intrinsic::amdgcn_raw_ptr_buffer_atomic_sub, BA_SUB}, {Intrinsic::amdgcn_raw_ptr_buffer_atomic_smin, BA_SMIN},
+        {Intrinsic::amdgcn_raw_ptr_buffer_atomic_umin, BA_UMIN}, {Intrinsic::amdgcn_raw_ptr_buffer_atomic_smax, BA_SMAX},
+        {Intrinsic::amdgcn_raw_ptr_buffer_atomic_umax, BA_UMAX}, {Intrinsic::amdgcn_raw_ptr_buffer_atomic_and, BA_AND},
+        {Intrinsic::amdgcn_raw_ptr_buffer_atomic_or, BA_OR}, {Intrinsic::amdgcn_raw_ptr_buffer_atomic_xor, BA_XOR},
+        {Intrinsic::amdgcn_raw_ptr_buffer_atomic_fadd, BA_FADD}, {Intrinsic::amdgcn_raw_ptr_buffer_atomic_fmin, BA_FMIN},
+        {Intrinsic::amdgcn_raw_ptr_buffer_atomic_fmax, BA_FMAX},
+        {Intrinsic::amdgcn_raw_ptr_buffer_atomic_cmpswap, BA_CMPSWAP}};
+    for (auto [ID, Op] : Atomics)
+      T[ID] = bufferAtomic(Op);
+    return T;
+  }();
+  return Table;
+}
+
 // ---- libdevice's inline PTX ---------------------------------------------------------------------------
 
 std::string collapseSpaces(StringRef Text) {
@@ -768,9 +892,11 @@ struct Retarget {
         continue;
       }
       auto It = Table.find(F->getName());
-      if (It == Table.end())
+      const auto &ByID = overloadedTable();
+      auto Overloaded = ByID.find(F->getIntrinsicID());
+      if (It == Table.end() && Overloaded == ByID.end())
         refuse("intrinsic " + F->getName() + " is not emulated");
-      replaceCalls(*F, It->second);
+      replaceCalls(*F, It != Table.end() ? It->second : Overloaded->second);
       F->eraseFromParent();
     }
   }

@@ -1833,3 +1833,106 @@ EXPORT double __emu_amdgcn_trig_preop_f64(double x, int32_t segment) {
     if (exponent >= 1968) scale += 128;
     return ldexp((double)m, scale);
 }
+
+/* ---- AMD buffer resources (llvm.amdgcn.make.buffer.rsrc, raw.ptr.buffer.*) -------------------------- */
+
+/* What a resource stands for (retarget.cpp, bufferResourceType): the buffer's base, its size in bytes
+ * (num_records of a raw buffer), whether the hardware checks accesses against it, and the stride (0). */
+struct buffer_resource { char *base; uint64_t records; uint32_t checked, stride; };
+
+/* The hardware checks a raw buffer access against num_records per dword (an access of 1 or 2 bytes as a
+ * whole): a dword is in range when voffset + its offset + its size <= num_records. soffset is not part
+ * of the check, only of the address (base + soffset + voffset). Out-of-range dwords load as 0 and are not
+ * stored; an atomic is in range or not as a whole, and does nothing out of range (returning 0). */
+static int buffer_in_range(const struct buffer_resource *r, uint32_t voffset, uint32_t at, uint32_t bytes) {
+    return !r->checked || (uint64_t)voffset + at + bytes <= r->records;
+}
+
+static char *buffer_address(const struct buffer_resource *r, uint32_t voffset, uint32_t soffset, uint32_t at) {
+    return r->base + (uint64_t)soffset + (uint64_t)voffset + at;
+}
+
+EXPORT void __emu_buffer_load(const struct buffer_resource *r, uint32_t voffset, uint32_t soffset, uint32_t bytes,
+                              void *out) {
+    for (uint32_t at = 0; at < bytes; at += 4) {
+        uint32_t n = bytes - at < 4 ? bytes - at : 4;
+        if (buffer_in_range(r, voffset, at, n)) memcpy((char *)out + at, buffer_address(r, voffset, soffset, at), n);
+        else memset((char *)out + at, 0, n);
+    }
+}
+
+EXPORT void __emu_buffer_store(const struct buffer_resource *r, uint32_t voffset, uint32_t soffset, uint32_t bytes,
+                               const void *in) {
+    for (uint32_t at = 0; at < bytes; at += 4) {
+        uint32_t n = bytes - at < 4 ? bytes - at : 4;
+        if (buffer_in_range(r, voffset, at, n)) memcpy(buffer_address(r, voffset, soffset, at), (const char *)in + at, n);
+    }
+}
+
+enum { BA_SWAP, BA_ADD, BA_SUB, BA_SMIN, BA_UMIN, BA_SMAX, BA_UMAX, BA_AND, BA_OR, BA_XOR, BA_FADD, BA_FMIN, BA_FMAX,
+       BA_CMPSWAP };
+
+/* The new value of one atomic read-modify-write on 4- or 8-byte integers or floats (as bits). */
+static uint64_t buffer_atomic_apply(uint32_t op, uint64_t old, uint64_t value, uint32_t bytes, int is_float) {
+    int wide = bytes == 8;
+    int64_t sold = wide ? (int64_t)old : (int32_t)old, svalue = wide ? (int64_t)value : (int32_t)value;
+    uint64_t uold = wide ? old : (uint32_t)old, uvalue = wide ? value : (uint32_t)value;
+    if (is_float) {
+        double a, b;
+        if (wide) memcpy(&a, &old, 8), memcpy(&b, &value, 8);
+        else {
+            float fa, fb;
+            uint32_t ia = (uint32_t)old, ib = (uint32_t)value;
+            memcpy(&fa, &ia, 4), memcpy(&fb, &ib, 4);
+            a = fa, b = fb;
+        }
+        double r = op == BA_FADD ? a + b : op == BA_FMIN ? fmin(a, b) : op == BA_FMAX ? fmax(a, b) : b;
+        if (wide) { uint64_t bits; memcpy(&bits, &r, 8); return bits; }
+        float f = (float)r;
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        return bits;
+    }
+    switch (op) {
+    case BA_ADD: return uold + uvalue;
+    case BA_SUB: return uold - uvalue;
+    case BA_SMIN: return (uint64_t)(svalue < sold ? svalue : sold);
+    case BA_UMIN: return uvalue < uold ? uvalue : uold;
+    case BA_SMAX: return (uint64_t)(svalue > sold ? svalue : sold);
+    case BA_UMAX: return uvalue > uold ? uvalue : uold;
+    case BA_AND: return uold & uvalue;
+    case BA_OR: return uold | uvalue;
+    case BA_XOR: return uold ^ uvalue;
+    default: return uvalue;  /* swap */
+    }
+}
+
+/* slots[0]: the operand (and, on return, the old value), slots[1]: cmpswap's compare value. */
+EXPORT void __emu_buffer_atomic(uint32_t op, const struct buffer_resource *r, uint32_t voffset, uint32_t soffset,
+                                uint32_t bytes, uint32_t is_float, uint64_t *slots) {
+    if ((bytes != 4 && bytes != 8) || !buffer_in_range(r, voffset, 0, bytes)) {
+        slots[0] = 0;
+        return;
+    }
+    char *address = buffer_address(r, voffset, soffset, 0);
+    uint64_t mask = bytes == 8 ? ~(uint64_t)0 : 0xffffffffu, value = slots[0] & mask, compare = slots[1] & mask;
+    if (bytes == 4) {
+        _Atomic uint32_t *p = (_Atomic uint32_t *)address;
+        uint32_t old = atomic_load(p);
+        for (;;) {
+            uint32_t next = op == BA_CMPSWAP ? (old == (uint32_t)compare ? (uint32_t)value : old)
+                                             : (uint32_t)buffer_atomic_apply(op, old, value, 4, (int)is_float);
+            if (atomic_compare_exchange_weak(p, &old, next)) break;
+        }
+        slots[0] = old;
+    } else {
+        _Atomic uint64_t *p = (_Atomic uint64_t *)address;
+        uint64_t old = atomic_load(p);
+        for (;;) {
+            uint64_t next = op == BA_CMPSWAP ? (old == compare ? value : old)
+                                             : buffer_atomic_apply(op, old, value, 8, (int)is_float);
+            if (atomic_compare_exchange_weak(p, &old, next)) break;
+        }
+        slots[0] = old;
+    }
+}
