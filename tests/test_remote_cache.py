@@ -307,7 +307,7 @@ def test_tls(tmp_path, reference):
         running.stop()
 
 
-def test_remote_code_is_imported_only_when_a_server_is_set(tmp_path, server):
+def test_redis_client_is_imported_only_when_the_server_is_asked(tmp_path, server):
     def imported(url: str | None) -> set[str]:
         environment = clean_environment()
         environment[CACHE_ENVIRONMENT] = str(tmp_path / "cache")
@@ -319,6 +319,120 @@ def test_remote_code_is_imported_only_when_a_server_is_set(tmp_path, server):
         assert done.returncode == 0, done.stderr
         return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
 
-    without = imported(None)
+    shutil.rmtree(tmp_path / "cache", ignore_errors=True)
+    without = imported(None)  # no server set: neither the tier's code nor the client
     assert "offload.serialize.remote_cache" not in without and "redis" not in without
-    assert {"offload.serialize.remote_cache", "redis"} <= imported(server.url())
+    shutil.rmtree(tmp_path / "cache")
+    assert {"offload.serialize.remote_cache", "redis"} <= imported(server.url())  # a miss asks the server
+    every_image_local = imported(server.url())  # the image is in the local folder now: the server is not asked
+    assert "offload.serialize.remote_cache" in every_image_local and "redis" not in every_image_local
+
+
+def _peak_rss_kib(command: list[str], environment: dict) -> tuple[int, str]:
+    process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)  # the peak of the compile and of the children it waited for
+    stderr = process.stderr.read().decode()
+    process.stderr.close()
+    assert os.waitstatus_to_exitcode(status) == 0, stderr
+    return usage.ru_maxrss, stderr
+
+
+def test_huge_value_is_not_downloaded_whole(tmp_path, server, reference):
+    """A value of 512 MiB (Redis's largest string) under the image's key: a miss, of which at most
+    MAX_VALUE_BYTES + 1 bytes are read, never the whole value; the miss writes the real image back."""
+    from offload.serialize.remote_cache import MAX_VALUE_BYTES
+
+    compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", server.url())
+    client = server.client()
+    [key] = client.keys(KEY_PREFIX + "*")
+    value = client.get(key)
+    huge = 512 << 20
+    client.setrange(key, huge - 1, b"x")  # the real entry, then zeros up to 512 MiB
+    assert client.strlen(key) == huge > 4 * MAX_VALUE_BYTES
+    command = [sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-v", "-o"]
+    environment = clean_environment()
+    alone, _ = _peak_rss_kib([*command, str(tmp_path / "b.bc"), "--no-cache"], environment)
+    with_huge, stderr = _peak_rss_kib([*command, str(tmp_path / "c.bc")], {
+        **environment, CACHE_ENVIRONMENT: str(tmp_path / "machine2"), URL_ENVIRONMENT: server.url()})
+    assert "cache: miss sm_80" in stderr and "warning:" not in stderr, stderr
+    assert (tmp_path / "c.bc").read_bytes() == reference
+    # Reading the whole value would take more than 512 MiB; the bounded read takes 64 MiB (twice, parsed).
+    assert with_huge - alone < (huge // 2) >> 10, (with_huge, alone)
+    assert client.get(key) == value
+
+
+class SilentServer:
+    """A listening socket that accepts connections and never answers (a server that hangs), counting them."""
+
+    def __init__(self):
+        import threading
+
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(16)
+        self.port = self.socket.getsockname()[1]
+        self.accepted: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                return
+            self.accepted.append(connection)
+
+    def close(self) -> None:
+        self.socket.close()  # also ends the accepting thread
+        for connection in self.accepted:
+            connection.close()
+
+
+@pytest.mark.parametrize("failure", ["connection refused", "never answers"])
+def test_failed_server_is_remembered_for_the_next_compiles(tmp_path, reference, failure):
+    silent = SilentServer() if failure == "never answers" else None
+    port = silent.port if silent else _free_port()  # nothing listens on a port just freed
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        first = compile_saxpy(tmp_path / "machine", tmp_path / "a.bc", url)
+        [warning] = warnings_of(first)
+        assert "cannot read from the remote cache" in warning
+        assert ("Timeout" in warning) if silent else ("refused" in warning), warning
+        assert (tmp_path / "machine" / "remote-down.json").is_file()
+        second = compile_saxpy(tmp_path / "machine", tmp_path / "b.bc", url, "-O1")  # a local miss: would ask
+        [warning] = warnings_of(second)
+        assert "not asked again for" in warning and "cache: miss sm_80" in second.stderr
+        if silent:
+            assert len(silent.accepted) == 1  # the second compile did not connect
+        other = compile_saxpy(tmp_path / "machine", tmp_path / "c.bc", f"redis://127.0.0.1:{port}/1", "-O2")
+        assert "cannot read from the remote cache" in warnings_of(other)[0]  # another server: asked
+    finally:
+        if silent:
+            silent.close()
+    assert (tmp_path / "a.bc").read_bytes() == reference
+
+
+def test_remote_down_record_is_bounded(tmp_path, monkeypatch):
+    from offload.serialize import cache_folder
+    from offload.serialize.cache_folder import REMOTE_DOWN_NAME, REMOTE_DOWN_SECONDS, CacheFolder
+
+    folder = CacheFolder(tmp_path / "cache")
+    assert folder.open()
+    folder.mark_remote_down("server-a", "Error 111\nconnecting")
+    age, why = folder.remote_down("server-a")
+    assert 0 <= age < 5 and why == "Error 111 connecting"
+    assert folder.remote_down("server-b") is None
+    now = cache_folder.time.time()
+    monkeypatch.setattr(cache_folder.time, "time", lambda: now + REMOTE_DOWN_SECONDS + 1)
+    assert folder.remote_down("server-a") is None  # expired
+    monkeypatch.setattr(cache_folder.time, "time", lambda: now - 3600)
+    assert folder.remote_down("server-a") is None  # from the future: never lasts longer
+    monkeypatch.undo()
+    record = tmp_path / "cache" / REMOTE_DOWN_NAME
+    record.chmod(0o666)  # another user could have written it
+    assert folder.remote_down("server-a") is None
+    record.unlink()
+    record.symlink_to(tmp_path / "elsewhere.json")
+    assert folder.remote_down("server-a") is None
+    folder.close()

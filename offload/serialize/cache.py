@@ -106,7 +106,7 @@ class ImageCache:
                 trace.note(f"cache: hit {target.arch}")
         missing = [i for i, image in enumerate(images) if image is None]
         if self.remote is not None and missing:
-            values = self.remote.get_many([keys[i] for i in missing])
+            values = self._remote_values([keys[i] for i in missing])
             for i, value in zip(missing, values):
                 image = decode(value, keys[i], targets[i], native) if value is not None else None
                 if image is not None:
@@ -121,6 +121,25 @@ class ImageCache:
         self.counts["local_hits"] += len(images) - len(missing)
         self.counts["misses"] += sum(image is None for image in images)
         return images
+
+    def _remote_values(self, keys: list[str]) -> list[bytes | None]:
+        """The remote tier's values of `keys`, unless it failed a moment ago (the folder remembers it):
+        a server that is down costs one timeout per REMOTE_DOWN_SECONDS, not one per compile."""
+        remote, folder = self.remote, self.folder
+        down = folder.remote_down(remote.server_id) if folder is not None else None
+        if down is not None:
+            from offload.serialize.cache_folder import REMOTE_DOWN_SECONDS
+
+            age, why = down
+            remote.skip(f"failed {age:.0f} s ago ({why}): not asked again for {REMOTE_DOWN_SECONDS - age:.0f} s")
+            return [None] * len(keys)
+        values = remote.get_many(keys)
+        self._remember_failure()
+        return values
+
+    def _remember_failure(self) -> None:
+        if self.folder is not None and self.remote.failure is not None and self.remote.lasting:
+            self.folder.mark_remote_down(self.remote.server_id, self.remote.failure)
 
     def _local(self, key: str, target, native: bool):
         from offload.serialize.cache_entry import decode
@@ -139,7 +158,10 @@ class ImageCache:
             for key, data in entries.items():
                 self.folder.write(key, data)
         if self.remote is not None:
+            already = self.remote.failure
             self.counts["remote_writes"] += self.remote.put_many(entries)
+            if already is None:
+                self._remember_failure()  # the server died while the images were built
             self.remote.close()
         if self.folder is not None:
             if entries or self.counts["remote_hits"]:

@@ -11,7 +11,9 @@ first two hex digits of the key, that no other user can put device code into.
   device is a miss and cannot hang the read), and never more than MAX_ENTRY_BYTES.
 - Entries are written to a temporary file in their shard folder and renamed (safe under make -j); the
   least recently used go once the folder outgrows its bound.
-- Hit and miss counts live in a small file (STATS_NAME), updated under a lock and renamed into place."""
+- Hit and miss counts live in a small file (STATS_NAME), updated under a lock and renamed into place.
+- A remote server that failed is remembered for REMOTE_DOWN_SECONDS in another (REMOTE_DOWN_NAME), so
+  that the compiles of a `make -j` do not each wait for its timeout."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import json
 import os
 import secrets
 import stat
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,6 +35,8 @@ DEFAULT_MAX_BYTES = 512 << 20
 MAX_ENTRY_BYTES = 1 << 30
 _MAX_STATS_BYTES = 1 << 16
 STAT_NAMES = ("local_hits", "remote_hits", "misses", "remote_writes")
+REMOTE_DOWN_NAME = "remote-down.json"
+REMOTE_DOWN_SECONDS = 60
 
 _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_ENTRY = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -251,9 +256,10 @@ class CacheFolder:
 
     def clear(self) -> int:
         """Remove every entry and shard folder (links removed, never followed); the stats stay, as with
-        ccache -C. Returns the number of entries removed."""
+        ccache -C. Returns the number of entries removed. A remote server's failure is forgotten too."""
         if self._fd is None:
             return 0
+        self.forget_remote_down()
         removed = 0
         for shard in os.scandir(self._fd):
             if len(shard.name) != 2:
@@ -325,6 +331,41 @@ class CacheFolder:
         if isinstance(stored, dict):
             counts.update({k: v for k, v in stored.items() if k in counts and isinstance(v, int) and v >= 0})
         return counts
+
+    # ---- a remote server that failed -------------------------------------------------------------
+
+    def remote_down(self, server: str) -> tuple[float, str] | None:
+        """(seconds ago, why) when the server `server` (RemoteCache.server_id) failed less than
+        REMOTE_DOWN_SECONDS ago, by the record of a compile of this user (team mode: of the group); else None."""
+        if self._fd is None:
+            return None
+        data = self._read_file(REMOTE_DOWN_NAME, self._fd, _MAX_STATS_BYTES)
+        try:
+            record = json.loads(data) if data else None
+        except (ValueError, UnicodeDecodeError):
+            record = None
+        if not isinstance(record, dict) or record.get("server") != server:
+            return None
+        since, why = record.get("since"), record.get("why")
+        if not isinstance(since, (int, float)) or isinstance(since, bool) or not isinstance(why, str):
+            return None
+        age = time.time() - since
+        # A record from the future (a clock set back, a forgery) counts as old: it never lasts longer.
+        return (age, " ".join(why.split())[:1000]) if 0 <= age < REMOTE_DOWN_SECONDS else None
+
+    def mark_remote_down(self, server: str, why: str) -> None:
+        """Record that the server failed now (renamed into place: concurrent compiles see one record whole)."""
+        if self._fd is None:
+            return
+        record = {"server": server, "since": time.time(), "why": why[:1000]}
+        try:
+            _replace(self._fd, REMOTE_DOWN_NAME, json.dumps(record).encode(), 0o660 if self.team else 0o600)
+        except OSError:
+            pass  # a hint: without it the next compile asks the server again
+
+    def forget_remote_down(self) -> None:
+        if self._fd is not None:
+            _unlink_quietly(REMOTE_DOWN_NAME, self._fd)
 
     @contextmanager
     def _stats_lock(self):

@@ -45,7 +45,7 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
                           distinct, "lowering the device code crashed")
     # While the child lowers: which LLVM runs the LLVM stages.
     optimizer = _llvm_tools_ready(tuple(dict.fromkeys(t.triple for t in targets)))
-    cache = _open_cache(options)  # also while the child lowers (the redis client takes 100 ms to import)
+    cache = _open_cache(options)  # also while the child lowers (the folder's checks)
     if cache and codegen:
         for target in targets:
             codegen.key(target)  # ptxas --version, while the child lowers

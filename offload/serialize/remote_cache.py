@@ -4,21 +4,27 @@ runners or a cluster's login nodes (as ccache's and sccache's Redis back ends).
 `redis://[USER:PASSWORD@]HOST[:PORT][/DB]` or `rediss://...` (TLS), from MLIR_OFFLOAD_REMOTE_CACHE or
 `remote-cache` in mlir-offload.toml; the password from the URL, else MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD,
 else REDISCLI_AUTH (as redis-cli), and never printed: every message names the URL with its password
-replaced by `***`. All the images of a compile are fetched in one round trip (MGET), the images it built
-written back in one pipeline (SET, with EX when a TTL is set), unless the mode is read-only.
+replaced by `***`. All the images of a compile are fetched in one round trip (a pipeline of GETRANGEs,
+each reading at most MAX_VALUE_BYTES + 1 bytes: a huge value planted on the server is never downloaded
+whole), the images it built written back in one pipeline (SET, with EX when a TTL is set), unless the
+mode is read-only.
 
 Values are entries (cache_entry.py): the caller takes one only when it records the key asked for and
 its image checks out, so a value swapped between keys or garbled is a miss, never embedded. A server
 that cannot be reached, is slow or fails answers nothing for the rest of the compile: one warning line,
-timeouts of CONNECT_TIMEOUT and OPERATION_TIMEOUT, and the compile goes on without it.
+timeouts of CONNECT_TIMEOUT and OPERATION_TIMEOUT, and the compile goes on without it (cache.py then
+remembers the failure for a while, so that the next compiles do not wait too).
 
-The `redis` package is an optional dependency (`pip install 'mlir-offload[redis]'`), imported only when
-a URL is set."""
+The `redis` package is an optional dependency (`pip install 'mlir-offload[redis]'`): its presence is
+checked when a URL is set, and it is imported only when an image is asked of the server or written to it
+(a compile whose images are all in the local folder never imports it)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from offload.errors import OffloadError
@@ -33,6 +39,9 @@ SCHEMES = ("redis", "rediss")
 CONNECT_TIMEOUT = 0.5  # seconds
 OPERATION_TIMEOUT = 2.0
 KEY_PREFIX = "mlir-offload:image:"
+# An image of a large program is megabytes: a value past this is neither read (a miss, of which at most
+# this much is downloaded) nor written.
+MAX_VALUE_BYTES = 64 << 20
 
 
 def redact(url: str) -> str:
@@ -93,7 +102,8 @@ def check_ttl(ttl: str | int | None, where: str = TTL_ENVIRONMENT) -> int | None
 
 
 class RemoteCache:
-    """One compile's connection to the remote tier: get_many once, put_many once."""
+    """One compile's connection to the remote tier: get_many once, put_many once. The client is made (and
+    the `redis` package imported) on the first of them."""
 
     def __init__(self, url: str, mode: str = "read-write", ttl: int | None = None, warn=None):
         check_url(url)
@@ -102,52 +112,79 @@ class RemoteCache:
         self.mode = check_mode(mode)
         self.ttl = ttl
         self._warn = warn or _print_warning
-        self._failed = False
+        self.failure: str | None = None  # why the server failed this compile (then it is not asked again)
+        self.lasting = False  # the next compiles would fail alike: worth remembering for a while (cache.py)
         self._password = urlsplit(url).password or next(
             (os.environ[name] for name in PASSWORD_ENVIRONMENTS if os.environ.get(name)), None)
+        self._client: Any = None  # a redis.Redis, made on first use
+        from importlib.util import find_spec
+
+        if find_spec("redis") is None:  # a missing client is an error now, not only when an image misses
+            raise self._missing_client()
+
+    @property
+    def server_id(self) -> str:
+        """Names the server and its credentials without holding them (the folder's record of a failure)."""
+        return hashlib.sha256(f"{self.url}\0{self._password or ''}".encode()).hexdigest()
+
+    @property
+    def writable(self) -> bool:
+        return self.mode == "read-write" and self.failure is None
+
+    def _missing_client(self) -> OffloadError:
+        return OffloadError(f"the remote cache {self.shown} ({URL_ENVIRONMENT} or remote-cache) needs the Python "
+                            "package 'redis': pip install 'mlir-offload[redis]', or unset the remote cache")
+
+    def _connection(self):
+        if self._client is not None:
+            return self._client
         try:
             import redis
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
         except ImportError:
-            raise OffloadError(f"the remote cache {self.shown} ({URL_ENVIRONMENT} or remote-cache) needs the "
-                               "Python package 'redis': pip install 'mlir-offload[redis]', or unset the "
-                               "remote cache") from None
-        # No retries, no client-identification round trips (CLIENT SETINFO: driver_info=None from redis 7.1
-        # on, lib_name/lib_version=None before): one compile, one MGET, one pipeline.
+            raise self._missing_client() from None
         import inspect
 
-        from redis.backoff import NoBackoff
-        from redis.retry import Retry
-
+        # No retries, no client-identification round trips (CLIENT SETINFO: driver_info=None from redis 7.1
+        # on, lib_name/lib_version=None before): one compile, one pipeline to read, one to write.
         anonymous = {"driver_info": None} if "driver_info" in inspect.signature(redis.Redis).parameters else \
             {"lib_name": None, "lib_version": None}
         # RESP2: no HELLO round trip (AUTH only with a password, SELECT only for a database other than 0).
         self._client = redis.Redis.from_url(
-            url, password=self._password, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=OPERATION_TIMEOUT,
-            retry=Retry(NoBackoff(), 0), retry_on_timeout=False, health_check_interval=0, protocol=2, **anonymous)
-
-    @property
-    def writable(self) -> bool:
-        return self.mode == "read-write" and not self._failed
+            self.url, password=self._password, socket_connect_timeout=CONNECT_TIMEOUT,
+            socket_timeout=OPERATION_TIMEOUT, retry=Retry(NoBackoff(), 0), retry_on_timeout=False,
+            health_check_interval=0, protocol=2, **anonymous)
+        return self._client
 
     def get_many(self, keys: list[str]) -> list[bytes | None]:
-        """The values stored under `keys`, in one round trip; all None when the server fails."""
-        if not keys or self._failed:
+        """The values stored under `keys`, in one round trip; None for a key with no value, a value that is
+        not a string or one larger than MAX_VALUE_BYTES; all None when the server fails."""
+        if not keys or self.failure is not None:
             return [None] * len(keys)
+        client = self._connection()
         try:
-            values = self._client.mget([KEY_PREFIX + key for key in keys])
+            pipeline = client.pipeline(transaction=False)
+            for key in keys:
+                pipeline.getrange(KEY_PREFIX + key, 0, MAX_VALUE_BYTES)  # inclusive: one byte past the bound
+            values = pipeline.execute(raise_on_error=False)
         except Exception as e:  # noqa: BLE001 - any failure of the server or the connection: build without it
             self._fail("read from", e)
             return [None] * len(keys)
         if not isinstance(values, list) or len(values) != len(keys):
             return [None] * len(keys)
-        return [v if isinstance(v, bytes) else None for v in values]
+        # A key of another type answers an error (WRONGTYPE), a missing key an empty string: both misses.
+        return [v if isinstance(v, bytes) and 0 < len(v) <= MAX_VALUE_BYTES else None for v in values]
 
     def put_many(self, entries: dict[str, bytes]) -> int:
-        """Store `entries` (key -> value) in one pipeline; the number written (0 when read-only or failed)."""
+        """Store `entries` (key -> value) in one pipeline; the number written (0 when read-only or failed).
+        A value larger than MAX_VALUE_BYTES is not written: no compile would read it."""
+        entries = {key: value for key, value in entries.items() if len(value) <= MAX_VALUE_BYTES}
         if not entries or not self.writable:
             return 0
+        client = self._connection()
         try:
-            pipeline = self._client.pipeline(transaction=False)
+            pipeline = client.pipeline(transaction=False)
             for key, value in entries.items():
                 pipeline.set(KEY_PREFIX + key, value, ex=self.ttl)
             pipeline.execute()
@@ -156,17 +193,29 @@ class RemoteCache:
             return 0
         return len(entries)
 
+    def skip(self, reason: str) -> None:
+        """Do not ask the server this compile (it failed a moment ago: `reason`), with one warning line."""
+        self.failure = reason
+        self._warn(f"the remote cache {self.shown} {reason}; building without it")
+
     def close(self) -> None:
+        if self._client is None:
+            return
         try:
             self._client.close()
         except Exception:  # noqa: BLE001 - closing a connection that failed
             pass
 
     def _fail(self, action: str, error: Exception) -> None:
-        self._failed = True
+        from redis.exceptions import ConnectionError, TimeoutError
+
         detail = " ".join(str(error).split()).rstrip(".") or type(error).__name__
         if self._password:
             detail = detail.replace(self._password, "***")
+        self.failure = detail
+        # Refused, unreachable, slow: the next compiles would wait as long. An error the server answered
+        # (a wrong password, a command the ACL denies) is remembered only when reading.
+        self.lasting = action == "read from" or isinstance(error, (ConnectionError, TimeoutError, OSError))
         self._warn(f"cannot {action} the remote cache {self.shown}: {detail}; building without it")
 
 
