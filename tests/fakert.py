@@ -1,8 +1,8 @@
 """Test harness: build the fake CUDA / HIP runtimes (tests/fake_runtime/fake_runtime.c) with the system C
 compiler and run executables against them, returning the runtime's JSON log as events.
 
-Use from a test file:
-    from fakert import fake_cuda, fake_hip          # session-scoped pytest fixtures
+Use from a test file (conftest.py loads this module as a plugin: its session-scoped fixtures fake_cuda,
+fake_hip and fake_cuda_aarch64 need no import):
     def test_x(fake_cuda):
         result = fake_cuda.run(exe, env={"FAKE_RT_FAIL": "cudaMalloc"})
         assert result.kernels_registered() == ["fill", "vsqrt"]

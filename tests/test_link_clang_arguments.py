@@ -10,7 +10,6 @@ import subprocess
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from fakert import fake_hip  # noqa: F401
 
 REDUCTION = REPO / "examples" / "reduction.mlir"
 

@@ -16,26 +16,28 @@ KERNEL = """\
 """
 HOST_LINALG = """\
 module attributes {gpu.container_module} {
-%s  func.func @fill() {
-    %%m = memref.alloc() : memref<16xf32>
-    %%c = arith.constant 1.0 : f32
-    linalg.fill ins(%%c : f32) outs(%%m : memref<16xf32>)
+""" + KERNEL + """\
+  func.func @fill() {
+    %m = memref.alloc() : memref<16xf32>
+    %c = arith.constant 1.0 : f32
+    linalg.fill ins(%c : f32) outs(%m : memref<16xf32>)
     return
   }
 }
-""" % KERNEL
+"""
 HOST_TENSOR = """\
 module attributes {gpu.container_module} {
-%s  func.func @first() -> f32 {
-    %%c = arith.constant 1.0 : f32
-    %%t = tensor.empty() : tensor<4xf32>
-    %%f = linalg.fill ins(%%c : f32) outs(%%t : tensor<4xf32>) -> tensor<4xf32>
-    %%i = arith.constant 0 : index
-    %%e = tensor.extract %%f[%%i] : tensor<4xf32>
-    return %%e : f32
+""" + KERNEL + """\
+  func.func @first() -> f32 {
+    %c = arith.constant 1.0 : f32
+    %t = tensor.empty() : tensor<4xf32>
+    %f = linalg.fill ins(%c : f32) outs(%t : tensor<4xf32>) -> tensor<4xf32>
+    %i = arith.constant 0 : index
+    %e = tensor.extract %f[%i] : tensor<4xf32>
+    return %e : f32
   }
 }
-""" % KERNEL
+"""
 DEVICE_LINALG = (REPO / "tests" / "data" / "device" / "unsupported.mlir").read_text()
 
 

@@ -61,10 +61,10 @@ class RedisServer:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
                 break
-            except OSError:
+            except OSError as error:
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     self.stop()
-                    raise RuntimeError("redis-server did not start")
+                    raise RuntimeError("redis-server did not start") from error
                 time.sleep(0.05)
         self.password = None
 

@@ -62,7 +62,7 @@ def packing_function(emitter: RuntimeEmitter, arg_types):
                      f"{PACKING_FUNCTION}.{len(e.packers)}")
     fn.linkage = "internal"
     fn.attributes.add("noinline")
-    for arg, name in zip(fn.args, ("handle", "kernel_name", *STUB_CONFIG_PARAMS)):
+    for arg, name in zip(fn.args, ("handle", "kernel_name", *STUB_CONFIG_PARAMS), strict=False):
         arg.name = name
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     pointers = _argument_pointers(e, b, fn.args[2 + len(config_types):])
@@ -87,7 +87,7 @@ def launch_function(emitter: RuntimeEmitter):
     fn.attributes.add("noinline")
     handle, kernel_name = fn.args[:2]
     grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, stream, pointers = fn.args[2:]
-    for arg, name in zip(fn.args, ("handle", "kernel_name", *STUB_CONFIG_PARAMS, "kernel_args")):
+    for arg, name in zip(fn.args, ("handle", "kernel_name", *STUB_CONFIG_PARAMS, "kernel_args"), strict=True):
         arg.name = name
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     _refuse_wide_dimensions(e, b, fn, kernel_name, fn.args[2:8])

@@ -74,7 +74,7 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
     else:  # each bundle under its own name: <stem>.offload.bc
         bundles = [(input_path, bundle, ptx), *((path, *read_shipped_bundle(path)) for path in more_bundles)]
         named = [(f"{bundle_stem(path)}.offload.{suffix(data)}", data, path_ptx) for path, data, path_ptx in bundles]
-        for (_, _, path_ptx), (path, _, _) in zip(named, bundles):
+        for (_, _, path_ptx), (path, _, _) in zip(named, bundles, strict=True):
             if path_ptx:
                 raise OffloadError(f"{path}: PTX beside it ({', '.join(sorted(path_ptx))}), but an app of several "
                                    "bundles cannot ship PTX (a newer GPU JIT-compiles one PTX image per arch, "

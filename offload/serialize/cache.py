@@ -100,14 +100,14 @@ class ImageCache:
         from offload.compiler import trace
         from offload.serialize.cache_entry import decode
 
-        images = [self._local(key, target, native) for key, target in zip(keys, targets)]
-        for image, target in zip(images, targets):
+        images = [self._local(key, target, native) for key, target in zip(keys, targets, strict=True)]
+        for image, target in zip(images, targets, strict=True):
             if image is not None:
                 trace.note(f"cache: hit {target.arch}")
         missing = [i for i, image in enumerate(images) if image is None]
         if self.remote is not None and missing:
             values = self._remote_values([keys[i] for i in missing])
-            for i, value in zip(missing, values):
+            for i, value in zip(missing, values, strict=True):
                 image = decode(value, keys[i], targets[i], native) if value is not None else None
                 if image is not None:
                     images[i] = image
@@ -115,7 +115,7 @@ class ImageCache:
                     self.counts["remote_hits"] += 1
                     if self.folder is not None:
                         self.folder.write(keys[i], value)
-        for image, target in zip(images, targets):
+        for image, target in zip(images, targets, strict=True):
             if image is None:
                 trace.note(f"cache: miss {target.arch}")
         self.counts["local_hits"] += len(images) - len(missing)

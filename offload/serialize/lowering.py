@@ -6,6 +6,7 @@ by commands that never lower (ship, link's bundle reading), and `import mlir.ir`
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from offload.compiler.byte_elements import widen_narrow_element_accesses
@@ -73,7 +74,7 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
             gpu_module.attributes["llvm.target_triple"] = ir.StringAttr.get(mode.triple)
             if "llvm.data_layout" in gpu_module.attributes:  # the ROCDL lowering's spelling: the LLVM stages
                 del gpu_module.attributes["llvm.data_layout"]  # give the target machine's
-            text = run_mlir(lambda: translate_module_to_llvmir(gpu_module.operation),
+            text = run_mlir(functools.partial(translate_module_to_llvmir, gpu_module.operation),
                             program.path, f"cannot translate gpu.module @{name} to LLVM IR")
             lowered.append(LoweredModule(name, text, **symbols))
         return lowered

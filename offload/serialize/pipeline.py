@@ -39,7 +39,7 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
     pipelines = [KINDS[target.offload_kind].lowering_pipeline(target) for target in targets]
     distinct = list(dict.fromkeys(pipelines))  # sm_80 and sm_90 share one NVVM lowering
     modes = {p: LoweringMode(KINDS[t.offload_kind].kernel_attribute, t.triple, t.wavefront_size)
-             for p, t in zip(pipelines, targets)}
+             for p, t in zip(pipelines, targets, strict=True)}
     # In a child: MLIR crashing on some input (e.g. translating an NVVM op it cannot) is one error line.
     lowering = ForkedCall(lambda names: [lower_to_llvm_ir(program, p, options, modes[p]) for p in names],
                           distinct, "lowering the device code crashed")
@@ -53,9 +53,9 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
         jobs = 1  # without the optimizer a target's LLVM stages cost less than forking a child
     # A thread loading LLVM must not be running when a child is forked.
     preload = _preload_llvm() if optimizer.in_process and worker_count(len(targets), jobs) > 1 else None
-    lowered_by_pipeline = dict(zip(distinct, lowering.result()))
+    lowered_by_pipeline = dict(zip(distinct, lowering.result(), strict=True))
     work = [SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link)
-            for pipeline, target in zip(pipelines, targets)]
+            for pipeline, target in zip(pipelines, targets, strict=True)]
     keys = [_cache_key(job, codegen) for job in work] if cache else [None] * len(work)
     images = cache.lookup(keys, targets, native=codegen is not None) if cache else [None] * len(work)
     missing = [i for i, image in enumerate(images) if image is None]
@@ -71,7 +71,7 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
     if codegen is not None and built:
         with stage("codegen"):
             built = [codegen(image) for image in built]
-    for i, image in zip(missing, built):
+    for i, image in zip(missing, built, strict=True):
         images[i] = image
     if cache:
         cache.store({keys[i]: images[i] for i in missing})

@@ -166,6 +166,10 @@ def host_library_folders(vendor, host) -> list[str]:
     return [t.format(cuda_target=host.cuda_target, multiarch=host.name) for t in vendor.host_library_dirs]
 
 
+def _file_or_none(path: Path) -> str | None:
+    return str(path) if path.is_file() else None
+
+
 def find_cuda(cuda_path: str | None = None, host=None) -> CudaToolkit | None:
     """The first of cuda_roots(cuda_path) with a bin/ folder; its libcudart for `host` (default: this
     machine's CPU; see runtime_library_dirs)."""
@@ -174,12 +178,10 @@ def find_cuda(cuda_path: str | None = None, host=None) -> CudaToolkit | None:
     for root in cuda_roots(cuda_path):
         if not root or not Path(root, "bin").is_dir():
             continue
-        bindir = Path(root, "bin")
-        tool = lambda n: str(bindir / n) if (bindir / n).is_file() else None  # noqa: E731
+        ptxas, fatbinary, nvlink = (_file_or_none(Path(root, "bin", name)) for name in ("ptxas", "fatbinary", "nvlink"))
         libs = next((found for sub in runtime_library_dirs(CUDA, host)
                      if (found := sorted(glob.glob(os.path.join(root, sub, "libcudart.so*"))))), [])
-        return CudaToolkit(str(root), _cuda_version(root, tool("ptxas")), tool("ptxas"),
-                           tool("fatbinary"), tool("nvlink"), libs[0] if libs else None)
+        return CudaToolkit(str(root), _cuda_version(root, ptxas), ptxas, fatbinary, nvlink, libs[0] if libs else None)
     return None
 
 
