@@ -24,7 +24,7 @@ def write_all(outputs: dict, mode: int = 0o644, inputs=()) -> None:
     one file, none a device, FIFO or folder; an output naming standard output (`-`, /dev/stdout, a link to
     it) is written through it, last, never replaced."""
     check_outputs(list(outputs), inputs)
-    streams = {path: data for path, data in outputs.items() if stream_of(path) is not None}
+    streams = {path: (fd, data) for path, data in outputs.items() if (fd := stream_of(path)) is not None}
     mode &= ~_umask()
     written: list[tuple[str, Path]] = []
     try:
@@ -57,8 +57,8 @@ def write_all(outputs: dict, mode: int = 0o644, inputs=()) -> None:
     finally:
         for tmp, _ in written:
             _unlink_quietly(tmp)
-    for path, data in streams.items():
-        write_stream(stream_of(path), data)
+    for fd, data in streams.values():
+        write_stream(fd, data)
 
 
 def check_outputs(outputs, inputs=()) -> None:

@@ -8,8 +8,12 @@ each field NAME means, never which clang it is for: a new clang is a new profile
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from offload.errors import OffloadError
+
+if TYPE_CHECKING:  # this module imports llvmlite.ir inside the functions that build IR
+    import llvmlite.ir
 
 ENTRY_STRUCT_NAME = "struct.__tgt_offload_entry"
 FIELD_SIZES = {"i16": 2, "i32": 4, "i64": 8, "ptr": 8}
@@ -20,7 +24,7 @@ class OffloadSymbol:
     """One thing the target's registration code registers: a kernel (size 0) or a device global."""
 
     name: str  # the device symbol name
-    address: object  # llvmlite.ir value: the kernel handle, or the host shadow of a global
+    address: llvmlite.ir.Value  # the kernel handle, or the host shadow of a global
     size: int = 0  # 0 for a kernel; the global's size in bytes otherwise
     flags: int = 0  # globals: low 3 bits kind (0 global, 1 managed, 2 surface, 3 texture), 8 extern, 16 constant
 

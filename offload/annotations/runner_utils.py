@@ -306,7 +306,6 @@ class RunnerUtilsEmitter:
     def define(self, name: str) -> None:
         form, element_name, rank = UTILITIES[name]
         e, ir = self.e, self.ir
-        element = ELEMENTS.get(element_name)
         if form in ("unranked_ciface", "shape"):
             fn, b = self.exported(name, e.void, [e.ptr])
             rank_value, descriptor = self.unranked_fields(b, fn.args[0])
@@ -315,15 +314,15 @@ class RunnerUtilsEmitter:
                 b.call(self.metadata_printer(), [rank_value, descriptor])
                 self.text(b, "\n")
             else:
-                b.call(self.memref_printer(element), [e.cstring("Unranked Memref "), rank_value, descriptor])
+                b.call(self.memref_printer(ELEMENTS[element_name]), [e.cstring("Unranked Memref "), rank_value, descriptor])
             b.ret_void()
         elif form == "unranked":
             fn, b = self.exported(name, e.void, [e.i64, e.ptr])
-            b.call(self.memref_printer(element), [e.cstring("Unranked Memref "), *fn.args])
+            b.call(self.memref_printer(ELEMENTS[element_name]), [e.cstring("Unranked Memref "), *fn.args])
             b.ret_void()
         elif form == "ranked":
             fn, b = self.exported(name, e.void, [e.ptr])
-            b.call(self.memref_printer(element), [e.cstring("Memref "), self.const(rank), fn.args[0]])
+            b.call(self.memref_printer(ELEMENTS[element_name]), [e.cstring("Memref "), self.const(rank), fn.args[0]])
             b.ret_void()
         elif form in PUNCTUATION:
             fn, b = self.exported(name, e.void, [])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import click
 
 from offload.errors import OffloadError
@@ -42,15 +44,29 @@ LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "-v": "verbose", "--ptx
               "--resource-usage": "resource_usage", "--emulate": "emulate"}
 
 
+@dataclass
+class LinkSettings:
+    """link's own options, as the argument loop reads them (LINK_VALUE_OPTIONS and LINK_FLAGS name the fields)."""
+    runtime_mode: str = "shared"
+    output: str | None = None
+    clang: str | None = None
+    cuda_path: str | None = None
+    rocm_path: str | None = None
+    dry_run: bool = False
+    verbose: bool = False
+    resource_usage: bool = False
+    ptx: list[str] = field(default_factory=list)
+    ptx_beside: bool = False
+    emulate: bool = False
+
+
 # Clang flags pass through untouched, so click must not parse them (it would split -L/x/h into -L -h ...).
 @click.command("link", help=LINK_HELP, add_help_option=False,
                context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 @click.argument("arguments", nargs=-1, type=click.UNPROCESSED, metavar="BUNDLE.bc [OBJECTS, LIBRARIES, FLAGS]... -o APP")
 @click.pass_context
 def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
-    settings = {"runtime_mode": "shared", "output": None, "clang": None, "cuda_path": None, "rocm_path": None,
-                "dry_run": False, "verbose": False, "resource_usage": False, "ptx": [], "ptx_beside": False,
-                "emulate": False}
+    settings = LinkSettings()
     from offload.toolchain.clang_arguments import input_files, takes_separate_argument
 
     passthrough: list[str] = []
@@ -62,30 +78,30 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
             click.echo(ctx.get_help())
             ctx.exit(0)
         elif name == "--ptx" and (inline or (not _ and items and not items[0].startswith("-"))):
-            settings["ptx"].append(inline if _ else items.pop(0))
+            settings.ptx.append(inline if _ else items.pop(0))
         elif name == "--ptx":
             raise click.UsageError("option '--ptx' requires a value", ctx)
         elif name in LINK_VALUE_OPTIONS and (inline or (not _ and items)):
-            settings[LINK_VALUE_OPTIONS[name]] = inline if _ else items.pop(0)
+            setattr(settings, LINK_VALUE_OPTIONS[name], inline if _ else items.pop(0))
         elif name in LINK_VALUE_OPTIONS:
             raise click.UsageError(f"option '{name}' requires a value", ctx)
         elif item in LINK_FLAGS:
-            settings[LINK_FLAGS[item]] = True
+            setattr(settings, LINK_FLAGS[item], True)
         elif takes_separate_argument(item) and items:
             passthrough += [item, items.pop(0)]  # clang's two-word option: its argument is never link's
         else:
             passthrough.append(item)
-    if settings["runtime_mode"] not in CUDART_MODES:
-        raise click.UsageError(f"--cudart must be one of {', '.join(CUDART_MODES)}, got '{settings['runtime_mode']}'", ctx)
+    if settings.runtime_mode not in CUDART_MODES:
+        raise click.UsageError(f"--cudart must be one of {', '.join(CUDART_MODES)}, got '{settings.runtime_mode}'", ctx)
     positional = input_files(passthrough)
     if not positional:
         raise click.UsageError("missing argument 'BUNDLE.bc'", ctx)
-    if settings["output"] is None:
+    if settings.output is None:
         raise click.UsageError("missing option '-o'", ctx)
     from offload.fsutil import check_output, refuse_input_as_output
 
-    refuse_input_as_output(settings["output"], positional)  # clang would overwrite the bundle or an object
-    check_output(settings["output"])
+    refuse_input_as_output(settings.output, positional)  # clang would overwrite the bundle or an object
+    check_output(settings.output)
     for item in positional:
         if item.endswith((".mlir", ".mlirbc")):
             raise OffloadError(f"'{item}' is an MLIR program, not a bundle: compile it first "
@@ -93,21 +109,21 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     from offload.compiler.textual_ir import read_offload_images
     from offload.toolchain.link import find_bundles, link_bundle
 
-    if settings["emulate"]:
+    if settings.emulate:
         from offload.toolchain.emulate import link_emulated
 
         for name in ("ptx", "ptx_beside", "cuda_path", "rocm_path", "resource_usage"):
-            if settings[name]:
+            if getattr(settings, name):
                 raise click.UsageError(f"--{name.replace('_', '-')} is for a GPU executable, not with --emulate", ctx)
-        link_emulated(find_bundles(passthrough, read_offload_images), passthrough, settings["output"],
-                      clang=settings["clang"], dry_run=settings["dry_run"], verbose=settings["verbose"])
+        link_emulated(find_bundles(passthrough, read_offload_images), passthrough, settings.output,
+                      clang=settings.clang, dry_run=settings.dry_run, verbose=settings.verbose)
         return
 
     # Where LLVM is, a text input that is no bundle gets LLVM's located reading error.
-    link_bundle(find_bundles(passthrough, read_offload_images), passthrough, settings["output"], clang=settings["clang"],
-                cuda_path=settings["cuda_path"], rocm_path=settings["rocm_path"], dry_run=settings["dry_run"],
-                verbose=settings["verbose"], ptx=settings["ptx"], ptx_beside=settings["ptx_beside"],
-                cudart=settings["runtime_mode"], resource_usage=settings["resource_usage"])
+    link_bundle(find_bundles(passthrough, read_offload_images), passthrough, settings.output, clang=settings.clang,
+                cuda_path=settings.cuda_path, rocm_path=settings.rocm_path, dry_run=settings.dry_run,
+                verbose=settings.verbose, ptx=settings.ptx, ptx_beside=settings.ptx_beside,
+                cudart=settings.runtime_mode, resource_usage=settings.resource_usage)
 
 
 COMMAND = link_command

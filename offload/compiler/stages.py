@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
+from offload.formats.hosts import HostTriple
+from offload.formats.profiles import Profile
 from offload.formats.vendors import vendor_for
 
 EMIT_FORMATS = ("bc", "ll")
@@ -25,12 +27,12 @@ EMIT_FORMATS = ("bc", "ll")
 class BundlePlan:
     """How the bundle is made for one target clang: bitcode where it can read ours, else native code."""
 
-    profile: object  # offload.formats.profiles.Profile
+    profile: Profile
     offload_kind: str
     producer_llvm: str  # "22.1.0"
     host_format: str  # "bc" | "obj"
     device_image: str  # "bitcode" | "cubin" (portable.convert_device_images names)
-    host: object  # offload.formats.hosts.HostTriple: the CPU the executable runs on
+    host: HostTriple  # the CPU the executable runs on
     ptx_only: tuple[str, ...] = ()  # CUDA archs given as compute_XX (offload.formats.bundle.BundleRecord)
 
 

@@ -323,6 +323,8 @@ class CacheFolder:
 
     def _read_stats(self) -> dict[str, int]:
         counts = dict.fromkeys(STAT_NAMES, 0)
+        if self._fd is None:
+            return counts
         data = self._read_file(STATS_NAME, self._fd, _MAX_STATS_BYTES)
         try:
             stored = json.loads(data) if data else {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TypedDict
 
 from offload.compiler.byte_elements import widen_narrow_element_accesses
 from offload.compiler.frontend import Program, child_ops, location_of, run_mlir
@@ -59,7 +60,8 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
 
         add_debug_info(device, options.debug_info and "lineinfo", program.path)
         attributes = function_attributes(options)
-        lowered, defined_by = [], {}
+        lowered: list[LoweredModule] = []
+        defined_by: dict[str, tuple[str, Location]] = {}
         for gpu_module in child_ops(device.operation, ir):
             name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
             ops = _symbol_ops(gpu_module, ir)
@@ -128,13 +130,21 @@ def _symbol_ops(gpu_module, ir) -> list:
     return [op for op in child_ops(gpu_module.operation, ir) if op.name in ("llvm.func", "llvm.mlir.global")]
 
 
+class ModuleSymbols(TypedDict):
+    """LoweredModule's symbol fields."""
+    kernels: list[str]
+    globals: list[str]
+    exported: list[str]
+    locations: dict[str, Location]
+
+
 def _module_symbols(gpu_module, ops: list, module_name: str, path: str, kernel_attribute: str, rename: str | None,
-                    defined_by: dict[str, tuple[str, Location]], ir) -> dict:
+                    defined_by: dict[str, tuple[str, Location]], ir) -> ModuleSymbols:
     """Apply the rename scheme to the externally visible definitions among the gpu.module's symbol ops,
     then refuse a name that another gpu.module also defines (the RDC link would merge or reject them).
     Returns LoweredModule's symbol fields, names as in the image."""
     table = ir.SymbolTable(gpu_module.operation)
-    symbols = {"kernels": [], "globals": [], "exported": [], "locations": {}}
+    symbols: ModuleSymbols = {"kernels": [], "globals": [], "exported": [], "locations": {}}
     exported = []
     for op in ops:
         symbol = ir.StringAttr(op.attributes["sym_name"]).value

@@ -57,8 +57,9 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
     work = [SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link)
             for pipeline, target in zip(pipelines, targets, strict=True)]
     keys = [_cache_key(job, codegen) for job in work] if cache else [None] * len(work)
-    images = cache.lookup(keys, targets, native=codegen is not None) if cache else [None] * len(work)
-    missing = [i for i, image in enumerate(images) if image is None]
+    cached: list[DeviceImage | None] = (cache.lookup(keys, targets, native=codegen is not None) if cache
+                                        else [None] * len(work))
+    missing = [i for i, image in enumerate(cached) if image is None]
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
     if optimizer.in_process:
@@ -71,11 +72,10 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
     if codegen is not None and built:
         with stage("codegen"):
             built = [codegen(image) for image in built]
-    for i, image in zip(missing, built, strict=True):
-        images[i] = image
+    built_by_index = dict(zip(missing, built, strict=True))
     if cache:
-        cache.store({keys[i]: images[i] for i in missing})
-    return images
+        cache.store({keys[i]: built_by_index[i] for i in missing})
+    return [image if image is not None else built_by_index[i] for i, image in enumerate(cached)]
 
 
 def _llvm_tools_ready(triples: tuple[str, ...]):

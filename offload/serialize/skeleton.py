@@ -11,7 +11,8 @@ each stage's output there (`dump_stage`), for -save-temps."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -55,6 +56,7 @@ class Stages(Protocol):
 
 def serialize_image(job: SerializeJob) -> DeviceImage:
     """The skeleton: one target's image from its lowered gpu.modules."""
+    backend: Callable[[SerializeJob], AbstractContextManager[Stages]]
     if job.optimizer.in_process:
         from offload.serialize.llvmlite_backend import LlvmliteStages as backend
     else:

@@ -13,13 +13,12 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from offload.errors import OffloadError
-
-if TYPE_CHECKING:
-    from offload.formats.bundle import BundleRecord
+from offload.formats.bundle import BundleRecord
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
+from offload.toolchain.ptx import PtxImage
+from offload.toolchain.tools import Clang
 
 # The host part's optimization when the link names none, as nvcc optimizes host code by default; a -O of
 # the user's (-O0 to debug) replaces it. build.sh (offload/toolchain/ship.py) renders the same rule.
@@ -45,11 +44,11 @@ def device_link_jobs(profile, bundles, words) -> list[str]:
 
 @dataclass
 class LinkPlan:
-    clang: object  # offload.toolchain.doctor.Clang
+    clang: Clang
     command: list[str]
     env_path_prepend: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)  # for the fatbinary wrapper (PTX images)
-    ptx: list = field(default_factory=list)  # offload.toolchain.ptx.PtxImage: checked in the executable
+    ptx: list[PtxImage] = field(default_factory=list)  # checked in the executable
     ptxas_verbose: bool = False  # the user asked -Xcuda-ptxas -v: show ptxas's lines
     resource_usage: bool = False  # --resource-usage: one summary line per kernel and arch
 

@@ -401,10 +401,11 @@ def read_manifest(path: str) -> dict:
     if path.endswith(".json"):
         data = read_input(path)
     else:
-        data = read_member(path, lambda name: name.count("/") == 1 and name.endswith("/manifest.json"),
-                           MAX_MANIFEST_BYTES)
-        if data is None:
+        member = read_member(path, lambda name: name.count("/") == 1 and name.endswith("/manifest.json"),
+                             MAX_MANIFEST_BYTES)
+        if member is None:
             raise OffloadError(f"{path}: no manifest.json: not an archive made by mlir-offload ship")
+        data = member
     if len(data) > MAX_MANIFEST_BYTES:
         raise OffloadError(f"{path}: manifest.json of {len(data)} bytes is not one mlir-offload ship writes")
     try:
