@@ -57,7 +57,7 @@ const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "_
                                      "__emu_vote_sync", "__emu_redux_sync", "__emu_warp_sync",
                                      "__emu_activemask", "__emu_bpermute", "__emu_readlane",
                                      "__emu_ballot", "__emu_readfirstlane", "__emu_ldmatrix", "__emu_mma",
-                                     "__emu_swizzle"};
+                                     "__emu_swizzle", "__emu_amd_wmma"};
 
 [[noreturn]] void refuse(const Twine &What) {
   errs() << "mlir-offload-emulate: " << What << "\n";
@@ -329,10 +329,13 @@ Handler wmmaStore(unsigned Shape, bool ColMajor, unsigned Element) {
 
 // ---- AMD buffer resources (amdgpu.raw_buffer_*: llvm.amdgcn.make.buffer.rsrc, raw.ptr.buffer.*) ------
 
-// A stack slot in the entry block of `F` (an alloca where the call is would grow the stack in a loop).
+// A stack slot in the entry block of `F` (an alloca where the call is would grow the stack in a loop),
+// aligned for any vector stored into it.
 AllocaInst *entrySlot(Function &F, Type *T) {
   IRBuilder<> B(&*F.getEntryBlock().getFirstInsertionPt());
-  return B.CreateAlloca(T);
+  AllocaInst *Slot = B.CreateAlloca(T);
+  Slot->setAlignment(Align(32));
+  return Slot;
 }
 
 // The runtime's buffer resource record (runtime.c, struct buffer_resource): base, num_records, whether
@@ -424,6 +427,45 @@ Handler bufferAtomic(unsigned Op) {
                      CI->getArgOperand(Resource + 1), CI->getArgOperand(Resource + 2),
                      B.getInt32(storeSize(E, T)), B.getInt32(T->isFloatingPointTy()), Slots});
     return B.CreateLoad(T, Slots);
+  };
+}
+
+// ---- AMD WMMA (gfx11: llvm.amdgcn.wmma.*, from amdgpu.wmma) ---------------------------------------------
+
+// A wavefront collective over the ISA's fragment layouts (runtime.c, amd_wmma_collective): A at byte 0,
+// B at 32, C at 64 of the operand slots; __emu_amd_wmma(kind | flags, operands, results).
+enum AmdWmmaKind { AMD_WMMA_F32_F16 = 0, AMD_WMMA_F32_BF16 = 1, AMD_WMMA_F16_F16 = 2, AMD_WMMA_BF16_BF16 = 3,
+                   AMD_WMMA_I32_IU8 = 4, AMD_WMMA_I32_IU4 = 5 };
+enum AmdWmmaFlag { AMD_WMMA_OPSEL = 8, AMD_WMMA_SIGNED_A = 16, AMD_WMMA_SIGNED_B = 32, AMD_WMMA_CLAMP = 64 };
+// The .tied forms keep C's values in the 16-bit halves opsel does not select, as the runtime always does.
+Handler amdWmma(unsigned Kind) {
+  return [Kind](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    bool Integer = Kind == AMD_WMMA_I32_IU8 || Kind == AMD_WMMA_I32_IU4;
+    unsigned A = Integer ? 1 : 0, Bop = Integer ? 3 : 1, C = Integer ? 4 : 2;
+    auto Flag = [&](unsigned Arg, unsigned Bit) {
+      auto *Value = dyn_cast<ConstantInt>(CI->getArgOperand(Arg));
+      return Value && !Value->isZero() ? Bit : 0u;
+    };
+    unsigned Flags = Kind;
+    if (Integer)
+      Flags |= Flag(0, AMD_WMMA_SIGNED_A) | Flag(2, AMD_WMMA_SIGNED_B) | Flag(5, AMD_WMMA_CLAMP);
+    else if (CI->arg_size() > 3)
+      Flags |= Flag(3, AMD_WMMA_OPSEL);
+    // gfx11's wave32 operands: A and B 32 bytes of 16-bit values (16 bytes of i8, 8 of i4), C and D 32 bytes.
+    uint64_t ABytes = storeSize(E, CI->getArgOperand(A)->getType()), CBytes = storeSize(E, CI->getType());
+    uint64_t WantA = Kind == AMD_WMMA_I32_IU8 ? 16 : Kind == AMD_WMMA_I32_IU4 ? 8 : 32;
+    if (E.WarpSize != 32 || ABytes != WantA || CBytes != 32)
+      refuse(CI->getCalledFunction()->getName() + " with these operand types (" + describe(CI->getFunctionType()) +
+             ") is not emulated: only gfx11's wave32 layout is");
+    Function &F = *CI->getFunction();
+    AllocaInst *Operands = entrySlot(F, ArrayType::get(E.I64, 12));
+    AllocaInst *Results = entrySlot(F, ArrayType::get(E.I64, 4));
+    B.CreateStore(CI->getArgOperand(A), Operands);
+    B.CreateStore(CI->getArgOperand(Bop), B.CreateConstGEP1_64(E.I8, Operands, 32));
+    B.CreateStore(CI->getArgOperand(C), B.CreateConstGEP1_64(E.I8, Operands, 64));
+    FunctionCallee Wmma = E.runtime("__emu_amd_wmma", Type::getVoidTy(E.C), {E.I32, E.Ptr, E.Ptr});
+    B.CreateCall(Wmma, {B.getInt32(Flags), Operands, Results});
+    return B.CreateLoad(CI->getType(), Results);
   };
 }
 
@@ -669,6 +711,14 @@ const std::map<Intrinsic::ID, Handler> &overloadedTable() {
         {Intrinsic::amdgcn_raw_ptr_buffer_atomic_cmpswap, BA_CMPSWAP}};
     for (auto [ID, Op] : Atomics)
       T[ID] = bufferAtomic(Op);
+    T[Intrinsic::amdgcn_wmma_f32_16x16x16_f16] = amdWmma(AMD_WMMA_F32_F16);
+    T[Intrinsic::amdgcn_wmma_f32_16x16x16_bf16] = amdWmma(AMD_WMMA_F32_BF16);
+    T[Intrinsic::amdgcn_wmma_f16_16x16x16_f16] = amdWmma(AMD_WMMA_F16_F16);
+    T[Intrinsic::amdgcn_wmma_f16_16x16x16_f16_tied] = amdWmma(AMD_WMMA_F16_F16);
+    T[Intrinsic::amdgcn_wmma_bf16_16x16x16_bf16] = amdWmma(AMD_WMMA_BF16_BF16);
+    T[Intrinsic::amdgcn_wmma_bf16_16x16x16_bf16_tied] = amdWmma(AMD_WMMA_BF16_BF16);
+    T[Intrinsic::amdgcn_wmma_i32_16x16x16_iu8] = amdWmma(AMD_WMMA_I32_IU8);
+    T[Intrinsic::amdgcn_wmma_i32_16x16x16_iu4] = amdWmma(AMD_WMMA_I32_IU4);
     return T;
   }();
   return Table;

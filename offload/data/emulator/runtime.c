@@ -357,8 +357,10 @@ enum {
     COLLECTIVE_READLANE = 33, COLLECTIVE_READFIRSTLANE = 34, COLLECTIVE_BALLOT64 = 35,
     COLLECTIVE_SWIZZLE = 36,
     COLLECTIVE_LDMATRIX = 64 /* + count * 2 + transposed */, COLLECTIVE_MMA = 128 /* + shape flags */,
+    COLLECTIVE_AMD_WMMA = 256 /* + kind and flags */,
 };
 static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count, lane_set group);
+static void amd_wmma_collective(unsigned flags, struct emu_thread *lanes, unsigned count, lane_set group);
 
 /* A warp collective completes for the lanes of the warp that can reach it: those neither exited nor
  * waiting at a barrier (as the hardware's converged lanes; CUDA's masks are synchronisation hints, and
@@ -673,6 +675,10 @@ static void wmma_multiply(int flags, struct emu_thread *lanes) {
 }
 
 static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count, lane_set group) {
+    if (kind >= COLLECTIVE_AMD_WMMA) {
+        amd_wmma_collective((unsigned)(kind - COLLECTIVE_AMD_WMMA), lanes, count, group);
+        return;
+    }
     if (count != 32 || (group & 0xffffffffu) != 0xffffffffu) {
         char at[256];
         where(at, sizeof at, &lanes[0]);
@@ -1934,5 +1940,128 @@ EXPORT void __emu_buffer_atomic(uint32_t op, const struct buffer_resource *r, ui
             if (atomic_compare_exchange_weak(p, &old, next)) break;
         }
         slots[0] = old;
+    }
+}
+
+/* ---- AMD WMMA (gfx11, wave32: llvm.amdgcn.wmma.*) ------------------------------------------------------ */
+
+/* retarget.cpp's amdWmma: the operation's kind and its immediate flags. */
+enum { AMD_WMMA_F32_F16 = 0, AMD_WMMA_F32_BF16 = 1, AMD_WMMA_F16_F16 = 2, AMD_WMMA_BF16_BF16 = 3,
+       AMD_WMMA_I32_IU8 = 4, AMD_WMMA_I32_IU4 = 5, AMD_WMMA_KIND = 7,
+       AMD_WMMA_OPSEL = 8, AMD_WMMA_SIGNED_A = 16, AMD_WMMA_SIGNED_B = 32, AMD_WMMA_CLAMP = 64 };
+enum { AMD_WMMA_A = 0, AMD_WMMA_B = 32, AMD_WMMA_C = 64 };  /* byte offsets in a lane's operand slots */
+
+EXPORT void __emu_amd_wmma(uint32_t flags, const void *operands, void *results) {
+    (void)matrix_call(COLLECTIVE_AMD_WMMA + (int)flags, operands, results);
+}
+
+static double bf16_value(uint16_t bits) {
+    uint32_t word = (uint32_t)bits << 16;
+    float f;
+    memcpy(&f, &word, 4);
+    return f;
+}
+
+static uint16_t bf16_bits(double v) {  /* round to nearest even, as the hardware's conversion */
+    float f = (float)v;
+    uint32_t word;
+    memcpy(&word, &f, 4);
+    if (isnan(f)) return (uint16_t)((word >> 16) | 0x40);
+    word += 0x7fffu + ((word >> 16) & 1);
+    return (uint16_t)(word >> 16);
+}
+
+/* Element k (of 16) of a lane's A row or B column. */
+static double amd_wmma_input(unsigned kind, const unsigned char *slots, unsigned k, int is_signed) {
+    switch (kind) {
+    case AMD_WMMA_F32_F16: case AMD_WMMA_F16_F16: {
+        _Float16 h;
+        memcpy(&h, slots + 2 * k, 2);
+        return (double)h;
+    }
+    case AMD_WMMA_I32_IU8: return is_signed ? (double)(int8_t)slots[k] : (double)slots[k];
+    case AMD_WMMA_I32_IU4: {
+        unsigned nibble = (slots[k / 2] >> (4 * (k % 2))) & 15;
+        return is_signed && nibble >= 8 ? (double)nibble - 16 : (double)nibble;
+    }
+    default: {
+        uint16_t bits;
+        memcpy(&bits, slots + 2 * k, 2);
+        return bf16_value(bits);
+    }
+    }
+}
+
+/* gfx11's wave32 fragments (RDNA3 ISA, WMMA): lane l holds row l % 16 of A and column l % 16 of B, K
+ * along the vector (lanes 16..31 repeat lanes 0..15; the hardware reads 0..15); element v of C and D
+ * (v < 8) is D[2v + l / 16][l % 16], as a 32-bit value, or the low (opsel 0) or high (opsel 1) half of
+ * 32-bit word v for 16-bit types, the other half keeping C's bits. The products are summed two at a time
+ * into the accumulator, which is rounded to its type after each pair: with 16-bit accumulators this is
+ * what the hardware returns (not the exactly rounded sum). Integers: exact, saturated with clamp. */
+static void amd_wmma_collective(unsigned flags, struct emu_thread *lanes, unsigned count, lane_set group) {
+    unsigned kind = flags & AMD_WMMA_KIND;
+    if (count != 32 || (group & 0xffffffffu) != 0xffffffffu) {
+        char at[256];
+        where(at, sizeof at, &lanes[0]);
+        fail("WMMA in %s with %u of 32 lanes: it needs the whole wavefront", at, (unsigned)__builtin_popcountll(group));
+    }
+    int sixteen_bit = kind == AMD_WMMA_F16_F16 || kind == AMD_WMMA_BF16_BF16;
+    unsigned half = (flags & AMD_WMMA_OPSEL) ? 1 : 0;
+    double a[16][16], b[16][16];
+    for (unsigned l = 0; l < 16; ++l)
+        for (unsigned k = 0; k < 16; ++k) {
+            a[l][k] = amd_wmma_input(kind, (const unsigned char *)lanes[l].operands + AMD_WMMA_A, k,
+                                     (flags & AMD_WMMA_SIGNED_A) != 0);
+            b[k][l] = amd_wmma_input(kind, (const unsigned char *)lanes[l].operands + AMD_WMMA_B, k,
+                                     (flags & AMD_WMMA_SIGNED_B) != 0);
+        }
+    for (unsigned l = 0; l < 32; ++l) {
+        const unsigned char *c = (const unsigned char *)lanes[l].operands + AMD_WMMA_C;
+        unsigned char *d = lanes[l].results;
+        memcpy(d, c, 32);
+        for (unsigned v = 0; v < 8; ++v) {
+            unsigned row = 2 * v + l / 16, col = l % 16;
+            if (kind == AMD_WMMA_I32_IU8 || kind == AMD_WMMA_I32_IU4) {
+                int32_t c32;
+                memcpy(&c32, c + 4 * v, 4);
+                int64_t sum = c32;
+                for (unsigned k = 0; k < 16; ++k) sum += (int64_t)a[row][k] * (int64_t)b[k][col];
+                if (flags & AMD_WMMA_CLAMP) sum = sum > INT32_MAX ? INT32_MAX : sum < INT32_MIN ? INT32_MIN : sum;
+                int32_t out = (int32_t)(uint32_t)sum;
+                memcpy(d + 4 * v, &out, 4);
+                continue;
+            }
+            size_t at = sixteen_bit ? 4 * v + 2 * half : 4 * v;
+            double acc;
+            if (kind == AMD_WMMA_F16_F16) {
+                _Float16 h;
+                memcpy(&h, c + at, 2);
+                acc = h;
+            } else if (kind == AMD_WMMA_BF16_BF16) {
+                uint16_t bits;
+                memcpy(&bits, c + at, 2);
+                acc = bf16_value(bits);
+            } else {
+                float f;
+                memcpy(&f, c + at, 4);
+                acc = f;
+            }
+            for (unsigned k = 0; k < 16; k += 2) {
+                acc += a[row][k] * b[k][col] + a[row][k + 1] * b[k + 1][col];
+                if (kind == AMD_WMMA_F16_F16) acc = (double)(_Float16)acc;
+                else if (kind == AMD_WMMA_BF16_BF16) acc = bf16_value(bf16_bits(acc));
+                else acc = (double)(float)acc;
+            }
+            if (kind == AMD_WMMA_F16_F16) {
+                _Float16 h = (_Float16)acc;
+                memcpy(d + at, &h, 2);
+            } else if (kind == AMD_WMMA_BF16_BF16) {
+                uint16_t bits = bf16_bits(acc);
+                memcpy(d + at, &bits, 2);
+            } else {
+                float f = (float)acc;
+                memcpy(d + at, &f, 4);
+            }
+        }
     }
 }
