@@ -75,7 +75,17 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: compiler-style one-line errors; exit 1 for errors, 2 for usage errors."""
     from offload.caret import take_caret_flag
 
-    argv, caret = take_caret_flag(sys.argv[1:] if argv is None else list(argv))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        from offload.command_line import expand_response_files, with_environment_flags
+
+        argv = with_environment_flags(expand_response_files(argv))
+    except OffloadError as e:
+        _echo_error(e.render())
+        sys.exit(2)
+    if argv[:1] == ["-V"] or argv[:1] and argv[0] in COMMANDS and "--version" in argv[:_end_of_options(argv)]:
+        argv = ["--version"]  # nvcc's -V; `mlir-offload compile --version` as clang's and nvcc's
+    argv, caret = take_caret_flag(argv)
     try:
         # Commands return None; ctx.exit(N) (e.g. from --help or a failed check) comes back as N.
         status = cli.main(args=argv, prog_name="mlir-offload", standalone_mode=False)
@@ -114,6 +124,10 @@ def main(argv: list[str] | None = None) -> None:
     for line in take_deferred_warnings():
         _echo_error(line)
     sys.exit(status if isinstance(status, int) else 0)
+
+
+def _end_of_options(argv: list[str]) -> int:
+    return argv.index("--") if "--" in argv else len(argv)
 
 
 def run() -> None:

@@ -309,7 +309,11 @@ class CompileOptions:
         None, "--symbol-prefix", "Same as --rename=prefix:NAME.",
         kind=TEXT, commands=COMPILE_DEVICE, api=True, metavar="NAME")
     debug: bool = option(
-        False, "-g", "Debug information from the MLIR locations, in the host code and the device code.",
+        False, "-g/-g0", "Debug information from the MLIR locations, in the host code and the device code.",
+        commands=COMPILE, api=True, cache_key=True)
+    device_debug: bool = option(
+        False, ("-G", "--device-debug"), "Device debug information (as nvcc -G): the device code at -O0 with "
+        "full debug information from the MLIR locations, ptxas -g; a bitcode bundle asks its link for the same.",
         commands=COMPILE, api=True, cache_key=True)
     line_info: bool = option(
         False, "-lineinfo", "Device line information only (as nvcc -lineinfo: Nsight and cuda-gdb map to the .mlir).",
@@ -355,11 +359,23 @@ class CompileOptions:
                     raise OffloadError(f"option {spec_field.name} expects {e.args[0]}, got {got}") from None
         if self.rename is not None:
             check_rename(self.rename)
+        if self.device_debug:  # as nvcc -G: device optimization off whatever -O says (ptxas -g needs -O0)
+            object.__setattr__(self, "opt_level", 0)
 
     @property
     def debug_info(self) -> str | None:
         """"g" (host and device debug info, -g), "lineinfo" (device line tables), or None."""
         return "g" if self.debug else "lineinfo" if self.line_info else None
+
+    @property
+    def device_debug_info(self) -> str | None:
+        """The device code's debug information: "g" (-G: full), "lineinfo" (-g, -lineinfo), or None."""
+        return "g" if self.device_debug else "lineinfo" if self.debug_info else None
+
+    @property
+    def ptxas_debug_flags(self) -> tuple[str, ...]:
+        """ptxas's flags for that debug information (-lineinfo keeps the PTX's .loc lines in the cubin)."""
+        return {"g": ("-g",), "lineinfo": ("-lineinfo",), None: ()}[self.device_debug_info]
 
     def cache_key(self) -> dict[str, Any]:
         """The values that change what a device image holds (the device-image cache key's part)."""
@@ -435,9 +451,27 @@ class ClangStyleCommand(click.Command):
     them: `-save-temps in.mlir` keeps in.mlir as the input, where click would take it as the value."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        from offload.foreign_options import translate
+
         bare = {flag: spec.kind.bare for spec in SPECS.values() if spec.kind.bare is not None
                 for flag in spec.flags}
-        return super().parse_args(ctx, [f"{arg}={bare[arg]}" if arg in bare else arg for arg in args])
+        # nvcc's and clang's spellings first (-arch=sm_80, -Xptxas -v, -DNAME refused with the way to go).
+        own = {name: not (param.is_flag or param.count) and name not in bare
+               for param in self.params if isinstance(param, click.Option)
+               for name in (*param.opts, *param.secondary_opts)}
+        words = translate(list(args), own, self.name or "")
+        try:
+            return super().parse_args(ctx, [f"{arg}={bare[arg]}" if arg in bare else arg for arg in words])
+        except click.NoSuchOption as e:
+            # click reads -fPIC as -f -P -I -C: the error names the word as written.
+            written = next((word for word in words if word.startswith(e.option_name)), e.option_name)
+            raise click.UsageError(f"unknown option '{written}'", ctx) from None
+        except click.UsageError as e:
+            if e.message.startswith("Got unexpected extra argument"):
+                raise click.UsageError(f"{self.name} takes one program ({e.message.split('(')[-1].rstrip(')')} is "
+                                       "another): compile each into its bundle, then link the bundles together "
+                                       "(mlir-offload link a.offload.bc b.offload.bc -o app)", ctx) from None
+            raise
 
 
 def given_flags(parameters: Mapping[str, Any]) -> dict[str, Any]:

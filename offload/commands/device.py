@@ -10,10 +10,10 @@ import click
 
 from offload.errors import OffloadError
 from offload.fsutil import STDOUT, atomic_write, refuse_input_as_output, write_all
-from offload.options import command_options
+from offload.options import ClangStyleCommand, command_options
 
 
-@click.command("device")
+@click.command("device", cls=ClangStyleCommand)
 @click.argument("input_path", metavar="IN.mlir", type=click.Path(dir_okay=False))
 @click.option("-o", "output", required=True, type=click.Path(),
               help="Output OffloadBinary (or, with --emit=bc|ll, a folder for one module per target).")

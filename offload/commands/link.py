@@ -32,6 +32,8 @@ Options of link itself (every other argument goes to clang unchanged):
                     emulation runtime instead of libcudart/libamdhip64 (docs/emulator.md)
   --dry-run, -###   print the clang command instead of running it (nothing is built)
   -v                print the clang command (and clang's messages) while running it
+  -G                device debug information (as nvcc -G): the device link keeps it and does not
+                    optimize (ptxas -g); a bundle compiled with -G asks for it itself
   --resource-usage  print registers, spills, stack and shared memory per kernel and arch (as nvcc's;
                     from ptxas -v, which runs at link for bitcode bundles)
 \b
@@ -40,8 +42,9 @@ Clang options that take a separate argument keep it (`-Xlinker -rpath`, `-L DIR`
 """
 CUDART_MODES = runtime_modes()  # nvcc's --cudart names, from the vendor records
 LINK_VALUE_OPTIONS = {"--cudart": "runtime_mode", "-o": "output", "--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path"}
-LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "-v": "verbose", "--ptx-beside": "ptx_beside",
-              "--resource-usage": "resource_usage", "--emulate": "emulate"}
+LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "--dryrun": "dry_run", "-v": "verbose",
+              "--ptx-beside": "ptx_beside", "--resource-usage": "resource_usage", "--emulate": "emulate",
+              "-G": "device_debug", "--device-debug": "device_debug"}
 
 
 @dataclass
@@ -58,6 +61,7 @@ class LinkSettings:
     ptx: list[str] = field(default_factory=list)
     ptx_beside: bool = False
     emulate: bool = False
+    device_debug: bool = False
 
 
 # Clang flags pass through untouched, so click must not parse them (it would split -L/x/h into -L -h ...).
@@ -67,10 +71,11 @@ class LinkSettings:
 @click.pass_context
 def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     settings = LinkSettings()
+    from offload.foreign_options import translate_link
     from offload.toolchain.clang_arguments import input_files, takes_separate_argument
 
     passthrough: list[str] = []
-    items = list(arguments)
+    items = translate_link(list(arguments))
     while items:
         item = items.pop(0)
         name, _, inline = item.partition("=")
@@ -112,7 +117,7 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     if settings.emulate:
         from offload.toolchain.emulate import link_emulated
 
-        for name in ("ptx", "ptx_beside", "cuda_path", "rocm_path", "resource_usage"):
+        for name in ("ptx", "ptx_beside", "cuda_path", "rocm_path", "resource_usage", "device_debug"):
             if getattr(settings, name):
                 raise click.UsageError(f"--{name.replace('_', '-')} is for a GPU executable, not with --emulate", ctx)
         link_emulated(find_bundles(passthrough, read_offload_images), passthrough, settings.output,
@@ -123,7 +128,8 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     link_bundle(find_bundles(passthrough, read_offload_images), passthrough, settings.output, clang=settings.clang,
                 cuda_path=settings.cuda_path, rocm_path=settings.rocm_path, dry_run=settings.dry_run,
                 verbose=settings.verbose, ptx=settings.ptx, ptx_beside=settings.ptx_beside,
-                cudart=settings.runtime_mode, resource_usage=settings.resource_usage)
+                cudart=settings.runtime_mode, resource_usage=settings.resource_usage,
+                device_debug=settings.device_debug)
 
 
 COMMAND = link_command

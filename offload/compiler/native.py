@@ -150,8 +150,8 @@ class PtxasFinder:
         return self._found
 
 
-def ptxas_finder(cuda_path: str | None = None, line_info: bool = False) -> PtxasFinder:
-    return PtxasFinder(cuda_path, ("-lineinfo",) if line_info else ())
+def ptxas_finder(cuda_path: str | None = None, flags: tuple[str, ...] = ()) -> PtxasFinder:
+    return PtxasFinder(cuda_path, flags)
 
 
 class Codegen:

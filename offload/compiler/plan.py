@@ -32,7 +32,22 @@ def offload_targets(options: CompileOptions) -> list[Target]:
     """The targets of --offload-arch (or the file's offload-arch); none is an error."""
     if not options.offload_arch:
         raise OffloadError("no offload target: pass --offload-arch, e.g. --offload-arch sm_80,gfx90a")
-    return parse_offload_arch(options.offload_arch)
+    return parse_offload_arch(native_archs(options.offload_arch))
+
+
+def native_archs(spec: str) -> str:
+    """--offload-arch with `native` replaced by the archs of this machine's GPUs (as clang's)."""
+    from offload.toolchain.gpus import NATIVE, local_gpu_archs
+
+    names = [name.strip() for name in spec.split(",")]
+    if NATIVE not in names:
+        return spec
+    found, asked = local_gpu_archs()
+    if not found:
+        tools = ", ".join(asked) if asked else "no offload-arch, nvptx-arch, amdgpu-arch or nvidia-smi installed"
+        raise OffloadError(f"--offload-arch=native: no GPU found on this machine ({tools}): name the target's "
+                           "arch, e.g. --offload-arch sm_80 or gfx90a")
+    return ",".join(part for name in names for part in (found if name == NATIVE else [name]))
 
 
 def default_output(input_path: str, textual: bool, bundle: BundlePlan) -> str:
@@ -43,16 +58,27 @@ def default_output(input_path: str, textual: bool, bundle: BundlePlan) -> str:
     return f"{stem}.o" if bundle.host_format == "obj" else f"{stem}.offload.bc"
 
 
+# An output named so is an ELF object whatever the target clang reads (clang picks a link input's kind by it).
+OBJECT_SUFFIX = ".o"
+
+
 def compile_plan(input_path: str, output: str | None, textual: bool, options: CompileOptions,
                  config_file: str | None = None) -> CompilePlan:
     """The plan of compiling `input_path` with `options` (config_file: the mlir-offload.toml they came
     from, a prerequisite of -MD's rule). `output` None: named after the input (default_output), in the
     current folder, as clang does."""
     build = build_settings(options, output or "-", textual, config_file)
+    if output is not None and output.endswith(OBJECT_SUFFIX) and not textual and build.host_format is None \
+            and not options.emulate:
+        build = replace(build, host_format="obj")  # `-c -o app.o` means an object to clang and nvcc users
     if options.emulate:
         build = emulation_formats(options, build)
     target_clang = load_profile(options.target_clang).clang_major  # unknown: fails before any work
     targets = offload_targets(options)
+    if options.device_debug:
+        from offload.formats.targets import with_debug_ptx
+
+        targets = [with_debug_ptx(target) for target in targets]
     ptx_only = ptx_only_archs(options.offload_arch)
     if build.device_image is None and ptx_only:
         build = replace(build, device_image="ptx")  # compute_XX: PTX beside the bundle for link --ptx-beside

@@ -105,7 +105,7 @@ def compile_bundle(settings) -> CompiledBundle:
         keep_device_temps(temps, images)
     resources = resource_usage(images, options) if options.resource_usage else ()
     with stage("package"):
-        record = make_record(plan, images)
+        record = make_record(plan, images, options.device_debug)
         offload_images = package(images, plan, record)
     with stage("lower"):
         lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename),
@@ -131,7 +131,7 @@ def resource_usage(images, options) -> tuple[str, ...] | None:
     assembled = [image for image in images if image.native is not None and image.native.ptx]
     if not assembled:
         return None
-    ptxas = ptxas_finder(line_info=options.debug_info is not None)
+    ptxas = ptxas_finder(flags=options.ptxas_debug_flags)
     lines = []
     for image in assembled:
         report = ptxas_report(image.native.ptx, image.target.arch, ptxas(), options.opt_level, ptxas.flags)
@@ -158,15 +158,15 @@ def codegen(plan: BundlePlan, options):
 
     if plan.device_image == "bitcode":
         return None
-    return Codegen(options.opt_level, ptxas_finder(line_info=options.debug_info is not None))
+    return Codegen(options.opt_level, ptxas_finder(flags=options.ptxas_debug_flags))
 
 
-def make_record(plan: BundlePlan, images):
+def make_record(plan: BundlePlan, images, device_debug: bool = False):
     from offload.formats.bundle import BundleRecord
 
     return BundleRecord(plan.profile.clang_major, plan.producer_llvm, plan.host_format,
                         tuple(f"{i.target.offload_kind}:{i.target.arch}" for i in images), plan.host.name,
-                        plan.ptx_only)
+                        plan.ptx_only, device_debug)
 
 
 def package(images, plan: BundlePlan, record) -> list:

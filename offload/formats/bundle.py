@@ -28,6 +28,8 @@ class BundleRecord:
     host_triple: str = "x86_64-linux-gnu"
     # CUDA archs spelled compute_XX: the executable gets their PTX only (link drops their cubin).
     ptx_only: tuple[str, ...] = ()
+    # compile -G: the device link must keep the debug information and not optimize (link adds the options).
+    device_debug: bool = False
 
     @property
     def producer_llvm_major(self) -> int:
@@ -41,6 +43,7 @@ class BundleRecord:
             RECORD_PREFIX + "host": self.host_format,
             RECORD_PREFIX + "host-triple": self.host_triple,
             **({RECORD_PREFIX + "ptx-only": ",".join(self.ptx_only)} if self.ptx_only else {}),
+            **({RECORD_PREFIX + "device-debug": "1"} if self.device_debug else {}),
         }
 
     def manifest_fields(self) -> dict:
@@ -79,7 +82,8 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
     targets = tuple(f"{_kind_name(image)}:{image.strings.get('arch', '?')}" for image in images)
     record = BundleRecord(int(first[key]), producer, first.get(RECORD_PREFIX + "host", "bc"), targets,
                           first.get(RECORD_PREFIX + "host-triple", BundleRecord.host_triple),
-                          tuple(filter(None, first.get(RECORD_PREFIX + "ptx-only", "").split(","))))
+                          tuple(filter(None, first.get(RECORD_PREFIX + "ptx-only", "").split(","))),
+                          first.get(RECORD_PREFIX + "device-debug") == "1")
     return record, images
 
 

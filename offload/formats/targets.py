@@ -4,7 +4,7 @@ would kill the process)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from offload.errors import OffloadError
 from offload.formats.vendors import CUDA, HIP, vendor_for
@@ -66,6 +66,18 @@ class Target:
 def amdgpu_generation(arch: str) -> int:
     digits = arch[len("gfx"):]
     return int(digits[:-2]) if len(digits) >= 3 else int(digits[0])
+
+
+# Device debug information (-G) in PTX: its DWARF sections hold label differences, which ptxas takes from
+# PTX ISA 7.5 on (measured with CUDA 13's ptxas).
+DEBUG_PTX_FLOOR = 75
+
+
+def with_debug_ptx(target: Target) -> Target:
+    """`target` with a PTX version that can carry device debug information (CUDA; others unchanged)."""
+    if target.triple != NVPTX_TRIPLE:
+        return target
+    return replace(target, features=f"+ptx{max(NVPTX_MIN_PTX[target.arch], DEBUG_PTX_FLOOR)}")
 
 
 def ptx_feature_for(arch: str) -> str:

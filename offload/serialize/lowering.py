@@ -58,7 +58,7 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
         _keep_declared_names(device, declared, ir)
         from offload.compiler.frontend import add_debug_info
 
-        add_debug_info(device, options.debug_info and "lineinfo", program.path)
+        add_debug_info(device, options.device_debug_info, program.path)
         attributes = function_attributes(options)
         lowered: list[LoweredModule] = []
         defined_by: dict[str, tuple[str, Location]] = {}

@@ -42,6 +42,26 @@ def device_link_jobs(profile, bundles, words) -> list[str]:
     return [f"{option}{jobs}"] if jobs > 1 else []
 
 
+# What the device compile of a -G link gets (clang's own -g -O0 CUDA/HIP compile passes the same).
+DEVICE_DEBUG_ARGUMENTS = ("-g", "-O0")
+# clang-nvlink-wrapper's warning for -g even with -O0 given (it then runs ptxas -O0 -g, as asked).
+OPTIMIZED_DEBUGGING_WARNING = "Optimized debugging not supported"
+
+
+def device_debug_options(profile, bundles) -> list[str]:
+    """compile -G (or link -G): the linker wrapper's device compile of each bitcode image's triple keeps
+    the debug information and does not optimize (ptxas -g). Native images were assembled at compile."""
+    from offload.packager import ImageKind
+
+    triples = sorted({image.strings.get("triple", "") for bundle in bundles for image in bundle.images
+                      if image.image_kind == int(ImageKind.BITCODE)})
+    option = profile.link.get("device_compiler_option")
+    if triples and not option:
+        raise OffloadError(f"clang {profile.clang_major}'s linker wrapper takes no device compile options, so -G "
+                           "cannot reach the device link of bitcode images: compile with -G --device-image=cubin")
+    return [f"-Wl,{option}{triple}={argument}" for triple in triples if triple for argument in DEVICE_DEBUG_ARGUMENTS]
+
+
 @dataclass
 class LinkPlan:
     clang: Clang
@@ -51,6 +71,7 @@ class LinkPlan:
     ptx: list[PtxImage] = field(default_factory=list)  # checked in the executable
     ptxas_verbose: bool = False  # the user asked -Xcuda-ptxas -v: show ptxas's lines
     resource_usage: bool = False  # --resource-usage: one summary line per kernel and arch
+    device_debug: bool = False  # -G: the device link gets -g -O0
 
     def printable(self) -> str:
         prefix = f"PATH={shlex.quote(os.pathsep.join(self.env_path_prepend))}:$PATH " if self.env_path_prepend else ""
@@ -144,11 +165,13 @@ def ptx_files_beside(bundle: str, images) -> list[str]:
 
 def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = None,
               cuda_path: str | None = None, rocm_path: str | None = None, ptx: Sequence[str] = (),
-              ptx_beside: bool = False, cudart: str = "shared", resource_usage: bool = False) -> LinkPlan:
+              ptx_beside: bool = False, cudart: str = "shared", resource_usage: bool = False,
+              device_debug: bool = False) -> LinkPlan:
     """`bundles`: one bundle path (linked first, before `inputs`), or the LinkBundles of find_bundles(inputs),
     where `inputs` holds every link argument in the user's order. `ptx_beside`: add each bundle's
     ptx_files_beside (what the Makefile and CMake rules ask for) unless --ptx files are given. `cudart`:
-    the runtime as nvcc's --cudart (shared, static, none); none where `inputs` name the runtime library."""
+    the runtime as nvcc's --cudart (shared, static, none); none where `inputs` name the runtime library.
+    `device_debug`: link -G (a bundle compiled with -G asks for it itself)."""
     from importlib import resources
 
     from offload.formats.bundle import read_bundle_record
@@ -199,6 +222,9 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
         command += [f"-Xoffload-linker-{CUDA.triple}", "-v"]
     else:
         command += device_link_jobs(load_profile(clang.major), bundles, own_options(inputs))
+    device_debug = device_debug or any(bundle.record.device_debug for bundle in bundles)
+    if device_debug:
+        command += device_debug_options(load_profile(clang.major), bundles)
     path_prepend: list[str] = []
     env: dict[str, str] = {}
     ptx_images = []
@@ -241,7 +267,7 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
         mode = "none" if runtime_named(spec, inputs) else cudart
         command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs, mode)
     command += ["-o", output]
-    return LinkPlan(clang, command, path_prepend, env, ptx_images, ptxas_verbose, resource_usage)
+    return LinkPlan(clang, command, path_prepend, env, ptx_images, ptxas_verbose, resource_usage, device_debug)
 
 
 def _refuse_unbuildable_archs(bundles, cuda) -> None:
@@ -345,7 +371,7 @@ def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list
 def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,
                 rocm_path: str | None = None, dry_run: bool = False, verbose: bool = False,
                 ptx: Sequence[str] = (), ptx_beside: bool = False, cudart: str = "shared",
-                resource_usage: bool = False) -> None:
+                resource_usage: bool = False, device_debug: bool = False) -> None:
     """`bundles` and `inputs` as plan_link takes them."""
     import click
 
@@ -353,7 +379,8 @@ def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = Non
 
     # Before clang runs: not over an input (clang would overwrite the bundle or an object), a device or a folder.
     check_outputs([output], [item for item in inputs if not item.startswith("-")])
-    plan = plan_link(bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside, cudart, resource_usage)
+    plan = plan_link(bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside, cudart, resource_usage,
+                     device_debug)
     if plan.ptx:
         from offload.toolchain.ptx import inputs_with_device_code
 
@@ -440,7 +467,8 @@ def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool, fi
         from offload.toolchain.link_messages import warnings
 
         for line in warnings(stderr):
-            click.echo(line, err=True)
+            if not (plan.device_debug and OPTIMIZED_DEBUGGING_WARNING in line):  # it does run -O0, as asked
+                click.echo(line, err=True)
         if plan.ptxas_verbose:
             from offload.toolchain.resource_usage import ptxas_verbose_lines
 

@@ -1,0 +1,200 @@
+"""What nvcc and clang users type next: their spellings of compile's options give the same bundle as
+mlir-offload's; options with no meaning for an MLIR program are refused in one line naming mlir-offload's way;
+response files, MLIR_OFFLOAD_PREPEND/APPEND_FLAGS, `COMMAND --version`, --offload-arch=native, `-c -o x.o`."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from conftest import REPO, run_cli
+
+SAXPY = REPO / "examples" / "saxpy.mlir"
+
+
+def bundle_of(tmp_path, name, *flags, env=None):
+    done = run_cli("compile", str(SAXPY), *flags, "-o", str(tmp_path / name), env=env)
+    assert done.returncode == 0, done.stderr
+    return (tmp_path / name).read_bytes(), done.stdout
+
+
+@pytest.mark.parametrize("theirs, ours", [
+    (["-arch=sm_80"], ["--offload-arch", "sm_80"]),
+    (["-arch", "sm_80", "-c"], ["--offload-arch", "sm_80"]),
+    (["--gpu-architecture=sm_80"], ["--offload-arch", "sm_80"]),
+    (["--cuda-gpu-arch", "sm_80"], ["--offload-arch", "sm_80"]),
+    (["-gencode", "arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=[sm_90,compute_90]"],
+     ["--offload-arch", "sm_80,sm_90"]),
+    (["--generate-code", "arch=compute_80,code=compute_80"], ["--offload-arch", "compute_80"]),
+    (["-arch=sm_80", "--use_fast_math"], ["--offload-arch", "sm_80", "--fast-math"]),
+    (["-arch=sm_80", "-ftz=true", "-prec-div=false", "--prec-sqrt=false"],
+     ["--offload-arch", "sm_80", "--ftz", "--no-prec-div", "--no-prec-sqrt"]),
+    (["-arch=sm_80", "-rdc=true"], ["--offload-arch", "sm_80", "-fgpu-rdc"]),
+    (["-arch=sm_80", "-dc"], ["--offload-arch", "sm_80", "-fgpu-rdc"]),
+    (["-arch=sm_80", "-Ofast"], ["--offload-arch", "sm_80", "-O3", "--fast-math"]),
+    (["-arch=sm_80", "-g", "-g0"], ["--offload-arch", "sm_80"]),
+    (["-arch=sm_80", "--generate-line-info"], ["--offload-arch", "sm_80", "-lineinfo"]),
+    (["-arch=sm_80", "--device-debug"], ["--offload-arch", "sm_80", "-G"]),
+])
+def test_their_spelling_gives_our_bundle(tmp_path, theirs, ours):
+    if "compute_80" in ours:
+        from conftest import require_tool
+
+        require_tool("ptxas")  # PTX only: compile assembles it
+    assert bundle_of(tmp_path, "theirs.bc", *theirs) == bundle_of(tmp_path, "ours.bc", *ours)
+
+
+def test_xptxas_v_is_resource_usage(tmp_path):
+    from conftest import require_tool
+
+    require_tool("ptxas")
+    flags = ["--device-image=cubin", "--host-format=obj"]
+    theirs = bundle_of(tmp_path, "t.o", "-arch=sm_80", "-Xptxas", "-v", *flags)
+    assert theirs == bundle_of(tmp_path, "o.o", "--offload-arch", "sm_80", "--resource-usage", *flags)
+    assert theirs[1].startswith("sm_80 saxpy: ") and "registers" in theirs[1]
+    assert bundle_of(tmp_path, "p.o", "-arch=sm_80", "--ptxas-options=-v", *flags)[1] == theirs[1]
+
+
+@pytest.mark.no_toolchain
+@pytest.mark.parametrize("flags, way", [
+    (["-DN=4"], "no preprocessor"),
+    (["-I", "include"], "includes no files"),
+    (["-Iinclude"], "includes no files"),
+    (["-Wall"], "no warning options"),
+    (["-w"], "no warning options"),
+    (["-std=c++17"], "no language standard"),
+    (["-x", "cuda"], "always MLIR"),
+    (["-Os"], "-O2"),
+    (["--maxrregcount=32"], "nvvm.maxnreg"),
+    (["-maxrregcount", "32"], "nvvm.maxnreg"),
+    (["-Xptxas", "-O3"], "--resource-usage"),
+    (["-###"], "-v prints each stage"),
+    (["--dryrun"], "-v prints each stage"),
+    (["--cuda-device-only"], "mlir-offload device"),
+    (["-emit-llvm"], "mlir-offload device"),
+    (["-E"], "no preprocessor"),
+    (["-M"], "-MD"),
+    (["-fPIC"], "mlir-offload link"),
+    (["-Xcompiler", "-Wall"], "mlir-offload link"),
+    (["-ccbin", "g++"], "--clang PATH"),
+    (["-lm"], "mlir-offload link"),
+    (["--cudart=static"], "mlir-offload link --cudart"),
+    (["--cuda-path=/opt/cuda"], "CUDA_PATH=DIR"),
+    (["-arch=all"], "name the archs"),
+    (["-code=sm_80"], "--offload-arch"),
+    (["--keep-dir", "kept"], "-save-temps=obj"),
+    (["-time", "t.csv"], "-ftime-trace"),
+    (["-ftz=maybe"], "true or false"),
+    (["-gencode", "arch=compute_80,cod=sm_80"], "arch=compute_XX,code=sm_XX"),
+])
+def test_meaningless_options_are_refused_naming_the_way(tmp_path, flags, way):
+    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", *flags, "-o", str(tmp_path / "x.bc"))
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("mlir-offload: error: ") and way in line, line
+    assert not (tmp_path / "x.bc").exists()
+
+
+@pytest.mark.no_toolchain
+def test_unknown_and_extra_words_are_named_as_written(tmp_path):
+    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-fbogus", "-o", str(tmp_path / "x.bc"))
+    assert done.returncode == 2 and "unknown option '-fbogus'" in done.stderr  # not click's '-f'
+    done = run_cli("compile", str(SAXPY), "other.mlir", "--offload-arch", "sm_80")
+    assert done.returncode == 2
+    assert "compile takes one program (other.mlir is another)" in done.stderr and "mlir-offload link" in done.stderr
+    # Our own options' values are never read as foreign options.
+    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--pass-pipeline", "-DX", "-o", str(tmp_path / "y"))
+    assert done.returncode == 1 and "--pass-pipeline" in done.stderr
+
+
+def test_device_takes_the_same_spellings(tmp_path):
+    done = run_cli("device", str(SAXPY), "-arch=sm_80", "-o", str(tmp_path / "a.bin"))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("device", str(SAXPY), "--offload-arch", "sm_80", "-o", str(tmp_path / "b.bin"))
+    assert (tmp_path / "a.bin").read_bytes() == (tmp_path / "b.bin").read_bytes()
+
+
+def test_response_files_and_environment_flags(tmp_path):
+    expected, _ = bundle_of(tmp_path, "plain.bc", "--offload-arch", "sm_80", "-O2")
+    (tmp_path / "arch.rsp").write_text('--offload-arch "sm_80"\n@' + str(tmp_path / "opt.rsp") + "\n")
+    (tmp_path / "opt.rsp").write_text("-O2")
+    done = run_cli("compile", str(SAXPY), f"@{tmp_path / 'arch.rsp'}", "-o", str(tmp_path / "r.bc"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "r.bc").read_bytes() == expected
+    (tmp_path / "loop.rsp").write_text(f"@{tmp_path / 'loop.rsp'}")
+    done = run_cli("compile", f"@{tmp_path / 'loop.rsp'}")
+    assert done.returncode == 2 and "nest deeper" in done.stderr and len(done.stderr.splitlines()) == 1
+    env = dict(os.environ, MLIR_OFFLOAD_PREPEND_FLAGS="--offload-arch sm_80", MLIR_OFFLOAD_APPEND_FLAGS="-O2")
+    assert bundle_of(tmp_path, "e.bc", env=env)[0] == expected
+    done = run_cli("compile", str(SAXPY), env=dict(os.environ, MLIR_OFFLOAD_APPEND_FLAGS="'open"))
+    assert done.returncode == 2 and "MLIR_OFFLOAD_APPEND_FLAGS" in done.stderr
+    # Not for commands that take no compile options.
+    done = run_cli("inspect", str(tmp_path / "e.bc"), env=dict(os.environ, MLIR_OFFLOAD_APPEND_FLAGS="--bogus"))
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.no_toolchain
+@pytest.mark.parametrize("words", [["compile", "--version"], ["-V"], ["link", "--version"]])
+def test_version_wherever_asked(words):
+    done = run_cli(*words)
+    assert done.returncode == 0 and done.stdout.startswith("mlir-offload ") and "LLVM" in done.stdout
+
+
+def fake_tools(folder, **outputs):
+    folder.mkdir()
+    for name, text in outputs.items():
+        script = folder / name
+        script.write_text(f"#!/bin/sh\nprintf '{text}'\n")
+        script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return dict(os.environ, PATH=f"{folder}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_offload_arch_native(tmp_path):
+    env = fake_tools(tmp_path / "gpu", **{"offload-arch": "sm_90\\nsm_90\\n"})
+    assert bundle_of(tmp_path, "n.bc", "--offload-arch=native", env=env)[0] == \
+        bundle_of(tmp_path, "s.bc", "--offload-arch", "sm_90")[0]
+    env = fake_tools(tmp_path / "none", **{tool: "" for tool in ("offload-arch", "nvptx-arch", "amdgpu-arch",
+                                                                 "nvidia-smi")})
+    done = run_cli("compile", str(SAXPY), "--offload-arch=native", "-o", str(tmp_path / "x.bc"), env=env)
+    assert done.returncode == 1
+    [line] = done.stderr.splitlines()
+    assert "--offload-arch=native: no GPU found on this machine" in line and "--offload-arch sm_80" in line
+
+
+def test_c_dash_o_object_is_an_elf_object(tmp_path):
+    data, _ = bundle_of(tmp_path, "s.o", "-c", "-arch=sm_80")
+    assert data[:4] == b"\x7fELF"
+    done = run_cli("inspect", str(tmp_path / "s.o"))
+    assert done.returncode == 0 and "mlir-offload.host=obj" in done.stdout
+
+
+def test_link_reads_nvcc_spellings_and_refuses_compile_options(tmp_path):
+    from conftest import require_tool
+
+    require_tool("clang-22", 22)
+    bundle_of(tmp_path, "s.bc", "-arch=sm_80")
+
+    def link(*words):
+        return run_cli("link", "s.bc", *words, "-###", "-o", "app", cwd=tmp_path)
+
+    done = link("-Xptxas", "-v")
+    assert done.returncode == 0 and "-Xoffload-linker-nvptx64-nvidia-cuda -v" in done.stdout
+    assert "-Xptxas" not in done.stdout
+    assert link("--ptxas-options=-v").stdout == done.stdout
+    done = link("-rdc=true", "--dryrun")  # the new driver always links device code relocatably
+    assert done.returncode == 0 and "rdc" not in done.stdout
+    assert "-Xlinker -c" in link("-Xlinker", "-c").stdout  # the linker's word, not link's -c
+    for words, way in ((["-arch=sm_90"], "the archs its bundles were compiled for"),
+                       (["--offload-arch", "sm_90"], "the archs its bundles were compiled for"),
+                       (["-c"], "link makes an executable"),
+                       (["--use_fast_math"], "mlir-offload compile IN.mlir ... --use_fast_math"),
+                       (["-maxrregcount=32"], "compile's option")):
+        done = link(*words)
+        assert done.returncode == 2, done.stderr
+        [line] = done.stderr.splitlines()
+        assert line.startswith("mlir-offload: error: ") and way in line, line
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    done = run_cli("link", "s.bc", "k.cu", "--offload-arch", "sm_80", "-###", "-o", "app", cwd=tmp_path)
+    assert done.returncode == 0 and "--offload-arch sm_80" in done.stdout  # clang's, for the CUDA source
