@@ -4,7 +4,6 @@ runs ptxas and, for a bitcode bundle, at the link (the bundle asks for it; link 
 from __future__ import annotations
 
 from conftest import REPO, require_tool, run_cli
-
 from offload.formats.elf import read_elf
 
 SAXPY = REPO / "examples" / "saxpy.mlir"

@@ -105,7 +105,8 @@ def test_unknown_and_extra_words_are_named_as_written(tmp_path):
     assert done.returncode == 2
     assert "compile takes one program (other.mlir is another)" in done.stderr and "mlir-offload link" in done.stderr
     # Our own options' values are never read as foreign options.
-    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--pass-pipeline", "-DX", "-o", str(tmp_path / "y"))
+    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--pass-pipeline", "-DX",
+                   "-o", str(tmp_path / "y"))
     assert done.returncode == 1 and "--pass-pipeline" in done.stderr
 
 
