@@ -1,10 +1,11 @@
-// Tensor-core matrix ops (gpu.subgroup_mma_*, WMMA on sm_80): one warp computes D = A * B + C for 16x16
+// Tensor-core matrix ops (gpu.subgroup_mma_*: WMMA on sm_80, and on gfx1100, where mlir-offload lowers them
+// to amdgpu.wmma with the RDNA3 fragment layouts): one warp computes D = A * B + C for 16x16
 // tiles, A and B f16 and C, D f32, small integers so every sum is exact: A[i][k] = (i + 2k) mod 7 - 3,
 // B[k][j] = (3k + j) mod 5 - 2, C[i][j] = i*j mod 4. A is read from the right half of a 16x32 buffer
 // (leadDimension 32), B from a 16x24 buffer (leadDimension 24, junk in the last 8 columns), and D is
 // stored into the lower half of a 32x16 buffer, so strides and offsets count.
 // The host multiplies the same tiles; the diagonal of D is printed.
-// ARCHS: sm_80
+// ARCHS: sm_80 gfx1100
 // WRONG: B loaded with the row stride of a 16-wide buffer instead of its 24
 // WRONG-FROM:       %b = gpu.subgroup_mma_load_matrix %bbuf[%c0, %c0] {leadDimension = 24 : index}
 // WRONG-TO:       %b = gpu.subgroup_mma_load_matrix %bbuf[%c0, %c0] {leadDimension = 16 : index}
