@@ -11,7 +11,7 @@ import sys
 import click
 
 from offload import __version__
-from offload.errors import OffloadError
+from offload.errors import OffloadError, one_line, take_deferred_warnings
 
 # The command table: name -> (module exporting COMMAND, one-line summary). It drives lazy import (a run
 # imports only its command's module), `--help` (summaries without importing) and "did you mean".
@@ -119,8 +119,6 @@ def main(argv: list[str] | None = None) -> None:
         _echo_error(f"mlir-offload: error: internal error ({type(e).__name__}: {detail}); rerun with "
                     "MLIR_OFFLOAD_TRACEBACK=1 and report the traceback")
         sys.exit(1)
-    from offload.errors import take_deferred_warnings
-
     for line in take_deferred_warnings():
         _echo_error(line)
     sys.exit(status if isinstance(status, int) else 0)
@@ -205,8 +203,6 @@ def _echo_located_error(error: OffloadError, caret: bool | None) -> None:
 
 def _echo_error(line: str) -> None:
     # File names with undecodable bytes arrive as surrogate escapes: print their original bytes.
-    from offload.errors import one_line
-
     sys.stderr.flush()
     sys.stderr.buffer.write(os.fsencode(one_line(line)) + b"\n")
     sys.stderr.flush()

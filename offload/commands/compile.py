@@ -7,7 +7,7 @@ import os
 import click
 
 from offload.errors import OffloadError
-from offload.options import ClangStyleCommand, command_options
+from offload.options import ClangStyleCommand, command_options, given_flags, resolve
 
 COMPILE_EXAMPLES = """\b
 Examples:
@@ -37,7 +37,6 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
     from offload.compiler.stages import compile_bundle
     from offload.config import project_config
     from offload.fsutil import write_all
-    from offload.options import given_flags, resolve
 
     wants_rule = flags.get("dependency_file_wanted") or flags.get("user_dependency_file_wanted")
     if flags.get("dependency_file") and not wants_rule:

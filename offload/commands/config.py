@@ -7,7 +7,7 @@ import os
 import click
 
 from offload.errors import OffloadError
-from offload.options import command_options
+from offload.options import SPECS, TOML_KEYS, command_options, given_flags, resolve
 
 
 @click.group(invoke_without_command=True)
@@ -29,7 +29,6 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
     if clang:
         from offload.config import project_config
         from offload.formats.profiles import load_profile
-        from offload.options import resolve
         from offload.toolchain.tools import find_target_clang
 
         major = (load_profile(target_clang).clang_major if target_clang
@@ -51,7 +50,6 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
         return
     from offload.config import project_config
     from offload.formats.vendors import runtime_link_flags, vendor_for
-    from offload.options import resolve
     from offload.toolchain.tools import toolkit_root
 
     settings = resolve({}, project_config(None)).options
@@ -97,7 +95,6 @@ def config_show(input: str | None, **flags) -> None:
     INPUT (a file or folder, default: the current folder) is where the search for mlir-offload.toml
     starts; it walks up to the root. The output is itself a valid mlir-offload.toml."""
     from offload.config import find_config, load_config, render_toml_value
-    from offload.options import SPECS, TOML_KEYS, given_flags, resolve
 
     start = input if input is not None else os.getcwd()
     found = find_config(start)

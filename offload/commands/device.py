@@ -9,8 +9,9 @@ from pathlib import Path
 import click
 
 from offload.errors import OffloadError
+from offload.formats.profiles import load_profile
 from offload.fsutil import STDOUT, atomic_write, refuse_input_as_output, write_all
-from offload.options import ClangStyleCommand, command_options
+from offload.options import ClangStyleCommand, command_options, given_flags, resolve
 
 
 @click.command("device", cls=ClangStyleCommand)
@@ -25,8 +26,6 @@ def device_command(input_path: str, output: str, emit: str, **flags) -> None:
     from offload.compiler.frontend import load_program
     from offload.compiler.plan import offload_targets
     from offload.config import project_config
-    from offload.formats.profiles import load_profile
-    from offload.options import given_flags, resolve
     from offload.serialize import compile_device
 
     options = resolve(given_flags(flags), project_config(input_path)).options

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import click
 
-from offload.errors import OffloadError
+from offload.errors import OffloadError, one_line
 from offload.formats.vendors import VENDORS
 
 DEVICE_SECTION = {kind: vendor.device_section for kind, vendor in VENDORS.items()}
@@ -171,8 +171,6 @@ def verify(ctx: click.Context, app: str, quiet: bool, host: str | None) -> None:
     """Check that executable APP carries and registers device code for every kernel it launches.
 
     Exit 1 and name each missing piece when it does not."""
-    from offload.errors import one_line
-
     if host is not None:
         from offload.formats.hosts import host_triple
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from offload.errors import Location, OffloadError
-from offload.fsutil import read_input
+from offload.fsutil import read_input, same_file
 
 
 @dataclass
@@ -209,8 +209,6 @@ def pipeline_option_values(pipeline: str) -> list[str]:
 def refuse_pipeline_writing_over(pipeline: str | None, protected) -> None:
     """A pass option (snapshot-op-locations{filename=...}, ...) naming an input or an output of the
     command, links followed: the pass would write over it, so the pipeline is refused before it runs."""
-    from offload.fsutil import same_file
-
     for value in pipeline_option_values(pipeline or ""):
         for path in protected:
             if value and value != "-" and path and path != "-" and same_file(value, path):

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
-from offload.formats.hosts import HostTriple
-from offload.formats.profiles import Profile
+from offload.formats.hosts import HostTriple, resolve_host
+from offload.formats.profiles import Profile, load_profile
 from offload.formats.vendors import vendor_for
 
 EMIT_FORMATS = ("bc", "ll")
@@ -48,8 +48,6 @@ def plan_bundle(targets, target_clang: int | str | None, device_image: str | Non
     """The profile, and whether the target clang can read our LLVM's bitcode (profile data decides the
     default formats; device_image/host_format are the user's --device-image/--host-format/--portable)."""
     from offload.compiler.outputs import choose_formats
-    from offload.formats.hosts import resolve_host
-    from offload.formats.profiles import load_profile
 
     host = resolve_host(host_triple)
     profile = load_profile(target_clang)

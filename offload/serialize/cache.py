@@ -17,6 +17,8 @@ import json
 import os
 from pathlib import Path
 
+from offload import __version__
+from offload.compiler import trace
 from offload.errors import OffloadError
 
 CACHE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_DIR"
@@ -97,7 +99,6 @@ class ImageCache:
         """The cached DeviceImage of each key (None: a miss): the local folder first, then one round trip
         to the remote tier for all the local misses. A remote hit is kept in the local folder too.
         native: the images come with their native code (cache_entry.decode)."""
-        from offload.compiler import trace
         from offload.serialize.cache_entry import decode
 
         images = [self._local(key, target, native) for key, target in zip(keys, targets, strict=True)]
@@ -172,8 +173,6 @@ class ImageCache:
 
 def image_key(job, library_files: list[str]) -> str:
     """The content address of a SerializeJob's image; library_files: every library it may link."""
-    from offload import __version__
-
     # The options table says which options change an image; the libraries count by their bytes, below.
     options = job.options.cache_key()
     optimizer = job.optimizer

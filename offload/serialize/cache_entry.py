@@ -16,6 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 
+from offload.formats.vendors import vendor_for
+from offload.packager import ImageKind
+from offload.packager.bitcode_ident import bitcode_module
+from offload.packager.detect import is_bitcode
+from offload.serialize.images import DeviceImage
+
 MAGIC = b"MLIR-OFFLOAD-IMAGE-3\n"
 _DIGEST = 32
 _HEADER_SIZE = 4
@@ -43,8 +49,6 @@ def decode(data: bytes, key: str, target, native: bool = False):
     """The DeviceImage an entry holds for `key` and `target`, or None: not an entry, damaged, written
     under another key or for another target, without native code when `native` (or with it when not),
     or bytes that are not what its header says."""
-    from offload.serialize.images import DeviceImage
-
     parts = _parts(data)
     if parts is None:
         return None
@@ -80,8 +84,6 @@ def _native_code(header: dict, data: bytes, ptx: bytes, target, kernels: list[st
     with a symbol for every kernel, and `ptx` is text; else None."""
     from offload.compiler.native import NativeCode
     from offload.formats.elf import ElfError, read_elf
-    from offload.formats.vendors import vendor_for
-    from offload.packager import ImageKind
 
     vendor = vendor_for(target.offload_kind)
     if header.get("image-kind") != int(ImageKind[vendor.native_image]):
@@ -136,9 +138,6 @@ def _names(value) -> bool:
 def is_bitcode_defining(data: bytes, kernels: list[str], globals_: list[str]) -> bool:
     """Whether `data` is LLVM bitcode (its magic, then a module our own reader reads whole enough to list
     its functions and globals) that defines every kernel and global named."""
-    from offload.packager.bitcode_ident import bitcode_module
-    from offload.packager.detect import is_bitcode
-
     if not is_bitcode(data):
         return False
     module = bitcode_module(data)

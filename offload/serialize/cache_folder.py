@@ -27,6 +27,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from offload.errors import warn_when_done
+
 SUFFIX = ".image"
 STATS_NAME = "stats.json"
 _STATS_LOCK = "stats.lock"
@@ -426,6 +428,4 @@ def _private_group(gid: int) -> bool:
 
 
 def _print_warning(message: str) -> None:
-    from offload.errors import warn_when_done
-
     warn_when_done(f"mlir-offload: warning: {message}")

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from offload.compiler.about import LLVM_MAJOR
 from offload.errors import OffloadError
+from offload.packager.bitcode_ident import bitcode_module, bitcode_producer
 from offload.toolchain.tools import tool_version
 
 OPT_ENVIRONMENT = "MLIR_OFFLOAD_OPT"
@@ -98,8 +99,6 @@ def find_llvm_tool(tool: str, llvm_major: int, candidates: tuple[str, ...] | Non
 def _probe(opt: str, major: int, triples: tuple[str, ...]) -> Optimizer | None:
     """The tools of `opt`, when it is of LLVM `major` and has an llvm-link beside it. One empty module per
     triple through opt gives its version (the bitcode's producer) and the triple's data layout."""
-    from offload.packager.bitcode_ident import bitcode_module, bitcode_producer
-
     link = _link_beside(opt)
     if link is None:
         return None

@@ -15,10 +15,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
-from offload.formats.bundle import BundleRecord
+from offload.formats import profiles
+from offload.formats.bundle import BundleRecord, read_bundle_record
+from offload.formats.profiles import load_profile
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
-from offload.toolchain.ptx import PtxImage
-from offload.toolchain.tools import Clang
+from offload.toolchain.ptx import (
+    PTX_ENVIRONMENT,
+    PTX_ONLY_ENVIRONMENT,
+    REAL_FATBINARY_ENVIRONMENT,
+    PtxImage,
+    inputs_with_device_code,
+    ptx_environment,
+)
+from offload.toolchain.tools import (
+    Clang,
+    clang_target_host,
+    find_cuda,
+    find_rocm,
+    find_target_clang,
+    runtime_library_dirs,
+)
 
 # The host part's optimization when the link names none, as nvcc optimizes host code by default; a -O of
 # the user's (-O0 to debug) replaces it. build.sh (offload/toolchain/ship.py) renders the same rule.
@@ -81,7 +97,6 @@ class LinkPlan:
 
 def compatibility_problem(record, images, clang) -> str | None:
     """Why `clang` cannot link this bundle correctly (reason and fix), or None."""
-    from offload.formats import profiles
     from offload.packager import ImageKind
 
     bundle_profile = profiles.load_profile(record.profile)
@@ -118,7 +133,6 @@ def find_bundles(arguments: list[str], read_images=None) -> list[LinkBundle]:
     files (objects, archives, a clang -fgpu-rdc object) and flags are clang's. Without any bundle, the
     first file argument's reading error (through `read_images`, see read_bundle_record) says why it is
     not one."""
-    from offload.formats.bundle import read_bundle_record
     from offload.fsutil import read_input
     from offload.toolchain.clang_arguments import input_files
 
@@ -174,13 +188,10 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
     `device_debug`: link -G (a bundle compiled with -G asks for it itself)."""
     from importlib import resources
 
-    from offload.formats.bundle import read_bundle_record
     from offload.formats.hosts import host_refusal
-    from offload.formats.profiles import load_profile
     from offload.fsutil import read_input
     from offload.toolchain.clang_arguments import own_options
     from offload.toolchain.doctor import fatbinary_wrapper_needed
-    from offload.toolchain.tools import clang_target_host, find_cuda, find_rocm, find_target_clang, runtime_library_dirs
 
     if isinstance(bundles, str):
         record, images = read_bundle_record(read_input(bundles), bundles)
@@ -330,8 +341,6 @@ def _ptx_only_archs(bundles: list[LinkBundle], inputs: list[str], ptx_images) ->
     """The archs whose linked cubin the fatbinary wrapper drops, leaving their PTX alone (nvcc's compute_XX):
     those every bundle for the arch records as PTX only, whose PTX is added, when no other input carries
     device code (the PTX holds the bundles' kernels only; the cubin stays otherwise)."""
-    from offload.toolchain.ptx import inputs_with_device_code
-
     added = {image.arch for image in ptx_images}
     archs = []
     for arch in sorted({a for b in bundles for a in b.record.ptx_only} & added):
@@ -350,8 +359,6 @@ def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list
     offload/data/scripts/fatbinary, which adds the PTX images (kind=ptx) beside the linked cubins and drops
     the cubins of the `ptx_only` archs."""
     from importlib import resources
-
-    from offload.toolchain.ptx import PTX_ENVIRONMENT, PTX_ONLY_ENVIRONMENT, REAL_FATBINARY_ENVIRONMENT, ptx_environment
 
     if cuda.fatbinary is None:
         raise OffloadError(f"CUDA at {cuda.root} has no bin/fatbinary: PTX images cannot be added")

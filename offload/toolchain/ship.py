@@ -28,11 +28,12 @@ from importlib import resources
 from offload import __version__
 from offload.errors import OffloadError
 from offload.formats.bundle import BundleRecord, is_version_number, read_bundle_record
-from offload.formats.hosts import host_triple
+from offload.formats.hosts import X86_64, host_triple
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
 from offload.toolchain import tools as toolchain
 from offload.toolchain.link import HOST_OPTIMIZATION, OPTIMIZATION_OPTION
+from offload.toolchain.ptx import ptx_external_functions, ptx_target_arch
 
 MANIFEST_FORMAT = "mlir-offload-ship/1"
 # An app name becomes a make target, a file name and shell words on the target: nothing to expand or split.
@@ -172,8 +173,6 @@ def target_link_words(profile: Profile, offload_kind: str, bundle: str | list[st
     target's clang, toolkit path and output left as placeholders. The runtime library is looked for in
     the toolkit's folder for the bundle's host (offload.formats.hosts record; default x86-64), then in
     the plain one (on the target machine the two are one folder)."""
-    from offload.formats.hosts import X86_64
-
     vendor = vendor_for(offload_kind)
     root = {"CUDA_PATH": CUDA_PATH, "ROCM_PATH": ROCM_PATH}[vendor.toolkit_variable]
     host = host or X86_64
@@ -342,8 +341,6 @@ def _joined_facts(named: list[tuple[str, BundleFacts]]) -> BundleFacts:
 def check_shipped_ptx(ptx: dict[str, str], facts: BundleFacts, bundle_name: str, app: str) -> dict[str, str]:
     """arch -> archive path of each PTX text, after checking that it is for one of the bundle's CUDA
     archs and self-contained (what `link --ptx` checks too: build.sh cannot stop to ask)."""
-    from offload.toolchain.ptx import ptx_external_functions, ptx_target_arch
-
     cuda_archs = {i["arch"] for i in facts.images if vendor_for(i["offload_kind"]).ptx}
     files = {}
     for arch, text in sorted(ptx.items()):
