@@ -46,7 +46,8 @@ class Bundle:
         path = Path(path)
         if self.host_format == "obj" and path.suffix in (".bc", ".ll"):
             raise OffloadError(f"this bundle is an ELF object: name it {path.with_suffix('.o').name}, not {path.name}")
-        write_all({str(path): self.data, **{ptx_path(str(path), arch): text.encode() for arch, text in self.ptx.items()}})
+        ptx_files = {ptx_path(str(path), arch): text.encode() for arch, text in self.ptx.items()}
+        write_all({str(path): self.data, **ptx_files})
         return path
 
 
@@ -123,7 +124,8 @@ def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None =
     except OffloadError as error:
         raise _in_api_terms(error, {}) from None
     except (OSError, ValueError, UnicodeError) as error:  # a path Python cannot use (a NUL byte, ...)
-        raise OffloadError(f"compile_file(): cannot read {os.fspath(path) if not isinstance(path, SourceText) else 'the text'!r}: "
+        what = os.fspath(path) if not isinstance(path, SourceText) else "the text"
+        raise OffloadError(f"compile_file(): cannot read {what!r}: "
                            f"{getattr(error, 'strerror', None) or error}") from None
     return Bundle(compiled.data, plan.bundle.host_format, dict(compiled.ptx))
 

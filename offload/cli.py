@@ -16,7 +16,8 @@ from offload.errors import OffloadError, one_line, take_deferred_warnings
 # The command table: name -> (module exporting COMMAND, one-line summary). It drives lazy import (a run
 # imports only its command's module), `--help` (summaries without importing) and "did you mean".
 COMMANDS: dict[str, tuple[str, str]] = {
-    "compile": ("offload.commands.compile", "Compile an MLIR GPU program into one host bundle for clang's offload driver."),
+    "compile": ("offload.commands.compile",
+                "Compile an MLIR GPU program into one host bundle for clang's offload driver."),
     "link": ("offload.commands.link", "Link bundles, objects and flags into an executable with the target's clang."),
     "run": ("offload.commands.run", "Compile, link and run a program (--emulate: its kernels on this CPU)."),
     "verify": ("offload.commands.verify", "Check that a linked executable carries and registers its device code."),
@@ -26,7 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("offload.commands.inspect", "List the images of an OffloadBinary, a bundle or an object."),
     "extract": ("offload.commands.extract", "Write each image of an OffloadBinary to a file in a folder."),
     "config": ("offload.commands.config", "Show project settings (mlir-offload.toml) and the flags a link needs."),
-    "doctor": ("offload.commands.doctor", "Say what this machine has for linking bundles, and whether it can link one."),
+    "doctor": ("offload.commands.doctor",
+               "Say what this machine has for linking bundles, and whether it can link one."),
     "cache": ("offload.commands.cache", "Show the device image cache (folder, size, hits, misses); clear it (-C)."),
 }
 

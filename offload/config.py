@@ -201,7 +201,8 @@ def _syntax_location(path: Path, error: tomllib.TOMLDecodeError, text: str = "")
     message = str(error)
     if message.endswith(" (at end of document)"):  # the end: the last line, after its last character
         lines = text.rstrip("\n").split("\n")
-        return Location(str(path), len(lines), len(lines[-1]) + 1), message[:-len(" (at end of document)")] + " at the end of the file"
+        where = Location(str(path), len(lines), len(lines[-1]) + 1)
+        return where, message.removesuffix(" (at end of document)") + " at the end of the file"
     head, sep, tail = message.rpartition(" (at line ")
     if sep and tail.endswith(")"):
         line_text, _, col_text = tail[:-1].partition(", column ")

@@ -136,7 +136,8 @@ def check_output(path: str | os.PathLike) -> None:
         st = os.stat(path)
     except FileNotFoundError:
         if os.path.islink(path) and os.path.realpath(path).startswith(("/dev/", "/proc/")):
-            raise OffloadError(f"refusing to write '{path}': it is a link to a closed stream or missing device") from None
+            raise OffloadError(f"refusing to write '{path}': it is a link to a closed stream or missing "
+                               "device") from None
         return
     except OSError as e:
         raise OffloadError(f"cannot write '{path}': {e.strerror}") from None

@@ -151,8 +151,9 @@ class Build:
                 str(self.work / "bench.cu.o")]
 
     def clang_link(self, *extra: str) -> list[str]:
-        return [self.clang, "--offload-new-driver", "-fgpu-rdc", f"--cuda-path={self.cuda}", str(self.work / "bench.cu.o"),
-                f"-L{self.cuda}/lib64", "-lcudart", "-Wno-unknown-cuda-version", *extra, "-o", str(self.work / "theirs")]
+        return [self.clang, "--offload-new-driver", "-fgpu-rdc", f"--cuda-path={self.cuda}",
+                str(self.work / "bench.cu.o"), f"-L{self.cuda}/lib64", "-lcudart", "-Wno-unknown-cuda-version",
+                *extra, "-o", str(self.work / "theirs")]
 
     def ours(self, cache: bool) -> float:
         first, _ = timed(self.ours_compile(cache), self.environment)
@@ -275,7 +276,8 @@ def sass_comparison(build: Build) -> list[str]:
                  for f in ("instructions", "registers", "spill_bytes")]
         lines.append(f"  {arch}: {len(theirs)} kernels; ours {total[0]} instructions, {total[1]} registers, "
                      f"{total[2]} spill bytes; clang CUDA {total[3]}, {total[4]}, {total[5]}; "
-                     f"worse in any: {len(worse)}, better: {len(better)}, same: {len(theirs) - len(worse) - len(better)}")
+                     f"worse in any: {len(worse)}, better: {len(better)}, "
+                     f"same: {len(theirs) - len(worse) - len(better)}")
         for kernel in worse[:10]:
             o, t = ours[kernel], theirs[kernel]
             lines.append(f"    worse {kernel}: {o.instructions}/{o.registers}/{o.spill_bytes} against "
@@ -330,7 +332,8 @@ def main() -> None:
             command, environment = our_link_command(largest)
             print(f"\nstages, {largest.kernels} kernels, {' + '.join(largest.archs)} (one run each):")
             for title, stages in (("mlir-offload compile (compile -v)", compile_stages(largest)),
-                                  ("mlir-offload link (its clang command)", driver_stages(largest, command, environment)),
+                                  ("mlir-offload link (its clang command)",
+                                   driver_stages(largest, command, environment)),
                                   ("clang CUDA compile", driver_stages(largest, largest.clang_compile())),
                                   ("clang CUDA link", driver_stages(largest, largest.clang_link()))):
                 total = sum(stages.values())

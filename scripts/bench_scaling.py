@@ -31,7 +31,8 @@ def upstream_saxpy(work: Path) -> tuple[float, int, float]:
     lowered, translated = work / "saxpy.upstream.mlir", work / "saxpy.upstream.ll"
     first = measure(["mlir-opt-22", str(REPO / "examples" / "saxpy.mlir"),
                      "--nvvm-attach-target=chip=sm_90 features=+ptx78 O=3",
-                     "--gpu-lower-to-nvvm-pipeline=cubin-chip=sm_80 cubin-features=+ptx70 opt-level=3 cubin-format=llvm",
+                     "--gpu-lower-to-nvvm-pipeline="
+                     "cubin-chip=sm_80 cubin-features=+ptx70 opt-level=3 cubin-format=llvm",
                      "-o", str(lowered)])
     done = subprocess.run(["mlir-translate-22", "--mlir-to-llvmir", str(lowered), "-o", str(translated)],
                           capture_output=True)
@@ -62,7 +63,8 @@ def main() -> None:
                                     ",".join(ARCHS[:archs]), "--no-cache", *flags, "-o", str(out)])
 
         small = {
-            "ours compile saxpy sm_80,sm_90": lambda: measure([*offload, "compile", str(REPO / "examples" / "saxpy.mlir"),
+            "ours compile saxpy sm_80,sm_90": lambda: measure([*offload, "compile",
+                                                               str(REPO / "examples" / "saxpy.mlir"),
                                                                "--offload-arch", "sm_80,sm_90", "--no-cache",
                                                                "-o", str(work / "saxpy.offload.bc")]),
             "upstream saxpy sm_80,sm_90": lambda: upstream_saxpy(work),

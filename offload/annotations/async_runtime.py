@@ -32,7 +32,8 @@ STORAGE_OFFSET = 48
 NEXT, CALL, FIRST, SECOND = range(4)
 
 # Upstream's exported names (mlir/ExecutionEngine/AsyncRuntime.h), each -> (return, parameters) spelled
-# as "ptr", "i64", "i1", "void"; "resume" is a `void (ptr)` coroutine resume function (a ptr in LLVM IR). The worker-thread query keeps upstream's spelling (no 'e' in Runtim).
+# as "ptr", "i64", "i1", "void"; "resume" is a `void (ptr)` coroutine resume function (a ptr in LLVM IR).
+# The worker-thread query keeps upstream's spelling (no 'e' in Runtim).
 FUNCTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "mlirAsyncRuntimeAddRef": ("void", ("ptr", "i64")),
     "mlirAsyncRuntimeDropRef": ("void", ("ptr", "i64")),

@@ -150,7 +150,8 @@ def define_cluster_stub(emitter: RuntimeEmitter, kernel: str, arg_types, handle,
     cluster_blocks = b.mul(b.mul(dims[0], dims[1]), dims[2])
     non_portable = fn.append_basic_block("non_portable_cluster")
     configure = fn.append_basic_block("configure")
-    b.cbranch(b.icmp_unsigned(">", cluster_blocks, ir.Constant(e.i64, PORTABLE_CLUSTER_BLOCKS)), non_portable, configure)
+    above_portable = b.icmp_unsigned(">", cluster_blocks, ir.Constant(e.i64, PORTABLE_CLUSTER_BLOCKS))
+    b.cbranch(above_portable, non_portable, configure)
     b.position_at_end(non_portable)
     e.checked_call(b, "FuncSetAttribute", [handle, ir.Constant(e.i32, FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED),
                                            ir.Constant(e.i32, 1)])

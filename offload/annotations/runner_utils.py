@@ -22,7 +22,8 @@ class Element:
     """One element type of upstream's printMemref* family."""
 
     name: str  # upstream's suffix: F32, I8, Ind, C32, ...
-    kind: str  # "float" (printed %g), "half" / "bfloat" (16 bits printed as float), "char", "int", "unsigned", "complex"
+    # "float" (printed %g), "half" / "bfloat" (16 bits printed as float), "char", "int", "unsigned", "complex"
+    kind: str
     bits: int  # of one scalar (a complex has two)
 
 
@@ -314,7 +315,8 @@ class RunnerUtilsEmitter:
                 b.call(self.metadata_printer(), [rank_value, descriptor])
                 self.text(b, "\n")
             else:
-                b.call(self.memref_printer(ELEMENTS[element_name]), [e.cstring("Unranked Memref "), rank_value, descriptor])
+                b.call(self.memref_printer(ELEMENTS[element_name]),
+                       [e.cstring("Unranked Memref "), rank_value, descriptor])
             b.ret_void()
         elif form == "unranked":
             fn, b = self.exported(name, e.void, [e.i64, e.ptr])

@@ -5,10 +5,11 @@
                               code that is already async keeps its own chains: upstream's pass would
                               thread one token through everything and serialize independent chains
   join_and_fork               an op with several dependencies waits for them through one
-                              `gpu.wait async [deps]`, an async op with none starts a stream of its own; a token that several ops depend on keeps its
-                              stream for its first user, every further user gets its own stream that
-                              waits for it (`gpu.wait async [token]`), so forks run concurrently and no
-                              stream is synchronized or destroyed twice
+                              `gpu.wait async [deps]`, an async op with none starts a stream of its
+                              own; a token that several ops depend on keeps its stream for its first
+                              user, every further user gets its own stream that waits for it
+                              (`gpu.wait async [token]`), so forks run concurrently and no stream is
+                              synchronized or destroyed twice
 """
 
 from __future__ import annotations
@@ -153,7 +154,8 @@ def _with_dependencies(op, dependencies: list, token_type):
         new = ir.Operation.create(operation.name, results=results,
                                   operands=list(dependencies) + list(operation.operands)[len(old):],
                                   attributes=attributes, loc=operation.location)
-    for old_result, new_result in zip(operation.results, new.results, strict=False):  # a synchronous op gains a token result
+    # strict=False: a synchronous op gains a token result
+    for old_result, new_result in zip(operation.results, new.results, strict=False):
         old_result.replace_all_uses_with(new_result)
     operation.erase()
     return new

@@ -27,7 +27,8 @@ Examples:
                    "(an ELF object when the target clang cannot read our LLVM's bitcode). Default: "
                    "<input stem>.offload.bc here (.o for an object, .offload.ll with -S).")
 @click.option("-S", "textual", is_flag=True, help="Write textual LLVM IR instead of bitcode.")
-@click.option("-v", "verbose", is_flag=True, help="Print each stage with its time, the libraries found and every tool run.")
+@click.option("-v", "verbose", is_flag=True,
+              help="Print each stage with its time, the libraries found and every tool run.")
 @command_options("compile")
 def compile_command(input_path: str, output: str | None, textual: bool, verbose: bool, **flags) -> None:
     """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver`."""

@@ -39,7 +39,8 @@ def device_command(input_path: str, output: str, emit: str, **flags) -> None:
     # Every image here is bitcode the target clang LTO-links: the pre-link pipeline.
     images = compile_device(load_program(input_path), targets, options, lto_pre_link=True)
     if emit == "offload":
-        atomic_write(output, offload_binary(images, profile), inputs=[input_path, *options.link_bitcode, options.libdevice])
+        atomic_write(output, offload_binary(images, profile),
+                     inputs=[input_path, *options.link_bitcode, options.libdevice])
         return
     folder = Path(output)
     if folder.exists() and not folder.is_dir():

@@ -38,7 +38,8 @@ def doctor(ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda
     click.echo(f"bundle {needs.name}: entry profile clang {needs.entry_profile}, producer LLVM "
                f"{needs.producer_llvm}, {', '.join(needs.offload_kinds)} {', '.join(needs.archs)}, "
                f"device images {needs.device_image}, host {needs.host_format}")
-    candidates: list[toolchain.Clang | None] = [c for c in (clangs and [toolchain.describe_clang(c) for c in clangs] or found) if c] or [None]
+    named = [toolchain.describe_clang(c) for c in clangs]
+    candidates: list[toolchain.Clang | None] = [c for c in (clangs and named or found) if c] or [None]
     usable = None
     for clang in candidates:
         findings = doc.bundle_findings(needs, clang, cuda, rocm, wrapper_shipped)

@@ -96,7 +96,8 @@ def _executable_record(exe) -> dict:
 def _echo_executable(record: dict) -> None:
     """As cuobjdump --list-elf: one line per device image, then the offload entries."""
     images = record["device_images"]
-    click.echo(f"{_shown(record['file'])}: linked executable, {len(images)} device image{'s' if len(images) != 1 else ''}")
+    plural = "s" if len(images) != 1 else ""
+    click.echo(f"{_shown(record['file'])}: linked executable, {len(images)} device image{plural}")
     for index, image in enumerate(images, 1):
         packed = ", compressed" if image["compressed"] else ""
         kernels = f"  kernels: {' '.join(map(_shown, image['kernels']))}" if image["kernels"] else ""

@@ -41,7 +41,8 @@ Clang options that take a separate argument keep it (`-Xlinker -rpath`, `-L DIR`
 `-Xcuda-ptxas -v` reaches ptxas (as -Xoffload-linker -v: clang's linker wrapper runs ptxas itself).
 """
 CUDART_MODES = runtime_modes()  # nvcc's --cudart names, from the vendor records
-LINK_VALUE_OPTIONS = {"--cudart": "runtime_mode", "-o": "output", "--clang": "clang", "--cuda-path": "cuda_path", "--rocm-path": "rocm_path"}
+LINK_VALUE_OPTIONS = {"--cudart": "runtime_mode", "-o": "output", "--clang": "clang", "--cuda-path": "cuda_path",
+                      "--rocm-path": "rocm_path"}
 LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "--dryrun": "dry_run", "-v": "verbose",
               "--ptx-beside": "ptx_beside", "--resource-usage": "resource_usage", "--emulate": "emulate",
               "-G": "device_debug", "--device-debug": "device_debug"}
@@ -67,7 +68,8 @@ class LinkSettings:
 # Clang flags pass through untouched, so click must not parse them (it would split -L/x/h into -L -h ...).
 @click.command("link", help=LINK_HELP, add_help_option=False,
                context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("arguments", nargs=-1, type=click.UNPROCESSED, metavar="BUNDLE.bc [OBJECTS, LIBRARIES, FLAGS]... -o APP")
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED,
+                metavar="BUNDLE.bc [OBJECTS, LIBRARIES, FLAGS]... -o APP")
 @click.pass_context
 def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     settings = LinkSettings()

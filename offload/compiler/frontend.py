@@ -91,7 +91,8 @@ def check_nesting(data: bytes, path: str) -> None:
             depth += 1
             if depth > MAX_NESTING:
                 raise OffloadError(f"nesting deeper than {MAX_NESTING} levels (regions, attributes or types): "
-                                   "refused rather than overflow the parser", Location(path, line, index - column_start + 1))
+                                   "refused rather than overflow the parser",
+                                   Location(path, line, index - column_start + 1))
         elif byte in b")]}>" and not (byte == 0x3E and index and data[index - 1] == 0x2D):  # not the '>' of '->'
             depth = max(depth - 1, 0)  # a stray closer (a '>=' in an affine set) only lowers the count
         index += 1

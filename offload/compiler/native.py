@@ -65,7 +65,8 @@ def check_toolkit_archs(archs, runs_ptxas: bool, cuda_path: str | None = None) -
                        "with a CUDA toolkit that builds it", err=True)
 
 
-def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL, flags: tuple[str, ...] = ()) -> bytes:
+def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL,
+                 flags: tuple[str, ...] = ()) -> bytes:
     """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it)."""
     with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:
         src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
@@ -106,7 +107,8 @@ def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[byt
     return ptx_to_cubin(ptx, target.arch, ptxas(), opt_level, getattr(ptxas, "flags", ())), ptx
 
 
-def bitcode_to_amdgpu_object(bitcode: bytes, target, opt_level: int = DEFAULT_OPT_LEVEL, ptxas=None) -> tuple[bytes, None]:
+def bitcode_to_amdgpu_object(bitcode: bytes, target, opt_level: int = DEFAULT_OPT_LEVEL,
+                             ptxas=None) -> tuple[bytes, None]:
     """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
     device side's emitter (which knows that inline asm needs llc)."""
     from offload.serialize import emit_object

@@ -251,7 +251,8 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     try:
         host.verify()
     except RuntimeError as e:
-        raise OffloadError(f"internal error: the annotated host module is invalid: {' '.join(str(e).split())}") from None
+        why = " ".join(str(e).split())
+        raise OffloadError(f"internal error: the annotated host module is invalid: {why}") from None
     return host
 
 

@@ -28,7 +28,8 @@ class Vendor:
     native_elf_machine: int  # e_machine of that image's ELF file (EM_CUDA, EM_AMDGPU)
     codegen_hook: str  # the offload/compiler/native.py function making that image from bitcode
     separate_kernel_handle: bool  # HIP: a kernel's handle is a constant global pointing to the host stub
-    runtime_variants: tuple = ()  # (link --cudart mode, libraries -l...) as nvcc's --cudart; "shared" is -l<link_library>
+    # (link --cudart mode, libraries -l...) as nvcc's --cudart; "shared" is -l<link_library>
+    runtime_variants: tuple = ()
     # Dynamic shared memory above this many bytes needs the kernel's opt-in attribute first (None: no opt-in).
     dynamic_shared_opt_in_above: int | None = None
     toolkit_name: str = ""  # in messages: "CUDA toolkit", "ROCm"
@@ -46,9 +47,10 @@ class Vendor:
 
 CUDA = Vendor(
     offload_kind="cuda", triple="nvptx64-nvidia-cuda", lowering="convert-gpu-to-nvvm", api_prefix="cuda",
-    link_library="cudart", library_dirs=("lib64", "lib"), host_library_dirs=("targets/{cuda_target}/lib",), toolkit_path_flag="--cuda-path",
-    quiet_flags=("-Wno-unknown-cuda-version",), device_section=".nv_fatbin",
-    register_function="__cudaRegisterFatBinary", native_image="CUBIN", native_elf_machine=190, codegen_hook="bitcode_to_cubin",
+    link_library="cudart", library_dirs=("lib64", "lib"), host_library_dirs=("targets/{cuda_target}/lib",),
+    toolkit_path_flag="--cuda-path", quiet_flags=("-Wno-unknown-cuda-version",), device_section=".nv_fatbin",
+    register_function="__cudaRegisterFatBinary", native_image="CUBIN", native_elf_machine=190,
+    codegen_hook="bitcode_to_cubin",
     separate_kernel_handle=False,
     runtime_variants=(("shared", ("cudart",)), ("static", ("cudart_static", "dl", "pthread", "rt")), ("none", ())),
     dynamic_shared_opt_in_above=48 * 1024, toolkit_name="CUDA toolkit", toolkit_key="cuda-path",
@@ -57,7 +59,8 @@ CUDA = Vendor(
 
 HIP = Vendor(
     offload_kind="hip", triple="amdgcn-amd-amdhsa", lowering="convert-gpu-to-rocdl", api_prefix="hip",
-    link_library="amdhip64", library_dirs=("lib",), host_library_dirs=("lib/{multiarch}",), toolkit_path_flag="--rocm-path", quiet_flags=(),
+    link_library="amdhip64", library_dirs=("lib",), host_library_dirs=("lib/{multiarch}",),
+    toolkit_path_flag="--rocm-path", quiet_flags=(),
     device_section=".hip_fatbin", register_function="__hipRegisterFatBinary", native_image="OBJECT",
     native_elf_machine=224, codegen_hook="bitcode_to_amdgpu_object", separate_kernel_handle=True,
     runtime_variants=(("shared", ("amdhip64",)), ("none", ())), toolkit_name="ROCm", toolkit_key="rocm-path",

@@ -29,7 +29,8 @@ class LibraryPlan:
 
     files: tuple[str, ...]
     module_flags: tuple[tuple[int, str, int], ...]
-    # NVVM reflect values that only a process-wide LLVM option can set (llvmlite_backend.py applies them; opt takes -nvvm-reflect-add).
+    # NVVM reflect values that only a process-wide LLVM option can set (llvmlite_backend.py applies them; opt
+    # takes -nvvm-reflect-add).
     reflect: tuple[tuple[str, int], ...] = ()
     # What compile -v says of them, as (what, where): said where they are linked, once per image (the
     # cache key plans them too).

@@ -107,7 +107,8 @@ def compatibility_problem(record, images, clang) -> str | None:
     if profiles.NO_PROFILE in refusals:
         known = ", ".join(map(str, profiles.available_profiles()))
         return (f"{clang.path} is clang {clang.version}, for which mlir-offload has no profile (profiles: {known}); "
-                f"the bundle was made for clang {record.profile} ({layout} entries): pass --clang clang-{record.profile}")
+                f"the bundle was made for clang {record.profile} ({layout} entries): "
+                f"pass --clang clang-{record.profile}")
     clang_profile = profiles.load_profile(clang.major)
     if profiles.OTHER_ENTRIES in refusals:
         return (f"bundle was made for clang {record.profile} ({layout} entries) but {clang.path} is clang "
@@ -163,7 +164,8 @@ def ptx_files_beside(bundle: str, images) -> list[str]:
     from offload.packager import ImageKind
 
     archs = sorted({image.strings.get("arch", "") for image in images
-                    if image.image_kind == ImageKind.CUBIN and vendor_of_triple(image.strings.get("triple", "")) is CUDA})
+                    if image.image_kind == ImageKind.CUBIN
+                    and vendor_of_triple(image.strings.get("triple", "")) is CUDA})
     found = []
     for arch in archs:
         path = f"{bundle}.{arch}.ptx"
@@ -495,8 +497,9 @@ def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool, fi
 
         missing = missing_ptx(output, plan.ptx)
         if missing:
-            raise OffloadError(f"the linked executable has no PTX for {', '.join(missing)}: clang {plan.clang.version}'s "
-                               f"linker wrapper did not run mlir-offload's fatbinary wrapper (nothing was written)")
+            raise OffloadError(f"the linked executable has no PTX for {', '.join(missing)}: "
+                               f"clang {plan.clang.version}'s linker wrapper did not run mlir-offload's fatbinary "
+                               "wrapper (nothing was written)")
 
 
 __all__ = ["LinkBundle", "LinkPlan", "compatibility_problem", "find_bundles", "link_bundle",

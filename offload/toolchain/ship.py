@@ -133,8 +133,9 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
                            f"that clang can register")
     record, offload_images = read_bundle_record(data, name)
     if record.host_format != host_format:
+        actual = "LLVM bitcode" if host_format == "bc" else "an ELF object"
         raise OffloadError(f"{name}: its record says host format '{record.host_format}' but the file is "
-                           f"{'LLVM bitcode' if host_format == 'bc' else 'an ELF object'}: the bundle was altered after compile")
+                           f"{actual}: the bundle was altered after compile")
     record = replace(record, host_triple=host_triple(record.host_triple).name)
     profile = _recorded_profile(record, majors.pop(), name)
     kind_names = {v: k for k, v in profile.offload_kind.items()}
@@ -425,7 +426,8 @@ def _manifest_host(manifest: dict, path: str) -> str:
     """The manifest's host triple (archives from before the field were all x86-64), normalised."""
     recorded = manifest.get("host_triple", BundleRecord.host_triple)
     if not isinstance(recorded, str):
-        raise OffloadError(f"{path}: manifest.json host_triple is not a string: not a manifest written by mlir-offload ship")
+        raise OffloadError(f"{path}: manifest.json host_triple is not a string: "
+                           "not a manifest written by mlir-offload ship")
     try:
         return host_triple(recorded).name
     except OffloadError as e:
@@ -439,7 +441,8 @@ def _check_manifest(manifest, path: str) -> None:
     if not isinstance(manifest, dict):
         raise wrong(f"is a JSON {type(manifest).__name__}, not an object")
     if manifest.get("format") != MANIFEST_FORMAT:
-        raise OffloadError(f"{path}: manifest format {json.dumps(manifest.get('format'))[:80]} is not {MANIFEST_FORMAT}")
+        shown = json.dumps(manifest.get("format"))[:80]
+        raise OffloadError(f"{path}: manifest format {shown} is not {MANIFEST_FORMAT}")
     for key, kind in MANIFEST_FIELDS.items():
         if not isinstance(manifest.get(key), kind) or isinstance(manifest.get(key), bool):
             raise wrong(f"field '{key}' is missing or not a {kind.__name__}")

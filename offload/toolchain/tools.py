@@ -261,8 +261,8 @@ def toolkit_root(vendor, path: str | None = None) -> str | None:
 def find_rocm(rocm_path: str | None = None, host=None) -> Rocm:
     roots = rocm_roots(rocm_path)
     root = next((r for r in roots if r and Path(r).is_dir()), None)
-    device_libs = next((d for d in rocm_device_lib_dirs([root] if root else []) if glob.glob(os.path.join(d, "ocml*.bc"))),
-                       None)
+    device_libs = next((d for d in rocm_device_lib_dirs([root] if root else [])
+                        if glob.glob(os.path.join(d, "ocml*.bc"))), None)
     from offload.formats.vendors import HIP
 
     # Distribution packages put libamdhip64 in /usr/lib/<multiarch>: /usr is a ROCm root too.
