@@ -62,7 +62,8 @@ class Result:
                                                             "__cudaRegisterManagedVar", "__hipRegisterManagedVar")]
 
     def launches(self) -> list[dict]:
-        return [e for e in self.events if e.get("api") in ("cudaLaunchKernel", "cudaLaunchKernelExC", "hipLaunchKernel")]
+        launch_calls = ("cudaLaunchKernel", "cudaLaunchKernelExC", "hipLaunchKernel")
+        return [e for e in self.events if e.get("api") in launch_calls]
 
     def fatbins(self) -> list[dict]:
         return [e for e in self.events if e.get("api") in ("__cudaRegisterFatBinary", "__hipRegisterFatBinary")]

@@ -101,7 +101,8 @@ def build_sh_accepts(profile: int, form: str, clang: int, machine: dict) -> bool
 def test_link_doctor_and_build_sh_agree_for_every_clang(profile, form, target_machine):
     for clang in [*available_profiles(), UNKNOWN]:
         expected = link_refusals(profile, 22 if form == "bitcode" else None, clang) == ()
-        verdicts = {"link": link_accepts(profile, form, clang), "doctor": doctor_accepts(profile, form, clang, target_machine),
+        verdicts = {"link": link_accepts(profile, form, clang),
+                    "doctor": doctor_accepts(profile, form, clang, target_machine),
                     "build.sh": build_sh_accepts(profile, form, clang, target_machine)}
         assert verdicts == dict.fromkeys(verdicts, expected), (profile, form, clang)
 

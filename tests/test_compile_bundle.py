@@ -32,7 +32,8 @@ def test_bundle_has_clang22_entries_embedded_object_and_record(saxpy_bundle):
     module = parse(saxpy_bundle)
     entry = module.get_global_variable(".offloading.entry.saxpy")
     assert entry.linkage.name == "weak_any"
-    assert str(entry.global_value_type) == "%struct.__tgt_offload_entry = type { i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }"
+    assert str(entry.global_value_type) == ("%struct.__tgt_offload_entry = "
+                                            "type { i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }")
     stub = module.get_function("__device_stub__saxpy")
     assert not stub.is_declaration and len(list(stub.arguments)) == 8 + 12  # config + f32, 2 memrefs, index
     assert module.get_function("cudaLaunchKernel").is_declaration

@@ -39,7 +39,8 @@ def test_plan_reads_the_toml_once_and_flags_win(tmp_path, monkeypatch):
 
 
 def test_no_click_context_in_library_code():
-    library = [p for side in ("compiler", "serialize", "annotations", "toolchain", "packager", "formats") for p in (PACKAGE / side).rglob("*.py")]
+    library = [p for side in ("compiler", "serialize", "annotations", "toolchain", "packager", "formats")
+               for p in (PACKAGE / side).rglob("*.py")]
     library += [PACKAGE / "config.py"]
     offenders = sorted(str(p.relative_to(PACKAGE)) for p in library
                        if any(word in p.read_text() for word in ("get_current_context", "pass_context")))

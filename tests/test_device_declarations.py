@@ -57,7 +57,8 @@ def test_declared_function_keeps_its_name_and_resolves_from_a_library(tmp_path, 
             pytest.skip("no ROCm device libraries")
     program = tmp_path / "decl.mlir"
     program.write_text(PROGRAM)
-    done = run_cli("device", str(program), "--offload-arch", arch, "--emit", "ll", "-O", "0", "-o", str(tmp_path / "noop"))
+    done = run_cli("device", str(program), "--offload-arch", arch, "--emit", "ll", "-O", "0",
+                   "-o", str(tmp_path / "noop"))
     assert done.returncode == 1
     assert "unresolved device function 'scale' called from kernel 'apply'" in done.stderr, done.stderr
     library = scale_library(tmp_path / "scale.bc", TRIPLES[arch], 7.0)
@@ -76,7 +77,8 @@ def test_declared_function_links_from_bitcode_library(tmp_path):
     program.write_text(PROGRAM)
     library = scale_library(tmp_path / "scale.bc", TRIPLES["sm_80"])
     bundle = tmp_path / "decl.offload.bc"
-    done = run_cli("compile", str(program), "--offload-arch", "sm_80", "--link-bitcode", str(library), "-o", str(bundle))
+    done = run_cli("compile", str(program), "--offload-arch", "sm_80", "--link-bitcode", str(library),
+                   "-o", str(bundle))
     assert done.returncode == 0, done.stderr
     done = run_cli("link", str(bundle), "-o", str(tmp_path / "app"))
     assert done.returncode == 0, done.stderr

@@ -206,4 +206,5 @@ def test_wmma_f64_subgroup_mma(runs):
     a = [[i * 0.5 + k for k in range(4)] for i in range(8)]
     b = [[j - 2 * k for j in range(8)] for k in range(4)]
     assert done.stdout.splitlines() == [
-        f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(4)) + i + j * 0.5:.2f}" for i in range(8) for j in range(8)]
+        f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(4)) + i + j * 0.5:.2f}"
+        for i in range(8) for j in range(8)]

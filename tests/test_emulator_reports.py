@@ -59,7 +59,8 @@ def test_out_of_bounds_device_buffer_is_reported_with_the_thread(faults):
     assert done.stderr.splitlines() == [
         line for line in done.stderr.splitlines()
         if line.startswith("mlir-offload emulator: error: out-of-bounds access in kernel 'overrun', "
-                           "block (1,0,0), thread (5,0,0): ") and "0 bytes past the end of a 1024-byte device buffer" in line]
+                           "block (1,0,0), thread (5,0,0): ")
+             and "0 bytes past the end of a 1024-byte device buffer" in line]
     assert len(done.stderr.splitlines()) == 1
 
 

@@ -27,7 +27,8 @@ def test_memory_stream_event_calls_work_on_host_memory(exercise, fake_cuda):
     assert first == "roundtrip=ok managed=7 count=1 dev=0"
     malloc, = result.calls("cudaMalloc")
     upload = result.calls("cudaMemcpy")[0]
-    assert (upload["kind_name"], upload["size"], ptr_value(upload["dst"])) == ("HostToDevice", 16, ptr_value(malloc["ptr"]))
+    assert (upload["kind_name"], upload["size"], ptr_value(upload["dst"])) == (
+        "HostToDevice", 16, ptr_value(malloc["ptr"]))
     streams = [c["stream"] for c in result.calls("cudaStreamCreate") + result.calls("cudaStreamCreateWithFlags")]
     assert streams == [1, 2]
     assert [c["stream"] for c in result.calls("cudaMemcpyAsync")] == [2, 1]

@@ -14,13 +14,15 @@ from fakert import arg_f32, arg_i32, arg_ptr, build_reference_cuda_app, fatbin_c
 
 @pytest.fixture(scope="module")
 def app22(tmp_path_factory) -> Path:
-    return build_reference_cuda_app(tmp_path_factory.mktemp("ref22"), 22, SHARED_REFERENCE / "handwritten_host_clang22.ll",
+    return build_reference_cuda_app(tmp_path_factory.mktemp("ref22"), 22,
+                                    SHARED_REFERENCE / "handwritten_host_clang22.ll",
                                     [(SHARED_REFERENCE / "handwritten_device.ll", "sm_80")])
 
 
 @pytest.fixture(scope="module")
 def app19(tmp_path_factory) -> Path:
-    return build_reference_cuda_app(tmp_path_factory.mktemp("ref19"), 19, SHARED_REFERENCE / "handwritten_host_clang19.ll",
+    return build_reference_cuda_app(tmp_path_factory.mktemp("ref19"), 19,
+                                    SHARED_REFERENCE / "handwritten_host_clang19.ll",
                                     [(SHARED_REFERENCE / "handwritten_device.ll", "sm_80")])
 
 

@@ -57,7 +57,8 @@ def test_wrapper_refuses_unknown_image_spec(recording_fatbinary):
 def test_wrapper_falls_back_to_cuda_path(recording_fatbinary):
     bin_dir, record = recording_fatbinary
     # /usr/bin has no fatbinary; $CUDA_PATH/bin comes before the /usr/local/cuda default.
-    proc = run_wrapper(["--image=profile=sm_90,file=k.img"], os.pathsep.join([fatbinary_wrapper_dir(), "/usr/bin", "/bin"]),
+    proc = run_wrapper(["--image=profile=sm_90,file=k.img"],
+                       os.pathsep.join([fatbinary_wrapper_dir(), "/usr/bin", "/bin"]),
                        cuda_path=str(bin_dir.parent))
     assert proc.returncode == 0, proc.stderr
     assert record.read_text().splitlines() == ["--image3=kind=elf,sm=90,file=k.img"]

@@ -18,7 +18,8 @@ LAUNCH_CU = 'extern "C" __global__ void k(int n, float a, float *x) { if (thread
 
 @pytest.mark.no_toolchain
 @pytest.mark.parametrize("spelling, name", [
-    ("aarch64", "aarch64-linux-gnu"), ("arm64", "aarch64-linux-gnu"), ("AArch64-Unknown-Linux-GNU", "aarch64-linux-gnu"),
+    ("aarch64", "aarch64-linux-gnu"), ("arm64", "aarch64-linux-gnu"),
+    ("AArch64-Unknown-Linux-GNU", "aarch64-linux-gnu"),
     ("sbsa-linux", "aarch64-linux-gnu"), ("x86_64", "x86_64-linux-gnu"), ("amd64", "x86_64-linux-gnu"),
     ("x86_64-pc-linux-gnu", "x86_64-linux-gnu"), ("x86_64-linux-gnu", "x86_64-linux-gnu"),
     ("arm64-unknown-linux-gnu", "aarch64-linux-gnu"), ("aarch64-linux", "aarch64-linux-gnu")])

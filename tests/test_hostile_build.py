@@ -114,7 +114,8 @@ def test_dependency_file_naming_the_bundle_in_another_spelling_is_refused(tmp_pa
 def test_an_output_linked_to_standard_output_is_written_through(tmp_path):
     shutil.copy(SAXPY, tmp_path / "p.mlir")
     os.symlink("/proc/self/fd/1", tmp_path / "out")
-    with open(tmp_path / "captured", "wb") as captured:  # standard output a regular file: the case that replaced the link
+    # Standard output a regular file: the case that replaced the link.
+    with open(tmp_path / "captured", "wb") as captured:
         done = subprocess.run([sys.executable, "-m", "offload", "compile", "p.mlir", "--offload-arch", "sm_80",
                                "-o", "a.bc", "-MD", "-MF", "out"], cwd=tmp_path, stdout=captured,
                               stderr=subprocess.PIPE, text=True)
@@ -206,7 +207,8 @@ def test_an_unusable_default_cache_warns_only_after_success(tmp_path):
 @pytest.mark.parametrize("closed", ["<&-", ">&-"])
 def test_a_closed_standard_stream_is_one_error(tmp_path, closed):
     shutil.copy(SAXPY, tmp_path / "p.mlir")
-    args = "compile - --offload-arch sm_80 -o a.bc" if closed == "<&-" else "compile p.mlir --offload-arch sm_80 -S -o -"
+    args = ("compile - --offload-arch sm_80 -o a.bc" if closed == "<&-"
+            else "compile p.mlir --offload-arch sm_80 -S -o -")
     proc = subprocess.run(f"{sys.executable} -m offload {args} {closed}", shell=True, cwd=tmp_path,
                           capture_output=closed == "<&-", stderr=subprocess.PIPE if closed != "<&-" else None,
                           text=True)

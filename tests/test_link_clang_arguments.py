@@ -118,14 +118,16 @@ def test_compile_resource_usage_where_it_runs_ptxas(tmp_path):
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["sm_80 block_sum", "sm_90 block_sum"]
     assert "1024 bytes shared" in lines[0] and "spill stores" in lines[0]
-    done = run_cli("compile", str(REDUCTION), "--offload-arch", "sm_80", "--resource-usage", "-o", str(tmp_path / "r.bc"))
+    done = run_cli("compile", str(REDUCTION), "--offload-arch", "sm_80", "--resource-usage",
+                   "-o", str(tmp_path / "r.bc"))
     assert done.returncode == 0 and done.stdout == ""
     assert "pass --resource-usage to link" in done.stderr
 
 
 def test_resource_usage_without_cuda_kernels_says_so(tmp_path, fake_hip):
     require_tool("clang-22", 22)
-    done = run_cli("compile", str(REPO / "examples" / "saxpy.mlir"), "--offload-arch", "gfx90a", "-o", str(tmp_path / "h.bc"))
+    done = run_cli("compile", str(REPO / "examples" / "saxpy.mlir"), "--offload-arch", "gfx90a",
+                   "-o", str(tmp_path / "h.bc"))
     assert done.returncode == 0, done.stderr
     done = run_cli("link", str(tmp_path / "h.bc"), "--resource-usage", *fake_hip.link_flags, "-o", str(tmp_path / "h"))
     assert done.returncode == 0, done.stderr

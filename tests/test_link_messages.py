@@ -14,14 +14,15 @@ DATA = REPO / "tests" / "data" / "habits"
 SAXPY = REPO / "examples" / "saxpy.mlir"
 
 # What clang 22 printed for `link a.bc b.bc` (both define main and the saxpy kernel), temporaries included.
-DUPLICATE_OUTPUT = """\
-/usr/bin/ld: /tmp/b-ba03aa.o: in function `main':
-LLVMDialectModule:(.text+0x0): multiple definition of `main'; /tmp/a-538502.o:LLVMDialectModule:(.text+0x0): first defined here
-/usr/bin/ld: /tmp/b-ba03aa.o: in function `__device_stub__saxpy':
-LLVMDialectModule:(.text+0x370): multiple definition of `__device_stub__saxpy'; /tmp/a-538502.o:LLVMDialectModule:(.text+0x370): first defined here
-/usr/lib/llvm-22/bin/clang-linker-wrapper: error: 'ld' failed
-clang-22: error: linker command failed with exit code 1 (use -v to see invocation)
-"""
+DUPLICATE_OUTPUT = (
+    "/usr/bin/ld: /tmp/b-ba03aa.o: in function `main':\n"
+    "LLVMDialectModule:(.text+0x0): multiple definition of `main'; "
+    "/tmp/a-538502.o:LLVMDialectModule:(.text+0x0): first defined here\n"
+    "/usr/bin/ld: /tmp/b-ba03aa.o: in function `__device_stub__saxpy':\n"
+    "LLVMDialectModule:(.text+0x370): multiple definition of `__device_stub__saxpy'; "
+    "/tmp/a-538502.o:LLVMDialectModule:(.text+0x370): first defined here\n"
+    "/usr/lib/llvm-22/bin/clang-linker-wrapper: error: 'ld' failed\n"
+    "clang-22: error: linker command failed with exit code 1 (use -v to see invocation)\n")
 
 
 def test_report_maps_temporaries_to_bundles_and_drops_consequences():
@@ -33,7 +34,8 @@ def test_report_maps_temporaries_to_bundles_and_drops_consequences():
 
 
 def test_undefined_device_function_names_the_fix():
-    report = read_report("nvlink error   : Undefined reference to 'scale' in '/tmp/.app.12.tmp.nvptx64.sm_80-16eeec.cubin'\n"
+    report = read_report("nvlink error   : Undefined reference to 'scale' in "
+                         "'/tmp/.app.12.tmp.nvptx64.sm_80-16eeec.cubin'\n"
                          "/usr/lib/llvm-22/bin/clang-nvlink-wrapper: error: 'nvlink' failed\n", ["a.bc"])
     assert report.undefined_device == ["scale"]
     summary = failure_summary(report)

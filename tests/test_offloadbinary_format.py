@@ -182,7 +182,8 @@ def test_bitcode_globals_read_without_llvm():
 
     module = ir.Module("m")
     module.triple = "x86_64-unknown-linux-gnu"
-    blob = write_binary([OffloadImage(2, 2, 0, {"triple": "nvptx64-nvidia-cuda", "arch": "sm_80"}, bytes(range(256)) * 9)])
+    blob = write_binary([OffloadImage(2, 2, 0, {"triple": "nvptx64-nvidia-cuda", "arch": "sm_80"},
+                                      bytes(range(256)) * 9)])
     for name, data, section in (("llvm.embedded.object", blob, ".llvm.offloading"), ("text", b"hi\0", ""),
                                 ("zeros", bytes(5), "other")):
         array = ir.ArrayType(ir.IntType(8), len(data))

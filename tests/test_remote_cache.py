@@ -272,7 +272,8 @@ def test_missing_client_is_one_error_line(tmp_path):
     shadow = tmp_path / "shadow" / "redis"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('no redis here')\n")
-    environment = {**clean_environment(), URL_ENVIRONMENT: "redis://127.0.0.1:1/0", CACHE_ENVIRONMENT: str(tmp_path / "c"),
+    environment = {**clean_environment(), URL_ENVIRONMENT: "redis://127.0.0.1:1/0",
+                   CACHE_ENVIRONMENT: str(tmp_path / "c"),
                    "PYTHONPATH": os.pathsep.join([str(tmp_path / "shadow"), str(REPO)])}
     done = subprocess.run([sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o",
                            str(tmp_path / "a.bc")], env=environment, capture_output=True, text=True, timeout=TIMEOUT)

@@ -63,7 +63,8 @@ def test_saxpy_runs_on_aarch64(tmp_path, fake_cuda_aarch64, linker):
     assert result.kernels_registered() == ["saxpy"]
     x, y = [ptr_value(call["ptr"]) for call in result.calls("cudaMalloc")]
     (launch,) = result.launches()
-    assert (launch["kernel"], launch["grid"], launch["block"], launch["shared_mem"]) == ("saxpy", [4, 1, 1], [256, 1, 1], 0)
+    assert (launch["kernel"], launch["grid"], launch["block"], launch["shared_mem"]) == (
+        "saxpy", [4, 1, 1], [256, 1, 1], 0)
     assert launch["stream"] == result.calls("cudaStreamCreate")[0]["stream"]
     args = launch["args"]
     assert len(args) == 12 and arg_f32(args[0]) == 2.0
@@ -118,7 +119,8 @@ def test_globals_streams_and_kernels_on_aarch64(globals_streams_run):
     # tag waits for both streams: an event recorded on each, waited for by the stream it runs on.
     records = result.calls("cudaEventRecord")
     assert [r["stream"] for r in records] == [s2, s1]
-    assert [(w["stream"], w["event"]) for w in result.calls("cudaStreamWaitEvent")] == [(s3, r["event"]) for r in records]
+    waits = [(w["stream"], w["event"]) for w in result.calls("cudaStreamWaitEvent")]
+    assert waits == [(s3, r["event"]) for r in records]
 
     fill, scale, tag = result.launches()
     assert (fill["kernel"], fill["grid"], fill["block"], fill["shared_mem"], fill["stream"]) == \
@@ -129,7 +131,8 @@ def test_globals_streams_and_kernels_on_aarch64(globals_streams_run):
         ("scale", [2, 1, 1], [8, 1, 1], 256, s1)
     assert memref_words(scale["args"], 0) == (x, x, 0, 240, 1)
     assert arg_f64(scale["args"][5]) == -2.25 and arg_i32(scale["args"][6]) == 7 and arg_i64(scale["args"][7]) == 240
-    assert (tag["kernel"], tag["grid"], tag["block"], tag["shared_mem"], tag["stream"]) == ("tag", [1, 1, 1], [8, 1, 1], 0, s3)
+    assert (tag["kernel"], tag["grid"], tag["block"], tag["shared_mem"], tag["stream"]) == (
+        "tag", [1, 1, 1], [8, 1, 1], 0, s3)
     assert memref_words(tag["args"], 0) == (tags, tags, 0, 8, 1)
     assert tag["args"][5:] == ["efcdab8967452301", "fdff", "c8"]  # i64 0x0123456789abcdef, i16 -3, i8 200
 
@@ -214,7 +217,8 @@ def test_shipped_archive_refuses_a_link_for_another_host(shipped):
     require_tool("clang-22", 22)
     done = make(folder, "CLANG=clang-22", "APP=native")
     assert done.returncode != 0 and not (folder / "native").exists() and not (folder / "native.tmp").exists()
-    assert "native: error: the bundle was built for aarch64-linux-gnu hosts but clang-22 links for x86_64" in done.stderr
+    assert ("native: error: the bundle was built for aarch64-linux-gnu hosts but clang-22 links for x86_64"
+            in done.stderr)
     assert "fix: cross-link with make LDFLAGS='--target=aarch64-linux-gnu ...'" in done.stderr
     doctor = run_cli("doctor", "--bundle", str(archive), "--clang", "clang-22")
     assert doctor.returncode == 1

@@ -54,7 +54,8 @@ def test_link_save_temps_names_clang_files_after_the_executable(tmp_path):
 
 
 def test_time_trace_is_a_chrome_trace_of_the_stages(tmp_path):
-    done = run_cli("compile", str(SAXPY), "-ftime-trace", "--offload-arch", "sm_80", "-o", str(tmp_path / "s.offload.bc"))
+    done = run_cli("compile", str(SAXPY), "-ftime-trace", "--offload-arch", "sm_80",
+                   "-o", str(tmp_path / "s.offload.bc"))
     assert done.returncode == 0, done.stderr
     trace = json.loads((tmp_path / "s.offload.json").read_text())
     events = trace["traceEvents"]

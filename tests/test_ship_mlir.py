@@ -54,12 +54,14 @@ def fake_rocm(tmp_path_factory, fake_hip):  # noqa: F811
 
 def test_manifests_follow_the_profile(shipped, tmp_path):
     m19 = json.loads((_unpack(shipped["cuda19"], tmp_path / "a") / "manifest.json").read_text())
-    assert (m19["entry_profile"], m19["host_format"], m19["device_image"], m19["producer_llvm"]) == (19, "obj", "ptx", None)
+    assert (m19["entry_profile"], m19["host_format"], m19["device_image"], m19["producer_llvm"]) == (
+        19, "obj", "ptx", None)
     assert [t["image_kind"] for t in m19["targets"]] == ["cubin"]
     assert "ptx/cuda19.sm_80.ptx" in m19["files"] and "tools/bin/fatbinary" in m19["files"]
     assert m19["flags"] == SHIPS["cuda19"][0] and m19["entries"] == ["saxpy"]
     m22 = json.loads((_unpack(shipped["cuda22"], tmp_path / "b") / "manifest.json").read_text())
-    assert (m22["entry_profile"], m22["host_format"], m22["device_image"], m22["producer_llvm"]) == (22, "bc", "bitcode", 22)
+    assert (m22["entry_profile"], m22["host_format"], m22["device_image"], m22["producer_llvm"]) == (
+        22, "bc", "bitcode", 22)
     assert not any(name.startswith("ptx/") for name in m22["files"])
     h19 = json.loads((_unpack(shipped["hip19"], tmp_path / "c") / "manifest.json").read_text())
     assert [(t["offload_kind"], t["arch"], t["image_kind"]) for t in h19["targets"]] == [("hip", "gfx90a", "object")]
@@ -159,7 +161,8 @@ def test_portable_compile_writes_cubin_images_object_and_ptx(tmp_path, ptxas):
     from offload.packager import ImageKind, read_offload_images
 
     images = read_offload_images(first["app.offload.o"], "app.offload.o")
-    assert [(i.strings["arch"], i.image_kind) for i in images] == [("sm_80", ImageKind.CUBIN), ("sm_90", ImageKind.CUBIN)]
+    assert [(i.strings["arch"], i.image_kind) for i in images] == [
+        ("sm_80", ImageKind.CUBIN), ("sm_90", ImageKind.CUBIN)]
     assert all(i.data[:4] == b"\x7fELF" and struct.unpack_from("<H", i.data, 16)[0] == 1 for i in images)  # ET_REL
     assert _compile(tmp_path, *args).returncode == 0
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first  # deterministic
@@ -198,7 +201,8 @@ def test_impossible_format_requests_are_refused(tmp_path, flags, message):
 
 
 def test_object_bundle_named_bc_and_mf_without_md(tmp_path):
-    result = _compile(tmp_path, str(SAXPY), "--offload-arch", "sm_80", "--portable", "-o", str(tmp_path / "a.offload.bc"))
+    result = _compile(tmp_path, str(SAXPY), "--offload-arch", "sm_80", "--portable",
+                      "-o", str(tmp_path / "a.offload.bc"))
     assert result.returncode == 1 and "is an ELF object (--host-format=obj or --portable)" in result.stderr
     result = _compile(tmp_path, str(SAXPY), "--offload-arch", "sm_80", "-MF", "x.d", "-o", str(tmp_path / "a.bc"))
     assert result.returncode == 2 and "-MF FILE names the dependency file of -MD" in result.stderr

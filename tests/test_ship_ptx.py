@@ -148,8 +148,8 @@ def test_link_warns_when_other_inputs_carry_device_code(portable_bundle, tmp_pat
     assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--target-clang", "22", "--host-format", "obj",
                    "--device-image", "cubin", "-o", str(other)).returncode == 0
     plain = tmp_path / "plain.o"
-    subprocess.run([require_tool("clang-22", 22), "-c", "-x", "c", "-", "-o", str(plain)], input="int f(void){return 1;}",
-                   text=True, check=True)
+    subprocess.run([require_tool("clang-22", 22), "-c", "-x", "c", "-", "-o", str(plain)],
+                   input="int f(void){return 1;}", text=True, check=True)
     result = run_cli("link", str(portable_bundle), str(other), str(plain), "--ptx", f"{portable_bundle}.sm_80.ptx",
                      "-o", str(tmp_path / "app"), "--dry-run")
     assert result.returncode == 0, result.stderr

@@ -28,7 +28,8 @@ module attributes {gpu.container_module} {
   func.func @run_double(%m: memref<16xf32>) {
     %c1 = arith.constant 1 : index
     %c16 = arith.constant 16 : index
-    gpu.launch_func @lib_kernels::@double_it blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%m : memref<16xf32>)
+    gpu.launch_func @lib_kernels::@double_it blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1)
+        args(%m : memref<16xf32>)
     return
   }
 }
@@ -59,7 +60,8 @@ def test_several_bundles_build_one_app(bundles, tmp_path):
         archive.extractall(tmp_path, filter="data")
     assert "app/saxpy.offload.bc" in names and "app/lib.offload.bc" in names
     manifest = json.loads((tmp_path / "app" / "manifest.json").read_text())
-    assert manifest["bundles"] == ["saxpy.offload.bc", "lib.offload.bc"] and manifest["entries"] == ["double_it", "saxpy"]
+    assert manifest["bundles"] == ["saxpy.offload.bc", "lib.offload.bc"]
+    assert manifest["entries"] == ["double_it", "saxpy"]
     require_tool("clang-22", 22)
     require_tool("ptxas")
     require_tool("make")
@@ -97,5 +99,6 @@ def test_ptx_beside_one_of_several_is_refused(bundles, tmp_path):
     done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--device-image=ptx",
                    "-o", str(tmp_path / "p.offload.bc"))
     assert done.returncode == 0, done.stderr
-    done = run_cli("ship", str(tmp_path / "p.offload.bc"), str(tmp_path / "lib.offload.bc"), "-o", str(tmp_path / "a.tar.gz"))
+    done = run_cli("ship", str(tmp_path / "p.offload.bc"), str(tmp_path / "lib.offload.bc"),
+                   "-o", str(tmp_path / "a.tar.gz"))
     assert done.returncode == 1 and "cannot ship PTX" in done.stderr

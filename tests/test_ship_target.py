@@ -39,7 +39,8 @@ def _bundle(work: Path, major: int, portable: bool, recorded: int | None = None)
                     "--internalize", "-o", str(device)], check=True)
     image = OffloadImage(int(ImageKind.BITCODE), load_profile(major).offload_kind_value("cuda"), 0,
                          {"triple": "nvptx64-nvidia-cuda", "arch": "sm_80",
-                          **BundleRecord(recorded or major, "22.1.0", "obj" if portable else "bc", ("cuda:sm_80",)).image_strings()},
+                          **BundleRecord(recorded or major, "22.1.0", "obj" if portable else "bc",
+                                         ("cuda:sm_80",)).image_strings()},
                          device.read_bytes())
     images = [image]
     if portable:
@@ -64,7 +65,8 @@ def test_ship_refuses_a_bundle_whose_entries_disagree_with_its_record(tmp_path):
     result = run_cli("ship", str(bundle), "-o", str(tmp_path / "app.tar.gz"))
     assert result.returncode == 1 and not (tmp_path / "app.tar.gz").exists()
     assert result.stderr.strip() == ("mlir-offload: error: app.offload.bc: its record says clang 19 but its "
-                                     "offload entries have the layout of clang 22: the bundle was altered after compile")
+                                     "offload entries have the layout of clang 22: "
+                                     "the bundle was altered after compile")
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +141,8 @@ def test_manifest_records_producer_profile_targets_and_hashes(shipped, tmp_path)
     assert manifest["entry_profile"] == 22 and manifest["producer_llvm"] == 22
     assert manifest["host_format"] == "bc" and manifest["device_image"] == "bitcode"
     assert manifest["entries"] == ["fill", "vsqrt"]
-    assert [(t["arch"], t["offload_kind"], t["image_kind"]) for t in manifest["targets"]] == [("sm_80", "cuda", "bitcode")]
+    targets = [(t["arch"], t["offload_kind"], t["image_kind"]) for t in manifest["targets"]]
+    assert targets == [("sm_80", "cuda", "bitcode")]
     import hashlib
     assert manifest["files"]["app.offload.bc"] == hashlib.sha256((top / "app.offload.bc").read_bytes()).hexdigest()
     assert manifest["tool"].startswith("mlir-offload ")

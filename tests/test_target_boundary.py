@@ -1,6 +1,6 @@
 """The target side (offload/toolchain/**) and every offload module it imports, at module or function level,
-never import the build side (offload.compiler, .serialize, .annotations), mlir or llvmlite: link, verify and doctor run where
-neither MLIR nor llvmlite is installed. Checked statically on the source, import by import."""
+never import the build side (offload.compiler, .serialize, .annotations), mlir or llvmlite: link, verify and
+doctor run where neither MLIR nor llvmlite is installed. Checked statically on the source, import by import."""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ def imports_of(module: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names if module_file(f"{base}.{alias.name}"))
     with_parents = set()

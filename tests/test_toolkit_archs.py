@@ -58,5 +58,6 @@ def test_link_refuses_an_arch_the_toolkit_cannot_build(tmp_path):
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "sm_50 is not built by CUDA 13.0.88, which builds sm_75 to sm_121" in lines[0]
     assert not (tmp_path / "app").exists()
-    done = run_cli("link", str(bundle), "--cuda-path", str(tmp_path / "cuda12"), "--dry-run", "-o", str(tmp_path / "app"))
+    done = run_cli("link", str(bundle), "--cuda-path", str(tmp_path / "cuda12"), "--dry-run",
+                   "-o", str(tmp_path / "app"))
     assert done.returncode == 0, done.stderr

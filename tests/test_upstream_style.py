@@ -31,7 +31,8 @@ def memref_1d(args, first: int):
 
 def ordered_after(events, stream: int, event_stream: int, before: int) -> bool:
     """Whether `stream` waits, before event index `before`, for an event recorded on `event_stream`."""
-    recorded = {e["event"] for e in events[:before] if e.get("api") == "cudaEventRecord" and e["stream"] == event_stream}
+    recorded = {e["event"] for e in events[:before]
+                if e.get("api") == "cudaEventRecord" and e["stream"] == event_stream}
     return any(e.get("api") == "cudaStreamWaitEvent" and e["stream"] == stream and e["event"] in recorded
                for e in events[:before])
 
@@ -75,7 +76,8 @@ def test_a_token_with_several_dependents_forks_streams_and_joins(tmp_path, fake_
     # which runs on a stream of its own.
     at_copy_out = events.index(copy_out)
     synchronized = [e["stream"] for e in events[events.index(right):at_copy_out] if e["api"] == "cudaStreamSynchronize"]
-    joins = [s for s in synchronized if all(ordered_after(events, s, launch["stream"], at_copy_out) for launch in (left, right))]
+    joins = [s for s in synchronized
+             if all(ordered_after(events, s, launch["stream"], at_copy_out) for launch in (left, right))]
     assert len(joins) == 1
     assert copy_out["stream"] not in (left["stream"], right["stream"], joins[0])
     data = ptr_value(result.calls("cudaMalloc")[0]["ptr"])
@@ -245,8 +247,8 @@ def test_pass_pipeline_runs_before_our_lowering(tmp_path, fake_cuda):
                                 "'func.func' pass manager on 'builtin.module' op"),
 ])
 def test_a_bad_pass_pipeline_is_one_error_line(tmp_path, pipeline, message):
-    done = run_cli("compile", str(PROGRAMS / "linalg_host.mlir"), "--pass-pipeline", pipeline, "--offload-arch", "sm_80",
-                   "-o", str(tmp_path / "x.bc"))
+    done = run_cli("compile", str(PROGRAMS / "linalg_host.mlir"), "--pass-pipeline", pipeline,
+                   "--offload-arch", "sm_80", "-o", str(tmp_path / "x.bc"))
     assert done.returncode == 1 and done.stderr.endswith(message + "\n") and done.stderr.count("\n") == 1
 
 
