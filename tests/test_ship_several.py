@@ -35,6 +35,50 @@ module attributes {gpu.container_module} {
 }
 """
 
+# A program whose main launches its own kernel, then calls run_double, which the LIBRARY bundle defines.
+MAIN = """\
+// Adds one on the GPU, then calls run_double, which another bundle defines: h[3] = (3 + 1) * 2.
+module attributes {gpu.container_module} {
+  llvm.mlir.global internal constant @fmt("h[3] = %.1f\\0A\\00") {addr_space = 0 : i32}
+  llvm.func @printf(!llvm.ptr, ...) -> i32
+  gpu.module @main_kernels {
+    gpu.func @add_one(%a: memref<16xf32>) kernel {
+      %i = gpu.thread_id x
+      %v = memref.load %a[%i] : memref<16xf32>
+      %one = arith.constant 1.0 : f32
+      %r = arith.addf %v, %one : f32
+      memref.store %r, %a[%i] : memref<16xf32>
+      gpu.return
+    }
+  }
+  func.func private @run_double(memref<16xf32>)
+  func.func @main() -> i32 {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c16 = arith.constant 16 : index
+    %h = memref.alloc() : memref<16xf32>
+    scf.for %i = %c0 to %c16 step %c1 {
+      %i32 = arith.index_cast %i : index to i32
+      %f = arith.sitofp %i32 : i32 to f32
+      memref.store %f, %h[%i] : memref<16xf32>
+    }
+    %d = gpu.alloc () : memref<16xf32>
+    gpu.memcpy %d, %h : memref<16xf32>, memref<16xf32>
+    gpu.launch_func @main_kernels::@add_one blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1)
+        args(%d : memref<16xf32>)
+    func.call @run_double(%d) : (memref<16xf32>) -> ()
+    gpu.memcpy %h, %d : memref<16xf32>, memref<16xf32>
+    %v = memref.load %h[%c3] : memref<16xf32>
+    %w = arith.extf %v : f32 to f64
+    %fmt = llvm.mlir.addressof @fmt : !llvm.ptr
+    %n = llvm.call @printf(%fmt, %w) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, f64) -> i32
+    %z = arith.constant 0 : i32
+    return %z : i32
+  }
+}
+"""
+
 
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory):
@@ -102,3 +146,33 @@ def test_ptx_beside_one_of_several_is_refused(bundles, tmp_path):
     done = run_cli("ship", str(tmp_path / "p.offload.bc"), str(tmp_path / "lib.offload.bc"),
                    "-o", str(tmp_path / "a.tar.gz"))
     assert done.returncode == 1 and "cannot ship PTX" in done.stderr
+
+
+def test_shipped_app_runs_every_bundles_kernels(tmp_path, fake_cuda):
+    """The app the archive builds calls into both bundles: under the fake runtime both kernels launch, in
+    program order, from the one executable; the same two bundles linked for emulation compute the result."""
+    require_tool("clang-22", 22)
+    require_tool("ptxas")
+    require_tool("make")
+    (tmp_path / "main.mlir").write_text(MAIN)
+    (tmp_path / "lib.mlir").write_text(LIBRARY)
+    for name in ("main", "lib"):
+        done = run_cli("compile", f"{name}.mlir", "-arch=sm_80", "-o", f"{name}.offload.bc", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    done = run_cli("ship", "main.offload.bc", "lib.offload.bc", "-o", "two.tar.gz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "target").mkdir()
+    with tarfile.open(tmp_path / "two.tar.gz") as archive:
+        archive.extractall(tmp_path / "target", filter="data")
+    app = tmp_path / "target" / "two"
+    built = subprocess.run(["make", "-C", str(app)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    ran = fake_cuda.run(app / "two")
+    assert ran.returncode == 0, ran.stderr
+    assert sorted(ran.kernels_registered()) == ["add_one", "double_it"]
+    assert [launch["kernel"] for launch in ran.launches()] == ["add_one", "double_it"]
+    done = run_cli("link", "--emulate", str(app / "main.offload.bc"), str(app / "lib.offload.bc"), "-o",
+                   str(tmp_path / "emulated"))
+    assert done.returncode == 0, done.stderr
+    emulated = subprocess.run([str(tmp_path / "emulated")], capture_output=True, text=True, timeout=120)
+    assert emulated.returncode == 0 and emulated.stdout == "h[3] = 8.0\n", emulated.stderr
