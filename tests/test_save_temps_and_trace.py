@@ -22,10 +22,18 @@ def test_compile_save_temps_keeps_each_stage_in_order(tmp_path):
                    "-o", "out/r.bc", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     kept = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
-    assert kept == ["reduction.0-input.mlir", "reduction.1-device.sm_80.bc", "reduction.1-device.sm_90.bc",
+    steps = ["0-lowered-reduce_kernels.ll", "1-linked.bc", "3-libraries-linked.bc", "4-optimized.bc", "bc"]
+    assert kept == ["reduction.0-input.mlir", *(f"reduction.1-device.sm_80.{step}" for step in steps),
+                    *(f"reduction.1-device.sm_90.{step}" for step in steps),
                     "reduction.2-native.sm_80.cubin", "reduction.2-native.sm_80.ptx",
                     "reduction.2-native.sm_90.cubin", "reduction.2-native.sm_90.ptx",
                     "reduction.3-host-lowered.ll", "reduction.4-host.ll"]
+    # Each arch's device IR before the libraries and the optimizer, and after.
+    lowered = tmp_path / "reduction.1-device.sm_90.0-lowered-reduce_kernels.ll"
+    assert "define ptx_kernel void @block_sum" in lowered.read_text()
+    before = (tmp_path / "reduction.1-device.sm_80.3-libraries-linked.bc").read_bytes()
+    after = (tmp_path / "reduction.1-device.sm_80.4-optimized.bc").read_bytes()
+    assert before[:2] == after[:2] == b"BC" and before != after
     assert "gpu.module" in (tmp_path / "reduction.0-input.mlir").read_text()
     assert (tmp_path / "reduction.1-device.sm_90.bc").read_bytes()[:2] == b"BC"
     assert ".target sm_90" in (tmp_path / "reduction.2-native.sm_90.ptx").read_text()
@@ -35,7 +43,8 @@ def test_compile_save_temps_keeps_each_stage_in_order(tmp_path):
                    cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if "-" in p.name) == [
-        "reduction.0-input.mlir", "reduction.1-device.sm_80.bc", "reduction.3-host-lowered.ll", "reduction.4-host.ll"]
+        "reduction.0-input.mlir", *(f"reduction.1-device.sm_80.{step}" for step in steps),
+        "reduction.3-host-lowered.ll", "reduction.4-host.ll"]
     plain = tmp_path / "plain"
     plain.mkdir()
     assert run_cli("compile", str(REDUCTION), "--offload-arch", "sm_80", "-o", "p.bc", cwd=plain).returncode == 0

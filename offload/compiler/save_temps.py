@@ -6,6 +6,11 @@ ends, so the stages before a failure are kept."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 
 from offload.compiler.frontend import STDIN
 from offload.fsutil import atomic_write
@@ -13,6 +18,9 @@ from offload.fsutil import atomic_write
 # The stages whose files -save-temps keeps, in the order they run.
 STAGES = ("input", "device", "native", "host-lowered", "host")
 FOLDER_MODES = ("cwd", "obj")
+# The device skeleton's steps (offload/serialize/skeleton.py dump_stage), in the order they run: each arch's
+# device LLVM IR before and after the libraries and the optimizer, kept as <stem>.1-device.<arch>.<i>-<step>.
+DEVICE_STEPS = ("lowered", "linked", "user-linked", "libraries-linked", "optimized")
 
 
 class SaveTemps:
@@ -30,6 +38,31 @@ class SaveTemps:
         path = self.path(stage, extension, arch)
         atomic_write(path, data.encode("utf-8") if isinstance(data, str) else data)
         self.written.append(path)
+
+    @contextmanager
+    def device_steps(self, options, program_path: str, targets) -> Iterator:
+        """The compile options with the device skeleton dumping each step into a private folder (the image
+        cache is skipped then: the steps must run); on leaving, success or failure, each step's file is kept
+        as <stem>.1-device.<arch>.<i>-<step>[-<gpu.module>].<ext>, sorting before the arch's final .bc."""
+        folder = tempfile.mkdtemp(prefix="mlir-offload-steps-")
+        try:
+            yield replace(options, device_stage_folder=folder)
+        finally:
+            dumped_stem = os.path.splitext(os.path.basename(program_path))[0] or "stdin"
+            for name in sorted(os.listdir(folder)):
+                target = next((t for t in targets if name.startswith(f"{dumped_stem}.{t.arch}.")), None)
+                if target is None:
+                    continue
+                step, _, extension = name[len(f"{dumped_stem}.{target.arch}."):].rpartition(".")
+                known = "lowered" if step.startswith("lowered-") else step  # lowered-<gpu.module>
+                if known not in DEVICE_STEPS:
+                    continue
+                order = DEVICE_STEPS.index(known)
+                path = self.path("device", extension, f"{target.arch}.{order}-{step}")
+                with open(os.path.join(folder, name), "rb") as f:
+                    atomic_write(path, f.read())
+                self.written.append(path)
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def save_temps_for(mode: str | None, input_path: str, output: str) -> SaveTemps | None:

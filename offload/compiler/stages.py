@@ -13,6 +13,7 @@ Named stages, each from one representation to the next:
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
@@ -97,8 +98,10 @@ def compile_bundle(settings) -> CompiledBundle:
     with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):
         # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
         # Native images: codegen runs on each image built (a cache hit brings its native code along).
-        images = compile_device(program, list(settings.targets), options,
-                                lto_pre_link=plan.device_image == "bitcode", codegen=codegen(plan, options))
+        with (temps.device_steps(options, program.path, settings.targets) if temps
+              else nullcontext(options)) as device_options:
+            images = compile_device(program, list(settings.targets), device_options,
+                                    lto_pre_link=plan.device_image == "bitcode", codegen=codegen(plan, options))
     if temps:
         keep_device_temps(temps, images)
     resources = resource_usage(images, options) if options.resource_usage else ()
