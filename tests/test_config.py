@@ -40,6 +40,7 @@ def test_found_by_walking_up_from_the_input(project):
     nearer.write_text("opt-level = 1\n")
     assert find_config(project / "src" / "kernels" / "app.mlir") == nearer  # the nearest wins
     assert find_config(project / "src" / "kernels") == nearer
+    assert find_config(project / "src") == nearer  # a folder's own config, not only those above it
     # Above the project nothing is found (unless this machine's temporary folders hold a config themselves).
     if any((folder / "mlir-offload.toml").is_file() for folder in project.parents):
         pytest.skip("a folder above the test's temporary folder holds an mlir-offload.toml")
