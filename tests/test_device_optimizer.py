@@ -123,7 +123,7 @@ def test_a_failing_opt_is_one_error_line(tmp_path):
 
 
 def test_the_device_command_loads_no_second_llvm(tmp_path):
-    """With LLVM's tools the parent holds only the MLIR bindings' LLVM (memory: issue 13): llvmlite's
+    """With LLVM's tools the parent holds only the MLIR bindings' LLVM (one LLVM in memory, not two): llvmlite's
     library is never loaded, and the image still holds the kernel with libdevice linked and internalized."""
     require_tool("opt-22", 22)
     out = tmp_path / "saxpy"

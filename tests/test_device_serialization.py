@@ -1,4 +1,4 @@
-"""Device serialization (issue 3): every feature kernel for sm_80, sm_90 and gfx90a, float controls,
+"""Device serialization: every feature kernel for sm_80, sm_90 and gfx90a, float controls,
 user bitcode, RDC symbol rules. Shared inputs are compiled once per session."""
 
 from __future__ import annotations

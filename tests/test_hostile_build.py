@@ -1,4 +1,4 @@
-"""Hostile and careless input on the build side (issue 10): outputs that name an input, side outputs
+"""Hostile and careless input on the build side: outputs that name an input, side outputs
 that cannot be written, deep nesting, and a failed link over an existing executable."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Hostile and careless input (issue 10): every command against every malformed-input class gives exit 1,
+"""Hostile and careless input: every command against every malformed-input class gives exit 1,
 one compiler-style error line, no traceback, and leaves no file behind or changed, within 256 MiB of address
 space (RLIMIT_AS) and a hang timeout. The inputs are made from the real files in tests/data/fuzz."""
 
