@@ -41,8 +41,9 @@ ELEMENTWISE = {"addf": "arith.addf", "mulf": "arith.mulf", "subf": "arith.subf",
                "minf": "arith.minimumf", "divf": "arith.divf", "negatef": "arith.negf"}
 
 
-def is_gfx11(arch: str) -> bool:
-    return arch.startswith("gfx11")
+def lowers_subgroup_mma(arch: str, wavefront_size: int) -> bool:
+    """Whether this rewrite applies: gfx11 in wave32 (wave64 lays the accumulator out differently)."""
+    return arch.startswith("gfx11") and wavefront_size == 32
 
 
 def lower_subgroup_mma_to_wmma(device, path: str, ir) -> None:

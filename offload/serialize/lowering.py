@@ -14,7 +14,7 @@ from offload.compiler.byte_elements import widen_narrow_element_accesses
 from offload.compiler.frontend import Program, child_ops, location_of, run_mlir
 from offload.errors import Location, OffloadError
 from offload.options import CompileOptions
-from offload.serialize.amd_wmma import is_gfx11, lower_subgroup_mma_to_wmma
+from offload.serialize.amd_wmma import lower_subgroup_mma_to_wmma, lowers_subgroup_mma
 from offload.serialize.images import LoweredModule, symbol_name
 from offload.serialize.kinds import function_attributes
 
@@ -26,7 +26,7 @@ class LoweringMode:
     kernel_attribute: str  # the target kind's (kinds.py)
     triple: str
     subgroup_size: int = 32  # lanes of a warp/wavefront: the width of expanded subgroup reductions
-    arch: str = ""  # the target's (one pipeline per AMD arch): gfx11 lowers gpu.subgroup_mma_* to WMMA
+    arch: str = ""  # the target's (one pipeline per AMD arch): gfx11 wave32 lowers gpu.subgroup_mma_* to WMMA
 
 
 def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
@@ -53,7 +53,7 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
         _refuse_non_uniform_all_reduce(device, program.path, ir)
         _promote_printf_arguments(device, ir)
         _expand_subgroup_reductions(device, mode.subgroup_size, program.path, ir)
-        if is_gfx11(mode.arch):
+        if lowers_subgroup_mma(mode.arch, mode.subgroup_size):
             lower_subgroup_mma_to_wmma(device, program.path, ir)
         widen_narrow_element_accesses(device.operation)
         declared = _declared_functions(device, ir)
