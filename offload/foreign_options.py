@@ -115,6 +115,8 @@ FOREIGN_OPTIONS: tuple[ForeignOption, ...] = (
                    "--offload-host-only"), FLAG, advice="a bundle holds host and device code as LLVM bitcode (-S: "
                   "textual IR); the device code alone: mlir-offload device IN.mlir --offload-arch ARCH --emit=bc "
                   "-o DIR"),
+    ForeignOption(("-run", "--run"), FLAG, advice="mlir-offload run IN.mlir --offload-arch ARCH compiles, links and "
+                  "runs a program (--emulate: without a GPU)"),
     ForeignOption(("-M", "-MM"), FLAG, advice="-MD (-MF FILE) writes the make rule while compiling"),
     ForeignOption(("-E",), FLAG, advice="an MLIR program has no preprocessor; --pass-pipeline runs MLIR passes "
                   "on it and -save-temps keeps the program as compile reads it"),

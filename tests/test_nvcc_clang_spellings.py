@@ -76,6 +76,7 @@ def test_xptxas_v_is_resource_usage(tmp_path):
     (["-emit-llvm"], "mlir-offload device"),
     (["-E"], "no preprocessor"),
     (["-M"], "-MD"),
+    (["-run"], "mlir-offload run"),
     (["-fPIC"], "mlir-offload link"),
     (["-Xcompiler", "-Wall"], "mlir-offload link"),
     (["-ccbin", "g++"], "--clang PATH"),
@@ -199,3 +200,26 @@ def test_link_reads_nvcc_spellings_and_refuses_compile_options(tmp_path):
     (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
     done = run_cli("link", "s.bc", "k.cu", "--offload-arch", "sm_80", "-###", "-o", "app", cwd=tmp_path)
     assert done.returncode == 0 and "--offload-arch sm_80" in done.stdout  # clang's, for the CUDA source
+
+
+@pytest.mark.no_toolchain
+@pytest.mark.parametrize("command", ["compile", "link", "run", "verify", "ship", "device", "package", "inspect",
+                                     "extract", "config", "doctor", "cache"])
+def test_every_command_has_help(command):
+    for flag in ("--help", "-h"):
+        done = run_cli(command, flag)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"Usage: mlir-offload {command}") and done.stderr == ""
+
+
+def test_ship_hands_nvcc_spellings_to_compile(tmp_path):
+    import json
+    import tarfile
+
+    done = run_cli("ship", str(SAXPY), "-arch=sm_80", "-o", str(tmp_path / "app.tar.gz"))
+    assert done.returncode == 0, done.stderr  # click once read -arch as -a -r -c -h: help, and nothing built
+    with tarfile.open(tmp_path / "app.tar.gz") as archive:
+        manifest = json.load(archive.extractfile("app/manifest.json"))
+    assert [target["arch"] for target in manifest["targets"]] == ["sm_80"]
+    done = run_cli("ship", str(SAXPY), "-arch=sm_80", "-DX", "-o", str(tmp_path / "b.tar.gz"))
+    assert done.returncode == 2 and "no preprocessor" in done.stderr and not (tmp_path / "b.tar.gz").exists()

@@ -10,7 +10,32 @@ from offload.errors import OffloadError
 from offload.formats.vendors import vendor_for
 
 
-@click.command(context_settings={"ignore_unknown_options": True})
+class ShipCommand(click.Command):
+    """ship's own options (-o, --app, -h) are read here; every other word goes to compile as written, so
+    click never reads nvcc's -arch=sm_80 as -a -r -c -h (help)."""
+
+    OWN_VALUE_OPTIONS = ("-o", "--app")
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        own: list[str] = []
+        others: list[str] = []
+        words = list(args)
+        while words:
+            word = words.pop(0)
+            name = word.partition("=")[0]
+            if word in ("-h", "--help") or name in self.OWN_VALUE_OPTIONS and "=" in word:
+                own.append(word)
+            elif word in self.OWN_VALUE_OPTIONS:
+                own += [word, *words[:1]]
+                del words[:1]
+            elif word.startswith("-o") and not word.startswith("--") and len(word) > 2:
+                own.append(word)  # -oAPP.tar.gz
+            else:
+                others.append(word)
+        return super().parse_args(ctx, [*own, "--", *others] if others else own)
+
+
+@click.command(cls=ShipCommand)
 @click.argument("arguments", nargs=-1, required=True, type=click.UNPROCESSED,
                 metavar="IN.mlir [COMPILE FLAGS] | BUNDLE...")
 @click.option("-o", "output", required=True, type=click.Path(dir_okay=False), help="the archive, APP.tar.gz")
