@@ -51,6 +51,10 @@ def warn_when_done(line: str) -> None:
         _DEFERRED.append(line)
 
 
+def pending_warnings() -> bool:
+    return bool(_DEFERRED)
+
+
 def take_deferred_warnings() -> list[str]:
     lines = list(_DEFERRED)
     _DEFERRED.clear()

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""`make clean && make` of examples/hpc-make with an empty device image cache, with one that holds the
-images of the unchanged program, and on a second machine (a cold local cache) whose remote cache (a local
+"""`make clean && make` of examples/hpc-make with an empty cache, with one that holds the unchanged
+program's compiles and images, and on a second machine (a cold local cache) whose remote cache (a local
 redis-server) holds them, against the final link alone; then the images of a 1000-kernel program fetched
-from that Redis (one MGET and the checks of every entry) and its compile with them against --no-cache.
-Times the `make` alone (wall and CPU of make and everything it runs), medians of interleaved runs."""
+from that Redis (one pipeline of bounded GETRANGEs and the checks of every entry) and its compile with
+them against --no-cache; then what a server that is down costs each compile of a series (refused, or
+accepting and never answering), once its failure is remembered. Times the `make` alone (wall and CPU of
+make and everything it runs), medians of interleaved runs."""
 
 from __future__ import annotations
 
@@ -90,7 +92,7 @@ def rebuilds(tmp: Path, server: RedisServer, runs: int) -> None:
             return measure(make, environment)
         return run
 
-    rebuild(local_only, None)()  # the local cache now holds the program's images
+    rebuild(local_only, None)()  # the local cache now holds the program's compiles and images
     rebuild(with_redis, second)()  # and the Redis server too (written back by the first machine's misses)
     names = {"empty": "make clean && make, empty cache",
              "local": "make clean && make, local cache of the program",
@@ -117,7 +119,10 @@ def rebuilds(tmp: Path, server: RedisServer, runs: int) -> None:
     b_empty, b_local, b_remote = (results[names[k]] for k in ("bundles empty", "bundles local", "bundles remote"))
     print(f"  2 bundles + link / link alone: 2nd machine (warm Redis) wall {b_remote[0] / link[0]:.2f}, CPU "
           f"{b_remote[2] / link[2]:.2f}; local cache wall {b_local[0] / link[0]:.2f}; empty cache wall "
-          f"{b_empty[0] / link[0]:.2f} (the bundles' share: loading, lowering and host code, which no cache skips)")
+          f"{b_empty[0] / link[0]:.2f}")
+    print(f"  each bundle beyond the link: 2nd machine (warm Redis) {(b_remote[0] - link[0]) / 2:.3f} s wall, "
+          f"{(b_remote[2] - link[2]) / 2:.3f} s CPU; local cache {(b_local[0] - link[0]) / 2:.3f} s wall, "
+          f"{(b_local[2] - link[2]) / 2:.3f} s CPU; empty cache {(b_empty[0] - link[0]) / 2:.3f} s wall")
 
 
 def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> None:
@@ -133,7 +138,7 @@ def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> Non
     command = [sys.executable, "-m", "offload", "device", str(source), "-o", str(tmp / "many.offload"),
                "--offload-arch", "sm_80,sm_90"]
     first = {**base, "MLIR_OFFLOAD_CACHE_DIR": str(tmp / "first"), "MLIR_OFFLOAD_REMOTE_CACHE": url}
-    measure(command, first)  # builds both images and writes them to Redis
+    measure(command, first)  # builds both images and writes them to Redis (`device`: no whole compiles)
     import redis
 
     keys = [k.decode()[len(KEY_PREFIX):] for k in redis.Redis.from_url(url).keys(KEY_PREFIX + "*")]
@@ -152,8 +157,8 @@ def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> Non
     fetches.sort()
     cpu.sort()
     print(f"\n{kernels}-kernel program, sm_80 + sm_90: {len(images)} images, {size / 2**20:.1f} MiB of bitcode")
-    print(f"  fetched from a local Redis (one MGET, every entry's checksum, key, target and bitcode checked): "
-          f"median {fetches[len(fetches) // 2] * 1000:.0f} ms wall (min {fetches[0] * 1000:.0f} ms), "
+    print("  fetched from a local Redis (one pipeline of bounded GETRANGEs, every entry's checksum, key, target and "
+          f"bitcode checked): median {fetches[len(fetches) // 2] * 1000:.0f} ms wall (min {fetches[0] * 1000:.0f} ms), "
           f"{cpu[len(cpu) // 2] * 1000:.0f} ms CPU in this process, of {len(fetches)} fetches")
 
     second = tmp / "second"
@@ -171,16 +176,85 @@ def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> Non
           "(what remains: parsing and lowering the MLIR, the key's hashing)")
 
 
+class SilentServer:
+    """A listening socket that accepts and never answers: a Redis server that hangs."""
+
+    def __init__(self):
+        import threading
+
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(64)
+        self.port = self.socket.getsockname()[1]
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                self.held.append(self.socket.accept()[0])
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.socket.close()
+        for connection in self.held:
+            connection.close()
+
+
+def server_down(tmp: Path, compiles: int, runs: int) -> None:
+    """A series of compiles (each a miss: another -O level or program) with a server that is down, against
+    the same series with no server: the first compile waits for the failure, the others skip the server."""
+    source = REPO / "examples" / "saxpy.mlir"
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MLIR_OFFLOAD_REMOTE_CACHE")}
+    base["PYTHONPATH"] = str(REPO)
+    silent = SilentServer()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        refused_port = s.getsockname()[1]  # nothing listens on it once closed
+    urls = {"no server": None, "refused": f"redis://127.0.0.1:{refused_port}/0",
+            "never answers": f"redis://127.0.0.1:{silent.port}/0"}
+    times: dict[str, list[list[float]]] = {name: [] for name in urls}
+    try:
+        for _ in range(runs):
+            for name, url in urls.items():
+                folder = tmp / "down" / name.replace(" ", "-")
+                shutil.rmtree(folder, ignore_errors=True)
+                environment = {**base, "MLIR_OFFLOAD_CACHE_DIR": str(folder)}
+                if url:
+                    environment["MLIR_OFFLOAD_REMOTE_CACHE"] = url
+                series = []
+                for i in range(compiles):
+                    command = [sys.executable, "-m", "offload", "compile", str(source), "--offload-arch", "sm_80",
+                               f"-O{i % 4}", "--symbol-prefix", f"s{i}", "-o", str(tmp / "down.bc")]
+                    series.append(measure(command, environment)[0])
+                times[name].append(series)
+    finally:
+        silent.close()
+
+    def median(name: str, i: int) -> float:
+        return sorted(series[i] for series in times[name])[runs // 2]
+
+    print(f"\na server that is down: {compiles} compiles in a row (each a miss), one cache folder, median of {runs}")
+    for name in ("refused", "never answers"):
+        delays = [median(name, i) - median("no server", i) for i in range(compiles)]
+        later = sum(delays[1:]) / max(1, len(delays) - 1)
+        print(f"  {name:<14} delay of the 1st compile {delays[0]:+.3f} s, of each later one {later:+.3f} s "
+              f"(its failure remembered; no server: {median('no server', 0):.3f} s a compile)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--kernels", type=int, default=1000, help="kernels of the program fetched from Redis")
+    parser.add_argument("--down-compiles", type=int, default=4, help="compiles in a row with a server that is down")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = RedisServer(Path(tmp))
         try:
             rebuilds(Path(tmp), server, args.runs)
             many_kernels(Path(tmp), server, args.kernels, args.runs)
+            server_down(Path(tmp), args.down_compiles, args.runs)
         finally:
             server.stop()
 

@@ -22,6 +22,7 @@ def cache_command(clear: bool, zero_stats: bool) -> None:
     the remote cache MLIR_OFFLOAD_REMOTE_CACHE, else remote-cache in the mlir-offload.toml of the current
     folder (docs/cache.md)."""
     from offload.serialize.cache import cache_root, open_folder, team_mode
+    from offload.serialize.cache_folder import COMPILE_SUFFIX
 
     root = cache_root()
     if root is None:
@@ -38,16 +39,22 @@ def cache_command(clear: bool, zero_stats: bool) -> None:
     entries = list(folder.entries()) if folder else []
     stats = folder.stats() if folder else {}
     size = sum(size for _, _, size, _ in entries)
+    compiles = sum(name.endswith(COMPILE_SUFFIX) for _, name, _, _ in entries)
     bound = folder.max_bytes if folder else None
     mode = "team: its group may write" if team_mode() else "private"
     local_hits, remote_hits = stats.get("local_hits", 0), stats.get("remote_hits", 0)
+    compile_hits, compile_remote_hits = stats.get("compile_hits", 0), stats.get("compile_remote_hits", 0)
     rows = [("cache folder", f"{root} ({mode})" if exists else f"{root} (not created yet)"),
-            ("size", f"{_size(size)} in {len(entries)} images" + (f" (bound {_size(bound)})" if bound else "")),
+            ("size", f"{_size(size)} in {len(entries) - compiles} images" +
+             (f" and {compiles} whole compiles" if compiles else "") + (f" (bound {_size(bound)})" if bound else "")),
             ("hits", f"{local_hits + remote_hits} (local {local_hits}, remote {remote_hits})"),
-            ("misses", str(stats.get("misses", 0))),
-            ("remote cache", _remote())]
+            ("misses", str(stats.get("misses", 0)))]
+    if compile_hits or compile_remote_hits:
+        rows.append(("whole compiles", f"{compile_hits + compile_remote_hits} taken from the cache (local "
+                                       f"{compile_hits}, remote {compile_remote_hits})"))
     if stats.get("remote_writes"):
-        rows.insert(4, ("remote writes", str(stats["remote_writes"])))
+        rows.append(("remote writes", str(stats["remote_writes"])))
+    rows.append(("remote cache", _remote()))
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         click.echo(f"{name.ljust(width)}  {value}")

@@ -33,11 +33,7 @@ Examples:
 def compile_command(input_path: str, output: str | None, textual: bool, verbose: bool, **flags) -> None:
     """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver`."""
     from offload.compiler.frontend import STDIN
-    from offload.compiler.outputs import compile_inputs, side_outputs
-    from offload.compiler.plan import compile_plan
-    from offload.compiler.stages import compile_bundle
     from offload.config import project_config
-    from offload.fsutil import write_all
 
     wants_rule = flags.get("dependency_file_wanted") or flags.get("user_dependency_file_wanted")
     if flags.get("dependency_file") and not wants_rule:
@@ -51,13 +47,61 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
                            "(a make rule needs the input's file name)")
     # Flags > mlir-offload.toml (read once) > defaults, resolved into one frozen plan.
     resolved = resolve(given_flags(flags), project_config(input_path))
+    whole, replayed = whole_compile_cache(input_path, output, textual, resolved, verbose)
+    if replayed:
+        return
+    if whole is not None:
+        whole.start()  # a miss: record what the compile reads
+    try:
+        compile_and_write(input_path, output, textual, resolved, whole)
+    except BaseException:
+        if whole is not None:
+            whole.abandon()
+        raise
+
+
+def whole_compile_cache(input_path: str, output: str | None, textual: bool, resolved, verbose: bool):
+    """(the cache of whole compiles, a CompileCache, when this compile may use it; whether it hit: then the
+    earlier compile's files are written)."""
+    from offload.serialize import compile_cache
+
+    options = resolved.options
+    if output is None or not compile_cache.eligible(input_path, output, options, verbose):
+        return None, False
+    key = compile_cache.compile_key(input_path, output, textual, options, resolved.config_file)
+    if key is None:
+        return None, False
+    from offload.compiler.outputs import build_settings, compile_inputs, ptx_path
+    from offload.fsutil import write_all
+
+    build = build_settings(options, output, textual, resolved.config_file)
+    ptx_stem = ptx_path(output, "")[:-len(".ptx")]
+
+    def allowed(path: str) -> bool:  # the files this compile would write, and no others
+        return path in (output, build.dependency_file) or (
+            path.startswith(ptx_stem) and path.endswith(".ptx") and os.sep not in path[len(ptx_stem):])
+
+    whole = compile_cache.CompileCache(key, options)
+    files = whole.lookup(allowed)
+    if files is None:
+        return whole, False
+    check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
+    write_all(files, inputs=compile_inputs(build, input_path, options))
+    return None, True
+
+
+def compile_and_write(input_path: str, output: str | None, textual: bool, resolved, whole) -> None:
+    from offload.compiler import trace
+    from offload.compiler.frontend import refuse_pipeline_writing_over
+    from offload.compiler.outputs import compile_inputs, side_outputs
+    from offload.compiler.plan import compile_plan
+    from offload.compiler.stages import compile_bundle
+    from offload.fsutil import write_all
+
     plan = compile_plan(input_path, output, textual, resolved.options, resolved.config_file)
     build, options, output = plan.build, plan.options, plan.output
     check_output_name(output, plan, textual)
     check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
-    from offload.compiler import trace
-    from offload.compiler.frontend import refuse_pipeline_writing_over
-
     refuse_pipeline_writing_over(options.pass_pipeline, [*compile_inputs(build, input_path, options), output,
                                                       build.dependency_file])
     trace_path = time_trace_path(options.time_trace, output)
@@ -76,7 +120,10 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
         click.echo(line, err=output == "-")
     # The bundle and its side files all or nothing; -MF or a PTX file onto the program, a library or the
     # bundle would destroy it (write_all refuses before writing).
-    write_all({output: compiled.data, **side}, inputs=compile_inputs(build, input_path, options))
+    inputs = compile_inputs(build, input_path, options)
+    write_all({output: compiled.data, **side}, inputs=inputs)
+    if whole is not None:
+        whole.store({output: compiled.data, **side}, exclude=inputs)
 
 
 def time_trace_path(asked: str | None, output: str) -> str | None:

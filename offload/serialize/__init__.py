@@ -1,13 +1,25 @@
 """Device-side serialization: every gpu.module of a program, for every target, becomes one LLVM bitcode
-image with the vendor device libraries linked. Public API used by the device and host steps."""
+image with the vendor device libraries linked. Public API used by the device and host steps.
 
-from offload.formats.targets import AMDGPU_TRIPLE, NVPTX_TRIPLE, Target, parse_offload_arch
-from offload.options import CompileOptions
-from offload.serialize.codegen import emit_assembly, emit_object
-from offload.serialize.images import DeviceImage, symbol_name
-from offload.serialize.pipeline import compile_device
+The names load on first use (PEP 562): importing one module of this package (the cache's, on a compile
+taken whole from the cache) must not load the device pipeline, MLIR or LLVM."""
 
-__all__ = [
-    "AMDGPU_TRIPLE", "NVPTX_TRIPLE", "CompileOptions", "DeviceImage", "Target",
-    "compile_device", "emit_assembly", "emit_object", "parse_offload_arch", "symbol_name",
-]
+from importlib import import_module
+
+_WHERE = {
+    "AMDGPU_TRIPLE": "offload.formats.targets", "NVPTX_TRIPLE": "offload.formats.targets",
+    "Target": "offload.formats.targets", "parse_offload_arch": "offload.formats.targets",
+    "CompileOptions": "offload.options", "emit_assembly": "offload.serialize.codegen",
+    "emit_object": "offload.serialize.codegen", "DeviceImage": "offload.serialize.images",
+    "symbol_name": "offload.serialize.images", "compile_device": "offload.serialize.pipeline",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_WHERE[name]), name)
+    globals()[name] = value
+    return value

@@ -87,6 +87,27 @@ def open_cache(options) -> ImageCache | None:
     return ImageCache(folder, remote) if folder or remote else None
 
 
+def remote_values(folder, remote, keys: list[str], prefix: str | None = None) -> list[bytes | None]:
+    """The remote tier's values of `keys`, unless it failed a moment ago (the folder remembers it): a
+    server that is down costs one timeout per REMOTE_DOWN_SECONDS, not one per compile."""
+    down = folder.remote_down(remote.server_id) if folder is not None else None
+    if down is not None:
+        from offload.serialize.cache_folder import REMOTE_DOWN_SECONDS
+
+        age, why = down
+        remote.skip(f"failed {age:.0f} s ago ({why}): not asked again for {REMOTE_DOWN_SECONDS - age:.0f} s")
+        return [None] * len(keys)
+    values = remote.get_many(keys, prefix) if prefix else remote.get_many(keys)
+    if folder is not None:
+        remember_failure(folder, remote)
+    return values
+
+
+def remember_failure(folder, remote) -> None:
+    if remote.failure is not None and remote.lasting:
+        folder.mark_remote_down(remote.server_id, remote.failure)
+
+
 class ImageCache:
     """One compile's view of both tiers: `lookup` once before building, `store` once after."""
 
@@ -107,7 +128,7 @@ class ImageCache:
                 trace.note(f"cache: hit {target.arch}")
         missing = [i for i, image in enumerate(images) if image is None]
         if self.remote is not None and missing:
-            values = self._remote_values([keys[i] for i in missing])
+            values = remote_values(self.folder, self.remote, [keys[i] for i in missing])
             for i, value in zip(missing, values, strict=True):
                 image = decode(value, keys[i], targets[i], native) if value is not None else None
                 if image is not None:
@@ -122,25 +143,6 @@ class ImageCache:
         self.counts["local_hits"] += len(images) - len(missing)
         self.counts["misses"] += sum(image is None for image in images)
         return images
-
-    def _remote_values(self, keys: list[str]) -> list[bytes | None]:
-        """The remote tier's values of `keys`, unless it failed a moment ago (the folder remembers it):
-        a server that is down costs one timeout per REMOTE_DOWN_SECONDS, not one per compile."""
-        remote, folder = self.remote, self.folder
-        down = folder.remote_down(remote.server_id) if folder is not None else None
-        if down is not None:
-            from offload.serialize.cache_folder import REMOTE_DOWN_SECONDS
-
-            age, why = down
-            remote.skip(f"failed {age:.0f} s ago ({why}): not asked again for {REMOTE_DOWN_SECONDS - age:.0f} s")
-            return [None] * len(keys)
-        values = remote.get_many(keys)
-        self._remember_failure()
-        return values
-
-    def _remember_failure(self) -> None:
-        if self.folder is not None and self.remote.failure is not None and self.remote.lasting:
-            self.folder.mark_remote_down(self.remote.server_id, self.remote.failure)
 
     def _local(self, key: str, target, native: bool):
         from offload.serialize.cache_entry import decode
@@ -161,8 +163,8 @@ class ImageCache:
         if self.remote is not None:
             already = self.remote.failure
             self.counts["remote_writes"] += self.remote.put_many(entries)
-            if already is None:
-                self._remember_failure()  # the server died while the images were built
+            if already is None and self.folder is not None:
+                remember_failure(self.folder, self.remote)  # the server died while the images were built
             self.remote.close()
         if self.folder is not None:
             if entries or self.counts["remote_hits"]:
@@ -206,7 +208,7 @@ _code_digest: list[str] = []
 
 
 # The cache's own modules make no image (the entry format has its version in cache_entry.MAGIC).
-CACHE_MODULES = ("cache.py", "cache_entry.py", "cache_folder.py", "remote_cache.py")
+CACHE_MODULES = ("cache.py", "cache_entry.py", "cache_folder.py", "remote_cache.py", "compile_cache.py")
 
 
 def _device_code_digest() -> str:

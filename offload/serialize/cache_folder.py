@@ -30,13 +30,15 @@ from pathlib import Path
 from offload.errors import warn_when_done
 
 SUFFIX = ".image"
+COMPILE_SUFFIX = ".compile"  # a whole compile's files (compile_cache.py)
+SUFFIXES = (SUFFIX, COMPILE_SUFFIX)
 STATS_NAME = "stats.json"
 _STATS_LOCK = "stats.lock"
 DEFAULT_MAX_BYTES = 512 << 20
 # An image of a large program is megabytes; an entry past this is not one of ours.
 MAX_ENTRY_BYTES = 1 << 30
 _MAX_STATS_BYTES = 1 << 16
-STAT_NAMES = ("local_hits", "remote_hits", "misses", "remote_writes")
+STAT_NAMES = ("local_hits", "remote_hits", "misses", "remote_writes", "compile_hits", "compile_remote_hits")
 REMOTE_DOWN_NAME = "remote-down.json"
 REMOTE_DOWN_SECONDS = 60
 
@@ -125,7 +127,7 @@ class CacheFolder:
 
     # ---- entries -------------------------------------------------------------------------------
 
-    def read(self, key: str) -> bytes | None:
+    def read(self, key: str, suffix: str = SUFFIX) -> bytes | None:
         """The bytes stored under `key`, or None: absent, not a regular file, a link, another user's,
         or larger than MAX_ENTRY_BYTES. A hit counts as recently used (evicted last)."""
         if self._fd is None:
@@ -134,11 +136,11 @@ class CacheFolder:
         if shard is None:
             return None
         try:
-            return self._read_file(f"{key}{SUFFIX}", shard, MAX_ENTRY_BYTES, touch=True)
+            return self._read_file(f"{key}{suffix}", shard, MAX_ENTRY_BYTES, touch=True)
         finally:
             os.close(shard)
 
-    def write(self, key: str, data: bytes) -> bool:
+    def write(self, key: str, data: bytes, suffix: str = SUFFIX) -> bool:
         """Store `data` under `key` (temporary file + rename inside the shard folder); False, after one
         warning line, when it cannot be written."""
         if self._fd is None:
@@ -153,7 +155,7 @@ class CacheFolder:
                        f"'{key[:2]}': its images are not stored ('mlir-offload cache --clear' empties the cache)")
             return False
         try:
-            _replace(shard, f"{key}{SUFFIX}", data, 0o660 if self.team else 0o600)
+            _replace(shard, f"{key}{suffix}", data, 0o660 if self.team else 0o600)
             return True
         except OSError as e:
             self._warn(f"cannot write the device image cache '{self.root}': {e.strerror} (--no-cache skips it)")
@@ -235,7 +237,7 @@ class CacheFolder:
                 continue
             try:
                 for entry in os.scandir(fd):
-                    if entry.name.endswith(SUFFIX) and entry.is_file(follow_symlinks=False):
+                    if entry.name.endswith(SUFFIXES) and entry.is_file(follow_symlinks=False):
                         try:
                             status = entry.stat(follow_symlinks=False)
                         except OSError:
@@ -276,7 +278,7 @@ class CacheFolder:
             try:
                 for entry in os.scandir(fd):
                     if not entry.is_dir(follow_symlinks=False) and _unlink_quietly(entry.name, fd):
-                        removed += entry.name.endswith(SUFFIX)
+                        removed += entry.name.endswith(SUFFIXES)
             finally:
                 os.close(fd)
             try:

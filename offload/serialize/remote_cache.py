@@ -42,6 +42,7 @@ KEY_PREFIX = "mlir-offload:image:"
 # An image of a large program is megabytes: a value past this is neither read (a miss, of which at most
 # this much is downloaded) nor written.
 MAX_VALUE_BYTES = 64 << 20
+_WARNED: set[str] = set()  # the servers this process has warned about
 
 
 def redact(url: str) -> str:
@@ -157,7 +158,7 @@ class RemoteCache:
             health_check_interval=0, protocol=2, **anonymous)
         return self._client
 
-    def get_many(self, keys: list[str]) -> list[bytes | None]:
+    def get_many(self, keys: list[str], prefix: str = KEY_PREFIX) -> list[bytes | None]:
         """The values stored under `keys`, in one round trip; None for a key with no value, a value that is
         not a string or one larger than MAX_VALUE_BYTES; all None when the server fails."""
         if not keys or self.failure is not None:
@@ -166,7 +167,7 @@ class RemoteCache:
         try:
             pipeline = client.pipeline(transaction=False)
             for key in keys:
-                pipeline.getrange(KEY_PREFIX + key, 0, MAX_VALUE_BYTES)  # inclusive: one byte past the bound
+                pipeline.getrange(prefix + key, 0, MAX_VALUE_BYTES)  # inclusive: one byte past the bound
             values = pipeline.execute(raise_on_error=False)
         except Exception as e:  # noqa: BLE001 - any failure of the server or the connection: build without it
             self._fail("read from", e)
@@ -176,7 +177,7 @@ class RemoteCache:
         # A key of another type answers an error (WRONGTYPE), a missing key an empty string: both misses.
         return [v if isinstance(v, bytes) and 0 < len(v) <= MAX_VALUE_BYTES else None for v in values]
 
-    def put_many(self, entries: dict[str, bytes]) -> int:
+    def put_many(self, entries: dict[str, bytes], prefix: str = KEY_PREFIX) -> int:
         """Store `entries` (key -> value) in one pipeline; the number written (0 when read-only or failed).
         A value larger than MAX_VALUE_BYTES is not written: no compile would read it."""
         entries = {key: value for key, value in entries.items() if len(value) <= MAX_VALUE_BYTES}
@@ -186,7 +187,7 @@ class RemoteCache:
         try:
             pipeline = client.pipeline(transaction=False)
             for key, value in entries.items():
-                pipeline.set(KEY_PREFIX + key, value, ex=self.ttl)
+                pipeline.set(prefix + key, value, ex=self.ttl)
             pipeline.execute()
         except Exception as e:  # noqa: BLE001
             self._fail("write to", e)
@@ -196,7 +197,13 @@ class RemoteCache:
     def skip(self, reason: str) -> None:
         """Do not ask the server this compile (it failed a moment ago: `reason`), with one warning line."""
         self.failure = reason
-        self._warn(f"the remote cache {self.shown} {reason}; building without it")
+        self._warn_once(f"the remote cache {self.shown} {reason}; building without it")
+
+    def _warn_once(self, message: str) -> None:
+        """A process warns once about a server (a compile asks it for whole compiles, then for images)."""
+        if self.server_id not in _WARNED:
+            _WARNED.add(self.server_id)
+            self._warn(message)
 
     def close(self) -> None:
         if self._client is None:
@@ -216,7 +223,7 @@ class RemoteCache:
         # Refused, unreachable, slow: the next compiles would wait as long. An error the server answered
         # (a wrong password, a command the ACL denies) is remembered only when reading.
         self.lasting = action == "read from" or isinstance(error, (ConnectionError, TimeoutError, OSError))
-        self._warn(f"cannot {action} the remote cache {self.shown}: {detail}; building without it")
+        self._warn_once(f"cannot {action} the remote cache {self.shown}: {detail}; building without it")
 
 
 def _print_warning(message: str) -> None:
