@@ -24,6 +24,7 @@ import stat
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from offload.serialize.cache_folder import COMPILE_SUFFIX
 
@@ -283,7 +284,7 @@ class CompileCache:
 
             self.remote = RemoteCache(url, mode, ttl)
         self.recorder = Recorder()
-        self._stderr = None
+        self._stderr: Any = None  # standard error while the compile is watched
 
     def lookup(self, allowed) -> dict[str, bytes] | None:
         """The files of the earlier compile (path -> bytes), or None: a miss (then the compile runs)."""
