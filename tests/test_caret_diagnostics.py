@@ -63,7 +63,8 @@ def test_flag_shows_source_line_and_caret_in_a_pipe(bad, tmp_path):
 
 
 def test_terminal_gets_caret_and_colour_unless_no_color(bad, tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(REPO), TERM="xterm")
+    # no progress line: a loaded machine can make this compile outlast its delay
+    env = dict(os.environ, PYTHONPATH=str(REPO), TERM="xterm", MLIR_OFFLOAD_PROGRESS_AFTER="3600")
     env.pop("NO_COLOR", None)
     args = ["compile", str(bad), "--offload-arch", "sm_80", "-o", str(tmp_path / "x.bc")]
     shown = on_terminal(args, env)
