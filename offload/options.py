@@ -136,7 +136,7 @@ def _seconds(value: Any) -> int:
     return value
 
 
-def Level(low: int, high: int) -> Kind:  # noqa: N802 - reads as a type in the table
+def Level(low: int, high: int) -> Kind:  # capitalised: it reads as a type in the table
     def check(value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise TypeError(f"an integer from {low} to {high}")
@@ -144,7 +144,7 @@ def Level(low: int, high: int) -> Kind:  # noqa: N802 - reads as a type in the t
     return Kind(check, lambda: {"type": click.IntRange(low, high)})
 
 
-def Choice(*choices: str) -> Kind:  # noqa: N802
+def Choice(*choices: str) -> Kind:
     def check(value: Any) -> str:
         if value not in choices:
             raise TypeError("one of " + ", ".join(f'"{c}"' for c in choices))
@@ -152,7 +152,7 @@ def Choice(*choices: str) -> Kind:  # noqa: N802
     return Kind(check, lambda: {"type": click.Choice(choices)})
 
 
-def OptionalValue(bare: str, *choices: str) -> Kind:  # noqa: N802
+def OptionalValue(bare: str, *choices: str) -> Kind:
     """A clang-style `-flag` / `-flag=VALUE` option (-save-temps[=obj], -ftime-trace[=FILE]): `bare` is
     the value of the flag alone; `choices` (if any) the values it takes."""
     def check(value: Any) -> str:

@@ -69,7 +69,7 @@ def project19(tmp_path_factory):
 
 
 @pytest.mark.parametrize("variant, bundle", [("bitcode", "vadd.offload.bc"), ("portable", "vadd.offload.o")])
-def test_builds_and_runs(projects, fake_cuda, variant, bundle):  # noqa: F811
+def test_builds_and_runs(projects, fake_cuda, variant, bundle):
     _, build = projects[variant]
     data = (build / bundle).read_bytes()
     assert data[:4] == (b"BC\xc0\xde" if variant == "bitcode" else b"\x7fELF")
@@ -101,7 +101,7 @@ def test_portable_link_adds_the_ptx_beside_the_bundle(projects):
     assert "PTX for compute_80" in verified.stdout and "PTX for compute_90" in verified.stdout
 
 
-def test_clang19_portable_builds_and_runs(project19, fake_cuda):  # noqa: F811
+def test_clang19_portable_builds_and_runs(project19, fake_cuda):
     _, build = project19
     verified = run_cli("verify", str(build / "vadd"))
     assert verified.returncode == 0, verified.stdout + verified.stderr

@@ -31,7 +31,7 @@ def built(tmp_path_factory):
     return folder
 
 
-def test_one_executable_registers_and_launches_kernels_of_cu_and_mlir(built, fake_cuda):  # noqa: F811
+def test_one_executable_registers_and_launches_kernels_of_cu_and_mlir(built, fake_cuda):
     run = fake_cuda.run(built / "hpc-app")
     # The fake executes no kernel: each part reports a mismatch, after its launch.
     assert run.returncode == 1
@@ -97,7 +97,7 @@ def test_edits_rebuild_what_depends_on_them(built, tmp_path, touched, rebuilt):
     assert _would_run(folder) == rebuilt
 
 
-def test_rebuild_after_config_edit_under_make_j(built, tmp_path, fake_cuda):  # noqa: F811
+def test_rebuild_after_config_edit_under_make_j(built, tmp_path, fake_cuda):
     folder = _copy(built, tmp_path / "copy")
     config = folder / "mlir-offload.toml"
     config.write_text(config.read_text().replace("opt-level = 3", "opt-level = 2"))

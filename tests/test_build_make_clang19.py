@@ -36,7 +36,7 @@ def built19(tmp_path_factory):
     return folder, result
 
 
-def test_clang19_portable_build_registers_and_launches(built19, fake_cuda):  # noqa: F811
+def test_clang19_portable_build_registers_and_launches(built19, fake_cuda):
     folder, result = built19
     for name in ("saxpy", "cube"):
         assert (folder / f"{name}.offload.o").read_bytes()[:4] == b"\x7fELF"  # OFFLOAD_BUNDLE_SUFFIX chose .o

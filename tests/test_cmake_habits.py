@@ -35,7 +35,7 @@ def test_non_clang_compiler_fails_at_configure(tmp_path):
     assert "but CMAKE_CXX_COMPILER is GNU" in message and "-DCMAKE_CXX_COMPILER=clang++-" in message
 
 
-def test_cuda_architectures_and_derived_target_clang(tmp_path, fake_cuda):  # noqa: F811
+def test_cuda_architectures_and_derived_target_clang(tmp_path, fake_cuda):
     clangxx = require_tool("clang++-22", 22)
     require_tool("ptxas")
     done = configure(tmp_path, "archs", clangxx, "-DCMAKE_CUDA_ARCHITECTURES=80;90-real")

@@ -42,7 +42,7 @@ def shipped(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def fake_rocm(tmp_path_factory, fake_hip):  # noqa: F811
+def fake_rocm(tmp_path_factory, fake_hip):
     """A ROCM_PATH whose lib/ holds the fake libamdhip64 (this machine has no HIP runtime)."""
     root = tmp_path_factory.mktemp("rocm")
     (root / "lib").mkdir()
@@ -75,7 +75,7 @@ def test_ptx_in_the_archive_is_the_images_source(shipped, tmp_path):
 
 
 @pytest.mark.parametrize("name", list(SHIPS))
-def test_builds_on_the_target_and_runs(shipped, tmp_path, fake_cuda, fake_rocm, fake_hip, name):  # noqa: F811
+def test_builds_on_the_target_and_runs(shipped, tmp_path, fake_cuda, fake_rocm, fake_hip, name):
     flags, clang, runtime = SHIPS[name]
     require_tool(clang, int(clang.split("-")[1]))
     top = _unpack(shipped[name], tmp_path / "unpacked")

@@ -60,7 +60,7 @@ def built(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", ["ptx22", "ptx19"])
-def test_shipped_executable_carries_cubin_and_ptx_per_arch(built, fake_cuda, name):  # noqa: F811
+def test_shipped_executable_carries_cubin_and_ptx_per_arch(built, fake_cuda, name):
     top, made, env = built[name]
     archs = SHIPS[name][2]
     assert made.returncode == 0, made.stdout + made.stderr
@@ -255,7 +255,7 @@ def test_wrapper_refuses_ptx_only_without_its_ptx(recording_fatbinary, tmp_path)
         assert not record.exists()
 
 
-def test_compute_arch_links_ptx_only(tmp_path, fake_cuda):  # noqa: F811
+def test_compute_arch_links_ptx_only(tmp_path, fake_cuda):
     """--offload-arch compute_80 is nvcc's virtual arch: the bundle records it, link adds the PTX compile wrote
     beside it and the fatbinary wrapper drops the sm_80 cubin, so the driver JIT-compiles the PTX."""
     require_tool("ptxas")
@@ -289,7 +289,7 @@ def test_compute_arch_beside_a_real_arch_keeps_that_cubin(tmp_path):
     assert _fatbin_images(app) == [("elf", "sm_90"), ("ptx", "compute_80"), ("ptx", "compute_90")]
 
 
-def test_shipped_compute_arch_builds_ptx_only(built, fake_cuda):  # noqa: F811
+def test_shipped_compute_arch_builds_ptx_only(built, fake_cuda):
     top, made, _ = built["compute22"]
     assert made.returncode == 0, made.stdout + made.stderr
     assert "PTX_ONLY='sm_80'" in (top / "build.sh").read_text()

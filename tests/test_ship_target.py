@@ -152,7 +152,7 @@ def test_manifest_records_producer_profile_targets_and_hashes(shipped, tmp_path)
 
 
 @pytest.mark.parametrize("name, clang", [("app", "clang-22"), ("port22", "clang-22"), ("port19", "clang-19")])
-def test_builds_without_python_and_runs(shipped, tmp_path, fake_cuda, name, clang):  # noqa: F811
+def test_builds_without_python_and_runs(shipped, tmp_path, fake_cuda, name, clang):
     require_tool(clang, int(clang.split("-")[1]))
     top = _unpack(shipped[name], tmp_path / "unpacked")
     env = _scrubbed_env(tmp_path)

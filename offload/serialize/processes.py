@@ -122,12 +122,12 @@ def _start(function, item) -> tuple[int, int]:
                 payload = ("error", e.message, e.location)
             except MemoryError:
                 payload = ("error", "out of memory", None)
-            except Exception as e:  # a bug: report it as one line rather than lose it
+            except Exception as e:  # noqa: BLE001 - a bug: report it as one line rather than lose it
                 payload = ("error", f"internal error: {type(e).__name__}: {e}", None)
             payload = (*payload, _captured_text(captured))
             with os.fdopen(write_fd, "wb") as out:
                 out.write(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
-        except BaseException:
+        except BaseException:  # noqa: BLE001 - whatever happens, the child leaves through os._exit
             status = 70
         finally:
             os._exit(status)
