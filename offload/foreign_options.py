@@ -95,6 +95,10 @@ FOREIGN_OPTIONS: tuple[ForeignOption, ...] = (
     ForeignOption(("-rdc", "--relocatable-device-code"), EITHER, _boolean(["-fgpu-rdc"], ["-fno-gpu-rdc"])),
     ForeignOption(("-dc", "--device-c"), FLAG, lambda _: ["-fgpu-rdc"]),
     ForeignOption(("--generate-line-info", "-gline-tables-only"), FLAG, lambda _: ["-lineinfo"]),
+    ForeignOption(("--cuda-noopt-device-debug",), FLAG, lambda _: ["-G"]),  # clang's -G
+    # Device LTO and parallel archs are what compile does anyway (bitcode images, one job per arch).
+    ForeignOption(("-dlto", "--dlto", "-lto"), FLAG, lambda _: []),
+    ForeignOption(("--threads", "-t"), EITHER, lambda _: []),
     ForeignOption(("-Ofast",), FLAG, lambda _: ["-O3", "--fast-math"]),
     ForeignOption(("-Os", "-Oz"), FLAG, advice="device code has the levels -O0 to -O3 (GPU code is not "
                   "optimized for size): -O2"),
@@ -104,6 +108,8 @@ FOREIGN_OPTIONS: tuple[ForeignOption, ...] = (
     # What compile writes and shows.
     ForeignOption(("-c",), FLAG, lambda _: []),  # compile only compiles: the bundle is the object
     ForeignOption(("--keep", "-keep"), FLAG, _keep),
+    ForeignOption(("--output-directory", "-odir"), EITHER,
+                  advice="name the bundle with its folder: -o DIR/NAME.offload.bc"),
     ForeignOption(("--keep-dir", "-keep-dir"), EITHER, advice="-save-temps=obj keeps every stage's file beside the "
                   "output (-save-temps: in the current folder)"),
     ForeignOption(("-time", "--time"), EITHER, advice="-ftime-trace[=FILE] writes a Chrome trace of the stages; "
@@ -125,7 +131,10 @@ FOREIGN_OPTIONS: tuple[ForeignOption, ...] = (
                   "program (arith.constant), or pass it to main at run time"),
     ForeignOption(("-I", "-isystem", "-include"), PREFIX, advice="an MLIR program includes no files: one program "
                   "is one .mlir file (device code of other files: --link-bitcode, or link their objects)"),
-    ForeignOption(("-std",), JOINED, advice="the input is MLIR, not C++: no language standard to choose"),
+    ForeignOption(("--expt-relaxed-constexpr", "-expt-relaxed-constexpr", "--extended-lambda", "-extended-lambda",
+                   "--expt-extended-lambda", "-expt-extended-lambda"), FLAG,
+                  advice="a C++ language option: an MLIR program has no C++ to relax"),
+    ForeignOption(("-std", "--std"), JOINED, advice="the input is MLIR, not C++: no language standard to choose"),
     ForeignOption(("-x",), EITHER, advice="the input is always MLIR (.mlir, .mlirbc, or - for standard input)"),
     ForeignOption(("-W", "-w"), PREFIX, advice="mlir-offload has no warning options (its warnings are few "
                   "and each says what to do)"),

@@ -37,6 +37,8 @@ def bundle_of(tmp_path, name, *flags, env=None):
     (["-arch=sm_80", "-g", "-g0"], ["--offload-arch", "sm_80"]),
     (["-arch=sm_80", "--generate-line-info"], ["--offload-arch", "sm_80", "-lineinfo"]),
     (["-arch=sm_80", "--device-debug"], ["--offload-arch", "sm_80", "-G"]),
+    (["-arch=sm_80", "--cuda-noopt-device-debug"], ["--offload-arch", "sm_80", "-G"]),
+    (["-arch=sm_80", "-dlto", "--threads", "2"], ["--offload-arch", "sm_80"]),
 ])
 def test_their_spelling_gives_our_bundle(tmp_path, theirs, ours):
     if "compute_80" in ours:
@@ -77,6 +79,9 @@ def test_xptxas_v_is_resource_usage(tmp_path):
     (["-E"], "no preprocessor"),
     (["-M"], "-MD"),
     (["-run"], "mlir-offload run"),
+    (["--expt-relaxed-constexpr"], "C++ language option"),
+    (["--std=c++17"], "no language standard"),
+    (["-odir", "out"], "-o DIR/NAME"),
     (["-fPIC"], "mlir-offload link"),
     (["-Xcompiler", "-Wall"], "mlir-offload link"),
     (["-ccbin", "g++"], "--clang PATH"),
@@ -197,6 +202,8 @@ def test_link_reads_nvcc_spellings_and_refuses_compile_options(tmp_path):
         assert done.returncode == 2, done.stderr
         [line] = done.stderr.splitlines()
         assert line.startswith("mlir-offload: error: ") and way in line, line
+    done = run_cli("link", "s.bc", "-###", cwd=tmp_path)  # no -o: a.out, as clang's and nvcc's
+    assert done.returncode == 0 and done.stdout.rstrip().endswith("-o a.out"), done.stderr
     (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
     done = run_cli("link", "s.bc", "k.cu", "--offload-arch", "sm_80", "-###", "-o", "app", cwd=tmp_path)
     assert done.returncode == 0 and "--offload-arch sm_80" in done.stdout  # clang's, for the CUDA source

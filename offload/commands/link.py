@@ -16,7 +16,7 @@ Every input file with an mlir-offload record is a bundle: each is checked agains
 layout, bitcode it can read), and all must be made for the same clang. Other inputs go to clang.
 \b
 Options of link itself (every other argument goes to clang unchanged):
-  -o APP            output executable (required)
+  -o APP            output executable (default: a.out, as clang's and nvcc's)
   --clang PATH      the clang to link with (default: clang-N of the bundles' profile N, then clang)
   --cuda-path DIR   CUDA toolkit (default: found)
   --rocm-path DIR   ROCm (default: found)
@@ -40,6 +40,7 @@ Options of link itself (every other argument goes to clang unchanged):
 Clang options that take a separate argument keep it (`-Xlinker -rpath`, `-L DIR`, `-Xarch_device -g`).
 `-Xcuda-ptxas -v` reaches ptxas (as -Xoffload-linker -v: clang's linker wrapper runs ptxas itself).
 """
+DEFAULT_EXECUTABLE = "a.out"
 CUDART_MODES = runtime_modes()  # nvcc's --cudart names, from the vendor records
 LINK_VALUE_OPTIONS = {"--cudart": "runtime_mode", "-o": "output", "--clang": "clang", "--cuda-path": "cuda_path",
                       "--rocm-path": "rocm_path"}
@@ -104,7 +105,7 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     if not positional:
         raise click.UsageError("missing argument 'BUNDLE.bc'", ctx)
     if settings.output is None:
-        raise click.UsageError("missing option '-o'", ctx)
+        settings.output = DEFAULT_EXECUTABLE  # as clang and nvcc name an executable without -o
     from offload.fsutil import check_output, refuse_input_as_output
 
     refuse_input_as_output(settings.output, positional)  # clang would overwrite the bundle or an object
