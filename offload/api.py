@@ -105,7 +105,8 @@ def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None =
     Keywords: every option of offload/options.py marked api (offload.options.API_KEYWORDS), named as its
     field and typed as in mlir-offload.toml: opt_level=2, symbol_prefix="NAME", debug=True (-g),
     line_info=True (-lineinfo), device_image="cubin", host_format="obj", portable=True, cache=False, ..."""
-    from offload.compiler.frontend import SourceText
+    from offload.compiler.frontend import SourceText, refuse_pipeline_writing_over
+    from offload.compiler.outputs import compile_inputs
     from offload.compiler.plan import compile_plan
     from offload.compiler.stages import compile_bundle
     from offload.config import project_config
@@ -120,6 +121,10 @@ def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None =
         resolved = resolve(given, project_config(path if isinstance(path, str) else os.fspath(path)))
         plan = compile_plan(path if isinstance(path, str) else os.fspath(path), None, textual, resolved.options,
                             resolved.config_file)
+        # A pass option naming the program, a library or the config file would write over it.
+        read = [item for item in compile_inputs(plan.build, plan.input_path, plan.options)
+                if not isinstance(item, SourceText)]
+        refuse_pipeline_writing_over(plan.options.pass_pipeline, read)
         compiled = compile_bundle(plan)
     except OffloadError as error:
         raise _in_api_terms(error, {}) from None

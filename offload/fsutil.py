@@ -71,6 +71,8 @@ def check_outputs(outputs, inputs=()) -> None:
         check_output(path)
         key = _identity(path)
         if key in seen:
+            if str(seen[key]) == str(path):
+                raise OffloadError(f"two outputs name the same file '{path}'")
             raise OffloadError(f"two outputs name the same file: '{seen[key]}' and '{path}'")
         seen[key] = path
     for given in inputs:

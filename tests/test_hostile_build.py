@@ -270,3 +270,35 @@ def test_api_debug_output_is_deterministic_and_names_the_source(tmp_path):
     with pytest.raises(api.OffloadError) as caught:
         api.compile_text("module {\n  bogus.op\n", "sm_80", name="mine")
     assert caught.value.render().startswith("mine.mlir:2:"), caught.value.render()
+
+
+# ---- every output of compile checked against the others before the work ---------------------------
+
+@pytest.mark.parametrize("flags", [
+    ["--portable", "-o", "b.o", "-MD", "-MF", "b.o.sm_80.ptx"],  # the make rule over the PTX file
+    ["--portable", "-o", "b.o", "-ftime-trace=./b.o.sm_80.ptx"],  # the trace over the PTX file
+    ["-o", "a.bc", "-ftime-trace=a.bc"],  # the trace over the bundle
+    ["-o", "a.json", "-ftime-trace"],  # the trace's default name (the output's, .json) is the bundle's
+    ["-o", "a.bc", "-ftime-trace=t.json", "-MD", "-MF", "t.json"],  # the trace and the rule one file
+])
+def test_two_outputs_of_compile_naming_one_file_are_refused(tmp_path, flags):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    for name in ("b.o", "b.o.sm_80.ptx", "a.bc", "a.json", "t.json"):
+        (tmp_path / name).write_bytes(b"the previous " + name.encode())
+    before = snapshot(tmp_path)
+    line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", *flags, cwd=tmp_path))
+    assert "two outputs name the same file" in line, line
+    assert snapshot(tmp_path) == before
+
+
+def test_an_api_pass_writing_over_the_input_file_is_refused(tmp_path, monkeypatch):
+    from offload import api
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    before = snapshot(tmp_path)
+    with pytest.raises(api.OffloadError) as caught:
+        api.compile_file("p.mlir", "sm_80", cache=False,
+                         pass_pipeline="builtin.module(snapshot-op-locations{filename=./p.mlir})")
+    assert "pass_pipeline" in caught.value.render() and "p.mlir" in caught.value.render()
+    assert snapshot(tmp_path) == before

@@ -85,7 +85,8 @@ def whole_compile_cache(input_path: str, output: str | None, textual: bool, reso
     files = whole.lookup(allowed)
     if files is None:
         return whole, False
-    check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
+    outputs = list(dict.fromkeys([output, build.dependency_file, *files]))
+    check_output_place(output, build, outputs, [input_path, *options.link_bitcode, options.libdevice])
     write_all(files, inputs=compile_inputs(build, input_path, options))
     return None, True
 
@@ -101,10 +102,10 @@ def compile_and_write(input_path: str, output: str | None, textual: bool, resolv
     plan = compile_plan(input_path, output, textual, resolved.options, resolved.config_file)
     build, options, output = plan.build, plan.options, plan.output
     check_output_name(output, plan, textual)
-    check_output_place(output, build, [input_path, *options.link_bitcode, options.libdevice])
-    refuse_pipeline_writing_over(options.pass_pipeline, [*compile_inputs(build, input_path, options), output,
-                                                      build.dependency_file])
     trace_path = time_trace_path(options.time_trace, output)
+    outputs = [output, build.dependency_file, trace_path, *planned_ptx_files(plan)]
+    check_output_place(output, build, outputs, [input_path, *options.link_bitcode, options.libdevice])
+    refuse_pipeline_writing_over(options.pass_pipeline, [*compile_inputs(build, input_path, options), *outputs])
     if trace_path is not None:
         trace.record_time_trace()
     with trace.progress():
@@ -140,13 +141,23 @@ def time_trace_path(asked: str | None, output: str) -> str | None:
     return os.path.splitext(output)[0] + ".json"
 
 
-def check_output_place(output: str, build, inputs: list) -> None:
-    """Not over an input; `-o -` (standard output) only for the bundle alone: side files are named
+def planned_ptx_files(plan) -> list[str]:
+    """The PTX files a compile will write beside the bundle: one per CUDA target with --device-image=ptx."""
+    from offload.compiler.outputs import ptx_path
+
+    if plan.build.device_image != "ptx" or plan.output == "-":
+        return []
+    return [ptx_path(plan.output, target.arch) for target in plan.targets if target.offload_kind == "cuda"]
+
+
+def check_output_place(output: str, build, outputs: list, inputs: list) -> None:
+    """Every output (the bundle, -MF, -ftime-trace, the PTX files) neither an input nor another output,
+    checked before the work; `-o -` (standard output) only for the bundle alone: side files are named
     after the output, and a dependency rule needs a file as its target."""
     from offload.fsutil import STDOUT, check_outputs
 
-    check_outputs([output, build.dependency_file], inputs)
-    for written in (output, build.dependency_file):
+    check_outputs(outputs, inputs)
+    for written in outputs:
         # Checked before the work: a missing folder of the -MF file must not leave the bundle alone behind.
         folder = os.path.dirname(written or "") or "."
         if written and written != STDOUT and not os.path.isdir(folder):
