@@ -43,6 +43,8 @@ class Bundle:
         from offload.compiler.outputs import ptx_path
         from offload.fsutil import write_all
 
+        if not isinstance(path, (str, os.PathLike)) or "\0" in os.fspath(path) or not os.fspath(path):
+            raise OffloadError(f"Bundle.write(): path expects a file path, got {_describe(path)}")
         path = Path(path)
         if self.host_format == "obj" and path.suffix in (".bc", ".ll"):
             raise OffloadError(f"this bundle is an ELF object: name it {path.with_suffix('.o').name}, not {path.name}")
@@ -105,6 +107,11 @@ def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None =
     Keywords: every option of offload/options.py marked api (offload.options.API_KEYWORDS), named as its
     field and typed as in mlir-offload.toml: opt_level=2, symbol_prefix="NAME", debug=True (-g),
     line_info=True (-lineinfo), device_image="cubin", host_format="obj", portable=True, cache=False, ..."""
+    return _compile(path, offload_arch, textual, options, "compile_file")
+
+
+def _compile(path, offload_arch, textual: bool, options: dict[str, Any], caller: str) -> Bundle:
+    """compile_file's work; `caller` names the API function in messages."""
     from offload.compiler.frontend import SourceText, refuse_pipeline_writing_over
     from offload.compiler.outputs import compile_inputs
     from offload.compiler.plan import compile_plan
@@ -113,11 +120,11 @@ def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None =
     from offload.options import given_keywords, resolve
 
     if not isinstance(path, (str, os.PathLike, SourceText)):
-        raise OffloadError(f"compile_file(): path expects a file path, got {type(path).__name__}")
+        raise OffloadError(f"{caller}(): path expects a file path, got {type(path).__name__}")
     if not isinstance(textual, bool):
-        raise OffloadError(f"compile_file(): textual expects True or False, got {type(textual).__name__}")
+        raise OffloadError(f"{caller}(): textual expects True or False, got {type(textual).__name__}")
     try:
-        given = given_keywords({"offload_arch": offload_arch, **options}, "compile_file")
+        given = given_keywords({"offload_arch": offload_arch, **options}, caller)
         resolved = resolve(given, project_config(path if isinstance(path, str) else os.fspath(path)))
         plan = compile_plan(path if isinstance(path, str) else os.fspath(path), None, textual, resolved.options,
                             resolved.config_file)
@@ -129,38 +136,41 @@ def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None =
     except OffloadError as error:
         raise _in_api_terms(error, {}) from None
     except (OSError, ValueError, UnicodeError) as error:  # a path Python cannot use (a NUL byte, ...)
-        what = os.fspath(path) if not isinstance(path, SourceText) else "the text"
-        raise OffloadError(f"compile_file(): cannot read {what!r}: "
-                           f"{getattr(error, 'strerror', None) or error}") from None
+        what = "the text" if isinstance(path, SourceText) else repr(os.fspath(path))
+        raise OffloadError(f"{caller}(): cannot read {what}: {getattr(error, 'strerror', None) or error}") from None
     return Bundle(compiled.data, plan.bundle.host_format, dict(compiled.ptx))
 
 
 def compile_text(text: str, offload_arch: str | list[str] | None = None, *, name: str = "module",
-                 **options: Any) -> Bundle:
+                 textual: bool = False, **options: Any) -> Bundle:
     """Compile MLIR source text; `name` is the file name its diagnostics and debug information use
     (<name>.mlir). Keyword options as compile_file's."""
+    return _compile_text(text, offload_arch, name, textual, options, "compile_text")
+
+
+def _compile_text(text: str, offload_arch, name, textual: bool, options: dict[str, Any], caller: str) -> Bundle:
     from offload.compiler.frontend import SourceText
 
     if not isinstance(text, str):
-        raise OffloadError(f"compile_text(): text expects MLIR source as str, got {type(text).__name__}")
-    check_plain_name(name, "compile_text")
+        raise OffloadError(f"{caller}(): text expects MLIR source as str, got {type(text).__name__}")
+    check_plain_name(name, caller)
     try:
         source = text.encode("utf-8")
     except UnicodeEncodeError as e:
-        raise OffloadError(f"compile_text(): text holds a character UTF-8 cannot encode at index {e.start}") from None
+        raise OffloadError(f"{caller}(): text holds a character UTF-8 cannot encode at index {e.start}") from None
     # No file: the name alone reaches diagnostics and debug information (the same text, the same bundle);
     # mlir-offload.toml is looked for from the current folder, as for a file named so there.
-    return compile_file(SourceText(f"{name}.mlir", source), offload_arch, **options)
+    return _compile(SourceText(f"{name}.mlir", source), offload_arch, textual, options, caller)
 
 
 def compile_module(module, offload_arch: str | list[str] | None = None, *, name: str = "module",
-                   **options: Any) -> Bundle:
+                   textual: bool = False, **options: Any) -> Bundle:
     """Compile an in-memory `mlir.ir.Module` (gpu.module + host functions), made in the caller's own
     context and left untouched: it is printed with its locations and compiled in a context of ours.
     Keyword options as compile_file's."""
     operation = getattr(module, "operation", module)
     if not hasattr(operation, "get_asm"):
-        raise OffloadError(f"compile_module takes an mlir.ir.Module, not {type(module).__name__}")
+        raise OffloadError(f"compile_module(): module expects an mlir.ir.Module, got {type(module).__name__}")
     check_plain_name(name, "compile_module")
     try:
         operation.verify()
@@ -171,7 +181,7 @@ def compile_module(module, offload_arch: str | list[str] | None = None, *, name:
         found = mlir_error(error, f"{name}.mlir") if hasattr(error, "error_diagnostics") else \
             OffloadError(" ".join(str(error).split()))
         raise OffloadError(f"compile_module(): the module does not verify: {found.message}", found.location) from None
-    return compile_text(text, offload_arch, name=name, **options)
+    return _compile_text(text, offload_arch, name, textual, options, "compile_module")
 
 
 def check_plain_name(name, caller: str) -> None:

@@ -233,6 +233,12 @@ API_CASES = {
     "output a folder": lambda api, text: api.link(["s.bc"], "."),
     "output the input": lambda api, text: api.link(["s.bc"], "./s.bc"),
     "NUL in input": lambda api, text: api.link(["s\0.bc"], "app"),
+    "write NUL": lambda api, text: api.Bundle(b"x", "bc").write("a\0b.bc"),
+    "write not a path": lambda api, text: api.Bundle(b"x", "bc").write(3),
+    "write a folder": lambda api, text: api.Bundle(b"x", "bc").write("."),
+    "module a str": lambda api, text: api.compile_module(text, "sm_80"),
+    "link a generator": lambda api, text: api.link((p for p in ["s.bc"]), "app"),
+    "arch not a list": lambda api, text: api.compile_text(text, 80),
 }
 
 
@@ -249,6 +255,17 @@ def test_the_api_raises_only_offload_error_in_its_own_words(tmp_path, monkeypatc
     assert "\n" not in message and "internal error" not in message and " -o" not in message, message
     assert "mlir-offload-api-" not in message and "/tmp/" not in message.replace("'/tmp/escape'", ""), message
     assert snapshot(tmp_path) == before and not Path("/tmp/escape.mlir").exists()
+
+
+def test_api_messages_name_the_function_called(tmp_path, monkeypatch):
+    from offload import api
+
+    monkeypatch.chdir(tmp_path)
+    for call, caller in ((lambda: api.compile_text("module {}", "sm_80", opt_level="2"), "compile_text"),
+                         (lambda: api.compile_file("p.mlir", "sm_80", opt_level="2"), "compile_file")):
+        with pytest.raises(api.OffloadError) as caught:
+            call()
+        assert f"{caller}(): opt_level expects" in caught.value.render(), caught.value.render()
 
 
 def test_api_link_takes_one_path_as_one_input(tmp_path, monkeypatch):
