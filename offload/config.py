@@ -181,7 +181,7 @@ class ProjectConfig:
 def find_config(start: str | os.PathLike | None) -> Path | None:
     """The nearest mlir-offload.toml in the folder of `start` (a file or folder) or above it."""
     here = Path(start) if start is not None else Path.cwd()
-    here = here.resolve()
+    here = Path(os.path.realpath(here))  # a link loop stays as named (its read reports it)
     try:
         is_folder = here.is_dir()
     except OSError:  # e.g. a name too long for the file system: the input's own read reports it
@@ -192,6 +192,8 @@ def find_config(start: str | os.PathLike | None) -> Path | None:
         candidate = folder / CONFIG_NAME
         if candidate.is_file():
             return candidate
+        if os.path.lexists(candidate):  # a folder, device or dangling link: never silently passed over
+            raise OffloadError(f"'{candidate}' is not a file: a project's {CONFIG_NAME} must be a regular file")
     return None
 
 
@@ -222,6 +224,8 @@ def load_config(path: str | os.PathLike) -> ProjectConfig:
         data = tomllib.loads(text)
     except UnicodeDecodeError:
         raise OffloadError("configuration is not UTF-8 text", Location(str(path))) from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise OffloadError("invalid TOML: arrays or tables nested too deep", Location(str(path))) from None
     except tomllib.TOMLDecodeError as e:
         location, message = _syntax_location(path, e, text)
         raise OffloadError(f"invalid TOML: {message}", location) from None

@@ -134,6 +134,8 @@ def check_output(path: str | os.PathLike) -> None:
     node, a FIFO, a folder, or a link into /dev or /proc (replacing /dev/stdout would break the system)."""
     if str(path) == STDOUT or stream_of(path) is not None:
         return
+    if not str(path):
+        raise OffloadError("the output's name is empty: name a file")
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -196,14 +198,31 @@ def _is_text(data: bytes) -> bool:
 
 
 def read_input(path: str | os.PathLike) -> bytes:
+    """The bytes of an input file (a regular file, a pipe, /dev/null); a device that never ends (/dev/zero,
+    /dev/urandom) is refused rather than read until memory runs out."""
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as f:
+            refuse_endless_device(f.fileno(), f"'{path}'")
+            return f.read()
     except FileNotFoundError:
         raise OffloadError(f"no such file: '{path}'") from None
     except IsADirectoryError:
         raise OffloadError(f"'{path}' is a directory, not a file") from None
     except OSError as e:
         raise OffloadError(f"cannot read '{path}': {e.strerror}") from None
+
+
+def refuse_endless_device(fd: int, what: str) -> None:
+    """A character or block device other than a terminal or /dev/null may never end: refuse to read it."""
+    st = os.fstat(fd)
+    if not (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)) or os.isatty(fd):
+        return
+    try:
+        if st.st_rdev == os.stat(os.devnull).st_rdev:
+            return
+    except OSError:
+        pass
+    raise OffloadError(f"{what} is a device, not a file")
 
 
 def _unlink_quietly(path: str) -> None:

@@ -319,3 +319,37 @@ def test_an_api_pass_writing_over_the_input_file_is_refused(tmp_path, monkeypatc
                          pass_pipeline="builtin.module(snapshot-op-locations{filename=./p.mlir})")
     assert "pass_pipeline" in caught.value.render() and "p.mlir" in caught.value.render()
     assert snapshot(tmp_path) == before
+
+
+# ---- careless inputs to compile and link ----------------------------------------------------------
+
+def test_an_endless_device_is_never_read_as_a_program_or_library(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    for args in (["/dev/zero"], ["p.mlir", "--link-bitcode", "/dev/zero", "--no-cache"],
+                 ["p.mlir", "--link-bitcode", "/dev/urandom"]):  # the cache key hashed it first
+        line = one_error_line(run_cli("compile", *args, "--offload-arch", "sm_80", "-o", "a.bc", cwd=tmp_path))
+        assert "is a device, not a file" in line, line
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run([sys.executable, "-m", "offload", "compile", "-", "--offload-arch", "sm_80",
+                               "-o", "a.bc"], stdin=zero, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "standard input is a device" in one_error_line(done)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.mlir"]
+
+
+def test_a_folder_or_a_link_loop_as_the_program_is_one_error(tmp_path):
+    (tmp_path / "d").mkdir()
+    os.symlink("loop", tmp_path / "loop")
+    for name, said in (("d", "is a directory"), ("loop", "symbolic links")):
+        for command in ("compile", "device"):
+            proc = run_cli(command, name, "--offload-arch", "sm_80", "-o", "x.bc", cwd=tmp_path)
+            assert said in one_error_line(proc) and "internal error" not in proc.stderr, proc.stderr
+    assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-o", "x.bc", "--link-bitcode", "d",
+                   cwd=tmp_path).returncode == 1  # a usage error (2) before
+
+
+def test_a_duplicate_definition_is_said_once(tmp_path):
+    require_tool("clang-22", 22)
+    assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-o", "s.bc", cwd=tmp_path).returncode == 0
+    line = one_error_line(run_cli("link", "s.bc", "s.bc", "-o", "app", cwd=tmp_path))  # ld's lines were printed too
+    assert "'main' is defined by s.bc" in line and "multiple definition" not in line
+    assert not (tmp_path / "app").exists()

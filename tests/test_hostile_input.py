@@ -399,3 +399,79 @@ def test_a_new_archive_over_an_old_build_is_relinked(tmp_path):
     assert (top / "saxpy").read_bytes() != built
     changed = _make(top, LDLIBS="-lm")  # another link line: relinked too
     assert "built with" in changed.stdout, changed.stdout + changed.stderr
+
+
+# ---- careless inputs: devices, folders, link loops, empty names ----------------------------------
+
+@pytest.mark.parametrize("command", ["inspect", "verify", "extract"])
+def test_an_endless_device_as_input_is_refused_not_read(tmp_path, command):
+    args = {"inspect": ["inspect", "/dev/zero"], "verify": ["verify", "/dev/urandom"],
+            "extract": ["extract", "/dev/zero", "-o", "out"]}[command]
+    line = assert_one_line_error(run_limited(args, tmp_path), command)  # before: read until memory ran out
+    assert "is a device, not a file" in line and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["inspect", "verify", "extract", "link", "ship"])
+def test_a_folder_as_input_is_one_error_exit_1(tmp_path, command):
+    (tmp_path / "d").mkdir()
+    args = {"inspect": ["inspect", "d"], "verify": ["verify", "d"], "extract": ["extract", "d", "-o", "out"],
+            "link": ["link", "d", "-o", "app", "--dry-run"], "ship": ["ship", "d", "-o", "d.tar.gz"]}[command]
+    line = assert_one_line_error(run_limited(args, tmp_path), command)  # not click's usage error (exit 2)
+    assert "'d' is a directory, not a file" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
+
+
+def test_a_link_loop_as_input_or_output_is_one_error(tmp_path):
+    os.symlink("loop", tmp_path / "loop")
+    shutil.copy(SEEDS / "saxpy.portable.o", tmp_path / "b.o")
+    for args in (["inspect", "loop"], ["extract", "b.o", "-o", "loop"], ["ship", "b.o", "--app", "x", "-o", "loop"]):
+        assert_one_line_error(run_limited(args, tmp_path), " ".join(args))
+    assert os.readlink(tmp_path / "loop") == "loop"
+
+
+def test_an_empty_output_name_is_one_error(tmp_path):
+    shutil.copy(SEEDS / "saxpy.portable.o", tmp_path / "b.o")
+    line = assert_one_line_error(run_limited(["ship", "b.o", "--app", "x", "-o", ""], tmp_path), "ship")
+    assert "empty" in line and "busy" not in line
+
+
+def test_a_failed_extract_leaves_no_folder_it_made(tmp_path, monkeypatch, capsys):
+    from offload import cli
+    from offload.commands import extract
+
+    (tmp_path / "b.bc").write_bytes((SEEDS / "saxpy.hip.bc").read_bytes())
+    monkeypatch.chdir(tmp_path)
+
+    def disk_full(outputs, inputs=()):
+        from offload.errors import OffloadError
+        raise OffloadError("cannot write: No space left on device")
+
+    monkeypatch.setattr(extract, "write_all", disk_full)
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["extract", "b.bc", "-o", "new/deeper"])
+    assert exited.value.code == 1 and "No space left" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.bc"]  # neither new/ nor new/deeper
+
+
+# ---- mlir-offload.toml ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["deep-array", "deep-table", "folder", "device", "loop", "dangling"])
+def test_a_bad_project_config_is_one_located_error(tmp_path, kind):
+    config = tmp_path / "mlir-offload.toml"
+    if kind == "deep-array":
+        config.write_text("x = " + "[" * 100000 + "]" * 100000 + "\n")  # tomllib recursed until RecursionError
+    elif kind == "deep-table":
+        config.write_text("x = " + "{a=" * 100000 + "}" * 100000 + "\n")
+    elif kind == "folder":
+        config.mkdir()  # these were passed over without a word: the defaults applied
+    elif kind == "device":
+        os.symlink("/dev/zero", config)
+    else:
+        os.symlink("mlir-offload.toml" if kind == "loop" else "nowhere", config)
+    line = assert_one_line_error(run_limited(["config", "show"], tmp_path), kind)
+    assert "mlir-offload.toml" in line, line
+
+
+def test_doctor_says_a_given_clang_is_unusable(tmp_path):
+    done = run_limited(["doctor", "--clang", str(tmp_path / "no-such-clang")], tmp_path)
+    assert f"--clang {tmp_path / 'no-such-clang'}: not a usable clang" in done.stdout.decode(), done.stdout

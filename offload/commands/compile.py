@@ -21,8 +21,8 @@ Examples:
 
 
 @click.command("compile", cls=ClangStyleCommand, epilog=COMPILE_EXAMPLES)
-@click.argument("input_path", metavar="IN.mlir", type=click.Path(dir_okay=False))
-@click.option("-o", "output", default=None, type=click.Path(dir_okay=False),
+@click.argument("input_path", metavar="IN.mlir", type=click.Path())
+@click.option("-o", "output", default=None, type=click.Path(),
               help="Output bundle: host LLVM bitcode with the device images embedded "
                    "(an ELF object when the target clang cannot read our LLVM's bitcode). Default: "
                    "<input stem>.offload.bc here (.o for an object, .offload.ll with -S).")

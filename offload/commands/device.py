@@ -15,7 +15,7 @@ from offload.options import ClangStyleCommand, command_options, given_flags, res
 
 
 @click.command("device", cls=ClangStyleCommand)
-@click.argument("input_path", metavar="IN.mlir", type=click.Path(dir_okay=False))
+@click.argument("input_path", metavar="IN.mlir", type=click.Path())
 @click.option("-o", "output", required=True, type=click.Path(),
               help="Output OffloadBinary (or, with --emit=bc|ll, a folder for one module per target).")
 @click.option("--emit", "emit", type=click.Choice(["offload", "bc", "ll"]), default="offload", show_default=True,

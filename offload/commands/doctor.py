@@ -26,6 +26,9 @@ def doctor(ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda
     rocm = toolchain.find_rocm(rocm_path)
     for line in doc.report_machine(found, cuda, rocm) + report_compiler():
         click.echo(line)
+    for given in clangs:  # a --clang that is no clang is said, never passed over
+        if toolchain.describe_clang(given) is None:
+            click.echo(f"--clang {given}: not a usable clang (not found, or its --version names no version)")
     if bundle is None:
         if not any(c.linker_wrapper for c in found):
             click.echo("no clang with clang-linker-wrapper: this machine cannot link bundles "

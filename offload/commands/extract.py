@@ -34,15 +34,39 @@ def extracted_name(index: int, image) -> str:
 
 
 @click.command("extract")
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("-o", "directory", required=True, type=click.Path(file_okay=False), help="Directory to write into.")
+@click.argument("file", type=click.Path())
+@click.option("-o", "directory", required=True, type=click.Path(), help="Directory to write into.")
 def extract_command(file: str, directory: str) -> None:
     """Write each image under a generated safe name in DIR."""
     images = _load_images(file)
+    created = missing_folders(directory)
     try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as e:
-        raise OffloadError(f"cannot create directory '{directory}': {e.strerror}") from None
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as e:
+            raise OffloadError(f"cannot create directory '{directory}': {e.strerror}") from None
+        write_images(file, directory, images)
+    except BaseException:
+        for folder in created:  # a failed extract leaves what was there: no new empty folder
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+        raise
+
+
+def missing_folders(directory: str) -> list[str]:
+    """The folders makedirs(directory) would create, innermost first."""
+    missing: list[str] = []
+    folder = os.path.normpath(directory)
+    while folder not in ("", ".", os.sep) and not os.path.lexists(folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    return missing
+
+
+def write_images(file: str, directory: str, images) -> None:
+    """Every image of `file` into `directory` under its generated name, all or nothing."""
     root = os.path.realpath(directory)
     outputs = {}
     for index, image in enumerate(images):

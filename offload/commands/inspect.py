@@ -112,7 +112,7 @@ def _echo_executable(record: dict) -> None:
 
 
 @click.command("inspect")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def inspect_command(file: str, as_json: bool) -> None:
     """List the images of an OffloadBinary, or of the bitcode, IR or ELF object that embeds them; of a

@@ -8,7 +8,7 @@ from offload.fsutil import atomic_write, refuse_input_as_output
 
 
 @click.command("package")
-@click.option("-o", "output", required=True, type=click.Path(dir_okay=False), help="Output OffloadBinary file.")
+@click.option("-o", "output", required=True, type=click.Path(), help="Output OffloadBinary file.")
 @click.option("--image", "images", multiple=True, required=True, metavar="file=F,triple=T,arch=A,kind=K[,key=value...]",
               help="An image, as llvm-offload-binary's --image (kind=cuda|hip|openmp; image-kind=KIND overrides "
                    "the kind detected from the content). Repeat for several images.")

@@ -38,7 +38,7 @@ class ShipCommand(click.Command):
 @click.command(cls=ShipCommand)
 @click.argument("arguments", nargs=-1, required=True, type=click.UNPROCESSED,
                 metavar="IN.mlir [COMPILE FLAGS] | BUNDLE...")
-@click.option("-o", "output", required=True, type=click.Path(dir_okay=False), help="the archive, APP.tar.gz")
+@click.option("-o", "output", required=True, type=click.Path(), help="the archive, APP.tar.gz")
 @click.option("--app", default=None, help="executable name on the target (default: the archive's name)")
 @click.pass_context
 def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str | None) -> None:

@@ -162,7 +162,7 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
 
 
 @click.command("verify")
-@click.argument("app", type=click.Path(dir_okay=False))
+@click.argument("app", type=click.Path())
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing when the executable is fine.")
 @click.option("--host-triple", "host", default=None, metavar="TRIPLE",
               help="Also check that APP is for this host CPU (x86_64-linux-gnu, aarch64-linux-gnu).")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from offload.errors import Location, OffloadError
-from offload.fsutil import read_input, same_file
+from offload.fsutil import read_input, refuse_endless_device, same_file
 
 
 @dataclass
@@ -133,6 +133,7 @@ def load_program(path: str, pass_pipeline: str | None = None) -> Program:
         if sys.stdin is None:
             raise OffloadError("the program comes from standard input (-), which is closed")
         try:
+            refuse_endless_device(sys.stdin.fileno(), "standard input")
             data, path = sys.stdin.buffer.read(), STDIN_NAME
         except OSError as e:
             raise OffloadError(f"cannot read standard input: {e.strerror}") from None

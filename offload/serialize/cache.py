@@ -198,9 +198,11 @@ def with_codegen(key: str, codegen_key: str) -> str:
 
 
 def _file_digest(path: str) -> str:
+    from offload.fsutil import read_input
+
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_input(path)).hexdigest()
+    except OffloadError:
         return "unreadable"  # serialization itself reports it
 
 

@@ -27,6 +27,8 @@ def find_libdevice(explicit: str | None) -> str:
         if Path(explicit).is_dir():
             raise OffloadError(f"--libdevice '{explicit}' is a folder without libdevice.10.bc: "
                                "name the file or the folder that holds it (CUDA: nvvm/libdevice)")
+        if path.exists():
+            raise OffloadError(f"--libdevice '{explicit}' is not a file (expected libdevice.10.bc or its folder)")
         raise OffloadError(f"--libdevice '{explicit}' does not exist (expected libdevice.10.bc or its folder)")
     candidates = [Path(root) / LIBDEVICE_IN_TOOLKIT for root in cuda_roots()]
     candidates.append(Path("/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc"))  # Debian's toolkit

@@ -19,7 +19,6 @@ import tempfile
 
 from offload.compiler import trace
 from offload.errors import OffloadError
-from offload.fsutil import read_input
 from offload.packager.bitcode_ident import BitcodeModule, bitcode_module
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import LoweredModule
@@ -27,7 +26,7 @@ from offload.serialize.kinds import KINDS, LibraryPlan
 from offload.serialize.libraries import LIBRARY_FIX
 from offload.serialize.llvmlite_backend import bitcode_call_graph
 from offload.serialize.optimizer import pipeline_text
-from offload.serialize.skeleton import check_library_triple, module_flags_ir
+from offload.serialize.skeleton import check_library_triple, module_flags_ir, read_link_bitcode
 
 
 class LlvmToolsStages:
@@ -68,7 +67,7 @@ class LlvmToolsStages:
     def link_user_bitcode(self, module: str, files: tuple[str, ...]) -> str:
         libraries = []
         for path in files:
-            copy = self._write("user.input", read_input(path))
+            copy = self._write("user.input", read_link_bitcode(path))
             library = self._path("user.bc")
             _run([self.optimizer.link, copy, "-o", library], f"--link-bitcode '{path}' is not valid LLVM bitcode or IR")
             check_library_triple(path, self._read(library).triple, self.target)

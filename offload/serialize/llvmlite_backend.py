@@ -11,13 +11,12 @@ import threading
 
 from offload.errors import OffloadError
 from offload.formats.targets import Target
-from offload.fsutil import read_input
 from offload.options import DEFAULT_OPT_LEVEL
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import LoweredModule
 from offload.serialize.kinds import KINDS, LibraryPlan
 from offload.serialize.libraries import LIBRARY_FIX, bitcode_bytes
-from offload.serialize.skeleton import check_library_triple, module_flags_ir
+from offload.serialize.skeleton import check_library_triple, module_flags_ir, read_link_bitcode
 
 _target_machines: dict[tuple, object] = {}
 _contexts: list = []
@@ -91,7 +90,7 @@ class LlvmliteStages:
 
         target = self.target
         for path in files:
-            data = read_input(path)
+            data = read_link_bitcode(path)
             try:
                 library = llvm.parse_bitcode(data, self.context) if is_bitcode(data) else \
                     llvm.parse_assembly(data.decode("utf-8", "replace"), self.context)

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from offload.errors import Location, OffloadError
 from offload.formats.targets import Target
-from offload.fsutil import atomic_write
+from offload.fsutil import atomic_write, read_input
 from offload.options import CompileOptions
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import DeviceImage, LoweredModule, image_symbols
@@ -97,6 +97,14 @@ def dump_stage(job: SerializeJob, stage: str, stages_or_data, module=None) -> No
     stem = os.path.splitext(os.path.basename(job.path))[0] or "stdin"
     suffix = "bc" if is_bitcode(data) else "ll"
     atomic_write(os.path.join(folder, f"{stem}.{job.target.arch}.{stage}.{suffix}"), data)
+
+
+def read_link_bitcode(path: str) -> bytes:
+    """A --link-bitcode library's bytes; a missing file, a folder or a device is one error naming the flag."""
+    try:
+        return read_input(path)
+    except OffloadError as e:
+        raise OffloadError(f"--link-bitcode: {e.message}") from None
 
 
 def check_library_triple(path: str, triple: str, target: Target) -> None:

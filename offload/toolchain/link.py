@@ -467,9 +467,9 @@ def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool, fi
 
         report = read_report(stderr + "\n" + stdout, inputs)
         summary = failure_summary(report) or "no cause printed: rerun with -v"
-        if not verbose:  # the lines that add a fact; the one the summary quotes is not repeated
+        if not verbose:  # the lines that add a fact; none the summary quotes or restates is repeated
             for line in report.causes[:20]:
-                if line not in summary:
+                if line not in summary and line not in report.restated:
                     click.echo(line, err=True)
         raise OffloadError(f"clang {plan.clang.version} failed to link (exit {done.returncode}): {summary}")
     if not verbose:

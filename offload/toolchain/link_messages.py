@@ -29,6 +29,7 @@ class LinkReport:
     undefined: dict[str, list[str]] = field(default_factory=dict)  # symbol -> inputs referencing it
     missing_libraries: list[str] = field(default_factory=list)
     undefined_device: list[str] = field(default_factory=list)  # device functions nvlink found no definition of
+    restated: list[str] = field(default_factory=list)  # causes failure_summary tells in its own words
 
 
 def warnings(text: str) -> list[str]:
@@ -73,6 +74,7 @@ def read_report(text: str, inputs: list[str]) -> LinkReport:
         report.causes.append(line)
         names = _QUOTED.findall(line)
         if "multiple definition of" in line and names:
+            report.restated.append(line)
             symbol = names[0]
             where = [f for f in (referrer, _first_file(line.split("first defined here")[0].split(";")[-1], owners))
                      if f]
@@ -81,13 +83,16 @@ def read_report(text: str, inputs: list[str]) -> LinkReport:
                 if f not in report.duplicates[symbol]:
                     report.duplicates[symbol].append(f)
         elif found := _DEVICE_UNDEFINED.match(line):
+            report.restated.append(line)
             if found["name"] not in report.undefined_device:
                 report.undefined_device.append(found["name"])
         elif ("undefined reference to" in line or "undefined symbol" in line) and names:
+            report.restated.append(line)
             users = report.undefined.setdefault(names[-1], [])
             if referrer and referrer not in users:
                 users.append(referrer)
         elif "cannot find -l" in line:
+            report.restated.append(line)
             report.missing_libraries.append(line.split("cannot find ", 1)[1].split(":")[0])
     if not report.causes:  # an unknown message: every line but the consequences
         report.causes = [line for line in (_rename_temporaries(raw.strip(), owners) for raw in text.splitlines())
