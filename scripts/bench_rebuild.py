@@ -113,9 +113,8 @@ def rebuilds(tmp: Path, server: RedisServer, runs: int) -> None:
     empty, local, remote, link = (results[names[k]] for k in ("empty", "local", "remote", "link"))
     print(f"  2nd machine (warm Redis) / local cache: wall {remote[0] / local[0]:.2f}, CPU {remote[2] / local[2]:.2f}; "
           f"/ empty cache: wall {remote[0] / empty[0]:.2f}, CPU {remote[2] / empty[2]:.2f}")
-    print(f"  what the device images cost the 2nd machine beyond the local cache: {remote[0] - local[0]:+.3f} s wall; "
-          f"the link alone: {link[0]:.3f} s (the rest: clang for main.cpp, scale.cu and helpers.cu, MLIR parsing "
-          "and lowering, host code)")
+    print(f"  what the remote tier costs the 2nd machine beyond the local cache: {remote[0] - local[0]:+.3f} s wall; "
+          f"the link alone: {link[0]:.3f} s (the rest: clang for main.cpp, scale.cu and helpers.cu)")
     b_empty, b_local, b_remote = (results[names[k]] for k in ("bundles empty", "bundles local", "bundles remote"))
     print(f"  2 bundles + link / link alone: 2nd machine (warm Redis) wall {b_remote[0] / link[0]:.2f}, CPU "
           f"{b_remote[2] / link[2]:.2f}; local cache wall {b_local[0] / link[0]:.2f}; empty cache wall "

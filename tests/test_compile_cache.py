@@ -200,5 +200,14 @@ def test_second_machine_takes_the_whole_compile_from_redis(tmp_path, project, re
         assert len(compile_entries(tmp_path / "machine2")) == 1  # kept locally too
         messages, imported = compile_in(project, tmp_path / "machine2", url=server.url())
         assert not messages and "redis" not in imported and outputs(project) == reference
+        client = server.client()
+        [key] = client.keys(compile_cache.CompileCache.REMOTE_PREFIX + "*")
+        value = client.get(key)
+        assert value is not None
+        client.set(key, value[:-1] + bytes([value[-1] ^ 1]))  # garbled: a miss, rebuilt and written back
+        messages, imported = compile_in(project, tmp_path / "machine3", url=server.url())
+        assert not messages and "mlir.ir" in imported and outputs(project) == reference
+        messages, imported = compile_in(project, tmp_path / "machine4", url=server.url())
+        assert not messages and "mlir.ir" not in imported and outputs(project) == reference
     finally:
         server.stop()
