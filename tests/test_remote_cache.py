@@ -437,3 +437,89 @@ def test_remote_down_record_is_bounded(tmp_path, monkeypatch):
     record.symlink_to(tmp_path / "elsewhere.json")
     assert folder.remote_down("server-a") is None
     folder.close()
+
+
+class CountingProxy:
+    """Relays connections to a server, counting connections and round trips: a round trip begins when the
+    client sends after it has had an answer (or first)."""
+
+    def __init__(self, port: int):
+        import threading
+
+        self.port_upstream = port
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        self.connections = 0
+        self.round_trips = 0
+        self.threads: list = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            thread = threading.Thread(target=self._relay, args=(client,), daemon=True)
+            thread.start()
+            self.threads.append(thread)
+
+    def _relay(self, client: socket.socket) -> None:
+        import select
+
+        upstream = socket.create_connection(("127.0.0.1", self.port_upstream))
+        answered = True
+        try:
+            while True:
+                ready, _, _ = select.select([client, upstream], [], [], 30)
+                if not ready:
+                    return
+                for side in ready:
+                    data = side.recv(1 << 16)
+                    if not data:
+                        return
+                    if side is client:
+                        if answered:
+                            self.round_trips += 1
+                            answered = False
+                        upstream.sendall(data)
+                    else:
+                        answered = True
+                        client.sendall(data)
+        finally:
+            client.close()
+            upstream.close()
+
+    def close(self) -> None:
+        self.listener.close()
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+
+def test_all_images_of_a_compile_in_one_round_trip(tmp_path, server):
+    """A compile for two targets on a machine whose folder is cold (-v: the images, not the whole compile):
+    one connection, one round trip (no HELLO, CLIENT SETINFO, AUTH, or SELECT for database 0), both images
+    remote hits."""
+    url = server.url()
+    command = [sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80,sm_90", "-v", "-o"]
+    environment = {**clean_environment(), URL_ENVIRONMENT: url, CACHE_ENVIRONMENT: str(tmp_path / "machine1")}
+    done = subprocess.run([*command, str(tmp_path / "a.bc")], env=environment, capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    assert done.returncode == 0 and server.client().dbsize() == 2, done.stderr
+    proxy = CountingProxy(server.port)
+    try:
+        environment.update({URL_ENVIRONMENT: f"redis://127.0.0.1:{proxy.port}/0",
+                            CACHE_ENVIRONMENT: str(tmp_path / "machine2")})
+        done = subprocess.run([*command, str(tmp_path / "b.bc")], env=environment, capture_output=True, text=True,
+                              timeout=TIMEOUT)
+    finally:
+        proxy.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("cache: remote hit") == 2, done.stderr
+    assert (proxy.connections, proxy.round_trips) == (1, 1)
+    assert (tmp_path / "a.bc").read_bytes() == (tmp_path / "b.bc").read_bytes()
