@@ -414,6 +414,28 @@ def test_failed_server_is_remembered_for_the_next_compiles(tmp_path, reference, 
     assert (tmp_path / "a.bc").read_bytes() == reference
 
 
+def test_server_that_never_answers_costs_one_timeout_without_a_folder(tmp_path, reference):
+    """No cache folder to remember the failure in (one others can write is refused): the compile asks
+    for the whole compile, times out, and does not ask again for its images."""
+    folder = tmp_path / "open-to-all"
+    folder.mkdir()
+    folder.chmod(0o777)
+    silent = SilentServer()
+    try:
+        environment = {**clean_environment(), URL_ENVIRONMENT: f"redis://127.0.0.1:{silent.port}/0",
+                       CACHE_ENVIRONMENT: str(folder)}
+        done = subprocess.run([sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o",
+                               str(tmp_path / "a.bc")], env=environment, capture_output=True, text=True,
+                              timeout=TIMEOUT)
+    finally:
+        silent.close()
+    assert done.returncode == 0, done.stderr
+    remote = [line for line in warnings_of(done) if "remote cache" in line]
+    assert len(remote) == 1 and "Timeout" in remote[0], done.stderr
+    assert len(silent.accepted) == 1
+    assert (tmp_path / "a.bc").read_bytes() == reference
+
+
 def test_remote_down_record_is_bounded(tmp_path, monkeypatch):
     from offload.serialize import cache_folder
     from offload.serialize.cache_folder import REMOTE_DOWN_NAME, REMOTE_DOWN_SECONDS, CacheFolder

@@ -43,6 +43,9 @@ KEY_PREFIX = "mlir-offload:image:"
 # this much is downloaded) nor written.
 MAX_VALUE_BYTES = 64 << 20
 _WARNED: set[str] = set()  # the servers this process has warned about
+# The servers that failed in this process (id -> why): its next connections (a compile asks for the whole
+# compile, then for the images) are not tried, whether or not a cache folder remembers the failure.
+_FAILED: dict[str, str] = {}
 
 
 def redact(url: str) -> str:
@@ -161,6 +164,7 @@ class RemoteCache:
     def get_many(self, keys: list[str], prefix: str = KEY_PREFIX) -> list[bytes | None]:
         """The values stored under `keys`, in one round trip; None for a key with no value, a value that is
         not a string or one larger than MAX_VALUE_BYTES; all None when the server fails."""
+        self.failure = self.failure or _FAILED.get(self.server_id)
         if not keys or self.failure is not None:
             return [None] * len(keys)
         client = self._connection()
@@ -181,6 +185,7 @@ class RemoteCache:
         """Store `entries` (key -> value) in one pipeline; the number written (0 when read-only or failed).
         A value larger than MAX_VALUE_BYTES is not written: no compile would read it."""
         entries = {key: value for key, value in entries.items() if len(value) <= MAX_VALUE_BYTES}
+        self.failure = self.failure or _FAILED.get(self.server_id)
         if not entries or not self.writable:
             return 0
         client = self._connection()
@@ -219,7 +224,7 @@ class RemoteCache:
         detail = " ".join(str(error).split()).rstrip(".") or type(error).__name__
         if self._password:
             detail = detail.replace(self._password, "***")
-        self.failure = detail
+        self.failure = _FAILED[self.server_id] = detail
         # Refused, unreachable, slow: the next compiles would wait as long. An error the server answered
         # (a wrong password, a command the ACL denies) is remembered only when reading.
         self.lasting = action == "read from" or isinstance(error, (ConnectionError, TimeoutError, OSError))
