@@ -143,6 +143,17 @@ def test_entry_binds_key_and_outputs():
     assert compile_cache.decode(bytes(garbled), "k" * 64, allowed) is None
     outside = compile_cache.encode("k" * 64, [], {"../../outside.bc": b"x"})
     assert compile_cache.decode(outside, "k" * 64, allowed) is None
+    many = [["program", "/bin/sh", [0, 0]]] * (compile_cache.MAX_IMPLICIT_INPUTS + 1)
+    assert compile_cache.decode(compile_cache.encode("k" * 64, many, files), "k" * 64, allowed) is None
+
+
+def test_entry_cannot_make_a_compile_read_a_huge_file_or_a_device(tmp_path):
+    huge = tmp_path / "huge"
+    with open(huge, "wb") as f:
+        f.truncate(compile_cache.MAX_INPUT_BYTES + 1)  # sparse: nothing is written
+    os.mkfifo(tmp_path / "fifo")
+    for path in (huge, tmp_path / "fifo", Path("/dev/zero"), tmp_path / "missing"):
+        assert not compile_cache.still_valid([["file", str(path), "0" * 64]])
 
 
 def test_forged_entry_is_a_miss_and_rebuilt(tmp_path, project, reference):

@@ -45,6 +45,9 @@ _ENVIRONMENT_IGNORED = ("MLIR_OFFLOAD_CACHE_DIR", "MLIR_OFFLOAD_CACHE_MODE", "ML
 # Files a compile opens that are code (its modules: this package's in the key, the bindings' by identity).
 _CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth")
 _PACKAGE = Path(__file__).resolve().parent.parent
+# What an entry may ask a compile to check: a few inputs, none huge (an entry is checked before it is used).
+MAX_INPUT_BYTES = 1 << 30
+MAX_IMPLICIT_INPUTS = 4096
 
 
 def eligible(input_path: str, output: str | None, options, verbose: bool) -> bool:
@@ -126,6 +129,8 @@ class Recorder:
             if identity is None:
                 return None
             found[("program", program)] = identity
+        if len(found) > MAX_IMPLICIT_INPUTS:
+            return None
         return [[kind, path, fingerprint] for (kind, path), fingerprint in sorted(found.items())]
 
 
@@ -159,13 +164,15 @@ def still_valid(implicit: list) -> bool:
 
 
 def _content_digest(path: str) -> str | None:
-    """SHA-256 of a regular file's bytes (never a FIFO or a device: opened without blocking, then fstat)."""
+    """SHA-256 of a regular file's bytes (never a FIFO or a device: opened without blocking, then fstat;
+    never one past MAX_INPUT_BYTES)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except (OSError, ValueError):
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or status.st_size > MAX_INPUT_BYTES:
             return None
         digest = hashlib.sha256()
         while chunk := os.read(fd, 1 << 20):
@@ -247,7 +254,7 @@ def decode(data: bytes, key: str, allowed) -> tuple[list, dict[str, bytes]] | No
     if not isinstance(header, dict) or header.get("key") != key:
         return None
     implicit, outputs = header.get("implicit"), header.get("outputs")
-    if not isinstance(implicit, list) or not all(
+    if not isinstance(implicit, list) or len(implicit) > MAX_IMPLICIT_INPUTS or not all(
             isinstance(i, list) and len(i) == 3 and i[0] in ("file", "program") and isinstance(i[1], str)
             for i in implicit):
         return None
