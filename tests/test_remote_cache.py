@@ -309,15 +309,17 @@ def test_tls(tmp_path, reference):
 
 
 def test_redis_client_is_imported_only_when_the_server_is_asked(tmp_path, server):
-    def imported(url: str | None) -> set[str]:
+    def imported(url: str | None, *flags: str) -> set[str]:
         environment = clean_environment()
         environment[CACHE_ENVIRONMENT] = str(tmp_path / "cache")
         if url:
             environment[URL_ENVIRONMENT] = url
         done = subprocess.run([sys.executable, "-X", "importtime", "-m", "offload", "compile", SAXPY, "--offload-arch",
-                               "sm_80", "-o", str(tmp_path / "a.bc")], env=environment, capture_output=True, text=True,
-                              timeout=TIMEOUT)
+                               "sm_80", "-o", str(tmp_path / "a.bc"), *flags], env=environment, capture_output=True,
+                              text=True, timeout=TIMEOUT)
         assert done.returncode == 0, done.stderr
+        if "-v" in flags:
+            assert "cache: hit sm_80" in done.stderr, done.stderr
         return {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
 
     shutil.rmtree(tmp_path / "cache", ignore_errors=True)
@@ -325,8 +327,10 @@ def test_redis_client_is_imported_only_when_the_server_is_asked(tmp_path, server
     assert "offload.serialize.remote_cache" not in without and "redis" not in without
     shutil.rmtree(tmp_path / "cache")
     assert {"offload.serialize.remote_cache", "redis"} <= imported(server.url())  # a miss asks the server
-    every_image_local = imported(server.url())  # the image is in the local folder now: the server is not asked
+    every_image_local = imported(server.url(), "-v")  # -v: the images, all in the local folder: not asked
     assert "offload.serialize.remote_cache" in every_image_local and "redis" not in every_image_local
+    whole_compile_local = imported(server.url())  # the whole compile in the local folder: not asked
+    assert "redis" not in whole_compile_local and "mlir.ir" not in whole_compile_local
 
 
 def _peak_rss_kib(command: list[str], environment: dict) -> tuple[int, str]:
