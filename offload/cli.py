@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import difflib
+import errno
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 import click
 
@@ -114,16 +116,32 @@ def main(argv: list[str] | None = None) -> None:
     except MemoryError:
         os.write(2, b"mlir-offload: error: out of memory\n")
         sys.exit(1)
-    except Exception as e:  # a bug of ours: still one line for the user, the traceback on request
-        if os.environ.get("MLIR_OFFLOAD_TRACEBACK"):
-            raise
-        detail = " ".join(str(e).split())
-        _echo_error(f"mlir-offload: error: internal error ({type(e).__name__}: {detail}); rerun with "
-                    "MLIR_OFFLOAD_TRACEBACK=1 and report the traceback")
+    except OSError as e:
+        if not _is_full_output(e):
+            _internal_error(e)
+        _echo_error(f"mlir-offload: error: cannot write standard output: {e.strerror}")
         sys.exit(1)
+    except Exception as e:  # noqa: BLE001 - a bug of ours: one line for the user (_internal_error)
+        _internal_error(e)
     for line in take_deferred_warnings():
         _echo_error(line)
     sys.exit(status if isinstance(status, int) else 0)
+
+
+def _internal_error(e: Exception) -> NoReturn:
+    """A bug of ours: still one line for the user, the traceback on request."""
+    if os.environ.get("MLIR_OFFLOAD_TRACEBACK"):
+        raise e
+    detail = " ".join(str(e).split())
+    _echo_error(f"mlir-offload: error: internal error ({type(e).__name__}: {detail}); rerun with "
+                "MLIR_OFFLOAD_TRACEBACK=1 and report the traceback")
+    sys.exit(1)
+
+
+def _is_full_output(error: OSError) -> bool:
+    """A write to standard output that failed (a full disk or /dev/full, a quota, an I/O error): such an
+    error names no file, where every file of ours is named in its OSError."""
+    return error.filename is None and error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG)
 
 
 def _end_of_options(argv: list[str]) -> int:

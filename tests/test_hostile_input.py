@@ -475,3 +475,13 @@ def test_a_bad_project_config_is_one_located_error(tmp_path, kind):
 def test_doctor_says_a_given_clang_is_unusable(tmp_path):
     done = run_limited(["doctor", "--clang", str(tmp_path / "no-such-clang")], tmp_path)
     assert f"--clang {tmp_path / 'no-such-clang'}: not a usable clang" in done.stdout.decode(), done.stdout
+
+
+@pytest.mark.parametrize("args", [["inspect", "b.bc"], ["--help"], ["config", "show"]])
+def test_a_full_standard_output_is_one_error(tmp_path, args):
+    (tmp_path / "b.bc").write_bytes((SEEDS / "saxpy.hip.bc").read_bytes())
+    with open("/dev/full", "wb") as full:  # writes fail with ENOSPC, as on a full disk
+        done = subprocess.run([sys.executable, "-m", "offload", *args], cwd=tmp_path, stdout=full,
+                              stderr=subprocess.PIPE, timeout=60)
+    line = assert_one_line_error(done, " ".join(args))  # was an internal error (OSError)
+    assert line == "mlir-offload: error: cannot write standard output: No space left on device", line
