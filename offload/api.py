@@ -33,6 +33,18 @@ class Bundle:
     host_format: str  # "bc" | "obj": name the file .bc or .o accordingly (suffix)
     ptx: dict[str, str] = field(default_factory=dict)  # arch -> PTX (device_image="ptx" / portable)
 
+    def __post_init__(self) -> None:
+        # A Bundle may be made by hand: its PTX architectures name files beside it, so they stay plain names.
+        if not isinstance(self.data, bytes):
+            raise OffloadError(f"Bundle(): data expects bytes, got {type(self.data).__name__}")
+        if self.host_format not in ("bc", "obj"):
+            raise OffloadError(f"Bundle(): host_format expects 'bc' or 'obj', got {_describe(self.host_format)}")
+        if not isinstance(self.ptx, dict) or not all(
+                isinstance(arch, str) and arch.replace("_", "").isalnum() and arch.isascii() and isinstance(text, str)
+                for arch, text in self.ptx.items()):
+            raise OffloadError(f"Bundle(): ptx expects a dict of architecture name (sm_80) -> PTX text, got "
+                               f"{_describe(self.ptx)}")
+
     @property
     def suffix(self) -> str:
         return ".o" if self.host_format == "obj" else ".bc"

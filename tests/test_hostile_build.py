@@ -239,6 +239,10 @@ API_CASES = {
     "module a str": lambda api, text: api.compile_module(text, "sm_80"),
     "link a generator": lambda api, text: api.link((p for p in ["s.bc"]), "app"),
     "arch not a list": lambda api, text: api.compile_text(text, 80),
+    "bundle of text": lambda api, text: api.Bundle(text, "bc"),
+    "bundle format": lambda api, text: api.Bundle(b"x", "zip"),
+    "bundle PTX arch a path": lambda api, text: api.Bundle(b"x", "bc", {"../../escape": "ptx"}),
+    "bundle PTX bytes": lambda api, text: api.Bundle(b"x", "bc", {"sm_80": b"ptx"}),
 }
 
 
