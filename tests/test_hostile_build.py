@@ -357,3 +357,12 @@ def test_a_duplicate_definition_is_said_once(tmp_path):
     line = one_error_line(run_cli("link", "s.bc", "s.bc", "-o", "app", cwd=tmp_path))  # ld's lines were printed too
     assert "'main' is defined by s.bc" in line and "multiple definition" not in line
     assert not (tmp_path / "app").exists()
+
+
+@pytest.mark.parametrize("cache", [[], ["--no-cache"]])  # the LLVM tools' path and the in-process one
+def test_an_invalid_link_bitcode_library_is_named_not_its_temporary_copy(tmp_path, cache):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    (tmp_path / "lib.ll").write_text("define void @f() {\n  ret i32 0\n}\n")
+    line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-o", "a.bc", *cache,
+                                  "--link-bitcode", "lib.ll", cwd=tmp_path))
+    assert "--link-bitcode 'lib.ll'" in line and "user.input" not in line and "/tmp" not in line, line

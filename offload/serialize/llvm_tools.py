@@ -69,7 +69,8 @@ class LlvmToolsStages:
         for path in files:
             copy = self._write("user.input", read_link_bitcode(path))
             library = self._path("user.bc")
-            _run([self.optimizer.link, copy, "-o", library], f"--link-bitcode '{path}' is not valid LLVM bitcode or IR")
+            _run([self.optimizer.link, copy, "-o", library], f"--link-bitcode '{path}' is not valid LLVM bitcode or IR",
+                 names={copy: path})
             check_library_triple(path, self._read(library).triple, self.target)
             libraries.append(library)
         linked = self._path("user-linked.bc")
@@ -140,8 +141,9 @@ def _check_bitcode_header(path: str) -> None:
         raise OffloadError(f"device library '{path}' is not valid LLVM bitcode (no bitcode header): {LIBRARY_FIX}")
 
 
-def _run(command: list[str], failure: str, fix: str = "") -> None:
-    """command, or an OffloadError: `failure`, what the tool printed (or how it ended), then `fix`."""
+def _run(command: list[str], failure: str, fix: str = "", names: dict[str, str] | None = None) -> None:
+    """command, or an OffloadError: `failure`, what the tool printed (or how it ended), then `fix`; `names`
+    (temporary copy -> the user's file) keeps temporary names out of the message."""
     trace.tool(command)
     try:
         done = subprocess.run(command, capture_output=True)
@@ -149,5 +151,8 @@ def _run(command: list[str], failure: str, fix: str = "") -> None:
         raise OffloadError(f"cannot run {command[0]}: {e.strerror}") from None
     if done.returncode != 0:
         how = (f"killed by signal {-done.returncode}" if done.returncode < 0 else f"exit status {done.returncode}")
-        detail = " ".join(done.stderr.decode("utf-8", "replace").split())[:300] or how
+        printed = done.stderr.decode("utf-8", "replace")
+        for temporary, name in (names or {}).items():
+            printed = printed.replace(temporary, name)
+        detail = " ".join(printed.split())[:300] or how
         raise OffloadError(f"{failure}: {detail}" + (f": {fix}" if fix else ""))
