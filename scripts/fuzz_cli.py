@@ -2,8 +2,8 @@
 """Fuzz the commands that read untrusted files (inspect, extract, verify) with mutated real bundles and
 executables (fixed seed), each run as a user runs it (offload.cli.main with the command's arguments) in a
 forked child. A crash is an exit status other than 0 or 1, an exception escaping main, an internal error,
-a traceback, or an error that is not one line (a note repeating the error counts); a hang is an input
-taking longer than --hang-seconds.
+a traceback, an error that is not one line (a note repeating the error counts), or a failed run that left
+a file or printed on standard output (partial output); a hang is an input taking longer than --hang-seconds.
 
     python3 scripts/fuzz_cli.py [--iterations N] [--seed S] [--save DIR]
 
@@ -59,10 +59,15 @@ def arguments(command: str, path: str, scratch: str) -> list[str]:
             "extract": ["extract", path, "-o", os.path.join(scratch, "out")]}[command]
 
 
-def judge(status, stderr: str) -> str | None:
-    """Why this run is a crash, or None."""
+def judge(status, stderr: str, stdout: str = "", left: tuple[str, ...] = ()) -> str | None:
+    """Why this run is a crash, or None. `left`: the files a run left beside its input (a failed run
+    leaves none, and writes nothing to standard output: no partial output)."""
     if status not in (0, 1):
         return f"exit status {status!r}"
+    if status == 1 and left:
+        return f"a failed run left {', '.join(left)}"
+    if status == 1 and stdout:
+        return f"a failed run printed on standard output: {stdout[-200:]!r}"
     lines = stderr.splitlines()
     if "Traceback" in stderr or "internal error" in stderr:
         return f"internal error: {stderr[-300:]!r}"
@@ -77,8 +82,9 @@ def judge(status, stderr: str) -> str | None:
     return None
 
 
-def run_one(command: str, data: bytes, scratch: str) -> tuple[object, str]:
-    """offload.cli.main on the input, as a user runs it: (exit status, standard error)."""
+def run_one(command: str, data: bytes, scratch: str) -> tuple[object, str, str, tuple[str, ...]]:
+    """offload.cli.main on the input, as a user runs it: (exit status, standard error, standard output,
+    the files it left beside the input)."""
     from offload import cli
 
     path = os.path.join(scratch, "input")
@@ -95,7 +101,10 @@ def run_one(command: str, data: bytes, scratch: str) -> tuple[object, str]:
     finally:
         sys.stdout, sys.stderr = saved
     err.flush()
-    return status, err.buffer.getvalue().decode("utf-8", "replace")
+    out.flush()
+    left = tuple(sorted(name for name in os.listdir(scratch) if name != "input"))
+    return (status, err.buffer.getvalue().decode("utf-8", "replace"), out.buffer.getvalue().decode("utf-8", "replace"),
+            left)
 
 
 def run_batch(seed: int, start: int, stop: int, corpus, hang_seconds: float, report_fd: int) -> None:

@@ -195,6 +195,9 @@ def test_the_cli_fuzz_judges_what_it_should():
     assert judge(1, "mlir-offload: error: a: b (c)\nmlir-offload: note: a: b (c)\n")  # a repeat
     assert judge(1, "mlir-offload: error: internal error (KeyError: 1)\n")
     assert judge(1, "raw tool text\nmlir-offload: error: x\n") and judge(2, "") and judge(None, "")
+    assert judge(1, "mlir-offload: error: x\n", left=("out",))  # a failed extract left its folder
+    assert judge(1, "mlir-offload: error: x\n", stdout="0-cuda-sm_80.bc\n")  # partial output
+    assert judge(0, "", stdout="listing\n", left=("out",)) is None
 
 
 # ---- ship: names and the target's checks ---------------------------------------------------------
