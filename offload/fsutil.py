@@ -129,6 +129,15 @@ def stream_of(path) -> int | None:
     return None
 
 
+def refuse_binary_to_terminal(path: str | os.PathLike, what: str, also: str = "") -> None:
+    """`-o -` with standard output on a terminal: binary bytes there would garble it (LLVM's tools refuse too)."""
+    import sys
+
+    if str(path) == STDOUT and sys.stdout is not None and sys.stdout.isatty():
+        raise OffloadError(f"not writing {what} to a terminal (-o -): redirect standard output to a file or a pipe, "
+                           f"or name a file with -o{also}")
+
+
 def check_output(path: str | os.PathLike) -> None:
     """An output may replace a regular file or nothing, or write through standard output: never a device
     node, a FIFO, a folder, or a link into /dev or /proc (replacing /dev/stdout would break the system)."""

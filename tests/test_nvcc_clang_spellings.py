@@ -230,3 +230,42 @@ def test_ship_hands_nvcc_spellings_to_compile(tmp_path):
     assert [target["arch"] for target in manifest["targets"]] == ["sm_80"]
     done = run_cli("ship", str(SAXPY), "-arch=sm_80", "-DX", "-o", str(tmp_path / "b.tar.gz"))
     assert done.returncode == 2 and "no preprocessor" in done.stderr and not (tmp_path / "b.tar.gz").exists()
+
+
+def test_binary_output_is_not_written_to_a_terminal(tmp_path):
+    """`-o -` on a terminal is refused as LLVM's tools refuse it; -S (text) and a pipe are fine."""
+    import subprocess
+    import sys
+    import threading
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    leader, follower = os.openpty()
+    shown = []
+
+    def drain():  # the terminal's reader: a full pty buffer would block the writer
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        def on_terminal(*words):
+            return subprocess.run([sys.executable, "-m", "offload", *words], stdout=follower,
+                                  stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, timeout=300)
+        done = on_terminal("compile", str(SAXPY), "-arch=sm_80", "-o", "-")
+        assert done.returncode == 1 and "not writing a binary bundle to a terminal" in done.stderr
+        assert on_terminal("compile", str(SAXPY), "-arch=sm_80", "-S", "-o", "-").returncode == 0
+    finally:
+        os.close(follower)
+        reader.join(timeout=10)
+        os.close(leader)
+    assert b"define" in b"".join(shown)  # the -S text reached the terminal
+    piped = subprocess.run([sys.executable, "-m", "offload", "compile", str(SAXPY), "-arch=sm_80", "-o", "-"],
+                           capture_output=True, env=env, timeout=300)
+    assert piped.returncode == 0 and piped.stdout.startswith(b"BC")

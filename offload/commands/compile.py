@@ -105,6 +105,10 @@ def compile_and_write(input_path: str, output: str | None, textual: bool, resolv
     trace_path = time_trace_path(options.time_trace, output)
     outputs = [output, build.dependency_file, trace_path, *planned_ptx_files(plan)]
     check_output_place(output, build, outputs, [input_path, *options.link_bitcode, options.libdevice])
+    if not textual:
+        from offload.fsutil import refuse_binary_to_terminal
+
+        refuse_binary_to_terminal(output, "a binary bundle", " (-S writes it as text)")
     refuse_pipeline_writing_over(options.pass_pipeline, [*compile_inputs(build, input_path, options), *outputs])
     if trace_path is not None:
         trace.record_time_trace()

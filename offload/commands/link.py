@@ -110,6 +110,10 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
 
     refuse_input_as_output(settings.output, positional)  # clang would overwrite the bundle or an object
     check_output(settings.output)
+    if not settings.dry_run:
+        from offload.fsutil import refuse_binary_to_terminal
+
+        refuse_binary_to_terminal(settings.output, "an executable")
     for item in positional:
         if item.endswith((".mlir", ".mlirbc")):
             raise OffloadError(f"'{item}' is an MLIR program, not a bundle: compile it first "

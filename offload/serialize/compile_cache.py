@@ -50,6 +50,9 @@ MAX_INPUT_BYTES = 1 << 30
 MAX_IMPLICIT_INPUTS = 4096
 
 
+NATIVE_ARCH = "native"  # --offload-arch=native (offload/toolchain/gpus.py): asked anew each compile
+
+
 def eligible(input_path: str, output: str | None, options, verbose: bool) -> bool:
     """Whether a compile may be taken whole: its outputs are files named on the command line, and it
     writes nothing a replay could not (a trace, ptxas's report, saved stages, a pass pipeline's files)."""
@@ -59,7 +62,8 @@ def eligible(input_path: str, output: str | None, options, verbose: bool) -> boo
 
     return bool(options.cache and output and output != STDOUT and input_path != STDIN and not verbose
                 and not trace.enabled() and not options.time_trace and not options.resource_usage
-                and not options.save_temps and not options.pass_pipeline and not options.device_stage_folder)
+                and not options.save_temps and not options.pass_pipeline and not options.device_stage_folder
+                and NATIVE_ARCH not in (options.offload_arch or "").split(","))  # this machine's GPUs may change
 
 
 def compile_key(input_path: str, output: str, textual: bool, options, config_file: str | None) -> str | None:
