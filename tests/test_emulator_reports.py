@@ -127,8 +127,8 @@ def test_hopper_transaction_barriers_are_refused_at_compile(tmp_path):
     done = run_cli("run", str(source), "--offload-arch", "sm_90", "--emulate")
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        # nvgpu's Hopper ops are in NVVM form once the program is read: the line is the user's
-        f"{source}:7:7: error: --emulate: 'nvvm.mbarrier.init' (transaction barriers (mbarrier)) "
+        # the program is checked as written: the op is the user's nvgpu op, not the nvvm op it becomes
+        f"{source}:4:12: error: --emulate: 'nvgpu.mbarrier.create' (Hopper's transaction barriers (mbarrier)) "
         "cannot be emulated on the CPU"]
 
 

@@ -36,6 +36,30 @@ def refusal(op_name: str) -> str | None:
 
 def check_emulatable(program) -> None:
     """Refuse the first device op of `program` (an offload.compiler.frontend.Program) that cannot be emulated."""
+    for module in program.gpu_modules():
+        _refuse_first(module, program.path)
+
+
+def check_device_source(module, path: str) -> None:
+    """The same check on the program as written, before outlining and the nvgpu conversion: the refused op
+    is named as the user wrote it (`nvgpu.mbarrier.init`, not the `nvvm` op it becomes). Device code is
+    what gpu.module and gpu.launch hold; the host's own ops (inline assembly included) run on the host."""
+    import mlir.ir as ir
+
+    device = []
+
+    def visit(op):
+        if op.name in ("gpu.module", "gpu.launch"):
+            device.append(op)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for op in device:
+        _refuse_first(op, path)
+
+
+def _refuse_first(root, path: str) -> None:
     import mlir.ir as ir
 
     from offload.compiler.frontend import location_of
@@ -49,9 +73,8 @@ def check_emulatable(program) -> None:
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
 
-    for module in program.gpu_modules():
-        module.walk(visit, ir.WalkOrder.PRE_ORDER)
-        if found:
-            op, why = found[0]
-            raise OffloadError(f"--emulate: '{op.name}' ({why}) cannot be emulated on the CPU",
-                               location_of(op.location, program.path))
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if found:
+        op, why = found[0]
+        raise OffloadError(f"--emulate: '{op.name}' ({why}) cannot be emulated on the CPU",
+                           location_of(op.location, path))

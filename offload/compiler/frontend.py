@@ -121,10 +121,10 @@ STDIN = "-"  # the input path that reads the program from standard input, as mli
 STDIN_NAME = "<stdin>"  # how errors name it
 
 
-def load_program(path: str, pass_pipeline: str | None = None) -> Program:
+def load_program(path: str, pass_pipeline: str | None = None, check_source=None) -> Program:
     """Parse `path` (MLIR text or bytecode; `-` reads standard input), run the user's `pass_pipeline`
-    (mlir-opt syntax, e.g. `builtin.module(convert-linalg-to-loops)`) if any, and outline its gpu.launch
-    bodies (gpu-kernel-outlining)."""
+    (mlir-opt syntax, e.g. `builtin.module(convert-linalg-to-loops)`) if any, call `check_source(module,
+    path)` if given, and outline its gpu.launch bodies (gpu-kernel-outlining)."""
     ir, passmanager = import_mlir()
 
     if isinstance(path, SourceText):
@@ -173,6 +173,8 @@ def load_program(path: str, pass_pipeline: str | None = None) -> Program:
             module = run_mlir(lambda: ir.Module.parseFile(str(path), context), path)
         else:  # MLIR takes UTF-8 file names only: parse the bytes already read (locations name the input)
             module = run_mlir(lambda: ir.Module.parse(data, context), path)
+        if check_source is not None:
+            check_source(module, str(path))
         written = {_symbol_name(op) for op in child_ops(module.operation, ir) if op.name == "gpu.module"}
         mark_launch_reductions_uniform(module, ir)
         outline = passmanager.PassManager.parse(f"builtin.module({outlining_pipeline(module, ir)})", context)

@@ -87,13 +87,14 @@ def compile_bundle(settings) -> CompiledBundle:
     from offload.compiler.save_temps import save_temps_for
 
     temps = save_temps_for(options.save_temps, settings.input_path, settings.output)
+    from offload.compiler.emulation import check_device_source, check_emulatable
+
     with stage("load"):
-        program = load_program(settings.input_path, options.pass_pipeline)
+        program = load_program(settings.input_path, options.pass_pipeline,
+                               check_device_source if options.emulate else None)
     if temps:
         temps.keep("input", str(program.module), "mlir")
     if options.emulate:
-        from offload.compiler.emulation import check_emulatable
-
         check_emulatable(program)
     with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):
         # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.

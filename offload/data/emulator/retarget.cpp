@@ -1139,19 +1139,41 @@ struct Retarget {
     return Entry;
   }
 
+  // The bytes each argument slot holds (what makeEntry reads): a launch copies them when it is queued,
+  // since the caller's argument array lives only until the launch call returns.
+  Constant *parameterSizes(Function &K) {
+    const DataLayout &DL = M.getDataLayout();
+    SmallVector<uint64_t, 16> Sizes;
+    for (Argument &A : K.args()) {
+      if (llvm::Type *ByVal = A.getParamByValType())
+        Sizes.push_back(DL.getTypeAllocSize(ByVal));
+      else if (A.getType()->isPointerTy())
+        Sizes.push_back(DL.getPointerSize(0));
+      else
+        Sizes.push_back(DL.getTypeStoreSize(A.getType()));
+    }
+    if (Sizes.empty())
+      return ConstantPointerNull::get(PointerType::get(E.C, 0));
+    Constant *Table = ConstantDataArray::get(E.C, Sizes);
+    return new GlobalVariable(M, Table->getType(), true, GlobalValue::PrivateLinkage, Table,
+                              "__emu_parameter_sizes_" + K.getName());
+  }
+
   void registerKernels() {
     std::set<Function *> Synchronizing = synchronizingFunctions();
     LLVMContext &C = E.C;
     Function *Ctor = Function::Create(FunctionType::get(Type::getVoidTy(C), false), GlobalValue::InternalLinkage,
                                       "__emu_register_module", M);
     IRBuilder<> B(BasicBlock::Create(C, "entry", Ctor));
-    FunctionCallee Register = E.runtime("__emu_register_kernel", Type::getVoidTy(C), {E.Ptr, E.Ptr, E.I32, E.I64});
+    FunctionCallee Register =
+        E.runtime("__emu_register_kernel", Type::getVoidTy(C), {E.Ptr, E.Ptr, E.I32, E.I64, E.I32, E.Ptr});
     for (Function *K : Kernels) {
       Function *Entry = makeEntry(*K);
       unsigned Flags = (E.WarpSize << WARP_SIZE_SHIFT) | (Synchronizing.count(K) ? FLAG_NEEDS_CONTEXTS : 0) |
                        (Amdgpu ? FLAG_AMDGPU : 0);
       Constant *Name = B.CreateGlobalString(K->getName(), "__emu_name_" + K->getName());
-      B.CreateCall(Register, {Name, Entry, B.getInt32(Flags), B.getInt64(SharedBytes)});
+      Constant *Sizes = parameterSizes(*K);
+      B.CreateCall(Register, {Name, Entry, B.getInt32(Flags), B.getInt64(SharedBytes), B.getInt32(K->arg_size()), Sizes});
     }
     B.CreateRetVoid();
     appendToGlobalCtors(M, Ctor, 0);

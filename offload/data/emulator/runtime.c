@@ -2,8 +2,11 @@
  * functions the retargeted kernels call (offload/data/emulator/retarget.cpp), so an executable runs its
  * kernels on the host CPU.
  *
- * - Launches run synchronously in the calling thread's order (streams are in order by construction); the
- *   blocks of one launch run concurrently on a pool of OS threads, one per core.
+ * - Launches, copies and sets are queued on their stream and the call returns, as on a GPU. Each stream
+ *   with queued work has an executor thread that runs it in order, so work on different streams runs
+ *   concurrently; the legacy default stream waits for and blocks the other blocking streams (CUDA's and
+ *   HIP's rule), events and stream waits order streams. The blocks of a launch run concurrently on its
+ *   executor and a pool of OS threads, one per core.
  * - A block's threads run as a plain loop when the kernel never waits for other threads; otherwise each
  *   GPU thread is a fiber (own stack, hand-written context switch) and a barrier or warp operation
  *   switches to the next fiber of the block until all have arrived.
@@ -37,7 +40,7 @@
 enum {
     SUCCESS = 0, ERROR_INVALID_VALUE = 1, ERROR_MEMORY_ALLOCATION = 2, ERROR_INVALID_CONFIGURATION = 9,
     ERROR_INVALID_DEVICE_POINTER = 17, ERROR_INVALID_RESOURCE_HANDLE = 400, ERROR_NOT_SUPPORTED = 801,
-    ERROR_INVALID_DEVICE_FUNCTION = 98, ERROR_INVALID_DEVICE = 101, ERROR_ASSERT = 710,
+    ERROR_INVALID_DEVICE_FUNCTION = 98, ERROR_INVALID_DEVICE = 101, ERROR_NOT_READY = 600, ERROR_ASSERT = 710,
 };
 
 /* A device-side assertion failed: the launch stopped, and every later call reports it (sticky). */
@@ -54,6 +57,7 @@ static const char *error_text(int code) {
     case ERROR_INVALID_DEVICE: return "invalid device ordinal";
     case ERROR_INVALID_RESOURCE_HANDLE: return "invalid resource handle";
     case ERROR_NOT_SUPPORTED: return "operation not supported";
+    case ERROR_NOT_READY: return "device not ready";
     case ERROR_ASSERT: return "device-side assert triggered";
     default: return "unknown error";
     }
@@ -69,6 +73,7 @@ static const char *error_name(int code) {
     case ERROR_INVALID_DEVICE_FUNCTION: return "ErrorInvalidDeviceFunction";
     case ERROR_INVALID_DEVICE: return "ErrorInvalidDevice";
     case ERROR_INVALID_RESOURCE_HANDLE: return "ErrorInvalidResourceHandle";
+    case ERROR_NOT_READY: return "ErrorNotReady";
     case ERROR_ASSERT: return "ErrorAssert";
     default: return "ErrorUnknown";
     }
@@ -90,18 +95,21 @@ struct kernel {
     unsigned flags;
     uint64_t static_shared;
     uint64_t max_dynamic_shared;
+    unsigned parameter_count;
+    const uint64_t *parameter_sizes;  /* the bytes each argument slot holds */
 };
 
 static struct kernel *kernels;
 static size_t kernel_count, kernel_capacity;
 
-EXPORT void __emu_register_kernel(const char *name, void (*entry)(void **), unsigned flags, uint64_t static_shared) {
+EXPORT void __emu_register_kernel(const char *name, void (*entry)(void **), unsigned flags, uint64_t static_shared,
+                                  unsigned parameter_count, const uint64_t *parameter_sizes) {
     if (kernel_count == kernel_capacity) {
         kernel_capacity = kernel_capacity ? 2 * kernel_capacity : 16;
         kernels = realloc(kernels, kernel_capacity * sizeof *kernels);
         if (!kernels) abort();
     }
-    kernels[kernel_count++] = (struct kernel){name, entry, flags, static_shared, 48 * 1024};
+    kernels[kernel_count++] = (struct kernel){name, entry, flags, static_shared, 48 * 1024, parameter_count, parameter_sizes};
 }
 
 /* clang 22's __tgt_offload_entry, in section llvm_offload_entries: `address` is what the host code passes
@@ -140,11 +148,15 @@ enum fiber_state { RUNNABLE, AT_BARRIER, AT_WARP, EXITED };
 
 struct launch {
     const struct kernel *kernel;
-    void **args;
+    void **args;            /* the launch's own copy of the arguments */
     uint32_t grid[3], block[3];
     uint64_t shared_bytes;  /* static + dynamic */
     unsigned warp_size, threads_per_block;
     uint64_t block_count;
+    _Atomic uint64_t next_block;  /* the next block a thread takes */
+    unsigned helpers;             /* pool workers inside the launch (under pool.lock) */
+    int listed;                   /* on pool.active */
+    struct launch *next_active;
 };
 
 struct emu_thread {
@@ -990,15 +1002,15 @@ static void run_block(struct worker *w, const struct launch *l, uint64_t index) 
     current_block = NULL;
 }
 
+/* The pool's workers help with any launch that has blocks left; each launch also has its executor (the
+ * stream's thread), so launches on different streams always progress, as on a GPU with one SM each. */
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t wake, done;
-    const struct launch *job;
-    uint64_t generation;
-    unsigned busy, count;
-    _Atomic uint64_t next_block;
+    struct launch *active;  /* launches with blocks not yet taken, oldest first */
+    unsigned count;
     int started;
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, 0};
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0};
 
 static _Thread_local struct worker *this_worker;
 
@@ -1009,14 +1021,24 @@ static void install_signal_stack(struct worker *w) {
     sigaltstack(&ss, NULL);
 }
 
-static void work_on(const struct launch *l) {
+static void work_on(struct launch *l) {
     struct worker *w = this_worker;
     worker_prepare(w, l);
     for (;;) {
-        uint64_t index = atomic_fetch_add(&pool.next_block, 1);
+        uint64_t index = atomic_fetch_add(&l->next_block, 1);
         if (index >= l->block_count || atomic_load(&device_trapped)) break;  /* a trap ends the launch */
         run_block(w, l, index);
     }
+}
+
+static void unlist_launch(struct launch *l) {  /* under pool.lock */
+    if (!l->listed) return;
+    for (struct launch **link = &pool.active; *link; link = &(*link)->next_active)
+        if (*link == l) {
+            *link = l->next_active;
+            break;
+        }
+    l->listed = 0;
 }
 
 static void *worker_main(void *unused) {
@@ -1024,16 +1046,16 @@ static void *worker_main(void *unused) {
     struct worker *w = calloc(1, sizeof *w);
     this_worker = w;
     install_signal_stack(w);
-    uint64_t seen = 0;
     pthread_mutex_lock(&pool.lock);
     for (;;) {
-        while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.lock);
-        seen = pool.generation;
-        const struct launch *l = pool.job;
+        while (!pool.active) pthread_cond_wait(&pool.wake, &pool.lock);
+        struct launch *l = pool.active;
+        l->helpers++;
         pthread_mutex_unlock(&pool.lock);
         work_on(l);
         pthread_mutex_lock(&pool.lock);
-        if (--pool.busy == 0) pthread_cond_signal(&pool.done);
+        unlist_launch(l);  /* no block left to take */
+        if (--l->helpers == 0) pthread_cond_broadcast(&pool.done);
     }
     return NULL;
 }
@@ -1044,43 +1066,55 @@ static unsigned worker_count(void) {
     return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
 }
 
-static void run_launch(const struct launch *l) {
+/* A detached thread with a stack big enough for kernels that run as a plain loop, leaving Ctrl-C and the
+ * like to the program's main thread. */
+static int start_thread(void *(*main)(void *), void *argument) {
+    sigset_t asynchronous, old;
+    sigemptyset(&asynchronous);
+    const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGPIPE, SIGWINCH};
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; ++i) sigaddset(&asynchronous, signals[i]);
+    pthread_sigmask(SIG_BLOCK, &asynchronous, &old);
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 8u << 20);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int started = pthread_create(&thread, &attr, main, argument) == 0;
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return started;
+}
+
+/* Runs launch `l` on the calling thread (a stream's executor) with the pool's help; returns when all its
+ * blocks are done. */
+static void run_launch(struct launch *l) {
     if (!this_worker) {
         this_worker = calloc(1, sizeof *this_worker);
+        if (!this_worker) fail("out of memory");
         install_signal_stack(this_worker);
     }
     pthread_mutex_lock(&pool.lock);
     if (!pool.started) {
         pool.started = 1;
-        pool.count = worker_count() - 1;  /* the launching thread works too */
-        sigset_t asynchronous, old;  /* workers leave Ctrl-C and the like to the program's main thread */
-        sigemptyset(&asynchronous);
-        const int signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD, SIGPIPE, SIGWINCH};
-        for (size_t i = 0; i < sizeof signals / sizeof signals[0]; ++i) sigaddset(&asynchronous, signals[i]);
-        pthread_sigmask(SIG_BLOCK, &asynchronous, &old);
-        for (unsigned i = 0; i < pool.count; ++i) {
-            pthread_t thread;
-            pthread_attr_t attr;
-            pthread_attr_init(&attr);
-            pthread_attr_setstacksize(&attr, 8u << 20);
-            if (pthread_create(&thread, &attr, worker_main, NULL) == 0) pthread_detach(thread);
-            pthread_attr_destroy(&attr);
-        }
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        pool.count = worker_count() - 1;  /* the executor works too */
+        for (unsigned i = 0; i < pool.count; ++i) start_thread(worker_main, NULL);
     }
-    unsigned helpers = l->block_count > 1 ? pool.count : 0;
-    atomic_store(&pool.next_block, 0);
-    pool.job = l;
-    pool.busy = helpers;
-    if (helpers) {
-        pool.generation++;
+    atomic_store(&l->next_block, 0);
+    l->helpers = 0;
+    l->listed = 0;
+    if (l->block_count > 1 && pool.count) {
+        struct launch **link = &pool.active;
+        while (*link) link = &(*link)->next_active;
+        l->next_active = NULL;
+        *link = l;
+        l->listed = 1;
         pthread_cond_broadcast(&pool.wake);
     }
     pthread_mutex_unlock(&pool.lock);
     work_on(l);
     pthread_mutex_lock(&pool.lock);
-    while (pool.busy) pthread_cond_wait(&pool.done, &pool.lock);
-    pool.job = NULL;
+    unlist_launch(l);
+    while (l->helpers) pthread_cond_wait(&pool.done, &pool.lock);
     pthread_mutex_unlock(&pool.lock);
 }
 
@@ -1091,7 +1125,7 @@ enum { ALLOCATION_ALIGN = 16 };
 struct allocation {
     char *start;
     size_t size;
-    char *map;
+    char *map;  /* NULL: host memory the program registered (cudaHostRegister) */
     size_t map_size;
     struct allocation *next;
 };
@@ -1123,11 +1157,15 @@ static int device_alloc(void **out, size_t size) {
     return SUCCESS;
 }
 
+static void device_synchronize(void);
+
+/* Frees wait for the device first, as cudaFree and hipFree do: queued work may still use the memory. */
 static int device_free(void *p) {
     if (!p) return SUCCESS;
+    device_synchronize();
     pthread_mutex_lock(&allocations_lock);
     for (struct allocation **link = &allocations; *link; link = &(*link)->next)
-        if ((*link)->start == p) {
+        if ((*link)->start == p && (*link)->map) {
             struct allocation *a = *link;
             *link = a->next;
             pthread_mutex_unlock(&allocations_lock);
@@ -1139,11 +1177,50 @@ static int device_free(void *p) {
     return status(ERROR_INVALID_DEVICE_POINTER);
 }
 
+static int host_register(void *p, size_t size) {
+    if (!p || !size) return status(ERROR_INVALID_VALUE);
+    struct allocation *a = calloc(1, sizeof *a);
+    if (!a) return status(ERROR_MEMORY_ALLOCATION);
+    a->start = p;
+    a->size = size;
+    pthread_mutex_lock(&allocations_lock);
+    a->next = allocations;
+    allocations = a;
+    pthread_mutex_unlock(&allocations_lock);
+    return SUCCESS;
+}
+
+static int host_unregister(void *p) {
+    pthread_mutex_lock(&allocations_lock);
+    for (struct allocation **link = &allocations; *link; link = &(*link)->next)
+        if ((*link)->start == p && !(*link)->map) {
+            struct allocation *a = *link;
+            *link = a->next;
+            pthread_mutex_unlock(&allocations_lock);
+            free(a);
+            return SUCCESS;
+        }
+    pthread_mutex_unlock(&allocations_lock);
+    return status(ERROR_INVALID_VALUE);
+}
+
+/* Memory the runtime knows (device, managed, pinned or registered host memory): copies between such
+ * memory are queued; a copy from or to the program's other (pageable) host memory is done by the call. */
+static int known_memory(const void *p, size_t size) {
+    const char *c = p;
+    int known = 0;
+    pthread_mutex_lock(&allocations_lock);
+    for (struct allocation *a = allocations; a && !known; a = a->next)
+        known = c >= a->start && size <= a->size && (size_t)(c - a->start) <= a->size - size;
+    pthread_mutex_unlock(&allocations_lock);
+    return known;
+}
+
 /* ---- faults: out-of-bounds accesses reported with the GPU thread -------------------------------------- */
 
 static void describe_fault(char *out, size_t size, const char *address) {
     for (struct allocation *a = allocations; a; a = a->next)
-        if (address >= a->map && address < a->map + a->map_size) {
+        if (a->map && address >= a->map && address < a->map + a->map_size) {
             if (address >= a->start)
                 snprintf(out, size, "address %p is %zu bytes past the end of a %zu-byte device buffer at %p", (void *)address,
                          (size_t)(address - a->start) - a->size, a->size, (void *)a->start);
@@ -1195,11 +1272,383 @@ __attribute__((constructor)) static void runtime_loaded(void) {
     sigaction(SIGBUS, &sa, NULL);
 }
 
-/* ---- launches ----------------------------------------------------------------------------------------- */
+/* ---- streams and events ----------------------------------------------------------------------------
+ *
+ * A stream is a queue of operations; while it holds any, an executor thread (from a pool of idle ones)
+ * runs them in order and leaves when the queue is empty. Ordering between streams is by dependencies an
+ * operation carries, each "stream S has completed N operations" or "event E has completed record N":
+ * an operation on the legacy default stream depends on every blocking stream's queued work, and one on
+ * a blocking stream on the legacy stream's queued work (CUDA's and HIP's legacy stream rule); a stream
+ * wait for an event is an empty operation depending on the event's last record. Every dependency points
+ * at work queued earlier, so there are no cycles. One lock guards all of it. */
+
+enum { STREAM_NON_BLOCKING = 1 };
+#define STREAM_LEGACY_HANDLE ((void *)1)      /* cudaStreamLegacy */
+#define STREAM_PER_THREAD_HANDLE ((void *)2)  /* cudaStreamPerThread, hipStreamPerThread */
+
+struct stream;
+struct event;
+
+struct dependency {
+    struct stream *stream;  /* or */
+    struct event *event;
+    uint64_t target;        /* operations completed, or the record number */
+};
+
+enum operation_kind { OPERATION_LAUNCH, OPERATION_COPY, OPERATION_SET, OPERATION_RECORD, OPERATION_NOTHING };
+
+struct operation {
+    struct operation *next;
+    enum operation_kind kind;
+    struct dependency *dependencies;
+    unsigned dependency_count, dependency_capacity;
+    struct launch launch;  /* LAUNCH: its arguments in `arguments` */
+    void *arguments;
+    void *destination;     /* COPY, SET */
+    const void *source;
+    size_t bytes;
+    int value;
+    struct event *event;   /* RECORD */
+    uint64_t record;
+};
+
+struct executor {
+    pthread_cond_t wake;
+    struct stream *stream;
+    struct executor *next_idle;
+};
+
+struct stream {
+    unsigned flags;
+    int legacy, destroyed;
+    unsigned references;       /* dependencies on it that queued or waiting operations hold */
+    uint64_t issued, completed;
+    struct operation *head, *tail;
+    struct executor *executor;
+    struct stream *next;       /* all streams */
+};
+
+struct event {
+    uint64_t recorded, completed;  /* records issued and the latest one done */
+    uint64_t time;                 /* when the latest record was done */
+    int destroyed;
+    unsigned references;
+};
+
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_progress = PTHREAD_COND_INITIALIZER;  /* an operation completed */
+static struct stream legacy_stream = {.legacy = 1};
+static struct stream per_thread_stream;
+static int per_thread_stream_listed;
+static struct stream *streams = &legacy_stream;
+static struct executor *idle_executors;
+
+static struct stream *stream_of(void *handle) {  /* under queue_lock */
+    if (!handle || handle == STREAM_LEGACY_HANDLE) return &legacy_stream;
+    if (handle == STREAM_PER_THREAD_HANDLE) {
+        if (!per_thread_stream_listed) {
+            per_thread_stream_listed = 1;
+            per_thread_stream.next = streams;
+            streams = &per_thread_stream;
+        }
+        return &per_thread_stream;
+    }
+    return handle;
+}
+
+static int is_builtin_stream(const struct stream *s) { return s == &legacy_stream || s == &per_thread_stream; }
+
+static void maybe_free_stream(struct stream *s) {  /* under queue_lock */
+    if (!s->destroyed || s->head || s->executor || s->references || is_builtin_stream(s)) return;
+    for (struct stream **link = &streams; *link; link = &(*link)->next)
+        if (*link == s) {
+            *link = s->next;
+            break;
+        }
+    free(s);
+}
+
+static void maybe_free_event(struct event *e) {  /* under queue_lock */
+    if (e->destroyed && !e->references) free(e);
+}
+
+static struct operation *new_operation(enum operation_kind kind) {
+    struct operation *op = calloc(1, sizeof *op);
+    if (!op) fail("out of memory for a queued operation");
+    op->kind = kind;
+    return op;
+}
+
+static void add_dependency(struct operation *op, struct stream *s, struct event *e, uint64_t target) {
+    if (op->dependency_count == op->dependency_capacity) {
+        op->dependency_capacity = op->dependency_capacity ? 2 * op->dependency_capacity : 4;
+        op->dependencies = realloc(op->dependencies, op->dependency_capacity * sizeof *op->dependencies);
+        if (!op->dependencies) fail("out of memory for a queued operation");
+    }
+    op->dependencies[op->dependency_count++] = (struct dependency){s, e, target};
+    if (s) s->references++;
+    if (e) e->references++;
+}
+
+static int satisfied(const struct operation *op) {  /* under queue_lock */
+    for (unsigned i = 0; i < op->dependency_count; ++i) {
+        const struct dependency *d = &op->dependencies[i];
+        if (d->stream ? d->stream->completed < d->target : d->event->completed < d->target) return 0;
+    }
+    return 1;
+}
+
+static void release_operation(struct operation *op) {  /* under queue_lock */
+    for (unsigned i = 0; i < op->dependency_count; ++i) {
+        struct dependency *d = &op->dependencies[i];
+        if (d->stream) {
+            d->stream->references--;
+            maybe_free_stream(d->stream);
+        } else {
+            d->event->references--;
+            maybe_free_event(d->event);
+        }
+    }
+    if (op->event) {
+        op->event->references--;
+        maybe_free_event(op->event);
+    }
+    free(op->dependencies);
+    free(op->arguments);
+    free(op);
+}
+
+/* The legacy stream's rule: what `op` on `s` must wait for on the other streams. */
+static void add_legacy_dependencies(struct operation *op, struct stream *s) {  /* under queue_lock */
+    if (s->flags & STREAM_NON_BLOCKING) return;
+    if (s->legacy) {
+        for (struct stream *other = streams; other; other = other->next)
+            if (other != s && !(other->flags & STREAM_NON_BLOCKING) && other->completed < other->issued)
+                add_dependency(op, other, NULL, other->issued);
+    } else if (legacy_stream.completed < legacy_stream.issued) {
+        add_dependency(op, &legacy_stream, NULL, legacy_stream.issued);
+    }
+}
+
+static void perform(struct operation *op) {
+    switch (op->kind) {
+    case OPERATION_LAUNCH: run_launch(&op->launch); break;
+    case OPERATION_COPY: memmove(op->destination, op->source, op->bytes); break;
+    case OPERATION_SET: memset(op->destination, op->value, op->bytes); break;
+    case OPERATION_RECORD: case OPERATION_NOTHING: break;
+    }
+}
+
+static void *executor_main(void *argument) {
+    struct executor *x = argument;
+    pthread_mutex_lock(&queue_lock);
+    for (;;) {
+        while (!x->stream) pthread_cond_wait(&x->wake, &queue_lock);
+        struct stream *s = x->stream;
+        while (s->head) {
+            struct operation *op = s->head;
+            while (!satisfied(op)) pthread_cond_wait(&queue_progress, &queue_lock);
+            pthread_mutex_unlock(&queue_lock);
+            if (!atomic_load(&device_trapped)) perform(op);  /* after a trap, queued work is dropped */
+            uint64_t now = nanoseconds();
+            pthread_mutex_lock(&queue_lock);
+            if (op->kind == OPERATION_RECORD && op->record > op->event->completed) {
+                op->event->completed = op->record;
+                op->event->time = now;
+            }
+            s->head = op->next;
+            if (!s->head) s->tail = NULL;
+            s->completed++;
+            release_operation(op);
+            pthread_cond_broadcast(&queue_progress);
+        }
+        s->executor = NULL;
+        x->stream = NULL;
+        maybe_free_stream(s);
+        x->next_idle = idle_executors;
+        idle_executors = x;
+    }
+    return NULL;
+}
+
+/* Queues `op` on `s`; returns the number of operations `s` will have completed once `op` is done. */
+static uint64_t enqueue(struct stream *s, struct operation *op) {  /* under queue_lock */
+    add_legacy_dependencies(op, s);
+    op->next = NULL;
+    if (s->tail)
+        s->tail->next = op;
+    else
+        s->head = op;
+    s->tail = op;
+    s->issued++;
+    if (!s->executor) {
+        struct executor *x = idle_executors;
+        if (x) {
+            idle_executors = x->next_idle;
+        } else {
+            x = calloc(1, sizeof *x);
+            if (!x) fail("out of memory for a stream's thread");
+            pthread_cond_init(&x->wake, NULL);
+            if (!start_thread(executor_main, x)) fail("cannot start a thread for a stream");
+        }
+        x->stream = s;
+        s->executor = x;
+        pthread_cond_signal(&x->wake);
+    }
+    return s->issued;
+}
+
+static void wait_until(struct stream *s, uint64_t completed) {  /* under queue_lock */
+    while (s->completed < completed) pthread_cond_wait(&queue_progress, &queue_lock);
+}
+
+/* Waits, on the calling thread, for what an operation queued on `s` now would wait for. */
+static void wait_for_stream(struct stream *s) {  /* under queue_lock */
+    wait_until(s, enqueue(s, new_operation(OPERATION_NOTHING)));
+}
+
+static int trapped_status(void) { return atomic_load(&device_trapped) ? status(ERROR_ASSERT) : SUCCESS; }
+
+static void device_synchronize(void) {
+    pthread_mutex_lock(&queue_lock);
+    struct operation *all = new_operation(OPERATION_NOTHING);  /* never queued: its dependencies only */
+    for (struct stream *s = streams; s; s = s->next)
+        if (s->completed < s->issued) add_dependency(all, s, NULL, s->issued);
+    while (!satisfied(all)) pthread_cond_wait(&queue_progress, &queue_lock);
+    release_operation(all);
+    pthread_mutex_unlock(&queue_lock);
+}
+
+static int synchronize_device(void) {
+    device_synchronize();
+    fflush(stdout);
+    return trapped_status();
+}
+
+static int stream_create(void **out, unsigned flags) {
+    if (!out) return status(ERROR_INVALID_VALUE);
+    struct stream *s = calloc(1, sizeof *s);
+    if (!s) return status(ERROR_MEMORY_ALLOCATION);
+    s->flags = flags & STREAM_NON_BLOCKING;
+    pthread_mutex_lock(&queue_lock);
+    s->next = streams;
+    streams = s;
+    pthread_mutex_unlock(&queue_lock);
+    *out = s;
+    return SUCCESS;
+}
+
+/* A stream destroyed with work queued finishes that work first (the call does not wait), as on a GPU. */
+static int stream_destroy(void *handle) {
+    if (!handle || handle == STREAM_LEGACY_HANDLE || handle == STREAM_PER_THREAD_HANDLE)
+        return status(ERROR_INVALID_RESOURCE_HANDLE);
+    pthread_mutex_lock(&queue_lock);
+    struct stream *s = handle;
+    s->destroyed = 1;
+    maybe_free_stream(s);
+    pthread_mutex_unlock(&queue_lock);
+    return SUCCESS;
+}
+
+static int stream_synchronize(void *handle) {
+    pthread_mutex_lock(&queue_lock);
+    wait_for_stream(stream_of(handle));
+    pthread_mutex_unlock(&queue_lock);
+    fflush(stdout);
+    return trapped_status();
+}
+
+static int stream_query(void *handle) {
+    pthread_mutex_lock(&queue_lock);
+    struct stream *s = stream_of(handle);
+    int done = s->completed == s->issued;
+    pthread_mutex_unlock(&queue_lock);
+    return done ? trapped_status() : ERROR_NOT_READY;
+}
+
+/* Work queued on `handle` from now on waits for the event's latest record (none: nothing to wait for). */
+static int stream_wait_event(void *handle, void *event) {
+    if (!event) return status(ERROR_INVALID_RESOURCE_HANDLE);
+    pthread_mutex_lock(&queue_lock);
+    struct event *e = event;
+    if (e->completed < e->recorded) {
+        struct operation *op = new_operation(OPERATION_NOTHING);
+        add_dependency(op, NULL, e, e->recorded);
+        enqueue(stream_of(handle), op);
+    }
+    pthread_mutex_unlock(&queue_lock);
+    return SUCCESS;
+}
+
+static int event_create(void **out) {
+    if (!out) return status(ERROR_INVALID_VALUE);
+    struct event *e = calloc(1, sizeof *e);
+    if (!e) return status(ERROR_MEMORY_ALLOCATION);
+    *out = e;
+    return SUCCESS;
+}
+
+static int event_destroy(void *event) {
+    if (!event) return status(ERROR_INVALID_RESOURCE_HANDLE);
+    pthread_mutex_lock(&queue_lock);
+    struct event *e = event;
+    e->destroyed = 1;
+    maybe_free_event(e);
+    pthread_mutex_unlock(&queue_lock);
+    return SUCCESS;
+}
+
+static int event_record(void *event, void *stream) {
+    if (!event) return status(ERROR_INVALID_RESOURCE_HANDLE);
+    pthread_mutex_lock(&queue_lock);
+    struct event *e = event;
+    struct operation *op = new_operation(OPERATION_RECORD);
+    op->event = e;
+    op->record = ++e->recorded;
+    e->references++;
+    enqueue(stream_of(stream), op);
+    pthread_mutex_unlock(&queue_lock);
+    return SUCCESS;
+}
+
+static int event_synchronize(void *event) {
+    if (!event) return status(ERROR_INVALID_RESOURCE_HANDLE);
+    pthread_mutex_lock(&queue_lock);
+    struct event *e = event;
+    uint64_t target = e->recorded;
+    while (e->completed < target) pthread_cond_wait(&queue_progress, &queue_lock);
+    pthread_mutex_unlock(&queue_lock);
+    fflush(stdout);
+    return trapped_status();
+}
+
+static int event_query(void *event) {
+    if (!event) return status(ERROR_INVALID_RESOURCE_HANDLE);
+    pthread_mutex_lock(&queue_lock);
+    struct event *e = event;
+    int done = e->completed == e->recorded;
+    pthread_mutex_unlock(&queue_lock);
+    return done ? SUCCESS : ERROR_NOT_READY;
+}
+
+static int event_elapsed(float *ms, void *start, void *end) {
+    if (!ms || !start || !end) return status(ERROR_INVALID_VALUE);
+    pthread_mutex_lock(&queue_lock);
+    struct event *a = start, *b = end;
+    int code = !a->recorded || !b->recorded                                           ? ERROR_INVALID_RESOURCE_HANDLE
+               : a->completed < a->recorded || b->completed < b->recorded ? ERROR_NOT_READY
+                                                                                      : SUCCESS;
+    if (code == SUCCESS) *ms = (float)((double)((int64_t)(b->time - a->time)) / 1e6);
+    pthread_mutex_unlock(&queue_lock);
+    return status(code);
+}
+
+/* ---- launches, copies and sets -------------------------------------------------------------------------- */
 
 typedef struct { unsigned x, y, z; } dim3;
 
-static int launch(const void *handle, dim3 grid, dim3 block, void **args, size_t dynamic_shared) {
+/* Queues a launch with its own copy of the arguments (the caller's array lives only until we return). */
+static int launch(const void *handle, dim3 grid, dim3 block, void **args, size_t dynamic_shared, void *stream) {
     init_page_size();
     if (atomic_load(&device_trapped)) return status(ERROR_ASSERT);
     struct kernel *k = kernel_of(handle);
@@ -1209,18 +1658,76 @@ static int launch(const void *handle, dim3 grid, dim3 block, void **args, size_t
         block.y > 1024 || block.z > 64 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
         return status(ERROR_INVALID_CONFIGURATION);
     if (dynamic_shared > k->max_dynamic_shared) return status(ERROR_INVALID_VALUE);
-    struct launch l;
-    l.kernel = k;
-    l.args = args;
-    l.grid[0] = grid.x, l.grid[1] = grid.y, l.grid[2] = grid.z;
-    l.block[0] = block.x, l.block[1] = block.y, l.block[2] = block.z;
-    l.shared_bytes = k->static_shared + round_up(dynamic_shared, 16);
-    l.warp_size = (k->flags >> WARP_SIZE_SHIFT) & 0xff;
-    if (!l.warp_size) l.warp_size = 32;
-    l.threads_per_block = (unsigned)threads;
-    l.block_count = (uint64_t)grid.x * grid.y * grid.z;
-    fflush(stdout);
-    run_launch(&l);
+    if (k->parameter_count && !args) return status(ERROR_INVALID_VALUE);
+    size_t bytes = round_up(k->parameter_count * sizeof(void *), 16);
+    for (unsigned i = 0; i < k->parameter_count; ++i) bytes += round_up(k->parameter_sizes[i], 16);
+    struct operation *op = new_operation(OPERATION_LAUNCH);
+    char *arguments = NULL;
+    if (bytes && posix_memalign((void **)&arguments, 16, bytes) != 0) fail("out of memory for a launch's arguments");
+    op->arguments = arguments;
+    void **slots = (void **)arguments;
+    char *data = arguments + round_up(k->parameter_count * sizeof(void *), 16);
+    for (unsigned i = 0; i < k->parameter_count; ++i) {
+        memcpy(data, args[i], k->parameter_sizes[i]);
+        slots[i] = data;
+        data += round_up(k->parameter_sizes[i], 16);
+    }
+    struct launch *l = &op->launch;
+    l->kernel = k;
+    l->args = slots;
+    l->grid[0] = grid.x, l->grid[1] = grid.y, l->grid[2] = grid.z;
+    l->block[0] = block.x, l->block[1] = block.y, l->block[2] = block.z;
+    l->shared_bytes = k->static_shared + round_up(dynamic_shared, 16);
+    l->warp_size = (k->flags >> WARP_SIZE_SHIFT) & 0xff;
+    if (!l->warp_size) l->warp_size = 32;
+    l->threads_per_block = (unsigned)threads;
+    l->block_count = (uint64_t)grid.x * grid.y * grid.z;
+    fflush(stdout);  /* the host's output so far comes before the kernels' */
+    pthread_mutex_lock(&queue_lock);
+    enqueue(stream_of(stream), op);
+    pthread_mutex_unlock(&queue_lock);
+    return SUCCESS;
+}
+
+/* A copy between memory the runtime knows is queued; one that involves the program's pageable host
+ * memory waits for the stream's earlier work and is done by the call (the source is read, the
+ * destination written, before it returns), one of the behaviours CUDA and HIP document for pageable
+ * memory. A synchronous copy is the same on the legacy stream, always done by the call. */
+static int copy(void *destination, const void *source, size_t bytes, void *stream, int synchronous) {
+    if (atomic_load(&device_trapped)) return status(ERROR_ASSERT);
+    if (!bytes) return SUCCESS;
+    if (!destination || !source) return status(ERROR_INVALID_VALUE);
+    pthread_mutex_lock(&queue_lock);
+    struct stream *s = stream_of(stream);
+    if (synchronous || !known_memory(destination, bytes) || !known_memory(source, bytes)) {
+        wait_for_stream(s);
+        pthread_mutex_unlock(&queue_lock);
+        memmove(destination, source, bytes);
+        return trapped_status();
+    }
+    struct operation *op = new_operation(OPERATION_COPY);
+    op->destination = destination, op->source = source, op->bytes = bytes;
+    enqueue(s, op);
+    pthread_mutex_unlock(&queue_lock);
+    return SUCCESS;
+}
+
+static int set(void *destination, int value, size_t bytes, void *stream, int synchronous) {
+    if (atomic_load(&device_trapped)) return status(ERROR_ASSERT);
+    if (!bytes) return SUCCESS;
+    if (!destination) return status(ERROR_INVALID_VALUE);
+    pthread_mutex_lock(&queue_lock);
+    struct stream *s = stream_of(stream);
+    if (synchronous) {
+        wait_for_stream(s);
+        pthread_mutex_unlock(&queue_lock);
+        memset(destination, value, bytes);
+        return trapped_status();
+    }
+    struct operation *op = new_operation(OPERATION_SET);
+    op->destination = destination, op->value = value, op->bytes = bytes;
+    enqueue(s, op);
+    pthread_mutex_unlock(&queue_lock);
     return SUCCESS;
 }
 
@@ -1234,54 +1741,31 @@ static int set_attribute(const void *handle, int attribute, int value) {
     return SUCCESS;
 }
 
-/* ---- streams and events: work is done when it is issued, so both only keep order and time -------------- */
-
-struct event { uint64_t time; };
-
-static int create_handle(void **out) {
-    if (!out) return status(ERROR_INVALID_VALUE);
-    struct event *e = calloc(1, sizeof *e);
-    if (!e) return status(ERROR_MEMORY_ALLOCATION);
-    *out = e;
-    return SUCCESS;
-}
-
-static int destroy_handle(void *h) {
-    free(h);
-    return SUCCESS;
-}
-
-static int trapped_status(void) { return atomic_load(&device_trapped) ? status(ERROR_ASSERT) : SUCCESS; }
-
 /* ---- the API, once per vendor prefix -------------------------------------------------------------------- */
 
 #define API_SET(P)                                                                                                   \
     EXPORT int P##Malloc(void **p, size_t n) { return device_alloc(p, n); }                                          \
     EXPORT int P##MallocManaged(void **p, size_t n, unsigned f) { (void)f; return device_alloc(p, n); }              \
     EXPORT int P##Free(void *p) { return device_free(p); }                                                           \
-    EXPORT int P##Memcpy(void *d, const void *s, size_t n, int k) { (void)k; if (n) memmove(d, s, n); return SUCCESS; } \
-    EXPORT int P##MemcpyAsync(void *d, const void *s, size_t n, int k, void *st) {                                   \
-        (void)k; (void)st; if (atomic_load(&device_trapped)) return status(ERROR_ASSERT);                           \
-        if (n) memmove(d, s, n); return SUCCESS; }                                                  \
-    EXPORT int P##Memset(void *d, int v, size_t n) { if (n) memset(d, v, n); return SUCCESS; }                       \
-    EXPORT int P##MemsetAsync(void *d, int v, size_t n, void *st) { (void)st; if (n) memset(d, v, n); return SUCCESS; } \
-    EXPORT int P##StreamCreate(void **s) { return create_handle(s); }                                                \
-    EXPORT int P##StreamCreateWithFlags(void **s, unsigned f) { (void)f; return create_handle(s); }                  \
-    EXPORT int P##StreamDestroy(void *s) { return destroy_handle(s); }                                               \
-    EXPORT int P##StreamSynchronize(void *s) { (void)s; fflush(stdout); return trapped_status(); }                            \
-    EXPORT int P##StreamQuery(void *s) { (void)s; return SUCCESS; }                                                  \
-    EXPORT int P##StreamWaitEvent(void *s, void *e, unsigned f) { (void)s; (void)e; (void)f; return SUCCESS; }       \
-    EXPORT int P##EventCreate(void **e) { return create_handle(e); }                                                 \
-    EXPORT int P##EventCreateWithFlags(void **e, unsigned f) { (void)f; return create_handle(e); }                   \
-    EXPORT int P##EventDestroy(void *e) { return destroy_handle(e); }                                                \
-    EXPORT int P##EventRecord(void *e, void *s) { (void)s; if (e) ((struct event *)e)->time = nanoseconds(); return SUCCESS; } \
-    EXPORT int P##EventSynchronize(void *e) { (void)e; return trapped_status(); }                                             \
-    EXPORT int P##EventQuery(void *e) { (void)e; return SUCCESS; }                                                   \
-    EXPORT int P##EventElapsedTime(float *ms, void *a, void *b) {                                                    \
-        if (!ms || !a || !b) return status(ERROR_INVALID_VALUE);                                                     \
-        *ms = (float)(((struct event *)b)->time - ((struct event *)a)->time) / 1e6f; return SUCCESS; }               \
-    EXPORT int P##HostRegister(void *p, size_t n, unsigned f) { (void)p; (void)n; (void)f; return SUCCESS; }         \
-    EXPORT int P##HostUnregister(void *p) { (void)p; return SUCCESS; }                                               \
+    EXPORT int P##Memcpy(void *d, const void *s, size_t n, int k) { (void)k; return copy(d, s, n, NULL, 1); }        \
+    EXPORT int P##MemcpyAsync(void *d, const void *s, size_t n, int k, void *st) { (void)k; return copy(d, s, n, st, 0); } \
+    EXPORT int P##Memset(void *d, int v, size_t n) { return set(d, v, n, NULL, 1); }                                 \
+    EXPORT int P##MemsetAsync(void *d, int v, size_t n, void *st) { return set(d, v, n, st, 0); }                    \
+    EXPORT int P##StreamCreate(void **s) { return stream_create(s, 0); }                                             \
+    EXPORT int P##StreamCreateWithFlags(void **s, unsigned f) { return stream_create(s, f); }                        \
+    EXPORT int P##StreamDestroy(void *s) { return stream_destroy(s); }                                               \
+    EXPORT int P##StreamSynchronize(void *s) { return stream_synchronize(s); }                                       \
+    EXPORT int P##StreamQuery(void *s) { return stream_query(s); }                                                   \
+    EXPORT int P##StreamWaitEvent(void *s, void *e, unsigned f) { (void)f; return stream_wait_event(s, e); }         \
+    EXPORT int P##EventCreate(void **e) { return event_create(e); }                                                  \
+    EXPORT int P##EventCreateWithFlags(void **e, unsigned f) { (void)f; return event_create(e); }                    \
+    EXPORT int P##EventDestroy(void *e) { return event_destroy(e); }                                                 \
+    EXPORT int P##EventRecord(void *e, void *s) { return event_record(e, s); }                                       \
+    EXPORT int P##EventSynchronize(void *e) { return event_synchronize(e); }                                         \
+    EXPORT int P##EventQuery(void *e) { return event_query(e); }                                                     \
+    EXPORT int P##EventElapsedTime(float *ms, void *a, void *b) { return event_elapsed(ms, a, b); }                  \
+    EXPORT int P##HostRegister(void *p, size_t n, unsigned f) { (void)f; return host_register(p, n); }               \
+    EXPORT int P##HostUnregister(void *p) { return host_unregister(p); }                                             \
     EXPORT int P##HostGetDevicePointer(void **d, void *h, unsigned f) { (void)f; if (!d) return status(ERROR_INVALID_VALUE); *d = h; return SUCCESS; } \
     EXPORT int P##MallocHost(void **p, size_t n) { return device_alloc(p, n); }                                      \
     EXPORT int P##HostAlloc(void **p, size_t n, unsigned f) { (void)f; return device_alloc(p, n); }                  \
@@ -1289,15 +1773,15 @@ static int trapped_status(void) { return atomic_load(&device_trapped) ? status(E
     EXPORT int P##SetDevice(int d) { return d == 0 ? SUCCESS : status(ERROR_INVALID_DEVICE); }                       \
     EXPORT int P##GetDevice(int *d) { if (d) *d = 0; return SUCCESS; }                                               \
     EXPORT int P##GetDeviceCount(int *n) { if (n) *n = 1; return SUCCESS; }                                          \
-    EXPORT int P##DeviceSynchronize(void) { fflush(stdout); return trapped_status(); }                                        \
-    EXPORT int P##DeviceReset(void) { return SUCCESS; }                                                              \
+    EXPORT int P##DeviceSynchronize(void) { return synchronize_device(); }                                           \
+    EXPORT int P##DeviceReset(void) { return synchronize_device(); }                                                 \
     EXPORT int P##GetLastError(void) { int e = last_error; last_error = 0; return e; }                               \
     EXPORT int P##PeekAtLastError(void) { return last_error; }                                                       \
     EXPORT const char *P##GetErrorString(int e) { return error_text(e); }                                            \
     EXPORT const char *P##GetErrorName(int e) { return error_name(e); }                                              \
     EXPORT int P##FuncSetAttribute(const void *f, int a, int v) { return set_attribute(f, a, v); }                   \
     EXPORT int P##LaunchKernel(const void *f, dim3 g, dim3 b, void **args, size_t shared, void *st) {                \
-        (void)st; return launch(f, g, b, args, shared); }
+        return launch(f, g, b, args, shared, st); }
 
 API_SET(cuda)
 API_SET(hip)
@@ -1314,7 +1798,7 @@ typedef struct {
 
 EXPORT int cudaLaunchKernelExC(const launch_config *config, const void *f, void **args) {
     if (!config) return status(ERROR_INVALID_VALUE);
-    return launch(f, config->grid, config->block, args, config->shared);
+    return launch(f, config->grid, config->block, args, config->shared, config->stream);
 }
 
 EXPORT int cudaGetDriverEntryPointByVersion(const char *symbol, void **function, unsigned version, uint64_t flags,
