@@ -6,6 +6,7 @@ A program's header says what it needs:
   // ARCHS: sm_80 gfx90a              the archs it runs for (sm_80, gfx90a, gfx1100; a CHECK line for one
                                       arch only uses the prefix SM80, GFX90A or GFX1100; FileCheck gets
                                       --check-prefixes=CHECK,<ARCH>)
+  // PASS-PIPELINE: builtin.module(...)  given as --pass-pipeline (pre-lowering passes, as upstream's RUN lines)
   // WRONG: what the wrong variant does
   // WRONG-FROM: text                 consecutive lines form the text replaced (exactly once) by the
   // WRONG-TO: text                   consecutive WRONG-TO lines: the wrong kernel
@@ -30,6 +31,7 @@ PROGRAMS = REPO / "tests" / "data" / "emulate"
 class Program:
     path: Path
     archs: tuple[str, ...]
+    pass_pipeline: str
     wrong_from: str
     wrong_to: str
 
@@ -53,7 +55,8 @@ def read_program(path: Path) -> Program:
         return [line[len(prefix):] for line in lines if line.startswith(prefix)]
 
     archs = tuple(" ".join(field("ARCHS")).split())
-    return Program(path, archs, "\n".join(field("WRONG-FROM")), "\n".join(field("WRONG-TO")))
+    return Program(path, archs, " ".join(field("PASS-PIPELINE")), "\n".join(field("WRONG-FROM")),
+                   "\n".join(field("WRONG-TO")))
 
 
 ALL = [read_program(p) for p in sorted(PROGRAMS.glob("*.mlir"))]
@@ -101,8 +104,9 @@ def require_tools() -> str:
     return filecheck
 
 
-def run_emulated(source: Path, arch: str) -> subprocess.CompletedProcess:
-    return run_cli("run", str(source), "--emulate", "--offload-arch", arch)
+def run_emulated(source: Path, arch: str, pass_pipeline: str = "") -> subprocess.CompletedProcess:
+    pipeline = ("--pass-pipeline", pass_pipeline) if pass_pipeline else ()
+    return run_cli("run", str(source), *pipeline, "--emulate", "--offload-arch", arch)
 
 
 def filecheck(filecheck_path: str, program: Path, arch: str, output: str) -> subprocess.CompletedProcess:
@@ -124,7 +128,7 @@ def test_every_program_says_its_archs_checks_and_wrong_variant():
 @pytest.mark.parametrize("program, arch", CASES)
 def test_program_passes_its_checks_under_emulation(program, arch):
     tool = require_tools()
-    done = run_emulated(program.path, arch)
+    done = run_emulated(program.path, arch, program.pass_pipeline)
     assert done.returncode == 0, done.stderr[-3000:]
     checked = filecheck(tool, program.path, arch, done.stdout)
     assert checked.returncode == 0, checked.stderr[-3000:]
@@ -135,7 +139,7 @@ def test_wrong_kernel_fails_the_checks(tmp_path, program, arch):
     tool = require_tools()
     wrong = tmp_path / f"{program.name}.wrong.mlir"
     wrong.write_text(program.wrong_source())
-    done = run_emulated(wrong, arch)
+    done = run_emulated(wrong, arch, program.pass_pipeline)
     # The wrong kernel is a valid program that computes wrong numbers: it runs, and its output fails.
     assert done.returncode == 0, done.stderr[-3000:]
     checked = filecheck(tool, program.path, arch, done.stdout)

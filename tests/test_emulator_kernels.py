@@ -208,3 +208,12 @@ def test_wmma_f64_subgroup_mma(runs):
     assert done.stdout.splitlines() == [
         f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(4)) + i + j * 0.5:.2f}"
         for i in range(8) for j in range(8)]
+
+
+def test_mma_sync_tf32_m16n8k4_fragments_from_global_memory(runs):
+    done = runs("mma_tf32_k4", "sm_80")
+    assert done.returncode == 0, done.stderr
+    a = [[(i + 2 * k) % 7 for k in range(8)] for i in range(16)]
+    b = [[(3 * k + j) % 5 for j in range(8)] for k in range(8)]
+    assert done.stdout.splitlines() == [
+        f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(4)) + i - j:.1f}" for i in range(16) for j in range(8)]

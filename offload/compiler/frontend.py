@@ -173,6 +173,7 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
             module = run_mlir(lambda: ir.Module.parseFile(str(path), context), path)
         else:  # MLIR takes UTF-8 file names only: parse the bytes already read (locations name the input)
             module = run_mlir(lambda: ir.Module.parse(data, context), path)
+        drop_transform_schedules(module, ir)
         if check_source is not None:
             check_source(module, str(path))
         written = {_symbol_name(op) for op in child_ops(module.operation, ir) if op.name == "gpu.module"}
@@ -282,6 +283,21 @@ def child_ops(parent, ir) -> list:
 
     parent.walk(visit, ir.WalkOrder.PRE_ORDER)
     return found
+
+
+def drop_transform_schedules(module, ir) -> None:
+    """Transform-dialect schedules at the top of the program (a `transform.with_named_sequence` module of
+    transform ops, or a top-level transform op) drive `--pass-pipeline 'builtin.module(transform-interpreter)'`
+    and are never code: they are removed, as upstream's RUN lines erase them after the interpreter ran."""
+    schedules = []
+    for op in child_ops(module.operation, ir):
+        if op.name.startswith("transform."):
+            schedules.append(op)
+        elif op.name == "builtin.module" and "transform.with_named_sequence" in op.attributes:
+            if all(inner.name.startswith("transform.") for inner in child_ops(op, ir)):
+                schedules.append(op)
+    for op in schedules:
+        op.erase()
 
 
 def name_outlined_kernels_after_their_modules(module, written: set) -> None:

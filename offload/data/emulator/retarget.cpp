@@ -273,7 +273,7 @@ Handler loadMatrix(unsigned Count, bool Transposed) {
 
 // mma.sync: a warp collective; every operand in an 8-byte slot, __emu_mma(shape, operands, results).
 enum MmaShape { MMA_M16N8K16_F16 = 0, MMA_M16N8K8_F16 = 1, MMA_M16N8K8_TF32 = 2, MMA_M8N8K4_F64 = 3,
-                MMA_WMMA_M16N16K16 = 4, MMA_WMMA_M8N8K4_F64 = 5 };
+                MMA_WMMA_M16N16K16 = 4, MMA_WMMA_M8N8K4_F64 = 5, MMA_M16N8K4_TF32 = 6 };
 constexpr unsigned MMA_C_F16 = 16, MMA_D_F16 = 32;
 Handler matrixMultiply(unsigned Shape) {
   return [Shape](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
@@ -650,6 +650,7 @@ const StringMap<Handler> &intrinsicTable() {
         T[std::string("llvm.nvvm.mma.m16n8k8.row.col.") + D + "." + Cty] = matrixMultiply(MMA_M16N8K8_F16);
       }
     T["llvm.nvvm.mma.m16n8k8.row.col.tf32"] = matrixMultiply(MMA_M16N8K8_TF32);
+    T["llvm.nvvm.mma.m16n8k4.row.col.tf32"] = matrixMultiply(MMA_M16N8K4_TF32);
     T["llvm.nvvm.mma.m8n8k4.row.col.f64"] = matrixMultiply(MMA_M8N8K4_F64);
     const char *Spaces[] = {"", ".p0", ".p1", ".p3"};
     for (const char *Layout : {"row", "col"})

@@ -567,7 +567,7 @@ EXPORT void __emu_mma(uint32_t shape, const void *operands, void *results) {
 }
 
 enum { MMA_M16N8K16_F16 = 0, MMA_M16N8K8_F16 = 1, MMA_M16N8K8_TF32 = 2, MMA_M8N8K4_F64 = 3,
-       MMA_WMMA_M16N16K16 = 4, MMA_WMMA_M8N8K4_F64 = 5, MMA_SHAPE_MASK = 15,
+       MMA_WMMA_M16N16K16 = 4, MMA_WMMA_M8N8K4_F64 = 5, MMA_M16N8K4_TF32 = 6, MMA_SHAPE_MASK = 15,
        MMA_C_F16 = 16, MMA_D_F16 = 32 };
 
 static float half_at(const void *slots, unsigned slot, unsigned which) {
@@ -743,12 +743,16 @@ static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count
         wmma_multiply_f64(lanes);
         return;
     }
-    unsigned K = shape == MMA_M16N8K16_F16 ? 16 : 8;
+    unsigned K = shape == MMA_M16N8K16_F16 ? 16 : shape == MMA_M16N8K4_TF32 ? 4 : 8;
     float a[16][16], b[16][8], c[16][8];
     for (unsigned l = 0; l < 32; ++l) {
         const void *o = lanes[l].operands;
         unsigned g = l / 4, t = l % 4, slot = 0;
-        if (shape == MMA_M16N8K8_TF32) {
+        if (shape == MMA_M16N8K4_TF32) {  /* a0: (g, t), a1: (g + 8, t); b0: (k = t, n = g) */
+            a[g][t] = tf32_at(o, 0), a[g + 8][t] = tf32_at(o, 1);
+            b[t][g] = tf32_at(o, 2);
+            slot = 3;
+        } else if (shape == MMA_M16N8K8_TF32) {
             a[g][t] = tf32_at(o, 0), a[g + 8][t] = tf32_at(o, 1), a[g][t + 4] = tf32_at(o, 2), a[g + 8][t + 4] = tf32_at(o, 3);
             b[t][g] = tf32_at(o, 4), b[t + 4][g] = tf32_at(o, 5);
             slot = 6;
