@@ -405,6 +405,10 @@ def test_failed_server_is_remembered_for_the_next_compiles(tmp_path, reference, 
         assert "cannot read from the remote cache" in warning
         assert ("Timeout" in warning) if silent else ("refused" in warning), warning
         assert (tmp_path / "machine" / "remote-down.json").is_file()
+        environment = {**clean_environment(), URL_ENVIRONMENT: url, CACHE_ENVIRONMENT: str(tmp_path / "machine")}
+        shown = subprocess.run([sys.executable, "-m", "offload", "cache"], env=environment, capture_output=True,
+                               text=True, timeout=TIMEOUT).stdout
+        assert "(read-write; failed " in shown and "not asked for" in shown, shown
         second = compile_saxpy(tmp_path / "machine", tmp_path / "b.bc", url, "-O1")  # a local miss: would ask
         [warning] = warnings_of(second)
         assert "not asked again for" in warning and "cache: miss sm_80" in second.stderr
@@ -412,6 +416,9 @@ def test_failed_server_is_remembered_for_the_next_compiles(tmp_path, reference, 
             assert len(silent.accepted) == 1  # the second compile did not connect
         other = compile_saxpy(tmp_path / "machine", tmp_path / "c.bc", f"redis://127.0.0.1:{port}/1", "-O2")
         assert "cannot read from the remote cache" in warnings_of(other)[0]  # another server: asked
+        cleared = subprocess.run([sys.executable, "-m", "offload", "cache", "--clear"], env=environment,
+                                 capture_output=True, text=True, timeout=TIMEOUT).stdout
+        assert "; failed " not in cleared and not (tmp_path / "machine" / "remote-down.json").exists()
     finally:
         if silent:
             silent.close()

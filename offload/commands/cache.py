@@ -54,7 +54,7 @@ def cache_command(clear: bool, zero_stats: bool) -> None:
                                        f"{compile_hits}, remote {compile_remote_hits})"))
     if stats.get("remote_writes"):
         rows.append(("remote writes", str(stats["remote_writes"])))
-    rows.append(("remote cache", _remote()))
+    rows.append(("remote cache", _remote(folder)))
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         click.echo(f"{name.ljust(width)}  {value}")
@@ -62,10 +62,12 @@ def cache_command(clear: bool, zero_stats: bool) -> None:
         folder.close()
 
 
-def _remote() -> str:
+def _remote(folder) -> str:
+    """The server (its password hidden), its mode, and whether a compile found it failing a moment ago."""
     from offload.config import project_config
     from offload.options import DEFAULTS
-    from offload.serialize.remote_cache import MODE_ENVIRONMENT, URL_ENVIRONMENT, redact
+    from offload.serialize.cache_folder import REMOTE_DOWN_SECONDS
+    from offload.serialize.remote_cache import MODE_ENVIRONMENT, URL_ENVIRONMENT, redact, server_id
 
     config = project_config(os.getcwd())
     url = os.environ.get(URL_ENVIRONMENT) or (config.values.get("remote-cache") if config else None)
@@ -73,7 +75,11 @@ def _remote() -> str:
         return f"none (set {URL_ENVIRONMENT}=redis://HOST:PORT/DB or remote-cache in mlir-offload.toml)"
     mode = os.environ.get(MODE_ENVIRONMENT) or \
         (config.values.get("remote-cache-mode") if config else None) or DEFAULTS["remote_cache_mode"]
-    return f"{redact(url)} ({mode})"
+    down = folder.remote_down(server_id(url)) if folder is not None else None
+    if down is None:
+        return f"{redact(url)} ({mode})"
+    age, why = down
+    return f"{redact(url)} ({mode}; failed {age:.0f} s ago: {why}; not asked for {REMOTE_DOWN_SECONDS - age:.0f} s)"
 
 
 def _size(count: float) -> str:

@@ -105,6 +105,17 @@ def check_ttl(ttl: str | int | None, where: str = TTL_ENVIRONMENT) -> int | None
     return seconds or None
 
 
+def password_of(url: str) -> str | None:
+    """The URL's password, else the environment's (MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD, then REDISCLI_AUTH)."""
+    return urlsplit(url).password or next(
+        (os.environ[name] for name in PASSWORD_ENVIRONMENTS if os.environ.get(name)), None)
+
+
+def server_id(url: str) -> str:
+    """Names the server and its credentials without holding them (the folder's record of a failure)."""
+    return hashlib.sha256(f"{url}\0{password_of(url) or ''}".encode()).hexdigest()
+
+
 class RemoteCache:
     """One compile's connection to the remote tier: get_many once, put_many once. The client is made (and
     the `redis` package imported) on the first of them."""
@@ -118,8 +129,7 @@ class RemoteCache:
         self._warn = warn or _print_warning
         self.failure: str | None = None  # why the server failed this compile (then it is not asked again)
         self.lasting = False  # the next compiles would fail alike: worth remembering for a while (cache.py)
-        self._password = urlsplit(url).password or next(
-            (os.environ[name] for name in PASSWORD_ENVIRONMENTS if os.environ.get(name)), None)
+        self._password = password_of(url)
         self._client: Any = None  # a redis.Redis, made on first use
         from importlib.util import find_spec
 
@@ -128,8 +138,7 @@ class RemoteCache:
 
     @property
     def server_id(self) -> str:
-        """Names the server and its credentials without holding them (the folder's record of a failure)."""
-        return hashlib.sha256(f"{self.url}\0{self._password or ''}".encode()).hexdigest()
+        return server_id(self.url)
 
     @property
     def writable(self) -> bool:
