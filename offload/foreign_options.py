@@ -218,6 +218,11 @@ LINK_FOREIGN: tuple[ForeignOption, ...] = (
     # -Xptxas is nvcc's -Xcuda-ptxas (which link hands to the linker wrapper's ptxas).
     ForeignOption(("-Xptxas", "--ptxas-options"), EITHER, lambda value: ["-Xcuda-ptxas", value]),
     ForeignOption(("-rdc", "--relocatable-device-code"), JOINED, lambda _: []),  # the new driver always links so
+    # nvcc's host compiler is the link's clang itself: its options go to clang as they are.
+    ForeignOption(("-Xcompiler", "--compiler-options"), EITHER, lambda value: value.split(",")),
+    ForeignOption(("-cudart",), EITHER, lambda value: ["--cudart", value]),
+    ForeignOption(("-ccbin", "--compiler-bindir"), EITHER, advice="the link's clang is the host compiler: "
+                  "--clang PATH chooses it"),
     ForeignOption(("-arch", "--gpu-architecture", "--cuda-gpu-arch", "--offload-arch", "-gencode", "--generate-code"),
                   EITHER, advice="an executable gets the archs its bundles were compiled for (mlir-offload compile "
                   "--offload-arch ...; mlir-offload inspect BUNDLE lists them)"),

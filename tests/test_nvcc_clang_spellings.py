@@ -193,11 +193,15 @@ def test_link_reads_nvcc_spellings_and_refuses_compile_options(tmp_path):
     done = link("-rdc=true", "--dryrun")  # the new driver always links device code relocatably
     assert done.returncode == 0 and "rdc" not in done.stdout
     assert "-Xlinker -c" in link("-Xlinker", "-c").stdout  # the linker's word, not link's -c
+    assert " -fopenmp -Wall " in link("-Xcompiler", "-fopenmp,-Wall").stdout  # clang is the host compiler
+    assert "-lcudart_static -ldl" in link("-cudart=static").stdout
+
     for words, way in ((["-arch=sm_90"], "the archs its bundles were compiled for"),
                        (["--offload-arch", "sm_90"], "the archs its bundles were compiled for"),
                        (["-c"], "link makes an executable"),
                        (["--use_fast_math"], "mlir-offload compile IN.mlir ... --use_fast_math"),
-                       (["-maxrregcount=32"], "compile's option")):
+                       (["-maxrregcount=32"], "compile's option"),
+                       (["-ccbin", "g++"], "--clang PATH")):
         done = link(*words)
         assert done.returncode == 2, done.stderr
         [line] = done.stderr.splitlines()
