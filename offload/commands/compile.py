@@ -36,6 +36,8 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
     from offload.config import project_config
 
     wants_rule = flags.get("dependency_file_wanted") or flags.get("user_dependency_file_wanted")
+    if flags.get("dependency_file") == "":  # passed over, it wrote the default <output>.d
+        raise OffloadError("-MF names no file (an empty name)")
     if flags.get("dependency_file") and not wants_rule:
         raise click.UsageError("-MF FILE names the dependency file of -MD: pass -MD too")
     if verbose:
