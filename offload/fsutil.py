@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import sys
@@ -160,6 +161,30 @@ def check_output(path: str | os.PathLike) -> None:
         raise OffloadError(f"refusing to write '{path}': it is {kind}")
     if os.path.islink(path) and os.path.realpath(path).startswith(("/dev/", "/proc/")):
         raise OffloadError(f"refusing to write '{path}': it is a link into {os.path.realpath(path)[:5]}")
+
+
+@contextlib.contextmanager
+def output_folder(directory: str | os.PathLike):
+    """Create `directory` (and its missing parents) for outputs; if the block fails, remove the folders
+    created here (a failed step leaves what was there). A folder that cannot be made is one error."""
+    created: list[str] = []
+    folder = os.path.normpath(directory)
+    while folder not in ("", ".", os.sep) and not os.path.lexists(folder):
+        created.append(folder)
+        folder = os.path.dirname(folder)
+    try:
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as e:
+            raise OffloadError(f"cannot create the folder '{directory}': {e.strerror}") from None
+        yield
+    except BaseException:
+        for made in created:  # innermost first; one not empty stays
+            try:
+                os.rmdir(made)
+            except OSError:
+                break
+        raise
 
 
 def _umask() -> int:

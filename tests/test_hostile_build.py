@@ -367,3 +367,20 @@ def test_an_invalid_link_bitcode_library_is_named_not_its_temporary_copy(tmp_pat
     line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-o", "a.bc", *cache,
                                   "--link-bitcode", "lib.ll", cwd=tmp_path))
     assert "--link-bitcode 'lib.ll'" in line and "user.input" not in line and "/tmp" not in line, line
+
+
+def test_ship_checks_the_compiles_side_files_against_the_archive(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    for flags in (["-ftime-trace=x.tar.gz"], ["-MD", "-MF", "./x.tar.gz"]):  # the archive replaced them, exit 0
+        line = one_error_line(run_cli("ship", "p.mlir", "--offload-arch", "sm_80", *flags, "-o", "x.tar.gz",
+                                      cwd=tmp_path))
+        assert "two outputs name the same file" in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.mlir"]
+
+
+def test_device_into_a_folder_it_cannot_make_is_one_error(tmp_path):
+    shutil.copy(SAXPY, tmp_path / "p.mlir")
+    os.symlink("loop", tmp_path / "loop")
+    line = one_error_line(run_cli("device", "p.mlir", "--offload-arch", "sm_80", "--emit=bc", "-o", "loop",
+                                  cwd=tmp_path))
+    assert "cannot create the folder 'loop'" in line, line  # was an internal error (FileExistsError)

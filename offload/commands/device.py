@@ -10,7 +10,7 @@ import click
 
 from offload.errors import OffloadError
 from offload.formats.profiles import load_profile
-from offload.fsutil import STDOUT, atomic_write, refuse_input_as_output, write_all
+from offload.fsutil import STDOUT, atomic_write, output_folder, refuse_input_as_output, write_all
 from offload.options import ClangStyleCommand, command_options, given_flags, resolve
 
 
@@ -48,8 +48,8 @@ def device_command(input_path: str, output: str, emit: str, **flags) -> None:
     # Render everything first: nothing is written unless every target succeeded.
     rendered = [(folder / f"{Path(input_path).stem}.{image.target.arch}.{emit}", _render(image, emit))
                 for image in images]
-    folder.mkdir(parents=True, exist_ok=True)
-    write_all(dict(rendered), inputs=[input_path, *options.link_bitcode, options.libdevice])
+    with output_folder(folder):
+        write_all(dict(rendered), inputs=[input_path, *options.link_bitcode, options.libdevice])
 
 
 def offload_binary(images, profile) -> bytes:

@@ -8,7 +8,7 @@ import click
 
 from offload.commands.inspect import _load_images, offload_kind_label
 from offload.errors import OffloadError
-from offload.fsutil import refuse_input_as_output, write_all
+from offload.fsutil import output_folder, refuse_input_as_output, write_all
 
 # The characters an extracted file's generated name may contain.
 _SAFE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.")
@@ -39,30 +39,8 @@ def extracted_name(index: int, image) -> str:
 def extract_command(file: str, directory: str) -> None:
     """Write each image under a generated safe name in DIR."""
     images = _load_images(file)
-    created = missing_folders(directory)
-    try:
-        try:
-            os.makedirs(directory, exist_ok=True)
-        except OSError as e:
-            raise OffloadError(f"cannot create directory '{directory}': {e.strerror}") from None
+    with output_folder(directory):
         write_images(file, directory, images)
-    except BaseException:
-        for folder in created:  # a failed extract leaves what was there: no new empty folder
-            try:
-                os.rmdir(folder)
-            except OSError:
-                break
-        raise
-
-
-def missing_folders(directory: str) -> list[str]:
-    """The folders makedirs(directory) would create, innermost first."""
-    missing: list[str] = []
-    folder = os.path.normpath(directory)
-    while folder not in ("", ".", os.sep) and not os.path.lexists(folder):
-        missing.append(folder)
-        folder = os.path.dirname(folder)
-    return missing
 
 
 def write_images(file: str, directory: str, images) -> None:

@@ -75,6 +75,10 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
                               .removesuffix(".tgz"), f"the archive name '{output}'")
     if is_program:
         read_input(input_path)
+        from offload.fsutil import check_outputs
+
+        # The compile's own side files named here (-MF, -ftime-trace=FILE) are outputs of this command too.
+        check_outputs([output, *compile_side_files(input_path, flags)], [input_path])
         with tempfile.TemporaryDirectory(prefix="mlir-offload-ship-") as tmp:
             bundle_path = os.path.join(tmp, "bundle")
             done = subprocess.run([sys.executable, "-m", "offload", "compile", input_path, "-o", bundle_path,
@@ -149,3 +153,17 @@ def bundle_stem(path: str) -> str:
 
 
 COMMAND = ship
+
+
+def compile_side_files(input_path: str, flags: list[str]) -> list[str]:
+    """The files besides the bundle that `compile INPUT FLAGS` names on its command line (-MF FILE,
+    -ftime-trace=FILE), read by compile's own parser; flags it rejects are its own error later."""
+    from offload.commands.compile import compile_command
+
+    try:
+        context = compile_command.make_context("compile", [input_path, "-o", "bundle", *flags],
+                                               resilient_parsing=True)
+    except click.ClickException:
+        return []
+    named = (context.params.get("dependency_file"), context.params.get("time_trace"))
+    return [path for path in named if path]
