@@ -175,6 +175,17 @@ def test_c_dash_o_object_is_an_elf_object(tmp_path):
     assert data[:4] == b"\x7fELF"
     done = run_cli("inspect", str(tmp_path / "s.o"))
     assert done.returncode == 0 and "mlir-offload.host=obj" in done.stdout
+    # Also for emulation: the emulated link takes the object.
+    bundle_of(tmp_path, "e.o", "-c", "-arch=sm_80", "--emulate")
+    from conftest import require_tool
+
+    require_tool("clang-22", 22)
+    done = run_cli("link", "--emulate", str(tmp_path / "e.o"), "-o", str(tmp_path / "emulated"))
+    assert done.returncode == 0, done.stderr
+    import subprocess
+
+    ran = subprocess.run([str(tmp_path / "emulated")], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0 and ran.stdout.endswith("saxpy: ok\n")
 
 
 def test_link_reads_nvcc_spellings_and_refuses_compile_options(tmp_path):

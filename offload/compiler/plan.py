@@ -68,8 +68,7 @@ def compile_plan(input_path: str, output: str | None, textual: bool, options: Co
     from, a prerequisite of -MD's rule). `output` None: named after the input (default_output), in the
     current folder, as clang does."""
     build = build_settings(options, output or "-", textual, config_file)
-    if output is not None and output.endswith(OBJECT_SUFFIX) and not textual and build.host_format is None \
-            and not options.emulate:
+    if output is not None and output.endswith(OBJECT_SUFFIX) and not textual and build.host_format is None:
         build = replace(build, host_format="obj")  # `-c -o app.o` means an object to clang and nvcc users
     if options.emulate:
         build = emulation_formats(options, build)
