@@ -49,6 +49,7 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
                            "(a make rule needs the input's file name)")
     # Flags > mlir-offload.toml (read once) > defaults, resolved into one frozen plan.
     resolved = resolve(given_flags(flags), project_config(input_path))
+    note_bundle_named_like_an_executable(output)
     whole, replayed = whole_compile_cache(input_path, output, textual, resolved, verbose)
     if replayed:
         return
@@ -60,6 +61,19 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
         if whole is not None:
             whole.abandon()
         raise
+
+
+def note_bundle_named_like_an_executable(output: str | None) -> None:
+    """nvcc's `-o app` builds an executable; compile's writes a bundle. A person at a terminal is told how to get
+    one (pipes, logs and build tools never see the note)."""
+    import sys
+
+    from offload.fsutil import STDOUT
+
+    if output is None or output == STDOUT or "." in os.path.basename(output) or not sys.stderr.isatty():
+        return
+    click.echo(f"mlir-offload: note: '{output}' will be a bundle, not an executable: mlir-offload link {output} -o APP "
+               "makes one (mlir-offload run IN.mlir compiles, links and runs)", err=True)
 
 
 def whole_compile_cache(input_path: str, output: str | None, textual: bool, resolved, verbose: bool):
