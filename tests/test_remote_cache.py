@@ -556,3 +556,24 @@ def test_all_images_of_a_compile_in_one_round_trip(tmp_path, server):
     assert done.stderr.count("cache: remote hit") == 2, done.stderr
     assert (proxy.connections, proxy.round_trips) == (1, 1)
     assert (tmp_path / "a.bc").read_bytes() == (tmp_path / "b.bc").read_bytes()
+
+
+def test_a_process_remembers_a_failed_server_for_a_while(monkeypatch):
+    """In one process (the Python API compiling again and again), a server that failed is not tried or
+    warned about again for REMOTE_DOWN_SECONDS; then it is."""
+    from offload.serialize import remote_cache
+    from offload.serialize.cache_folder import REMOTE_DOWN_SECONDS
+    from offload.serialize.remote_cache import RemoteCache
+
+    url = f"redis://127.0.0.1:{_free_port()}/0"  # nothing listens
+    warnings: list[str] = []
+    first = RemoteCache(url, warn=warnings.append)
+    assert first.get_many(["k"]) == [None] and first.failure and len(warnings) == 1
+    second = RemoteCache(url, warn=warnings.append)
+    monkeypatch.setattr(RemoteCache, "_connection", lambda self: pytest.fail("asked a server that just failed"))
+    assert second.get_many(["k"]) == [None] and second.put_many({"k": b"v"}) == 0 and len(warnings) == 1
+    monkeypatch.undo()
+    now = remote_cache.time.monotonic()
+    monkeypatch.setattr(remote_cache.time, "monotonic", lambda: now + REMOTE_DOWN_SECONDS + 1)
+    third = RemoteCache(url, warn=warnings.append)
+    assert third.get_many(["k"]) == [None] and len(warnings) == 2 and "refused" in warnings[1]

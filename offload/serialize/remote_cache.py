@@ -24,11 +24,13 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from offload.errors import OffloadError
 from offload.serialize.cache import REMOTE_URL_ENVIRONMENT
+from offload.serialize.cache_folder import REMOTE_DOWN_SECONDS
 
 URL_ENVIRONMENT = REMOTE_URL_ENVIRONMENT
 MODE_ENVIRONMENT = "MLIR_OFFLOAD_REMOTE_CACHE_MODE"
@@ -42,10 +44,20 @@ KEY_PREFIX = "mlir-offload:image:"
 # An image of a large program is megabytes: a value past this is neither read (a miss, of which at most
 # this much is downloaded) nor written.
 MAX_VALUE_BYTES = 64 << 20
-_WARNED: set[str] = set()  # the servers this process has warned about
-# The servers that failed in this process (id -> why): its next connections (a compile asks for the whole
-# compile, then for the images) are not tried, whether or not a cache folder remembers the failure.
-_FAILED: dict[str, str] = {}
+# Within one process (a compile asks for the whole compile, then for the images; the Python API may
+# compile many times), for REMOTE_DOWN_SECONDS as the cache folder's record: the servers warned about
+# (id -> when), and those that failed (id -> (when, why)), not tried again even with no folder at hand.
+_WARNED: dict[str, float] = {}
+_FAILED: dict[str, tuple[float, str]] = {}
+
+
+def _recent(when: float | None) -> bool:
+    return when is not None and time.monotonic() - when < REMOTE_DOWN_SECONDS
+
+
+def _failed_lately(server: str) -> str | None:
+    when, why = _FAILED.get(server, (None, None))
+    return why if _recent(when) else None
 
 
 def redact(url: str) -> str:
@@ -173,7 +185,7 @@ class RemoteCache:
     def get_many(self, keys: list[str], prefix: str = KEY_PREFIX) -> list[bytes | None]:
         """The values stored under `keys`, in one round trip; None for a key with no value, a value that is
         not a string or one larger than MAX_VALUE_BYTES; all None when the server fails."""
-        self.failure = self.failure or _FAILED.get(self.server_id)
+        self.failure = self.failure or _failed_lately(self.server_id)
         if not keys or self.failure is not None:
             return [None] * len(keys)
         client = self._connection()
@@ -194,7 +206,7 @@ class RemoteCache:
         """Store `entries` (key -> value) in one pipeline; the number written (0 when read-only or failed).
         A value larger than MAX_VALUE_BYTES is not written: no compile would read it."""
         entries = {key: value for key, value in entries.items() if len(value) <= MAX_VALUE_BYTES}
-        self.failure = self.failure or _FAILED.get(self.server_id)
+        self.failure = self.failure or _failed_lately(self.server_id)
         if not entries or not self.writable:
             return 0
         client = self._connection()
@@ -215,8 +227,8 @@ class RemoteCache:
 
     def _warn_once(self, message: str) -> None:
         """A process warns once about a server (a compile asks it for whole compiles, then for images)."""
-        if self.server_id not in _WARNED:
-            _WARNED.add(self.server_id)
+        if not _recent(_WARNED.get(self.server_id)):
+            _WARNED[self.server_id] = time.monotonic()
             self._warn(message)
 
     def close(self) -> None:
@@ -233,7 +245,8 @@ class RemoteCache:
         detail = " ".join(str(error).split()).rstrip(".") or type(error).__name__
         if self._password:
             detail = detail.replace(self._password, "***")
-        self.failure = _FAILED[self.server_id] = detail
+        self.failure = detail
+        _FAILED[self.server_id] = (time.monotonic(), detail)
         # Refused, unreachable, slow: the next compiles would wait as long. An error the server answered
         # (a wrong password, a command the ACL denies) is remembered only when reading.
         self.lasting = action == "read from" or isinstance(error, (ConnectionError, TimeoutError, OSError))
