@@ -488,3 +488,12 @@ def test_a_full_standard_output_is_one_error(tmp_path, args):
                               stderr=subprocess.PIPE, timeout=60)
     line = assert_one_line_error(done, " ".join(args))  # was an internal error (OSError)
     assert line == "mlir-offload: error: cannot write standard output: No space left on device", line
+
+
+def test_response_files_naming_each_other_many_times_are_refused(tmp_path):
+    for level in range(6):  # r0 names r1 ten times, ...: a million words, each file read again each time
+        (tmp_path / f"r{level}").write_text(" ".join([f"@r{level + 1}"] * 10))
+    (tmp_path / "r6").write_text("-O2")
+    done = run_limited(["inspect", "@r0"], tmp_path)  # took minutes before
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "expand to more than" in lines[0], done.stderr
