@@ -26,6 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from offload.errors import pending_warnings
 from offload.serialize.cache_folder import COMPILE_SUFFIX
 
 MAGIC = b"MLIR-OFFLOAD-COMPILE-1\n"
@@ -335,8 +336,6 @@ class CompileCache:
 
     def store(self, files: dict[str, bytes], exclude: list[str]) -> None:
         """Keep the compile's files, unless it printed something (its warnings would not be repeated)."""
-        from offload.errors import pending_warnings
-
         self.recorder.stop()
         watched, sys.stderr = sys.stderr, self._stderr
         if isinstance(watched, _Watched) and (watched.written or pending_warnings()):
