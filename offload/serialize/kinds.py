@@ -58,6 +58,8 @@ class TargetKind:
     # The LLVM passes of a bitcode image, which the target's device LTO optimizes whole (optimizer.py):
     # what must happen before that. None: clang's pre-link pipeline, lto-pre-link<On>.
     pre_link_passes: tuple[str, ...] | None = None
+    # Where the target's backend wants stack allocations (AMDGPU: private, 5); 0: where the lowering puts them.
+    alloca_address_space: int = 0
 
     def lowering_pipeline(self, target: Target) -> str:
         passes = (*self.vendor_prelude, *COMMON_LOWERING, self.gpu_conversion(target), *COMMON_CLEANUP)
@@ -151,6 +153,7 @@ ROCDL = TargetKind(
     kernel_attribute="rocdl.kernel",
     # Math ops to __ocml_* calls first: the AMDGPU backend cannot lower some intrinsics (llvm.tanh).
     module_prelude=lambda target: (f"convert-math-to-rocdl{{chipset={target.arch}}}",),
+    alloca_address_space=5,
 )
 
 KINDS = {kind.name: kind for kind in (NVVM, ROCDL)}

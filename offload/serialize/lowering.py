@@ -27,6 +27,7 @@ class LoweringMode:
     triple: str
     subgroup_size: int = 32  # lanes of a warp/wavefront: the width of expanded subgroup reductions
     arch: str = ""  # the target's (one pipeline per AMD arch): gfx11 wave32 lowers gpu.subgroup_mma_* to WMMA
+    alloca_address_space: int = 0  # the kind's (kinds.py): where llvm.alloca must allocate
 
 
 def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
@@ -60,6 +61,8 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
         manager = passmanager.PassManager.parse(pipeline)
         run_mlir(lambda: manager.run(device.operation), program.path, "cannot lower the device code")
         _keep_declared_names(device, declared, ir)
+        if mode.alloca_address_space:
+            _allocas_in_address_space(device, mode.alloca_address_space, ir)
         from offload.compiler.frontend import add_debug_info
 
         add_debug_info(device, options.device_debug_info, program.path)
@@ -84,6 +87,29 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
                             program.path, f"cannot translate gpu.module @{name} to LLVM IR")
             lowered.append(LoweredModule(name, text, **symbols))
         return lowered
+
+
+def _allocas_in_address_space(device, space: int, ir) -> None:
+    """Every llvm.alloca of a generic pointer (memref.alloca's lowering) allocates in `space` and is cast
+    to the generic pointer its users take, as clang emits them: the AMDGPU backend allows stack objects
+    in the private address space only (the LLVM verifier refuses, an assertions build crashes, others)."""
+    found = []
+
+    def collect(op):
+        if op.name == "llvm.alloca" and ir.Type.parse("!llvm.ptr") == op.results[0].type:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    device.operation.walk(collect)
+    private, generic = ir.Type.parse(f"!llvm.ptr<{space}>"), ir.Type.parse("!llvm.ptr")
+    for op in found:
+        attributes = {name: op.attributes[name] for name in op.attributes}
+        with ir.InsertionPoint(op), op.location:
+            allocated = ir.Operation.create("llvm.alloca", results=[private], operands=list(op.operands),
+                                            attributes=attributes).result
+            cast = ir.Operation.create("llvm.addrspacecast", results=[generic], operands=[allocated]).result
+        op.results[0].replace_all_uses_with(cast)
+        op.erase()
 
 
 # The attribute the GPU conversions put on every func.func of a gpu.module, which turns a declaration
