@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, find_tool, run_cli
+from conftest import REPO, find_tool, require_tool, run_cli
 from emulation import require_emulation
 
 PROGRAMS = REPO / "tests" / "data" / "emulate"
@@ -164,3 +164,33 @@ def test_subgroup_reduce_it_cannot_expand_is_one_located_error(tmp_path):
     assert done.returncode == 1
     assert done.stderr.startswith(f"{source}:6:12: error: gpu.subgroup_reduce add of f16 ")
     assert done.stderr.count("\n") == 1 and not (tmp_path / "half.bc").exists()
+
+
+FIRST_ACTIVE_LANE = """module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @first(%out: memref<?xi32>) kernel {
+      %t = gpu.thread_id x
+      %v = arith.index_cast %t : index to i32
+      %f = gpu.subgroup_broadcast %v, first_active_lane : i32
+      memref.store %f, %out[%t] : memref<?xi32>
+      gpu.return
+    }
+  }
+}
+"""
+
+
+def test_first_active_lane_broadcast_shuffles_among_the_active_lanes(tmp_path):
+    """MLIR 22's NVVM conversion has no gpu.subgroup_broadcast: mlir-offload's expansion reads the lowest
+    lane of `activemask` with a shfl.sync.idx whose member mask is that activemask (not the whole warp,
+    which divergent code may not be)."""
+    require_tool("ptxas")
+    source = tmp_path / "first.mlir"
+    source.write_text(FIRST_ACTIVE_LANE)
+    bundle = tmp_path / "first.bc"
+    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "--device-image", "ptx", "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    lines = [line.split() for line in Path(f"{bundle}.sm_80.ptx").read_text().splitlines()]
+    (mask,) = [words[1].rstrip(";") for words in lines if words and words[0] == "activemask.b32"]
+    (shuffle,) = [words for words in lines if words and words[0] == "shfl.sync.idx.b32"]
+    assert shuffle[-1] == f"{mask};"

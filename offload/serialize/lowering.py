@@ -54,6 +54,9 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
         _refuse_non_uniform_all_reduce(device, program.path, ir)
         _promote_printf_arguments(device, ir)
         _expand_subgroup_reductions(device, mode.subgroup_size, program.path, ir)
+        _expand_subgroup_queries(device, mode.subgroup_size, ir)
+        if mode.triple.startswith("nvptx"):
+            _expand_subgroup_broadcasts(device, mode.subgroup_size, ir)
         if lowers_subgroup_mma(mode.arch, mode.subgroup_size):
             lower_subgroup_mma_to_wmma(device, program.path, ir)
         widen_narrow_element_accesses(device.operation)
@@ -365,6 +368,80 @@ def _expand_subgroup_reductions(device, subgroup_size: int, path: str, ir) -> No
                 result = ir.Operation.create(f"arith.{combine}", results=[value.type],
                                              operands=[result, shuffled]).result
                 offset *= 2
+        op.results[0].replace_all_uses_with(result)
+        op.erase()
+
+
+SUBGROUP_QUERIES = ("gpu.subgroup_size", "gpu.subgroup_id", "gpu.num_subgroups")
+
+
+def _expand_subgroup_queries(device, subgroup_size: int, ir) -> None:
+    """gpu.subgroup_id and gpu.num_subgroups, which MLIR 22's NVVM and ROCDL conversions do not lower, and
+    gpu.subgroup_size (not lowered to NVVM) become index arithmetic on the target's subgroup width (as
+    upstream's subgroup-id rewrite does): the linear thread id (x fastest) / width, and the block's
+    threads / width rounded up."""
+    from mlir.dialects import arith, gpu
+
+    found = []
+
+    def collect(op):
+        if op.name in SUBGROUP_QUERIES:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    device.operation.walk(collect)
+    index = ir.IndexType.get()
+    for op in found:
+        with ir.InsertionPoint(op), op.location:
+            width = arith.ConstantOp(index, subgroup_size).result
+            if op.name == "gpu.subgroup_size":
+                result = width
+            else:
+                x, y, z = (gpu.BlockDimOp(gpu.Dimension(d)).result for d in range(3))
+                xy = arith.MulIOp(x, y).result
+                if op.name == "gpu.subgroup_id":
+                    tx, ty, tz = (gpu.ThreadIdOp(gpu.Dimension(d)).result for d in range(3))
+                    linear = arith.AddIOp(arith.AddIOp(tx, arith.MulIOp(ty, x).result).result,
+                                          arith.MulIOp(tz, xy).result).result
+                    result = arith.DivUIOp(linear, width).result
+                else:
+                    result = arith.CeilDivUIOp(arith.MulIOp(xy, z).result, width).result
+        op.results[0].replace_all_uses_with(result)
+        op.erase()
+
+
+def _expand_subgroup_broadcasts(device, subgroup_size: int, ir) -> None:
+    """gpu.subgroup_broadcast, which MLIR 22's NVVM conversion does not lower (its ROCDL one does, with
+    readlane/readfirstlane): specific_lane becomes `gpu.shuffle idx` over the warp from that lane;
+    first_active_lane a `shfl.sync.idx` among the lanes of `activemask` from the lowest of them (32-bit
+    values; wider ones through `gpu.shuffle`)."""
+    from mlir.dialects import arith, gpu, llvm, nvvm
+
+    found = []
+
+    def collect(op):
+        if op.name == "gpu.subgroup_broadcast":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    device.operation.walk(collect)
+    i1, i32 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(32)
+    for op in found:
+        value = op.operands[0]
+        with ir.InsertionPoint(op), op.location:
+            width = arith.ConstantOp(i32, subgroup_size).result
+            if len(op.operands) > 1:  # specific_lane %lane
+                result = gpu.ShuffleOp(value, op.operands[1], width, gpu.ShuffleMode.IDX).results[0]
+            else:
+                active = llvm.CallIntrinsicOp(i32, ir.StringAttr.get("llvm.nvvm.activemask"), [], [], []).results[0]
+                poison_at_zero = arith.ConstantOp(i1, 0).result
+                lane = llvm.CallIntrinsicOp(i32, ir.StringAttr.get("llvm.cttz.i32"), [active, poison_at_zero],
+                                            [], []).results[0]
+                if isinstance(value.type, (ir.F32Type, ir.IntegerType)) and str(value.type) in ("i32", "f32"):
+                    clamp = arith.ConstantOp(i32, subgroup_size - 1).result
+                    result = nvvm.ShflOp(value.type, active, value, lane, clamp, nvvm.ShflKind.idx).result
+                else:
+                    result = gpu.ShuffleOp(value, lane, width, gpu.ShuffleMode.IDX).results[0]
         op.results[0].replace_all_uses_with(result)
         op.erase()
 

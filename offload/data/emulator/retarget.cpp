@@ -110,6 +110,30 @@ Handler rt(std::string Name) {
   return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) { return E.forward(B, CI, "__emu_" + Name); };
 }
 
+// A 64-bit readlane/readfirstlane (LLVM's AMDGPU combines widen two 32-bit ones, or hoist one through
+// a truncation): the runtime's 32-bit read of each half, from the same lane.
+Handler laneRead64(std::string Name) {
+  return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    bool HasLane = CI->arg_size() > 1;
+    SmallVector<Type *, 2> Params{E.I32};
+    if (HasLane)
+      Params.push_back(E.I32);
+    FunctionCallee F = E.runtime("__emu_" + Name, E.I32, Params);
+    Value *Bits = B.CreateBitCast(CI->getArgOperand(0), E.I64);
+    Value *Halves[2] = {B.CreateTrunc(Bits, E.I32), B.CreateTrunc(B.CreateLShr(Bits, 32), E.I32)};
+    Value *Wide = nullptr;
+    for (unsigned H = 0; H < 2; ++H) {
+      SmallVector<Value *, 2> Args{Halves[H]};
+      if (HasLane)
+        Args.push_back(CI->getArgOperand(1));
+      Value *Part = B.CreateZExt(B.CreateCall(F, Args), E.I64);
+      Part = H ? B.CreateShl(Part, 32) : Part;
+      Wide = Wide ? B.CreateOr(Wide, Part) : Part;
+    }
+    return B.CreateBitCast(Wide, CI->getType());
+  };
+}
+
 // __emu_<intrinsic name without "llvm.", dots as underscores>: the runtime's math mirror of an intrinsic.
 Handler mirror() {
   return [](Emulator &E, IRBuilder<> &B, CallInst *CI) {
@@ -601,6 +625,10 @@ const StringMap<Handler> &intrinsicTable() {
     T["llvm.amdgcn.readlane"] = rt("readlane");
     T["llvm.amdgcn.readfirstlane.i32"] = rt("readfirstlane");
     T["llvm.amdgcn.readfirstlane"] = rt("readfirstlane");
+    for (const char *Wide : {"i64", "f64"}) {
+      T[std::string("llvm.amdgcn.readlane.") + Wide] = laneRead64("readlane");
+      T[std::string("llvm.amdgcn.readfirstlane.") + Wide] = laneRead64("readfirstlane");
+    }
     for (const char *Ballot : {"llvm.amdgcn.ballot.i64", "llvm.amdgcn.ballot.i32"})
       T[Ballot] = [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
         FunctionCallee F = E.runtime("__emu_ballot", E.I64, {E.I32});
