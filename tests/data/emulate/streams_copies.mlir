@@ -1,5 +1,5 @@
 // Copies and sets queued on a stream keep the stream's order: on one stream, a set of a device buffer
-// (bytes 0x01: 16843009 per i32), a kernel that first polls a host_shared zero 2^24 times and then adds i, a
+// (bytes 0x01: 16843009 per i32), a kernel that first polls a host_shared zero 2^26 times and then adds i, a
 // device-to-device copy, a kernel adding 100, and a copy into host_shared memory; then a copy into
 // ordinary host memory. A copy that ran when it was issued, or beside the slow kernel, would see the
 // buffer before the kernel wrote it.
@@ -18,7 +18,7 @@ module attributes {gpu.container_module} {
       %c0 = arith.constant 0 : index
       %zero = arith.constant 0 : i32
       %one = arith.constant 1 : i32
-      %polls = arith.constant 16777216 : i32
+      %polls = arith.constant 67108864 : i32
       %first = arith.cmpi eq, %t, %c0 : index
       scf.if %first {
         %n = scf.while (%i = %zero) : (i32) -> i32 {

@@ -1,6 +1,6 @@
 // Ordering across streams by events: a kernel on a second stream depends on a kernel on the first
 // (`gpu.wait async [%w]`: an event recorded on the first stream, waited for by the second). The writer
-// first watches, for 2^25 polls, a host_shared flag the reader sets when it starts, and records in
+// first watches, for 2^27 polls, a host_shared flag the reader sets when it starts, and records in
 // `early` whether it saw it: a reader that did not wait would run beside the writer (streams run
 // concurrently) and be seen. Then the writer stores 3i+1 and the reader doubles it into `out`.
 // ARCHS: sm_80 gfx90a
@@ -19,7 +19,7 @@ module attributes {gpu.container_module} {
       %zero = arith.constant 0 : i32
       %one = arith.constant 1 : i32
       %three = arith.constant 3 : i32
-      %polls = arith.constant 33554432 : i32
+      %polls = arith.constant 134217728 : i32
       %first = arith.cmpi eq, %t, %c0 : index
       scf.if %first {
         %seen:2 = scf.while (%i = %zero) : (i32) -> (i32, i32) {
