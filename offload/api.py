@@ -40,10 +40,12 @@ class Bundle:
         if self.host_format not in ("bc", "obj"):
             raise OffloadError(f"Bundle(): host_format expects 'bc' or 'obj', got {_describe(self.host_format)}")
         if not isinstance(self.ptx, dict) or not all(
-                isinstance(arch, str) and arch.replace("_", "").isalnum() and arch.isascii() and isinstance(text, str)
-                for arch, text in self.ptx.items()):
-            raise OffloadError(f"Bundle(): ptx expects a dict of architecture name (sm_80) -> PTX text, got "
-                               f"{_describe(self.ptx)}")
+            isinstance(arch, str) and arch.replace("_", "").isalnum() and arch.isascii() and isinstance(text, str)
+            for arch, text in self.ptx.items()
+        ):
+            raise OffloadError(
+                f"Bundle(): ptx expects a dict of architecture name (sm_80) -> PTX text, got {_describe(self.ptx)}"
+            )
 
     @property
     def suffix(self) -> str:
@@ -97,7 +99,7 @@ def _in_api_terms(error: OffloadError, names: dict[str, str]) -> OffloadError:
         name, takes_value = keywords[found["flag"]]
         value = found["value"]
         if value and takes_value:
-            trail = value[len(value.rstrip(":,;)")):]
+            trail = value[len(value.rstrip(":,;)")) :]
             return f"{name}={value.rstrip(':,;)')}{trail}"
         return name + (found["sep"] or "") + (value or "")
 
@@ -112,8 +114,9 @@ def _in_api_terms(error: OffloadError, names: dict[str, str]) -> OffloadError:
     return OffloadError(message, location)
 
 
-def compile_file(path: str | os.PathLike, offload_arch: str | list[str] | None = None, *, textual: bool = False,
-                 **options: Any) -> Bundle:
+def compile_file(
+    path: str | os.PathLike, offload_arch: str | list[str] | None = None, *, textual: bool = False, **options: Any
+) -> Bundle:
     """Compile an MLIR file as `mlir-offload compile` does (its mlir-offload.toml applies, under the
     keywords given). offload_arch: "sm_80,sm_90", ["80", "90a"], "gfx90a" (None: the file's); textual: -S.
     Keywords: every option of offload/options.py marked api (offload.options.API_KEYWORDS), named as its
@@ -138,11 +141,15 @@ def _compile(path, offload_arch, textual: bool, options: dict[str, Any], caller:
     try:
         given = given_keywords({"offload_arch": offload_arch, **options}, caller)
         resolved = resolve(given, project_config(path if isinstance(path, str) else os.fspath(path)))
-        plan = compile_plan(path if isinstance(path, str) else os.fspath(path), None, textual, resolved.options,
-                            resolved.config_file)
+        plan = compile_plan(
+            path if isinstance(path, str) else os.fspath(path), None, textual, resolved.options, resolved.config_file
+        )
         # A pass option naming the program, a library or the config file would write over it.
-        read = [item for item in compile_inputs(plan.build, plan.input_path, plan.options)
-                if not isinstance(item, SourceText)]
+        read = [
+            item
+            for item in compile_inputs(plan.build, plan.input_path, plan.options)
+            if not isinstance(item, SourceText)
+        ]
         refuse_pipeline_writing_over(plan.options.pass_pipeline, read)
         compiled = compile_bundle(plan)
     except OffloadError as error:
@@ -153,8 +160,14 @@ def _compile(path, offload_arch, textual: bool, options: dict[str, Any], caller:
     return Bundle(compiled.data, plan.bundle.host_format, dict(compiled.ptx))
 
 
-def compile_text(text: str, offload_arch: str | list[str] | None = None, *, name: str = "module",
-                 textual: bool = False, **options: Any) -> Bundle:
+def compile_text(
+    text: str,
+    offload_arch: str | list[str] | None = None,
+    *,
+    name: str = "module",
+    textual: bool = False,
+    **options: Any,
+) -> Bundle:
     """Compile MLIR source text; `name` is the file name its diagnostics and debug information use
     (<name>.mlir). Keyword options as compile_file's."""
     return _compile_text(text, offload_arch, name, textual, options, "compile_text")
@@ -175,8 +188,9 @@ def _compile_text(text: str, offload_arch, name, textual: bool, options: dict[st
     return _compile(SourceText(f"{name}.mlir", source), offload_arch, textual, options, caller)
 
 
-def compile_module(module, offload_arch: str | list[str] | None = None, *, name: str = "module",
-                   textual: bool = False, **options: Any) -> Bundle:
+def compile_module(
+    module, offload_arch: str | list[str] | None = None, *, name: str = "module", textual: bool = False, **options: Any
+) -> Bundle:
     """Compile an in-memory `mlir.ir.Module` (gpu.module + host functions), made in the caller's own
     context and left untouched: it is printed with its locations and compiled in a context of ours.
     Keyword options as compile_file's."""
@@ -190,8 +204,11 @@ def compile_module(module, offload_arch: str | list[str] | None = None, *, name:
     except Exception as error:  # noqa: BLE001 - the bindings' MLIRError: the caller's module does not verify
         from offload.compiler.frontend import mlir_error
 
-        found = mlir_error(error, f"{name}.mlir") if hasattr(error, "error_diagnostics") else \
-            OffloadError(" ".join(str(error).split()))
+        found = (
+            mlir_error(error, f"{name}.mlir")
+            if hasattr(error, "error_diagnostics")
+            else OffloadError(" ".join(str(error).split()))
+        )
         raise OffloadError(f"compile_module(): the module does not verify: {found.message}", found.location) from None
     return _compile_text(text, offload_arch, name, textual, options, "compile_module")
 
@@ -204,9 +221,17 @@ def check_plain_name(name, caller: str) -> None:
         raise OffloadError(f"{caller}(): name expects a plain file name without folders, got {name!r}")
 
 
-def link(inputs: list, output: str | os.PathLike, *, clang: str | None = None, cuda_path: str | None = None,
-         rocm_path: str | None = None, cudart: str = "shared", ptx_beside: bool = True,
-         flags: Sequence[str] = ()) -> Path:
+def link(
+    inputs: list,
+    output: str | os.PathLike,
+    *,
+    clang: str | None = None,
+    cuda_path: str | None = None,
+    rocm_path: str | None = None,
+    cudart: str = "shared",
+    ptx_beside: bool = True,
+    flags: Sequence[str] = (),
+) -> Path:
     """Link bundles (paths, or Bundle objects) with objects, libraries and clang `flags` into the
     executable `output`, as `mlir-offload link` does; returns its path."""
     from offload.compiler.textual_ir import read_offload_images
@@ -237,8 +262,16 @@ def link(inputs: list, output: str | os.PathLike, *, clang: str | None = None, c
             arguments.append(os.fspath(item))
         arguments += list(flags)
         try:
-            link_bundle(find_bundles(arguments, read_offload_images), arguments, os.fspath(output), clang=clang,
-                        cuda_path=cuda_path, rocm_path=rocm_path, ptx_beside=ptx_beside, cudart=cudart)
+            link_bundle(
+                find_bundles(arguments, read_offload_images),
+                arguments,
+                os.fspath(output),
+                clang=clang,
+                cuda_path=cuda_path,
+                rocm_path=rocm_path,
+                ptx_beside=ptx_beside,
+                cudart=cudart,
+            )
         except OffloadError as error:
             raise _in_api_terms(error, {**names, folder: "<temporary folder>"}) from None
         except (OSError, ValueError, UnicodeError) as error:  # a path Python cannot use (a NUL byte, ...)

@@ -71,7 +71,7 @@ def render(line: str, location: Location | None, colour: bool) -> str:
         return text
     column = max((location.col or 1) - 1, 0)
     start = max(0, column - SHOWN_WIDTH // 2) if len(source) > SHOWN_WIDTH else 0
-    shown = one_line(source[start:start + SHOWN_WIDTH])
+    shown = one_line(source[start : start + SHOWN_WIDTH])
     # The caret line keeps the source's tabs so the caret lands under the column as the terminal shows it.
     pad = "".join(c if c == "\t" else " " for c in source[start:column])
     caret = f"{GREEN}^{RESET}" if colour else "^"

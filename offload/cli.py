@@ -18,8 +18,10 @@ from offload.errors import OffloadError, one_line, take_deferred_warnings
 # The command table: name -> (module exporting COMMAND, one-line summary). It drives lazy import (a run
 # imports only its command's module), `--help` (summaries without importing) and "did you mean".
 COMMANDS: dict[str, tuple[str, str]] = {
-    "compile": ("offload.commands.compile",
-                "Compile an MLIR GPU program into one host bundle for clang's offload driver."),
+    "compile": (
+        "offload.commands.compile",
+        "Compile an MLIR GPU program into one host bundle for clang's offload driver.",
+    ),
     "link": ("offload.commands.link", "Link bundles, objects and flags into an executable with the target's clang."),
     "run": ("offload.commands.run", "Compile, link and run a program (--emulate: its kernels on this CPU)."),
     "verify": ("offload.commands.verify", "Check that a linked executable carries and registers its device code."),
@@ -29,8 +31,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("offload.commands.inspect", "List the images of an OffloadBinary, a bundle or an object."),
     "extract": ("offload.commands.extract", "Write each image of an OffloadBinary to a file in a folder."),
     "config": ("offload.commands.config", "Show project settings (mlir-offload.toml) and the flags a link needs."),
-    "doctor": ("offload.commands.doctor",
-               "Say what this machine has for linking bundles, and whether it can link one."),
+    "doctor": (
+        "offload.commands.doctor",
+        "Say what this machine has for linking bundles, and whether it can link one.",
+    ),
     "cache": ("offload.commands.cache", "Show the device image cache (folder, size, hits, misses); clear it (-C)."),
 }
 
@@ -69,8 +73,14 @@ def _print_version(ctx: click.Context, _param, value: bool) -> None:
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
-              help="Show mlir-offload's version, its MLIR bindings and LLVM, and exit.")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show mlir-offload's version, its MLIR bindings and LLVM, and exit.",
+)
 def cli() -> None:
     """Turn MLIR GPU-dialect programs into clang-compatible offload bundles."""
 
@@ -87,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     except OffloadError as e:
         _echo_error(e.render())
         sys.exit(2)
-    if argv[:1] == ["-V"] or argv[:1] and argv[0] in COMMANDS and "--version" in argv[:_end_of_options(argv)]:
+    if argv[:1] == ["-V"] or argv[:1] and argv[0] in COMMANDS and "--version" in argv[: _end_of_options(argv)]:
         argv = ["--version"]  # nvcc's -V; `mlir-offload compile --version` as clang's and nvcc's
     argv, caret = take_caret_flag(argv)
     try:
@@ -133,8 +143,10 @@ def _internal_error(e: Exception) -> NoReturn:
     if os.environ.get("MLIR_OFFLOAD_TRACEBACK"):
         raise e
     detail = " ".join(str(e).split())
-    _echo_error(f"mlir-offload: error: internal error ({type(e).__name__}: {detail}); rerun with "
-                "MLIR_OFFLOAD_TRACEBACK=1 and report the traceback")
+    _echo_error(
+        f"mlir-offload: error: internal error ({type(e).__name__}: {detail}); rerun with "
+        "MLIR_OFFLOAD_TRACEBACK=1 and report the traceback"
+    )
     sys.exit(1)
 
 

@@ -27,23 +27,26 @@ def expand_response_files(words: list[str], depth: int = 0, read: dict[str, list
     expanded: list[str] = []
     for at, word in enumerate(words):
         if len(expanded) > EXPANDED_WORDS_LIMIT:
-            raise OffloadError(f"the response files expand to more than {EXPANDED_WORDS_LIMIT} words "
-                               "(do they name each other?)")
+            raise OffloadError(
+                f"the response files expand to more than {EXPANDED_WORDS_LIMIT} words (do they name each other?)"
+            )
         if word == "--":
             return expanded + words[at:]
         if not word.startswith("@") or len(word) == 1 or not os.path.isfile(word[1:]):
             expanded.append(word)
             continue
         if depth >= RESPONSE_FILE_DEPTH:
-            raise OffloadError(f"response file '{word[1:]}': response files nest deeper than {RESPONSE_FILE_DEPTH} "
-                               "(one names itself?)")
+            raise OffloadError(
+                f"response file '{word[1:]}': response files nest deeper than {RESPONSE_FILE_DEPTH} (one names itself?)"
+            )
         if word not in read:
             try:
                 with open(word[1:], encoding="utf-8") as f:
                     text = f.read()
             except (OSError, UnicodeDecodeError) as e:
-                raise OffloadError(f"cannot read response file '{word[1:]}': "
-                                   f"{getattr(e, 'strerror', None) or e}") from None
+                raise OffloadError(
+                    f"cannot read response file '{word[1:]}': {getattr(e, 'strerror', None) or e}"
+                ) from None
             read[word] = split_words(text, f"response file '{word[1:]}'")
         expanded += expand_response_files(read[word], depth + 1, read)
     return expanded

@@ -27,6 +27,7 @@ CONFIG_NAME = "mlir-offload.toml"
 
 # ---- positions of keys in the TOML text (tomllib gives none) --------------------------------------
 
+
 class _Scanner:
     """A tiny TOML tokenizer that records where each key of the document starts (1-based line, col).
 
@@ -45,7 +46,7 @@ class _Scanner:
         return self.line, self.i - self.line_start + 1
 
     def peek(self, n: int = 1) -> str:
-        return self.text[self.i:self.i + n]
+        return self.text[self.i : self.i + n]
 
     def advance(self, n: int = 1) -> None:
         for _ in range(n):
@@ -73,9 +74,9 @@ class _Scanner:
                 while self.i < len(self.text):
                     if self.peek(3) == quote and not (quote == '"""' and self._escaped()):
                         extra = 0  # up to two more quotes belong to the content
-                        while extra < 2 and self.text[self.i + 3 + extra:self.i + 4 + extra] == quote[0]:
+                        while extra < 2 and self.text[self.i + 3 + extra : self.i + 4 + extra] == quote[0]:
                             extra += 1
-                        value = self.text[start:self.i + extra]
+                        value = self.text[start : self.i + extra]
                         self.advance(3 + extra)
                         return value
                     self.advance()
@@ -85,7 +86,7 @@ class _Scanner:
         chars = []
         while self.i < len(self.text) and self.peek() != quote:
             if quote == '"' and self.peek() == "\\":
-                chars.append(self.text[self.i:self.i + 2])
+                chars.append(self.text[self.i : self.i + 2])
                 self.advance(2)
                 continue
             chars.append(self.peek())
@@ -113,7 +114,7 @@ class _Scanner:
                 start = self.i
                 while self.i < len(self.text) and (self.text[self.i].isalnum() or self.text[self.i] in "-_"):
                     self.advance()
-                parts.append((self.text[start:self.i], where))
+                parts.append((self.text[start : self.i], where))
             self.skip_space(newlines=False)
             if self.peek() != ".":
                 return parts
@@ -167,6 +168,7 @@ def key_positions(text: str) -> dict[tuple[str, ...], tuple[int, int]]:
 
 
 # ---- loading ------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ProjectConfig:

@@ -37,8 +37,7 @@ class OffloadError(Exception):
 def one_line(text: str) -> str:
     """`text` on one line: line breaks (a file name may hold one) and other control characters escaped;
     surrogate escapes (undecodable bytes of a file name) are kept for the caller to print as bytes."""
-    return "".join(c if c.isprintable() or c == "\t" or "\udc80" <= c <= "\udcff" else repr(c)[1:-1]
-                   for c in text)
+    return "".join(c if c.isprintable() or c == "\t" or "\udc80" <= c <= "\udcff" else repr(c)[1:-1] for c in text)
 
 
 _DEFERRED: list[str] = []

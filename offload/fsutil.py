@@ -135,8 +135,10 @@ def refuse_binary_to_terminal(path: str | os.PathLike, what: str, also: str = ""
     import sys
 
     if str(path) == STDOUT and sys.stdout is not None and sys.stdout.isatty():
-        raise OffloadError(f"not writing {what} to a terminal (-o -): redirect standard output to a file or a pipe, "
-                           f"or name a file with -o{also}")
+        raise OffloadError(
+            f"not writing {what} to a terminal (-o -): redirect standard output to a file or a pipe, "
+            f"or name a file with -o{also}"
+        )
 
 
 def check_output(path: str | os.PathLike) -> None:
@@ -150,14 +152,22 @@ def check_output(path: str | os.PathLike) -> None:
         st = os.stat(path)
     except FileNotFoundError:
         if os.path.islink(path) and os.path.realpath(path).startswith(("/dev/", "/proc/")):
-            raise OffloadError(f"refusing to write '{path}': it is a link to a closed stream or missing "
-                               "device") from None
+            raise OffloadError(
+                f"refusing to write '{path}': it is a link to a closed stream or missing device"
+            ) from None
         return
     except OSError as e:
         raise OffloadError(f"cannot write '{path}': {e.strerror}") from None
     if not stat.S_ISREG(st.st_mode):
-        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else \
-            "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file"
+        kind = (
+            "a folder"
+            if stat.S_ISDIR(st.st_mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(st.st_mode)
+            else "a device"
+            if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+            else "not a regular file"
+        )
         raise OffloadError(f"refusing to write '{path}': it is {kind}")
     if os.path.islink(path) and os.path.realpath(path).startswith(("/dev/", "/proc/")):
         raise OffloadError(f"refusing to write '{path}': it is a link into {os.path.realpath(path)[:5]}")
@@ -205,8 +215,10 @@ def write_stream(fd: int, data: bytes) -> None:
         raise OffloadError(f"cannot write standard {name}: it is closed")
     try:
         if stream.isatty() and not _is_text(data):
-            raise OffloadError("refusing to write binary output to a terminal: redirect standard output "
-                               "(-o - > FILE) or name a file with -o")
+            raise OffloadError(
+                "refusing to write binary output to a terminal: redirect standard output "
+                "(-o - > FILE) or name a file with -o"
+            )
         stream.flush()
         stream.buffer.write(data)
         stream.flush()

@@ -50,6 +50,7 @@ PREFIX_SCHEME = "prefix:"
 
 # ---- kinds: how a value is spelled on the command line, in mlir-offload.toml and in Python ----------
 
+
 @dataclass(frozen=True)
 class Kind:
     """check(value) -> the typed value, or TypeError(what it expects): for TOML and API values.
@@ -141,6 +142,7 @@ def Level(low: int, high: int) -> Kind:  # capitalised: it reads as a type in th
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise TypeError(f"an integer from {low} to {high}")
         return value
+
     return Kind(check, lambda: {"type": click.IntRange(low, high)})
 
 
@@ -149,17 +151,20 @@ def Choice(*choices: str) -> Kind:
         if value not in choices:
             raise TypeError("one of " + ", ".join(f'"{c}"' for c in choices))
         return value
+
     return Kind(check, lambda: {"type": click.Choice(choices)})
 
 
 def OptionalValue(bare: str, *choices: str) -> Kind:
     """A clang-style `-flag` / `-flag=VALUE` option (-save-temps[=obj], -ftime-trace[=FILE]): `bare` is
     the value of the flag alone; `choices` (if any) the values it takes."""
+
     def check(value: Any) -> str:
         text = _text(value)
         if choices and text not in choices:
             raise TypeError(f"one of {', '.join(choices)}")
         return text
+
     return Kind(check, lambda: {"type": click.Choice(choices)} if choices else {}, bare=bare)
 
 
@@ -191,16 +196,28 @@ class Spec:
     secret: bool = False  # may hold a password: no output or error message shows it
 
 
-def option(default: Any, flags: str | tuple[str, ...], help: str, *, kind: Kind = SWITCH,
-           commands: tuple[str, ...] = (), toml: bool = False, api: bool = False, cache_key: bool = False,
-           metavar: str | None = None, secret: bool = False) -> Any:
+def option(
+    default: Any,
+    flags: str | tuple[str, ...],
+    help: str,
+    *,
+    kind: Kind = SWITCH,
+    commands: tuple[str, ...] = (),
+    toml: bool = False,
+    api: bool = False,
+    cache_key: bool = False,
+    metavar: str | None = None,
+    secret: bool = False,
+) -> Any:
     """A CompileOptions field: its default and its Spec."""
-    spec = Spec(kind, (flags,) if isinstance(flags, str) else flags, help, commands, toml, api, cache_key, metavar,
-                secret)
+    spec = Spec(
+        kind, (flags,) if isinstance(flags, str) else flags, help, commands, toml, api, cache_key, metavar, secret
+    )
     return field(default=default, metadata={"spec": spec})
 
 
 # ---- the table --------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class CompileOptions:
@@ -208,143 +225,331 @@ class CompileOptions:
     and spellings (see the module docstring), and the frozen record the stages read."""
 
     offload_arch: str | None = option(
-        None, "--offload-arch", "Targets of one vendor, e.g. sm_80,sm_90 or gfx90a; also 80, 90a (CMake, Spack) "
+        None,
+        "--offload-arch",
+        "Targets of one vendor, e.g. sm_80,sm_90 or gfx90a; also 80, 90a (CMake, Spack) "
         "and compute_80 (PTX beside the bundle, JIT-compiled by the driver) (repeatable).",
-        kind=ARCHS, commands=COMPILE_DEVICE, toml=True, api=True, metavar="ARCH[,ARCH...]")
+        kind=ARCHS,
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+        metavar="ARCH[,ARCH...]",
+    )
     opt_level: int = option(
-        3, ("-O", "--opt-level"), "Device optimization level (-O0..-O3, default 3).",
-        kind=Level(0, 3), commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True, metavar="[0-3]")
+        3,
+        ("-O", "--opt-level"),
+        "Device optimization level (-O0..-O3, default 3).",
+        kind=Level(0, 3),
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+        cache_key=True,
+        metavar="[0-3]",
+    )
     prec_sqrt: bool = option(
-        True, "--prec-sqrt/--no-prec-sqrt", "IEEE-rounded f32 square root (default) or approximate.",
-        commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True)
+        True,
+        "--prec-sqrt/--no-prec-sqrt",
+        "IEEE-rounded f32 square root (default) or approximate.",
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+        cache_key=True,
+    )
     prec_div: bool = option(
-        True, "--prec-div/--no-prec-div", "IEEE-rounded f32 division (default) or approximate.",
-        commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True)
+        True,
+        "--prec-div/--no-prec-div",
+        "IEEE-rounded f32 division (default) or approximate.",
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+        cache_key=True,
+    )
     ftz: bool = option(
-        False, "--ftz/--no-ftz", "Flush f32 denormals to zero.",
-        commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True)
+        False,
+        "--ftz/--no-ftz",
+        "Flush f32 denormals to zero.",
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+        cache_key=True,
+    )
     fast_math: bool = option(
-        False, "--fast-math/--no-fast-math",
+        False,
+        "--fast-math/--no-fast-math",
         "Approximate sqrt/div, flush denormals, finite math only (as nvcc --use_fast_math).",
-        commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True)
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+        cache_key=True,
+    )
     link_bitcode: tuple[str, ...] = option(
-        (), "--link-bitcode", "Link this device bitcode library into every image of its triple (repeatable).",
-        kind=PATHS, commands=COMPILE_DEVICE, toml=True, api=True)
+        (),
+        "--link-bitcode",
+        "Link this device bitcode library into every image of its triple (repeatable).",
+        kind=PATHS,
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+    )
     libdevice: str | None = option(
-        None, "--libdevice", "libdevice.10.bc (default: $CUDA_HOME, the standard toolkit, the nvidia-nvvm wheel).",
-        kind=PATH, commands=COMPILE_DEVICE, toml=True, api=True)
+        None,
+        "--libdevice",
+        "libdevice.10.bc (default: $CUDA_HOME, the standard toolkit, the nvidia-nvvm wheel).",
+        kind=PATH,
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+    )
     rocm_device_lib_path: str | None = option(
-        None, "--rocm-device-lib-path",
+        None,
+        "--rocm-device-lib-path",
         "Folder with ocml.bc/ockl.bc/oclc_*.bc (default: $ROCM_PATH, /opt/rocm, system).",
-        kind=PATH, commands=COMPILE_DEVICE, toml=True, api=True)
+        kind=PATH,
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+    )
     target_clang: int = option(
-        DEFAULT_TARGET_CLANG, "--target-clang",
+        DEFAULT_TARGET_CLANG,
+        "--target-clang",
         "Major version of the clang that links the bundle (default 22): offload entry layout, kind values, and "
         "whether it reads our bitcode (offload/data/profiles/clangN.toml).",
-        kind=CLANG_MAJOR, commands=COMPILE_DEVICE, toml=True, api=True, metavar="N")
+        kind=CLANG_MAJOR,
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+        metavar="N",
+    )
     host_triple: str | None = option(
-        None, "--host-triple", "CPU of the machine the executable runs on: x86_64-linux-gnu or aarch64-linux-gnu "
+        None,
+        "--host-triple",
+        "CPU of the machine the executable runs on: x86_64-linux-gnu or aarch64-linux-gnu "
         "(Grace Hopper); default: this machine's.",
-        kind=HOST_TRIPLE, commands=COMPILE, toml=True, api=True, metavar="TRIPLE")
+        kind=HOST_TRIPLE,
+        commands=COMPILE,
+        toml=True,
+        api=True,
+        metavar="TRIPLE",
+    )
     clang: str = option(
-        "clang", "--clang", "The clang executable that links the bundle (ship, doctor, --ldflags).",
-        kind=TEXT, toml=True)
+        "clang",
+        "--clang",
+        "The clang executable that links the bundle (ship, doctor, --ldflags).",
+        kind=TEXT,
+        toml=True,
+    )
     cuda_path: str | None = option(
-        None, "--cuda-path", "CUDA toolkit of the link (default: found).", kind=PATH, toml=True)
+        None, "--cuda-path", "CUDA toolkit of the link (default: found).", kind=PATH, toml=True
+    )
     rocm_path: str | None = option(
-        None, "--rocm-path", "ROCm install of the link (default: found).", kind=PATH, toml=True)
+        None, "--rocm-path", "ROCm install of the link (default: found).", kind=PATH, toml=True
+    )
     portable: bool = option(
-        False, "--portable/--no-portable",
+        False,
+        "--portable/--no-portable",
         "Version-proof bundle: cubin images (+ PTX beside the bundle, for link --ptx) and an ELF host object, "
         "linkable by any clang of the entry profile whatever its LLVM version.",
-        commands=COMPILE, toml=True, api=True)
+        commands=COMPILE,
+        toml=True,
+        api=True,
+    )
     # Unset format options: the target clang's profile decides (bitcode where it reads ours, else native).
     device_image: str | None = option(
-        None, "--device-image", "bitcode (device LTO on the target; default where the target clang reads our "
+        None,
+        "--device-image",
+        "bitcode (device LTO on the target; default where the target clang reads our "
         "bitcode), cubin (ptxas here), ptx (cubin + <out>.<arch>.ptx beside). HIP: cubin/ptx mean a native "
         "AMDGPU code object.",
-        kind=Choice(*DEVICE_IMAGE_FORMATS), commands=COMPILE, toml=True, api=True)
+        kind=Choice(*DEVICE_IMAGE_FORMATS),
+        commands=COMPILE,
+        toml=True,
+        api=True,
+    )
     host_format: str | None = option(
-        None, "--host-format", "Host part as LLVM bitcode (bc) or as an ELF object (obj).",
-        kind=Choice(*HOST_FORMATS), commands=COMPILE, toml=True, api=True)
+        None,
+        "--host-format",
+        "Host part as LLVM bitcode (bc) or as an ELF object (obj).",
+        kind=Choice(*HOST_FORMATS),
+        commands=COMPILE,
+        toml=True,
+        api=True,
+    )
     cache: bool = option(
-        True, "--cache/--no-cache", "Reuse device images of an unchanged program from the cache (default) "
+        True,
+        "--cache/--no-cache",
+        "Reuse device images of an unchanged program from the cache (default) "
         "or rebuild them (MLIR_OFFLOAD_CACHE_DIR, else ~/.cache/mlir-offload).",
-        commands=COMPILE_DEVICE, toml=True, api=True)
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+    )
     # The shared tier of the image cache (docs/cache.md); MLIR_OFFLOAD_REMOTE_CACHE* in the environment win.
     remote_cache: str | None = option(
-        None, "--remote-cache", "redis://HOST:PORT/DB or rediss:// (TLS) server sharing device images between "
-        "machines.", kind=REDIS_URL, toml=True, secret=True)
+        None,
+        "--remote-cache",
+        "redis://HOST:PORT/DB or rediss:// (TLS) server sharing device images between machines.",
+        kind=REDIS_URL,
+        toml=True,
+        secret=True,
+    )
     remote_cache_mode: str = option(
-        "read-write", "--remote-cache-mode", "read-only: take images from the remote cache, never write to it.",
-        kind=Choice("read-write", "read-only"), toml=True)
+        "read-write",
+        "--remote-cache-mode",
+        "read-only: take images from the remote cache, never write to it.",
+        kind=Choice("read-write", "read-only"),
+        toml=True,
+    )
     remote_cache_ttl: int | None = option(
-        None, "--remote-cache-ttl", "Seconds an image lives in the remote cache (default: no expiry).",
-        kind=SECONDS, toml=True)
+        None,
+        "--remote-cache-ttl",
+        "Seconds an image lives in the remote cache (default: no expiry).",
+        kind=SECONDS,
+        toml=True,
+    )
     gpu_rdc: bool = option(
-        False, "-fgpu-rdc/-fno-gpu-rdc", "Relocatable device code (as clang's -fgpu-rdc, nvcc's -rdc=true): device "
+        False,
+        "-fgpu-rdc/-fno-gpu-rdc",
+        "Relocatable device code (as clang's -fgpu-rdc, nvcc's -rdc=true): device "
         "functions the program declares may be defined by other device code of the link (CUDA objects "
         "compiled with -fgpu-rdc), not only by --link-bitcode libraries.",
-        commands=COMPILE_DEVICE, toml=True, api=True, cache_key=True)
+        commands=COMPILE_DEVICE,
+        toml=True,
+        api=True,
+        cache_key=True,
+    )
     # ---- command-line only: what a compile writes besides the bundle ----
     resource_usage: bool = option(
-        False, "--resource-usage", "Print registers, spills, stack and shared memory per kernel and arch (as "
+        False,
+        "--resource-usage",
+        "Print registers, spills, stack and shared memory per kernel and arch (as "
         "nvcc's), from ptxas -v, where compile runs ptxas (--device-image=cubin|ptx, --portable); for bitcode "
-        "images pass it to link.", commands=COMPILE)
+        "images pass it to link.",
+        commands=COMPILE,
+    )
     save_temps: str | None = option(
-        None, "-save-temps", "Keep every stage's file, named <stem>.<N>-<stage>[.<arch>].<ext> so they sort in "
+        None,
+        "-save-temps",
+        "Keep every stage's file, named <stem>.<N>-<stage>[.<arch>].<ext> so they sort in "
         "stage order: in the current folder (-save-temps, -save-temps=cwd) or beside the output (=obj).",
-        kind=OptionalValue("cwd", "cwd", "obj"), commands=COMPILE, metavar="[=cwd|obj]")
+        kind=OptionalValue("cwd", "cwd", "obj"),
+        commands=COMPILE,
+        metavar="[=cwd|obj]",
+    )
     time_trace: str | None = option(
-        None, "-ftime-trace", "Write a Chrome trace (JSON: chrome://tracing, Perfetto) of the compile's stages to "
+        None,
+        "-ftime-trace",
+        "Write a Chrome trace (JSON: chrome://tracing, Perfetto) of the compile's stages to "
         "FILE (-ftime-trace=FILE), or alone beside the output as <output stem>.json (as clang).",
-        kind=OptionalValue(""), commands=COMPILE, metavar="[=FILE]")
+        kind=OptionalValue(""),
+        commands=COMPILE,
+        metavar="[=FILE]",
+    )
     # ---- command-line and API only ----
     rename: str | None = option(
-        None, "--rename", "module-prefix: every gpu.module's exported symbol becomes <module>_<symbol>, so two "
+        None,
+        "--rename",
+        "module-prefix: every gpu.module's exported symbol becomes <module>_<symbol>, so two "
         "gpu.modules may define the same name; prefix:NAME: every exported device symbol becomes NAME_<symbol> "
         "(host launches follow), so separately compiled bundles never collide.",
-        kind=TEXT, commands=COMPILE_DEVICE, api=True, cache_key=True, metavar="module-prefix|prefix:NAME")
+        kind=TEXT,
+        commands=COMPILE_DEVICE,
+        api=True,
+        cache_key=True,
+        metavar="module-prefix|prefix:NAME",
+    )
     symbol_prefix: str | None = option(
-        None, "--symbol-prefix", "Same as --rename=prefix:NAME.",
-        kind=TEXT, commands=COMPILE_DEVICE, api=True, metavar="NAME")
+        None,
+        "--symbol-prefix",
+        "Same as --rename=prefix:NAME.",
+        kind=TEXT,
+        commands=COMPILE_DEVICE,
+        api=True,
+        metavar="NAME",
+    )
     debug: bool = option(
-        False, "-g/-g0", "Debug information from the MLIR locations, in the host code and the device code.",
-        commands=COMPILE, api=True, cache_key=True)
+        False,
+        "-g/-g0",
+        "Debug information from the MLIR locations, in the host code and the device code.",
+        commands=COMPILE,
+        api=True,
+        cache_key=True,
+    )
     device_debug: bool = option(
-        False, ("-G", "--device-debug"), "Device debug information (as nvcc -G): the device code at -O0 with "
+        False,
+        ("-G", "--device-debug"),
+        "Device debug information (as nvcc -G): the device code at -O0 with "
         "full debug information from the MLIR locations, ptxas -g; a bitcode bundle asks its link for the same.",
-        commands=COMPILE, api=True, cache_key=True)
+        commands=COMPILE,
+        api=True,
+        cache_key=True,
+    )
     line_info: bool = option(
-        False, "-lineinfo", "Device line information only (as nvcc -lineinfo: Nsight and cuda-gdb map to the .mlir).",
-        commands=COMPILE, api=True, cache_key=True)
+        False,
+        "-lineinfo",
+        "Device line information only (as nvcc -lineinfo: Nsight and cuda-gdb map to the .mlir).",
+        commands=COMPILE,
+        api=True,
+        cache_key=True,
+    )
     pass_pipeline: str | None = option(
-        None, "--pass-pipeline", "MLIR passes to run on the input before mlir-offload's own lowering, in mlir-opt "
+        None,
+        "--pass-pipeline",
+        "MLIR passes to run on the input before mlir-offload's own lowering, in mlir-opt "
         "syntax, e.g. 'builtin.module(convert-linalg-to-loops)'.",
-        kind=TEXT, commands=COMPILE, api=True, metavar="PIPELINE")
+        kind=TEXT,
+        commands=COMPILE,
+        api=True,
+        metavar="PIPELINE",
+    )
     emulate: bool = option(
-        False, "--emulate", "For `link --emulate` (kernels run on the CPU, docs/emulator.md): bitcode device "
+        False,
+        "--emulate",
+        "For `link --emulate` (kernels run on the CPU, docs/emulator.md): bitcode device "
         "images, and device code the emulator cannot run (inline assembly, Hopper TMA/mbarrier/wgmma/clusters) "
-        "refused here.", commands=COMPILE, api=True)
+        "refused here.",
+        commands=COMPILE,
+        api=True,
+    )
     dependency_file_wanted: bool = option(
-        False, "-MD", "Write a make-style dependency file (input, linked bitcode libraries, mlir-offload.toml).",
-        commands=COMPILE)
+        False,
+        "-MD",
+        "Write a make-style dependency file (input, linked bitcode libraries, mlir-offload.toml).",
+        commands=COMPILE,
+    )
     user_dependency_file_wanted: bool = option(
-        False, "-MMD", "As -MD (as in clang; mlir-offload lists no system files either way).", commands=COMPILE)
+        False, "-MMD", "As -MD (as in clang; mlir-offload lists no system files either way).", commands=COMPILE
+    )
     dependency_file: str | None = option(
-        None, "-MF", "Name of the -MD dependency file (default: the output with suffix .d).",
-        kind=FILE, commands=COMPILE, metavar="FILE")
+        None,
+        "-MF",
+        "Name of the -MD dependency file (default: the output with suffix .d).",
+        kind=FILE,
+        commands=COMPILE,
+        metavar="FILE",
+    )
     dependency_targets: tuple[str, ...] = option(
-        (), "-MT", "Target of the dependency rule instead of the output (repeatable).",
-        kind=WORDS, commands=COMPILE, metavar="TARGET")
+        (),
+        "-MT",
+        "Target of the dependency rule instead of the output (repeatable).",
+        kind=WORDS,
+        commands=COMPILE,
+        metavar="TARGET",
+    )
     dependency_phony: bool = option(
-        False, "-MP", "Add an empty rule for each prerequisite but the input, so make does not stop when one is "
-        "removed.", commands=COMPILE)
+        False,
+        "-MP",
+        "Add an empty rule for each prerequisite but the input, so make does not stop when one is removed.",
+        commands=COMPILE,
+    )
     # ---- set from Python (no flag, no key) ----
     device_stage_folder: str | None = option(
-        None, (), "Folder receiving each device stage's output for each target (offload/serialize/skeleton.py "
+        None,
+        (),
+        "Folder receiving each device stage's output for each target (offload/serialize/skeleton.py "
         "dump_stage: <program stem>.<arch>.<stage>.bc or .ll); the device image cache is skipped.",
-        kind=TEXT, api=True)
+        kind=TEXT,
+        api=True,
+    )
 
     def __post_init__(self) -> None:
         for spec_field in fields(self):
@@ -364,7 +569,7 @@ class CompileOptions:
 
     @property
     def debug_info(self) -> str | None:
-        """"g" (host and device debug info, -g), "lineinfo" (device line tables), or None."""
+        """ "g" (host and device debug info, -g), "lineinfo" (device line tables), or None."""
         return "g" if self.debug else "lineinfo" if self.line_info else None
 
     @property
@@ -386,7 +591,7 @@ def check_rename(rename: str) -> None:
     if rename == "module-prefix":
         return
     if rename.startswith(PREFIX_SCHEME):
-        prefix = rename[len(PREFIX_SCHEME):]
+        prefix = rename[len(PREFIX_SCHEME) :]
         if not prefix.isidentifier() or not prefix.isascii():
             raise OffloadError(f"symbol prefix '{prefix}' is not a C identifier (letters, digits, '_')")
         return
@@ -426,11 +631,15 @@ def describe(value: Any, secret: bool = False) -> str:
 
 # ---- click ------------------------------------------------------------------------------------------
 
+
 def command_options(command: str) -> Callable:
     """Decorator adding the table's options of `command` ("compile", "device", "config show") to a click
     command, each defaulting to None or () ("not given": the cascade fills it)."""
-    chosen = [(name, spec) for name, spec in SPECS.items()
-              if command in spec.commands or (command == "config show" and spec.toml)]
+    chosen = [
+        (name, spec)
+        for name, spec in SPECS.items()
+        if command in spec.commands or (command == "config show" and spec.toml)
+    ]
 
     def decorate(function: Callable) -> Callable:
         for name, spec in reversed(chosen):
@@ -443,6 +652,7 @@ def command_options(command: str) -> Callable:
                 settings["metavar"] = spec.metavar
             function = click.option(*spec.flags, name, **settings)(function)
         return function
+
     return decorate
 
 
@@ -453,12 +663,14 @@ class ClangStyleCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         from offload.foreign_options import translate
 
-        bare = {flag: spec.kind.bare for spec in SPECS.values() if spec.kind.bare is not None
-                for flag in spec.flags}
+        bare = {flag: spec.kind.bare for spec in SPECS.values() if spec.kind.bare is not None for flag in spec.flags}
         # nvcc's and clang's spellings first (-arch=sm_80, -Xptxas -v, -DNAME refused with the way to go).
-        own = {name: not (param.is_flag or param.count) and name not in bare
-               for param in self.params if isinstance(param, click.Option)
-               for name in (*param.opts, *param.secondary_opts)}
+        own = {
+            name: not (param.is_flag or param.count) and name not in bare
+            for param in self.params
+            if isinstance(param, click.Option)
+            for name in (*param.opts, *param.secondary_opts)
+        }
         words = translate(list(args), own, self.name or "")
         try:
             return super().parse_args(ctx, [f"{arg}={bare[arg]}" if arg in bare else arg for arg in words])
@@ -468,9 +680,12 @@ class ClangStyleCommand(click.Command):
             raise click.UsageError(f"unknown option '{written}'", ctx) from None
         except click.UsageError as e:
             if e.message.startswith("Got unexpected extra argument"):
-                raise click.UsageError(f"{self.name} takes one program ({e.message.split('(')[-1].rstrip(')')} is "
-                                       "another): compile each into its bundle, then link the bundles together "
-                                       "(mlir-offload link a.offload.bc b.offload.bc -o app)", ctx) from None
+                raise click.UsageError(
+                    f"{self.name} takes one program ({e.message.split('(')[-1].rstrip(')')} is "
+                    "another): compile each into its bundle, then link the bundles together "
+                    "(mlir-offload link a.offload.bc b.offload.bc -o app)",
+                    ctx,
+                ) from None
             raise
 
 
@@ -511,6 +726,7 @@ def given_keywords(keywords: Mapping[str, Any], caller: str) -> dict[str, Any]:
 
 
 # ---- the cascade: flag (or API keyword) > mlir-offload.toml > default ------------------------------
+
 
 @dataclass(frozen=True)
 class Resolved:

@@ -61,8 +61,11 @@ def ptxas_report(ptx: Path, arch: str, ptxas: str) -> dict[str, KernelCode]:
         elif (m := re.search(r"Used (\d+) registers", line)) and function:
             registers[function] = int(m.group(1))
     elf = read_elf(cubin.read_bytes(), str(cubin))
-    return {name: KernelCode(elf.section(f".text.{name}").size // 16, registers[name], spills.get(name, 0))
-            for name in registers if elf.section(f".text.{name}")}
+    return {
+        name: KernelCode(elf.section(f".text.{name}").size // 16, registers[name], spills.get(name, 0))
+        for name in registers
+        if elf.section(f".text.{name}")
+    }
 
 
 def our_ptx(source: Path, arch: str, work: Path, environment: dict, flags: list[str]) -> Path:
@@ -70,12 +73,15 @@ def our_ptx(source: Path, arch: str, work: Path, environment: dict, flags: list[
     work.mkdir()
     bundle = work / "bench.offload.bc"
     offload = [sys.executable, "-m", "offload"]
-    run([*offload, "compile", str(source), "--offload-arch", arch, "--no-cache", *flags, "-o", str(bundle)],
-        env=environment)
+    run(
+        [*offload, "compile", str(source), "--offload-arch", arch, "--no-cache", *flags, "-o", str(bundle)],
+        env=environment,
+    )
     (work / "main.c").write_text("int main(void) { return 0; }\n")
     # The clang command link would run, run here: -save-temps leaves its temporaries in this folder.
-    command = run([*offload, "link", str(bundle), "main.c", "-save-temps", "-o", "app", "--dry-run"], cwd=work,
-                  env=environment).stdout
+    command = run(
+        [*offload, "link", str(bundle), "main.c", "-save-temps", "-o", "app", "--dry-run"], cwd=work, env=environment
+    ).stdout
     run(shlex.split(command.strip().splitlines()[-1]), cwd=work)
     return work / f"app.nvptx64.{arch}.s"
 
@@ -85,9 +91,11 @@ def upstream_ptx(source: Path, arch: str, work: Path, cuda: str) -> Path:
     from mlir.dialects import gpu
 
     mlir_opt = shutil.which("mlir-opt-22") or "/usr/lib/llvm-22/bin/mlir-opt"
-    pipeline = (f"builtin.module(nvvm-attach-target{{chip={arch} features={ARCH_FEATURES[arch]} O=3}},"
-                "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
-                f"gpu-module-to-binary{{format=isa toolkit={cuda}}})")
+    pipeline = (
+        f"builtin.module(nvvm-attach-target{{chip={arch} features={ARCH_FEATURES[arch]} O=3}},"
+        "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
+        f"gpu-module-to-binary{{format=isa toolkit={cuda}}})"
+    )
     lowered = work / "upstream.mlir"
     run([mlir_opt, str(source), f"--pass-pipeline={pipeline}", "-o", str(lowered)])
     with ir.Context():
@@ -109,14 +117,17 @@ def compare(source: Path, arch: str, cuda: str, flags: list[str] = ()) -> list[s
         columns = {
             "upstream": upstream_ptx(source, arch, work, cuda),
             "ours": our_ptx(source, arch, work / "ours", environment, flags),
-            "ours-default<O3>": our_ptx(source, arch, work / "full", {**environment, "MLIR_OFFLOAD_OPT": "llvmlite"},
-                                      flags),
+            "ours-default<O3>": our_ptx(
+                source, arch, work / "full", {**environment, "MLIR_OFFLOAD_OPT": "llvmlite"}, flags
+            ),
         }
         reports = {name: ptxas_report(ptx, arch, ptxas) for name, ptx in columns.items()}
     kernels = sorted(reports["upstream"], key=lambda k: (len(k), k))
-    lines = [f"code quality on {arch} after the target link (ptxas -O3 -v; instr = SASS instructions, "
-             "regs, spill = spill bytes):",
-             f"{'kernel':<12}" + "".join(f"{name:>28}" for name in reports)]
+    lines = [
+        f"code quality on {arch} after the target link (ptxas -O3 -v; instr = SASS instructions, "
+        "regs, spill = spill bytes):",
+        f"{'kernel':<12}" + "".join(f"{name:>28}" for name in reports),
+    ]
     worse = {name: 0 for name in reports}
     totals = {name: [0, 0, 0] for name in reports}
     for kernel in kernels:
@@ -124,18 +135,24 @@ def compare(source: Path, arch: str, cuda: str, flags: list[str] = ()) -> list[s
         for name, report in reports.items():
             code = report[kernel]
             base = reports["upstream"][kernel]
-            if code.instructions > base.instructions or code.registers > base.registers \
-                    or code.spill_bytes > base.spill_bytes:
+            if (
+                code.instructions > base.instructions
+                or code.registers > base.registers
+                or code.spill_bytes > base.spill_bytes
+            ):
                 worse[name] += 1
             totals[name][0] += code.instructions
             totals[name][1] += code.registers
             totals[name][2] += code.spill_bytes
             cells.append(f"{code.instructions:>6} instr {code.registers:>3} regs {code.spill_bytes:>3} spill")
         lines.append(f"{kernel:<12}" + "".join(f"{c:>28}" for c in cells))
-    lines.append(f"{'total':<12}" + "".join(f"{t[0]:>6} instr {t[1]:>3} regs {t[2]:>3} spill".rjust(28)
-                                            for t in totals.values()))
-    lines.append("kernels worse than upstream in any of instr/regs/spill: "
-                 + ", ".join(f"{name} {count}/{len(kernels)}" for name, count in worse.items()))
+    lines.append(
+        f"{'total':<12}" + "".join(f"{t[0]:>6} instr {t[1]:>3} regs {t[2]:>3} spill".rjust(28) for t in totals.values())
+    )
+    lines.append(
+        "kernels worse than upstream in any of instr/regs/spill: "
+        + ", ".join(f"{name} {count}/{len(kernels)}" for name, count in worse.items())
+    )
     return lines
 
 
@@ -146,8 +163,11 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=100)
     parser.add_argument("--arch", default="sm_80", choices=sorted(ARCH_FEATURES))
     parser.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
-    parser.add_argument("--our-flags", default=LIKE_UPSTREAM,
-                        help=f"our compile flags (default {LIKE_UPSTREAM!r}: upstream's semantics, see LIKE_UPSTREAM)")
+    parser.add_argument(
+        "--our-flags",
+        default=LIKE_UPSTREAM,
+        help=f"our compile flags (default {LIKE_UPSTREAM!r}: upstream's semantics, see LIKE_UPSTREAM)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "bench.mlir"

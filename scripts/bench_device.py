@@ -44,8 +44,9 @@ def generate(kernels: int) -> str:
             block = gpu_module.bodyRegion.blocks.append()
         with ir.InsertionPoint(block):
             for k in range(kernels):
-                function = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get([buffer], [])),
-                                         sym_name=f"kernel_{k}", kernel=True)
+                function = gpu.GPUFuncOp(
+                    ir.TypeAttr.get(ir.FunctionType.get([buffer], [])), sym_name=f"kernel_{k}", kernel=True
+                )
                 body = function.body.blocks.append(buffer)
                 with ir.InsertionPoint(body):
                     index = gpu.global_id(gpu.Dimension.x)
@@ -76,9 +77,11 @@ def upstream_device(source: Path, out: Path, opt_level: int, cuda: str, arches=(
     mlir_translate = shutil.which("mlir-translate-22") or "/usr/lib/llvm-22/bin/mlir-translate"
     features = {"sm_80": "+ptx70", "sm_90": "+ptx78", "sm_70": "+ptx60", "sm_86": "+ptx71"}
     attach = ",".join(f"nvvm-attach-target{{chip={a} features={features[a]} O={opt_level}}}" for a in arches)
-    pipeline = (f"builtin.module({attach},"
-                "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
-                f"gpu-module-to-binary{{format=llvm toolkit={cuda}}})")
+    pipeline = (
+        f"builtin.module({attach},"
+        "gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),"
+        f"gpu-module-to-binary{{format=llvm toolkit={cuda}}})"
+    )
     lowered = out.with_suffix(".lowered.mlir")
     t1, m1, c1 = measure([mlir_opt, str(source), f"--pass-pipeline={pipeline}", "-o", str(lowered)])
     t2, m2, c2 = measure([mlir_translate, "--mlir-to-llvmir", str(lowered), "-o", str(out.with_suffix(".ll"))])
@@ -92,14 +95,18 @@ def interleaved(configurations: dict, runs: int) -> dict[str, tuple[float, int, 
     for _ in range(runs):
         for name, run in configurations.items():
             results[name].append(run())
-    return {name: (statistics.median(r[0] for r in rs), max(r[1] for r in rs), statistics.median(r[2] for r in rs))
-            for name, rs in results.items()}
+    return {
+        name: (statistics.median(r[0] for r in rs), max(r[1] for r in rs), statistics.median(r[2] for r in rs))
+        for name, rs in results.items()
+    }
 
 
 def print_table(results: dict, runs: int) -> None:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"median of {runs} interleaved runs (wall, CPU user+system, peak RSS of the process tree's largest "
-          f"process); {os.cpu_count()} CPUs, load average {load}")
+    print(
+        f"median of {runs} interleaved runs (wall, CPU user+system, peak RSS of the process tree's largest "
+        f"process); {os.cpu_count()} CPUs, load average {load}"
+    )
     for name, (seconds, peak, cpu) in results.items():
         print(f"  {name:<44} {seconds:7.3f} s  CPU {cpu:7.3f} s  peak {peak / 1024:5.0f} MiB")
 
@@ -136,8 +143,10 @@ def main() -> None:
             "upstream O=0": lambda: upstream_device(source, out, 0, args.cuda),
         }
         results = interleaved(configurations, args.runs)
-        print(f"device step, {args.kernels} kernels, sm_80 + sm_90 "
-              "(upstream: mlir-opt-22 gpu-module-to-binary{format=llvm} + mlir-translate-22)")
+        print(
+            f"device step, {args.kernels} kernels, sm_80 + sm_90 "
+            "(upstream: mlir-opt-22 gpu-module-to-binary{format=llvm} + mlir-translate-22)"
+        )
         print_table(results, args.runs)
         headline = ratio_line(results, "ours -O3 (llvm-link-22 + opt-22, pre-link)", "upstream O=3", "-O3 vs O=3")
         ratio_line(results, "ours -O3 (llvmlite in-process)", "upstream O=3", "-O3 vs O=3, llvmlite in-process")
@@ -146,8 +155,10 @@ def main() -> None:
         print(f"  goal (wall ratio at -O3 <= 1.0): {'met' if headline <= 1.0 else 'missed'}")
         import llvmlite.binding as llvm
 
-        print(f"  llvmlite's LLVM {'.'.join(map(str, llvm.llvm_version_info))}: assertions "
-              f"{llvm.llvm_assertions_state} (opt-22 and mlir-opt-22 are release builds)")
+        print(
+            f"  llvmlite's LLVM {'.'.join(map(str, llvm.llvm_version_info))}: assertions "
+            f"{llvm.llvm_assertions_state} (opt-22 and mlir-opt-22 are release builds)"
+        )
         if not args.no_code_quality:
             from bench_code_quality import LIKE_UPSTREAM, compare
 

@@ -67,8 +67,9 @@ def generate_mlir(kernels: int) -> str:
             main = func.FuncOp("main", ir.FunctionType.get([], [i32]))
         with ir.InsertionPoint(block):
             for k in range(kernels):
-                function = gpu.GPUFuncOp(ir.TypeAttr.get(ir.FunctionType.get([buffer], [])),
-                                         sym_name=f"kernel_{k}", kernel=True)
+                function = gpu.GPUFuncOp(
+                    ir.TypeAttr.get(ir.FunctionType.get([buffer], [])), sym_name=f"kernel_{k}", kernel=True
+                )
                 body = function.body.blocks.append(buffer)
                 with ir.InsertionPoint(body):
                     position = gpu.global_id(gpu.Dimension.x)
@@ -115,8 +116,7 @@ def timed(command: list[str], environment: dict | None = None, cwd: Path | None 
 class Build:
     """One program, one arch set: the commands of both builds, in a folder of their own."""
 
-    def __init__(self, work: Path, kernels: int, archs: tuple[str, ...], cuda: str, clang: str,
-                 our_flags: list[str]):
+    def __init__(self, work: Path, kernels: int, archs: tuple[str, ...], cuda: str, clang: str, our_flags: list[str]):
         self.work, self.kernels, self.archs, self.cuda, self.clang = work, kernels, archs, cuda, clang
         self.our_flags = our_flags
         work.mkdir(parents=True, exist_ok=True)
@@ -131,29 +131,73 @@ class Build:
             self.include.mkdir()
             (self.include / "curand_mtgp32_kernel.h").write_text("")
         # Compiled Python as an installed package has it (pip writes the .pyc files), kept in the work folder.
-        self.environment = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-                            "PYTHONPATH": str(REPO), "PYTHONPYCACHEPREFIX": str(work / "pycache"),
-                            "MLIR_OFFLOAD_CACHE_DIR": str(work / "cache")}
+        self.environment = {
+            **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+            "PYTHONPATH": str(REPO),
+            "PYTHONPYCACHEPREFIX": str(work / "pycache"),
+            "MLIR_OFFLOAD_CACHE_DIR": str(work / "cache"),
+        }
         self.offload = [sys.executable, "-m", "offload"]
 
     def ours_compile(self, cache: bool, *extra: str) -> list[str]:
-        return [*self.offload, "compile", str(self.mlir), "--offload-arch", ",".join(self.archs),
-                *([] if cache else ["--no-cache"]), *self.our_flags, *extra, "-o", str(self.work / "bench.offload.bc")]
+        return [
+            *self.offload,
+            "compile",
+            str(self.mlir),
+            "--offload-arch",
+            ",".join(self.archs),
+            *([] if cache else ["--no-cache"]),
+            *self.our_flags,
+            *extra,
+            "-o",
+            str(self.work / "bench.offload.bc"),
+        ]
 
     def ours_link(self, *extra: str) -> list[str]:
-        return [*self.offload, "link", str(self.work / "bench.offload.bc"), "--cuda-path", self.cuda, *extra,
-                "-o", str(self.work / "ours")]
+        return [
+            *self.offload,
+            "link",
+            str(self.work / "bench.offload.bc"),
+            "--cuda-path",
+            self.cuda,
+            *extra,
+            "-o",
+            str(self.work / "ours"),
+        ]
 
     def clang_compile(self, *extra: str) -> list[str]:
-        return [self.clang, "-x", "cuda", "--offload-new-driver", "-fgpu-rdc", "-O3", f"--cuda-path={self.cuda}",
-                *[f"--offload-arch={a}" for a in self.archs], "-Wno-unknown-cuda-version", f"-I{self.include}",
-                *extra, "-c", str(self.cu), "-o",
-                str(self.work / "bench.cu.o")]
+        return [
+            self.clang,
+            "-x",
+            "cuda",
+            "--offload-new-driver",
+            "-fgpu-rdc",
+            "-O3",
+            f"--cuda-path={self.cuda}",
+            *[f"--offload-arch={a}" for a in self.archs],
+            "-Wno-unknown-cuda-version",
+            f"-I{self.include}",
+            *extra,
+            "-c",
+            str(self.cu),
+            "-o",
+            str(self.work / "bench.cu.o"),
+        ]
 
     def clang_link(self, *extra: str) -> list[str]:
-        return [self.clang, "--offload-new-driver", "-fgpu-rdc", f"--cuda-path={self.cuda}",
-                str(self.work / "bench.cu.o"), f"-L{self.cuda}/lib64", "-lcudart", "-Wno-unknown-cuda-version",
-                *extra, "-o", str(self.work / "theirs")]
+        return [
+            self.clang,
+            "--offload-new-driver",
+            "-fgpu-rdc",
+            f"--cuda-path={self.cuda}",
+            str(self.work / "bench.cu.o"),
+            f"-L{self.cuda}/lib64",
+            "-lcudart",
+            "-Wno-unknown-cuda-version",
+            *extra,
+            "-o",
+            str(self.work / "theirs"),
+        ]
 
     def ours(self, cache: bool) -> float:
         first, _ = timed(self.ours_compile(cache), self.environment)
@@ -180,7 +224,7 @@ def compile_stages(build: Build) -> dict[str, float]:
     stages: dict[str, float] = {}
     for line in log.splitlines():  # "mlir-offload: stage NAME: 12.3 ms (CPU 10.1 ms)"
         if line.startswith(STAGE_LINE) and line.endswith(" ms)"):
-            name, _, times = line[len(STAGE_LINE):].rpartition(": ")
+            name, _, times = line[len(STAGE_LINE) :].rpartition(": ")
             stages[name] = stages.get(name, 0.0) + float(times.split()[0]) / 1000
     stages["(start-up, reading, writing)"] = elapsed - sum(stages.values())
     return stages
@@ -230,9 +274,11 @@ def driver_stages(build: Build, command: list[str], environment: dict | None = N
 
 # clang-linker-wrapper's time-trace spans of its main thread that do not overlap (its device links run on
 # worker threads with --wrapper-jobs, whose spans the trace leaves out: "Handle all device input" holds them).
-WRAPPER_SPANS = {"Handle all device input": "device code (extract, LTO, llc, ptxas, fatbinary)",
-                 "Wrap bundled images": "wrap the images (registration code)",
-                 "Execute host linker": "host link (ld)"}
+WRAPPER_SPANS = {
+    "Handle all device input": "device code (extract, LTO, llc, ptxas, fatbinary)",
+    "Wrap bundled images": "wrap the images (registration code)",
+    "Execute host linker": "host link (ld)",
+}
 
 
 def wrapper_spans(path: Path) -> dict[str, float]:
@@ -265,23 +311,38 @@ def sass_comparison(build: Build) -> list[str]:
     for arch in build.archs:
         ours = ptxas_report(ours_folder / f"app.nvptx64.{arch}.s", arch, ptxas)
         theirs = ptxas_report(next(theirs_folder.glob(f"*-cuda-nvptx64-nvidia-cuda-{arch}.s")), arch, ptxas)
-        worse = [k for k in theirs if ours[k].instructions > theirs[k].instructions
-                 or ours[k].registers > theirs[k].registers or ours[k].spill_bytes > theirs[k].spill_bytes]
-        better = [k for k in theirs if k not in worse and (ours[k].instructions, ours[k].registers,
-                                                            ours[k].spill_bytes) != (theirs[k].instructions,
-                                                                                      theirs[k].registers,
-                                                                                      theirs[k].spill_bytes)]
+        worse = [
+            k
+            for k in theirs
+            if ours[k].instructions > theirs[k].instructions
+            or ours[k].registers > theirs[k].registers
+            or ours[k].spill_bytes > theirs[k].spill_bytes
+        ]
+        better = [
+            k
+            for k in theirs
+            if k not in worse
+            and (ours[k].instructions, ours[k].registers, ours[k].spill_bytes)
+            != (theirs[k].instructions, theirs[k].registers, theirs[k].spill_bytes)
+        ]
         worse_total += len(worse)
-        total = [sum(getattr(r[k], f) for k in theirs) for r in (ours, theirs)
-                 for f in ("instructions", "registers", "spill_bytes")]
-        lines.append(f"  {arch}: {len(theirs)} kernels; ours {total[0]} instructions, {total[1]} registers, "
-                     f"{total[2]} spill bytes; clang CUDA {total[3]}, {total[4]}, {total[5]}; "
-                     f"worse in any: {len(worse)}, better: {len(better)}, "
-                     f"same: {len(theirs) - len(worse) - len(better)}")
+        total = [
+            sum(getattr(r[k], f) for k in theirs)
+            for r in (ours, theirs)
+            for f in ("instructions", "registers", "spill_bytes")
+        ]
+        lines.append(
+            f"  {arch}: {len(theirs)} kernels; ours {total[0]} instructions, {total[1]} registers, "
+            f"{total[2]} spill bytes; clang CUDA {total[3]}, {total[4]}, {total[5]}; "
+            f"worse in any: {len(worse)}, better: {len(better)}, "
+            f"same: {len(theirs) - len(worse) - len(better)}"
+        )
         for kernel in worse[:10]:
             o, t = ours[kernel], theirs[kernel]
-            lines.append(f"    worse {kernel}: {o.instructions}/{o.registers}/{o.spill_bytes} against "
-                         f"{t.instructions}/{t.registers}/{t.spill_bytes} (instructions/registers/spill bytes)")
+            lines.append(
+                f"    worse {kernel}: {o.instructions}/{o.registers}/{o.spill_bytes} against "
+                f"{t.instructions}/{t.registers}/{t.spill_bytes} (instructions/registers/spill bytes)"
+            )
     lines.append(f"  SASS no worse per kernel: {'yes' if worse_total == 0 else 'NO'}")
     return lines
 
@@ -294,8 +355,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="best of this many interleaved rounds")
     parser.add_argument("--cuda", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
     parser.add_argument("--clang", default=shutil.which("clang++-22") or "clang++")
-    parser.add_argument("--our-flags", default=LIKE_CLANG_CUDA,
-                        help=f"our compile flags (default {LIKE_CLANG_CUDA!r}: clang CUDA's approximate sqrtf)")
+    parser.add_argument(
+        "--our-flags",
+        default=LIKE_CLANG_CUDA,
+        help=f"our compile flags (default {LIKE_CLANG_CUDA!r}: clang CUDA's approximate sqrtf)",
+    )
     parser.add_argument("--no-stages", action="store_true")
     parser.add_argument("--no-sass", action="store_true")
     args = parser.parse_args()
@@ -303,9 +367,11 @@ def main() -> None:
     arch_counts = [1] if args.quick else [int(a) for a in args.archs.split(",")]
     runs = 2 if args.quick else args.runs
     with tempfile.TemporaryDirectory() as tmp:
-        builds = {(n, a): Build(Path(tmp) / f"k{n}-a{a}", n, ARCHS[:a], args.cuda, args.clang,
-                                         args.our_flags.split())
-                  for n in sizes for a in arch_counts}
+        builds = {
+            (n, a): Build(Path(tmp) / f"k{n}-a{a}", n, ARCHS[:a], args.cuda, args.clang, args.our_flags.split())
+            for n in sizes
+            for a in arch_counts
+        }
         configurations = {}
         for (n, a), build in builds.items():
             configurations[(n, a, "ours cold")] = lambda b=build: b.ours(cache=False)
@@ -317,25 +383,30 @@ def main() -> None:
         best = best_of_interleaved(configurations, runs)
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"$ scripts/bench_e2e.py {shlex.join(sys.argv[1:])}".rstrip())
-        print(f"source to executable, best of {runs} interleaved rounds; {os.cpu_count()} CPUs, load {load}; "
-              f"our compile flags: {args.our_flags or '(none)'}")
+        print(
+            f"source to executable, best of {runs} interleaved rounds; {os.cpu_count()} CPUs, load {load}; "
+            f"our compile flags: {args.our_flags or '(none)'}"
+        )
         print("| program | mlir-offload cold | mlir-offload warm | clang CUDA | ratio cold | ratio warm |")
         print("|---|---|---|---|---|---|")
         for (n, a), build in builds.items():
             cold, warm, theirs = (best[(n, a, k)] for k in ("ours cold", "ours warm", "clang CUDA"))
-            print(f"| {n} kernel{'s' if n > 1 else ''}, {' + '.join(build.archs)} | {cold:.2f} s | {warm:.2f} s | "
-                  f"{theirs:.2f} s | {cold / theirs:.2f} | {warm / theirs:.2f} |")
+            print(
+                f"| {n} kernel{'s' if n > 1 else ''}, {' + '.join(build.archs)} | {cold:.2f} s | {warm:.2f} s | "
+                f"{theirs:.2f} s | {cold / theirs:.2f} | {warm / theirs:.2f} |"
+            )
         worst = max(best[(n, a, "ours cold")] / best[(n, a, "clang CUDA")] for n, a in builds)
         print(f"goal (every ratio <= 0.8): {'met' if worst <= 0.8 else 'missed'} (worst cold ratio {worst:.2f})")
         if not args.no_stages:
             largest = builds[max(builds)]
             command, environment = our_link_command(largest)
             print(f"\nstages, {largest.kernels} kernels, {' + '.join(largest.archs)} (one run each):")
-            for title, stages in (("mlir-offload compile (compile -v)", compile_stages(largest)),
-                                  ("mlir-offload link (its clang command)",
-                                   driver_stages(largest, command, environment)),
-                                  ("clang CUDA compile", driver_stages(largest, largest.clang_compile())),
-                                  ("clang CUDA link", driver_stages(largest, largest.clang_link()))):
+            for title, stages in (
+                ("mlir-offload compile (compile -v)", compile_stages(largest)),
+                ("mlir-offload link (its clang command)", driver_stages(largest, command, environment)),
+                ("clang CUDA compile", driver_stages(largest, largest.clang_compile())),
+                ("clang CUDA link", driver_stages(largest, largest.clang_link())),
+            ):
                 total = sum(stages.values())
                 print(f"  {title}: {total:.2f} s")
                 for name, seconds in stages.items():
@@ -345,6 +416,7 @@ def main() -> None:
                 if build.kernels == max(sizes):
                     print(f"\nfinal SASS, {build.kernels} kernels (ptxas -O3 -v of each build's PTX):")
                     print("\n".join(sass_comparison(build)))
+
 
 if __name__ == "__main__":
     main()

@@ -100,13 +100,22 @@ def main() -> None:
         baseline_source.write_text(BASELINE_C)
         baseline = str(Path(folder, "baseline"))
         subprocess.run(["clang-22", "-O2", str(baseline_source), "-o", baseline], check=True)
-        print(f"emulated {args.arch} on {os.cpu_count()} cores; median of {args.repeat} runs; baseline: the same "
-              "work in C, clang -O2, one thread")
+        print(
+            f"emulated {args.arch} on {os.cpu_count()} cores; median of {args.repeat} runs; baseline: the same "
+            "work in C, clang -O2, one thread"
+        )
         print(f"{'program':22} {'wall s':>8} {'cpu s':>8} {'goal s':>7} {'C wall s':>9} {'ratio':>7}")
         for (name, (source, goal)), mode in zip(PROGRAMS.items(), ("saxpy", "matmul"), strict=True):
             bundle, executable = Path(folder, f"{mode}.offload.bc"), Path(folder, mode)
-            cli("compile", str(HERE / "bench_emulator" / source), "--offload-arch", args.arch, "--emulate",
-                "-o", str(bundle))
+            cli(
+                "compile",
+                str(HERE / "bench_emulator" / source),
+                "--offload-arch",
+                args.arch,
+                "--emulate",
+                "-o",
+                str(bundle),
+            )
             cli("link", str(bundle), "--emulate", "-o", str(executable))
             wall, cpu = timed([str(executable)], args.repeat)
             base_wall, _ = timed([baseline, mode], args.repeat)

@@ -31,8 +31,11 @@ BUILD_OUTPUTS = ("*.o", "*.offload.bc", "*.offload.d", "*.ptx", "helpers.bc", "h
 def environment_as_installed() -> dict[str, str]:
     """This checkout's code, run as an installed package runs: with its bytecode cached (without it every
     process compiles mlir-offload's modules again, 0.15 s), and no remote cache setting of the caller's."""
-    environment = {k: v for k, v in os.environ.items()
-                   if not k.startswith("MLIR_OFFLOAD_REMOTE_CACHE") and k != "PYTHONDONTWRITEBYTECODE"}
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MLIR_OFFLOAD_REMOTE_CACHE") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     environment["PYTHONPATH"] = str(REPO)
     return environment
 
@@ -47,8 +50,22 @@ class RedisServer:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.process = subprocess.Popen(
-            ["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "", "--appendonly", "no",
-             "--dir", str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(folder),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 20
         while True:
             try:
@@ -84,6 +101,7 @@ def rebuilds(tmp: Path, server: RedisServer, runs: int) -> None:
             if forget is not None:
                 shutil.rmtree(forget, ignore_errors=True)
             return measure(make, environment)
+
         return run
 
     def link_alone():
@@ -92,44 +110,61 @@ def rebuilds(tmp: Path, server: RedisServer, runs: int) -> None:
 
     def bundles_and_link(environment: dict, forget: Path | None):
         """The two MLIR bundles rebuilt, then the link: what mlir-offload adds to a build."""
+
         def run():
             for bundle in folder.glob("*.offload.*"):
                 bundle.unlink()
             if forget is not None:
                 shutil.rmtree(forget, ignore_errors=True)
             return measure(make, environment)
+
         return run
 
     rebuild(local_only, None)()  # the local cache now holds the program's compiles and images
     rebuild(with_redis, second)()  # and the Redis server too (written back by the first machine's misses)
-    names = {"empty": "make clean && make, empty cache",
-             "local": "make clean && make, local cache of the program",
-             "remote": "make clean && make, 2nd machine: cold local, warm Redis",
-             "link": "the final link alone (make after rm hpc-app)",
-             "bundles empty": "2 bundles + link, empty cache",
-             "bundles local": "2 bundles + link, local cache of the program",
-             "bundles remote": "2 bundles + link, 2nd machine: cold local, warm Redis"}
-    results = interleaved({names["empty"]: rebuild(local_only, cache),
-                           names["local"]: rebuild(local_only, None),
-                           names["remote"]: rebuild(with_redis, second),
-                           names["link"]: link_alone,
-                           names["bundles empty"]: bundles_and_link(local_only, cache),
-                           names["bundles local"]: bundles_and_link(local_only, None),
-                           names["bundles remote"]: bundles_and_link(with_redis, second)}, runs)
+    names = {
+        "empty": "make clean && make, empty cache",
+        "local": "make clean && make, local cache of the program",
+        "remote": "make clean && make, 2nd machine: cold local, warm Redis",
+        "link": "the final link alone (make after rm hpc-app)",
+        "bundles empty": "2 bundles + link, empty cache",
+        "bundles local": "2 bundles + link, local cache of the program",
+        "bundles remote": "2 bundles + link, 2nd machine: cold local, warm Redis",
+    }
+    results = interleaved(
+        {
+            names["empty"]: rebuild(local_only, cache),
+            names["local"]: rebuild(local_only, None),
+            names["remote"]: rebuild(with_redis, second),
+            names["link"]: link_alone,
+            names["bundles empty"]: bundles_and_link(local_only, cache),
+            names["bundles local"]: bundles_and_link(local_only, None),
+            names["bundles remote"]: bundles_and_link(with_redis, second),
+        },
+        runs,
+    )
     print("examples/hpc-make (2 MLIR bundles, sm_80, bitcode images; clang compiles main.cpp, scale.cu, helpers.cu)")
     print_table(results, runs)
     empty, local, remote, link = (results[names[k]] for k in ("empty", "local", "remote", "link"))
-    print(f"  2nd machine (warm Redis) / local cache: wall {remote[0] / local[0]:.2f}, CPU {remote[2] / local[2]:.2f}; "
-          f"/ empty cache: wall {remote[0] / empty[0]:.2f}, CPU {remote[2] / empty[2]:.2f}")
-    print(f"  what the remote tier costs the 2nd machine beyond the local cache: {remote[0] - local[0]:+.3f} s wall; "
-          f"the link alone: {link[0]:.3f} s (the rest: clang for main.cpp, scale.cu and helpers.cu)")
+    print(
+        f"  2nd machine (warm Redis) / local cache: wall {remote[0] / local[0]:.2f}, CPU {remote[2] / local[2]:.2f}; "
+        f"/ empty cache: wall {remote[0] / empty[0]:.2f}, CPU {remote[2] / empty[2]:.2f}"
+    )
+    print(
+        f"  what the remote tier costs the 2nd machine beyond the local cache: {remote[0] - local[0]:+.3f} s wall; "
+        f"the link alone: {link[0]:.3f} s (the rest: clang for main.cpp, scale.cu and helpers.cu)"
+    )
     b_empty, b_local, b_remote = (results[names[k]] for k in ("bundles empty", "bundles local", "bundles remote"))
-    print(f"  2 bundles + link / link alone: 2nd machine (warm Redis) wall {b_remote[0] / link[0]:.2f}, CPU "
-          f"{b_remote[2] / link[2]:.2f}; local cache wall {b_local[0] / link[0]:.2f}; empty cache wall "
-          f"{b_empty[0] / link[0]:.2f}")
-    print(f"  each bundle beyond the link: 2nd machine (warm Redis) {(b_remote[0] - link[0]) / 2:.3f} s wall, "
-          f"{(b_remote[2] - link[2]) / 2:.3f} s CPU; local cache {(b_local[0] - link[0]) / 2:.3f} s wall, "
-          f"{(b_local[2] - link[2]) / 2:.3f} s CPU; empty cache {(b_empty[0] - link[0]) / 2:.3f} s wall")
+    print(
+        f"  2 bundles + link / link alone: 2nd machine (warm Redis) wall {b_remote[0] / link[0]:.2f}, CPU "
+        f"{b_remote[2] / link[2]:.2f}; local cache wall {b_local[0] / link[0]:.2f}; empty cache wall "
+        f"{b_empty[0] / link[0]:.2f}"
+    )
+    print(
+        f"  each bundle beyond the link: 2nd machine (warm Redis) {(b_remote[0] - link[0]) / 2:.3f} s wall, "
+        f"{(b_remote[2] - link[2]) / 2:.3f} s CPU; local cache {(b_local[0] - link[0]) / 2:.3f} s wall, "
+        f"{(b_local[2] - link[2]) / 2:.3f} s CPU; empty cache {(b_empty[0] - link[0]) / 2:.3f} s wall"
+    )
 
 
 def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> None:
@@ -141,13 +176,22 @@ def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> Non
     source.write_text(generate(kernels))
     url = server.url(1)
     base = environment_as_installed()
-    command = [sys.executable, "-m", "offload", "device", str(source), "-o", str(tmp / "many.offload"),
-               "--offload-arch", "sm_80,sm_90"]
+    command = [
+        sys.executable,
+        "-m",
+        "offload",
+        "device",
+        str(source),
+        "-o",
+        str(tmp / "many.offload"),
+        "--offload-arch",
+        "sm_80,sm_90",
+    ]
     first = {**base, "MLIR_OFFLOAD_CACHE_DIR": str(tmp / "first"), "MLIR_OFFLOAD_REMOTE_CACHE": url}
     measure(command, first)  # builds both images and writes them to Redis (`device`: no whole compiles)
     import redis
 
-    keys = [k.decode()[len(KEY_PREFIX):] for k in redis.Redis.from_url(url).keys(KEY_PREFIX + "*")]
+    keys = [k.decode()[len(KEY_PREFIX) :] for k in redis.Redis.from_url(url).keys(KEY_PREFIX + "*")]
     targets = parse_offload_arch("sm_80,sm_90")
     # Which target each key is for: the entry says (a lookup for the wrong target is a miss).
     probe = ImageCache(None, RemoteCache(url))
@@ -163,9 +207,11 @@ def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> Non
     fetches.sort()
     cpu.sort()
     print(f"\n{kernels}-kernel program, sm_80 + sm_90: {len(images)} images, {size / 2**20:.1f} MiB of bitcode")
-    print("  fetched from a local Redis (one pipeline of bounded GETRANGEs, every entry's checksum, key, target and "
-          f"bitcode checked): median {fetches[len(fetches) // 2] * 1000:.0f} ms wall (min {fetches[0] * 1000:.0f} ms), "
-          f"{cpu[len(cpu) // 2] * 1000:.0f} ms CPU in this process, of {len(fetches)} fetches")
+    print(
+        "  fetched from a local Redis (one pipeline of bounded GETRANGEs, every entry's checksum, key, target and "
+        f"bitcode checked): median {fetches[len(fetches) // 2] * 1000:.0f} ms wall (min {fetches[0] * 1000:.0f} ms), "
+        f"{cpu[len(cpu) // 2] * 1000:.0f} ms CPU in this process, of {len(fetches)} fetches"
+    )
 
     second = tmp / "second"
     cold_with_redis = {**base, "MLIR_OFFLOAD_CACHE_DIR": str(second), "MLIR_OFFLOAD_REMOTE_CACHE": url}
@@ -174,12 +220,19 @@ def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> Non
         shutil.rmtree(second, ignore_errors=True)
         return measure(command, cold_with_redis)
 
-    results = interleaved({"device, 2nd machine: cold local, warm Redis": with_redis,
-                           "device --no-cache": lambda: measure(command + ["--no-cache"], base)}, runs)
+    results = interleaved(
+        {
+            "device, 2nd machine: cold local, warm Redis": with_redis,
+            "device --no-cache": lambda: measure(command + ["--no-cache"], base),
+        },
+        runs,
+    )
     print_table(results, runs)
     remote, rebuilt = results["device, 2nd machine: cold local, warm Redis"], results["device --no-cache"]
-    print(f"  warm Redis / --no-cache: wall {remote[0] / rebuilt[0]:.2f}, CPU {remote[2] / rebuilt[2]:.2f} "
-          "(what remains: parsing and lowering the MLIR, the key's hashing)")
+    print(
+        f"  warm Redis / --no-cache: wall {remote[0] / rebuilt[0]:.2f}, CPU {remote[2] / rebuilt[2]:.2f} "
+        "(what remains: parsing and lowering the MLIR, the key's hashing)"
+    )
 
 
 class SilentServer:
@@ -217,8 +270,11 @@ def server_down(tmp: Path, compiles: int, runs: int) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         refused_port = s.getsockname()[1]  # nothing listens on it once closed
-    urls = {"no server": None, "refused": f"redis://127.0.0.1:{refused_port}/0",
-            "never answers": f"redis://127.0.0.1:{silent.port}/0"}
+    urls = {
+        "no server": None,
+        "refused": f"redis://127.0.0.1:{refused_port}/0",
+        "never answers": f"redis://127.0.0.1:{silent.port}/0",
+    }
     times: dict[str, list[list[float]]] = {name: [] for name in urls}
     try:
         for _ in range(runs):
@@ -230,8 +286,20 @@ def server_down(tmp: Path, compiles: int, runs: int) -> None:
                     environment["MLIR_OFFLOAD_REMOTE_CACHE"] = url
                 series = []
                 for i in range(compiles):
-                    command = [sys.executable, "-m", "offload", "compile", str(source), "--offload-arch", "sm_80",
-                               f"-O{i % 4}", "--symbol-prefix", f"s{i}", "-o", str(tmp / "down.bc")]
+                    command = [
+                        sys.executable,
+                        "-m",
+                        "offload",
+                        "compile",
+                        str(source),
+                        "--offload-arch",
+                        "sm_80",
+                        f"-O{i % 4}",
+                        "--symbol-prefix",
+                        f"s{i}",
+                        "-o",
+                        str(tmp / "down.bc"),
+                    ]
                     series.append(measure(command, environment)[0])
                 times[name].append(series)
     finally:
@@ -244,8 +312,10 @@ def server_down(tmp: Path, compiles: int, runs: int) -> None:
     for name in ("refused", "never answers"):
         delays = [median(name, i) - median("no server", i) for i in range(compiles)]
         later = sum(delays[1:]) / max(1, len(delays) - 1)
-        print(f"  {name:<14} delay of the 1st compile {delays[0]:+.3f} s, of each later one {later:+.3f} s "
-              f"(its failure remembered; no server: {median('no server', 0):.3f} s a compile)")
+        print(
+            f"  {name:<14} delay of the 1st compile {delays[0]:+.3f} s, of each later one {later:+.3f} s "
+            f"(its failure remembered; no server: {median('no server', 0):.3f} s a compile)"
+        )
 
 
 def main() -> None:

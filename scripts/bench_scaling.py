@@ -29,13 +29,19 @@ ARCHS = ("sm_80", "sm_90", "sm_70", "sm_86")
 
 def upstream_saxpy(work: Path) -> tuple[float, int, float]:
     lowered, translated = work / "saxpy.upstream.mlir", work / "saxpy.upstream.ll"
-    first = measure(["mlir-opt-22", str(REPO / "examples" / "saxpy.mlir"),
-                     "--nvvm-attach-target=chip=sm_90 features=+ptx78 O=3",
-                     "--gpu-lower-to-nvvm-pipeline="
-                     "cubin-chip=sm_80 cubin-features=+ptx70 opt-level=3 cubin-format=llvm",
-                     "-o", str(lowered)])
-    done = subprocess.run(["mlir-translate-22", "--mlir-to-llvmir", str(lowered), "-o", str(translated)],
-                          capture_output=True)
+    first = measure(
+        [
+            "mlir-opt-22",
+            str(REPO / "examples" / "saxpy.mlir"),
+            "--nvvm-attach-target=chip=sm_90 features=+ptx78 O=3",
+            "--gpu-lower-to-nvvm-pipeline=cubin-chip=sm_80 cubin-features=+ptx70 opt-level=3 cubin-format=llvm",
+            "-o",
+            str(lowered),
+        ]
+    )
+    done = subprocess.run(
+        ["mlir-translate-22", "--mlir-to-llvmir", str(lowered), "-o", str(translated)], capture_output=True
+    )
     if done.returncode != 0:
         upstream_saxpy.translated = False
         return first
@@ -59,23 +65,50 @@ def main() -> None:
         out = work / "out"
 
         def ours_device(kernels: int, archs: int, *flags: str):
-            return lambda: measure([*offload, "device", str(sources[kernels]), "--offload-arch",
-                                    ",".join(ARCHS[:archs]), "--no-cache", *flags, "-o", str(out)])
+            return lambda: measure(
+                [
+                    *offload,
+                    "device",
+                    str(sources[kernels]),
+                    "--offload-arch",
+                    ",".join(ARCHS[:archs]),
+                    "--no-cache",
+                    *flags,
+                    "-o",
+                    str(out),
+                ]
+            )
 
         small = {
-            "ours compile saxpy sm_80,sm_90": lambda: measure([*offload, "compile",
-                                                               str(REPO / "examples" / "saxpy.mlir"),
-                                                               "--offload-arch", "sm_80,sm_90", "--no-cache",
-                                                               "-o", str(work / "saxpy.offload.bc")]),
+            "ours compile saxpy sm_80,sm_90": lambda: measure(
+                [
+                    *offload,
+                    "compile",
+                    str(REPO / "examples" / "saxpy.mlir"),
+                    "--offload-arch",
+                    "sm_80,sm_90",
+                    "--no-cache",
+                    "-o",
+                    str(work / "saxpy.offload.bc"),
+                ]
+            ),
             "upstream saxpy sm_80,sm_90": lambda: upstream_saxpy(work),
             "ours device -O0, 1 kernel, sm_80": ours_device(1, 1, "-O0"),
             "upstream O=0, 1 kernel, sm_80": lambda: upstream_device(sources[1], out, 0, args.cuda, ("sm_80",)),
         }
         results = interleaved(small, args.runs)
         print_table(results, args.runs)
-        ratio_line(results, "ours compile saxpy sm_80,sm_90", "upstream saxpy sm_80,sm_90",
-                   "saxpy compile" + ("" if upstream_saxpy.translated else
-                                      " (upstream: mlir-opt-22 alone, its translation fails on saxpy's host)"))
+        ratio_line(
+            results,
+            "ours compile saxpy sm_80,sm_90",
+            "upstream saxpy sm_80,sm_90",
+            "saxpy compile"
+            + (
+                ""
+                if upstream_saxpy.translated
+                else " (upstream: mlir-opt-22 alone, its translation fails on saxpy's host)"
+            ),
+        )
         ratio_line(results, "ours device -O0, 1 kernel, sm_80", "upstream O=0, 1 kernel, sm_80", "-O0 one kernel")
 
         scaling = {f"ours -O3 {k:>4} kernels, 1 arch": ours_device(k, 1) for k in (10, 100, 1000)}
@@ -83,10 +116,12 @@ def main() -> None:
         results = interleaved(scaling, args.runs)
         print_table(results, args.runs)
         cpu = {name: r[2] for name, r in results.items()}
-        steps = [("10 -> 100 kernels", "ours -O3   10 kernels, 1 arch", "ours -O3  100 kernels, 1 arch", 10),
-                 ("100 -> 1000 kernels", "ours -O3  100 kernels, 1 arch", "ours -O3 1000 kernels, 1 arch", 10),
-                 ("1 -> 2 archs", "ours -O3  100 kernels, 1 arch", "ours -O3  100 kernels, 2 archs", 2),
-                 ("2 -> 4 archs", "ours -O3  100 kernels, 2 archs", "ours -O3  100 kernels, 4 archs", 2)]
+        steps = [
+            ("10 -> 100 kernels", "ours -O3   10 kernels, 1 arch", "ours -O3  100 kernels, 1 arch", 10),
+            ("100 -> 1000 kernels", "ours -O3  100 kernels, 1 arch", "ours -O3 1000 kernels, 1 arch", 10),
+            ("1 -> 2 archs", "ours -O3  100 kernels, 1 arch", "ours -O3  100 kernels, 2 archs", 2),
+            ("2 -> 4 archs", "ours -O3  100 kernels, 2 archs", "ours -O3  100 kernels, 4 archs", 2),
+        ]
         for label, before, after, factor in steps:
             growth = cpu[after] / cpu[before]
             verdict = "at most linear" if growth <= factor * 1.05 else "WORSE than linear"

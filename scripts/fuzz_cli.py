@@ -55,8 +55,11 @@ def case(seed: int, index: int, corpus):
 
 
 def arguments(command: str, path: str, scratch: str) -> list[str]:
-    return {"inspect": ["inspect", path], "verify": ["verify", path],
-            "extract": ["extract", path, "-o", os.path.join(scratch, "out")]}[command]
+    return {
+        "inspect": ["inspect", path],
+        "verify": ["verify", path],
+        "extract": ["extract", path, "-o", os.path.join(scratch, "out")],
+    }[command]
 
 
 def judge(status, stderr: str, stdout: str = "", left: tuple[str, ...] = ()) -> str | None:
@@ -103,8 +106,12 @@ def run_one(command: str, data: bytes, scratch: str) -> tuple[object, str, str, 
     err.flush()
     out.flush()
     left = tuple(sorted(name for name in os.listdir(scratch) if name != "input"))
-    return (status, err.buffer.getvalue().decode("utf-8", "replace"), out.buffer.getvalue().decode("utf-8", "replace"),
-            left)
+    return (
+        status,
+        err.buffer.getvalue().decode("utf-8", "replace"),
+        out.buffer.getvalue().decode("utf-8", "replace"),
+        left,
+    )
 
 
 def run_batch(seed: int, start: int, stop: int, corpus, hang_seconds: float, report_fd: int) -> None:
@@ -131,8 +138,14 @@ def run_batch(seed: int, start: int, stop: int, corpus, hang_seconds: float, rep
     report.close()
 
 
-def fuzz(iterations: int, seed: int, hang_seconds: float = 5.0, batch: int = 1000, save: str | None = None,
-         progress: bool = False) -> dict:
+def fuzz(
+    iterations: int,
+    seed: int,
+    hang_seconds: float = 5.0,
+    batch: int = 1000,
+    save: str | None = None,
+    progress: bool = False,
+) -> dict:
     corpus = seeds()
     with tempfile.TemporaryDirectory(prefix="fuzz-cli-") as scratch:  # imports once, before the children fork
         for _, data, command in corpus:
@@ -169,8 +182,11 @@ def fuzz(iterations: int, seed: int, hang_seconds: float = 5.0, batch: int = 100
         _, wait_status = os.waitpid(pid, 0)
         if done < stop:  # the child died inside input `last_started`
             dead = last_started if last_started is not None else done
-            how = f"signal {os.WTERMSIG(wait_status)}" if os.WIFSIGNALED(wait_status) else \
-                f"exit {os.WEXITSTATUS(wait_status)}"
+            how = (
+                f"signal {os.WTERMSIG(wait_status)}"
+                if os.WIFSIGNALED(wait_status)
+                else f"exit {os.WEXITSTATUS(wait_status)}"
+            )
             name, _, command = case(seed, dead, corpus)
             results["native"].append((dead, f"{command} {name}: child died ({how})"))
             results["inputs"] += 1
@@ -203,8 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     for what, label in (("crashes", "crash"), ("hangs", "hang"), ("native", "native crash")):
         for index, detail in results[what][:20]:
             print(f"{label}: input {index}: {detail}")
-    print(f"inputs {results['inputs']}, crashes {len(results['crashes'])}, native crashes "
-          f"{len(results['native'])}, hangs {len(results['hangs'])}, seconds {results['seconds']:.1f}")
+    print(
+        f"inputs {results['inputs']}, crashes {len(results['crashes'])}, native crashes "
+        f"{len(results['native'])}, hangs {len(results['hangs'])}, seconds {results['seconds']:.1f}"
+    )
     return 1 if results["crashes"] or results["hangs"] or results["native"] else 0
 
 

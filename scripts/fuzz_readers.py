@@ -30,8 +30,28 @@ sys.path.insert(0, str(ROOT))
 
 from offload.errors import OffloadError  # noqa: E402
 
-INTERESTING = [0, 1, 7, 8, 16, 0x30, 0x40, 0x7F, 0x80, 0xFF, 0x7FFF, 0xFFFF, 2**31 - 1, 2**31, 2**32 - 1,
-               2**32, 2**40, 2**62, 2**63, 2**64 - 1]
+INTERESTING = [
+    0,
+    1,
+    7,
+    8,
+    16,
+    0x30,
+    0x40,
+    0x7F,
+    0x80,
+    0xFF,
+    0x7FFF,
+    0xFFFF,
+    2**31 - 1,
+    2**31,
+    2**32 - 1,
+    2**32,
+    2**40,
+    2**62,
+    2**63,
+    2**64 - 1,
+]
 
 
 class Hang(Exception):
@@ -39,6 +59,7 @@ class Hang(Exception):
 
 
 # ---- the readers ---------------------------------------------------------------------------------
+
 
 def read_container(data: bytes, scratch: str) -> None:
     from offload.packager import read_offload_images
@@ -109,9 +130,15 @@ def seeds() -> list[tuple[str, bytes, object]]:
     host_id = b"host-x86_64-unknown-linux-gnu"
     body = b"\x7fELF" + bytes(60)
     header_size = 32 + 24 * 2 + len(hip_id) + len(host_id)
-    hip_bundle = (b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", 2)
-                  + struct.pack("<QQQ", header_size, 0, len(host_id)) + host_id
-                  + struct.pack("<QQQ", header_size, len(body), len(hip_id)) + hip_id + body)
+    hip_bundle = (
+        b"__CLANG_OFFLOAD_BUNDLE__"
+        + struct.pack("<Q", 2)
+        + struct.pack("<QQQ", header_size, 0, len(host_id))
+        + host_id
+        + struct.pack("<QQQ", header_size, len(body), len(hip_id))
+        + hip_id
+        + body
+    )
     return [
         ("offloadbinary", files["saxpy.offloadbinary"], read_raw_offload_binary),
         ("offloadbinary-container", files["saxpy.offloadbinary"], read_container),
@@ -128,6 +155,7 @@ def seeds() -> list[tuple[str, bytes, object]]:
 
 # ---- mutation ------------------------------------------------------------------------------------
 
+
 def mutate(data: bytes, rng: random.Random) -> bytes:
     out = bytearray(data)
     for _ in range(rng.randint(1, 4)):
@@ -143,17 +171,17 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
             if rng.random() < 0.7:
                 at -= at % width
             value = rng.choice(INTERESTING + [len(out), len(out) + 1, len(out) - 1]) % (1 << (8 * width))
-            out[at:at + width] = value.to_bytes(width, "little")
+            out[at : at + width] = value.to_bytes(width, "little")
         elif action == 4:  # truncate
-            del out[rng.randrange(len(out) + 1):]
+            del out[rng.randrange(len(out) + 1) :]
         elif action == 5 and out:  # duplicate a slice
             start = rng.randrange(len(out))
-            piece = out[start:start + rng.randint(1, 256)]
+            piece = out[start : start + rng.randint(1, 256)]
             at = rng.randrange(len(out) + 1)
             out[at:at] = piece
         elif action == 6 and out:  # delete a slice
             start = rng.randrange(len(out))
-            del out[start:start + rng.randint(1, 64)]
+            del out[start : start + rng.randint(1, 64)]
         else:  # random tail
             out += bytes(rng.randrange(256) for _ in range(rng.randint(1, 32)))
     return bytes(out)
@@ -167,6 +195,7 @@ def case(seed: int, index: int, corpus):
 
 
 # ---- running -------------------------------------------------------------------------------------
+
 
 def _alarm(signum, frame):
     raise Hang()
@@ -194,16 +223,24 @@ def _run_inputs(seed: int, start: int, stop: int, corpus, hang_seconds: float, o
                 status, detail = "crash", f"{name}: multi-line error {e.render()!r}"
         except BaseException as e:  # noqa: BLE001 - anything else is a reader bug
             status = "crash"
-            detail = f"{name}: {type(e).__name__}: {e} @ {traceback.extract_tb(e.__traceback__)[-1].filename}:" \
-                     f"{traceback.extract_tb(e.__traceback__)[-1].lineno}"
+            detail = (
+                f"{name}: {type(e).__name__}: {e} @ {traceback.extract_tb(e.__traceback__)[-1].filename}:"
+                f"{traceback.extract_tb(e.__traceback__)[-1].lineno}"
+            )
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         out.write(f"{index} {status} {detail}".replace("\n", " ") + "\n")
     out.close()
 
 
-def fuzz(iterations: int, seed: int, hang_seconds: float = 2.0, batch: int = 2000, save: str | None = None,
-         progress: bool = False) -> dict:
+def fuzz(
+    iterations: int,
+    seed: int,
+    hang_seconds: float = 2.0,
+    batch: int = 2000,
+    save: str | None = None,
+    progress: bool = False,
+) -> dict:
     corpus = seeds()
     # Each reader once here, so the children inherit its imports: the hang timer then measures reading only
     # (a first import under load took over 2 s and read as a hang).
@@ -268,8 +305,7 @@ def _save(folder: str | None, seed: int, index: int, corpus) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int,
-                        default=int(os.environ.get("MLIR_OFFLOAD_FUZZ_ITERATIONS", "200000")))
+    parser.add_argument("--iterations", type=int, default=int(os.environ.get("MLIR_OFFLOAD_FUZZ_ITERATIONS", "200000")))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--hang-seconds", type=float, default=2.0)
     parser.add_argument("--save", help="write every crashing or hanging input into this folder")
@@ -279,9 +315,11 @@ def main(argv: list[str] | None = None) -> int:
     for what, label in (("crashes", "crash"), ("hangs", "hang"), ("native", "native crash")):
         for index, detail in results[what][:20]:
             print(f"{label}: input {index}: {detail}")
-    print(f"inputs {results['inputs']}, crashes {len(results['crashes'])}, native crashes "
-          f"{len(results['native'])}, hangs {len(results['hangs'])}, seconds {results['seconds']:.1f}, "
-          f"peak memory {results['peak_rss_mib']:.0f} MiB")
+    print(
+        f"inputs {results['inputs']}, crashes {len(results['crashes'])}, native crashes "
+        f"{len(results['native'])}, hangs {len(results['hangs'])}, seconds {results['seconds']:.1f}, "
+        f"peak memory {results['peak_rss_mib']:.0f} MiB"
+    )
     return 1 if results["crashes"] or results["hangs"] or results["native"] else 0
 
 

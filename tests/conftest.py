@@ -44,8 +44,9 @@ def require_tool(name: str, llvm_major: int | None = None) -> str:
     return path
 
 
-def run_cli(*args: str, cwd: str | os.PathLike | None = None, env: dict | None = None,
-            input: bytes | None = None) -> subprocess.CompletedProcess:
+def run_cli(
+    *args: str, cwd: str | os.PathLike | None = None, env: dict | None = None, input: bytes | None = None
+) -> subprocess.CompletedProcess:
     """Run `mlir-offload ARGS` in a fresh process, exactly as a user would, with this checkout's code (the
     repository root first on PYTHONPATH, before what `env` adds: never an installed copy)."""
     given = env is not None
@@ -55,7 +56,12 @@ def run_cli(*args: str, cwd: str | os.PathLike | None = None, env: dict | None =
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), *added])
     return subprocess.run(
         [sys.executable, "-m", "offload", *args],
-        cwd=cwd, env=env, input=input, capture_output=True, text=input is None, timeout=600,
+        cwd=cwd,
+        env=env,
+        input=input,
+        capture_output=True,
+        text=input is None,
+        timeout=600,
     )
 
 
@@ -78,16 +84,22 @@ settings.load_profile("hermetic")
 # its own, set here because module- and session-scoped fixtures compile before any per-test fixture runs.
 # `bash scripts/run_tests` checks that the user's HOME stays as it was.
 SESSION_ROOT = Path(tempfile.mkdtemp(prefix="mlir-offload-tests-"))
-SESSION_FOLDERS = {"HOME": "home", "XDG_CACHE_HOME": "xdg-cache", "MLIR_OFFLOAD_CACHE_DIR": "image-cache",
-                   "TMPDIR": "tmp", "HYPOTHESIS_STORAGE_DIRECTORY": "hypothesis",
-                   # the emulator's pass plugin and runtime: built once a session (a build takes half a minute)
-                   "MLIR_OFFLOAD_EMULATOR_CACHE": "emulator-build"}
+SESSION_FOLDERS = {
+    "HOME": "home",
+    "XDG_CACHE_HOME": "xdg-cache",
+    "MLIR_OFFLOAD_CACHE_DIR": "image-cache",
+    "TMPDIR": "tmp",
+    "HYPOTHESIS_STORAGE_DIRECTORY": "hypothesis",
+    # the emulator's pass plugin and runtime: built once a session (a build takes half a minute)
+    "MLIR_OFFLOAD_EMULATOR_CACHE": "emulator-build",
+}
 for _name, _folder in SESSION_FOLDERS.items():
     (SESSION_ROOT / _folder).mkdir()
     os.environ[_name] = str(SESSION_ROOT / _folder)
 # Every `python -m offload` a test starts runs this checkout, never an installed copy of another one.
-os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
-                                                         if p and p != str(REPO)]])
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(REPO), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(REPO)]]
+)
 for _name in [name for name in os.environ if name.startswith("MLIR_OFFLOAD_REMOTE_CACHE")]:
     del os.environ[_name]  # the user's shared cache server is outside too
 

@@ -22,8 +22,9 @@ def require_emulation() -> None:
         pytest.skip(message)
 
 
-def emulate(program: str | Path, arch: str, folder: Path, *compile_flags: str,
-            arguments: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def emulate(
+    program: str | Path, arch: str, folder: Path, *compile_flags: str, arguments: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
     """Compile `program` (a Path, or MLIR text as a str) for `arch`, link it with --emulate and run it; the
     run's CompletedProcess (text output). A failing compile or link fails the test."""
     require_emulation()

@@ -58,8 +58,12 @@ class Result:
         return [e["name"] for e in self.events if e.get("api") in ("__cudaRegisterFunction", "__hipRegisterFunction")]
 
     def variables_registered(self) -> list[dict]:
-        return [e for e in self.events if e.get("api") in ("__cudaRegisterVar", "__hipRegisterVar",
-                                                            "__cudaRegisterManagedVar", "__hipRegisterManagedVar")]
+        return [
+            e
+            for e in self.events
+            if e.get("api")
+            in ("__cudaRegisterVar", "__hipRegisterVar", "__cudaRegisterManagedVar", "__hipRegisterManagedVar")
+        ]
 
     def launches(self) -> list[dict]:
         launch_calls = ("cudaLaunchKernel", "cudaLaunchKernelExC", "hipLaunchKernel")
@@ -99,8 +103,9 @@ def ptr_value(logged: str) -> int:
     return int(logged, 16)
 
 
-def build_fake_runtimes(out_dir: str | os.PathLike, cc: str | None = None,
-                        runtimes: tuple[str, ...] = ("cuda", "hip")) -> Path:
+def build_fake_runtimes(
+    out_dir: str | os.PathLike, cc: str | None = None, runtimes: tuple[str, ...] = ("cuda", "hip")
+) -> Path:
     """Build the fake runtimes into out_dir (cuda: libcudart.so.13 + libcudart.so, hip: libamdhip64.so.6 +
     libamdhip64.so) with `cc` (a cross compiler builds them for another host); returns out_dir."""
     cc = cc or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
@@ -109,12 +114,21 @@ def build_fake_runtimes(out_dir: str | os.PathLike, cc: str | None = None,
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     common = [cc, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-fvisibility=hidden", str(SOURCE)]
-    builds = [build for kind, build in (
-        ("cuda", (CUDA_LIBRARIES, [f"-Wl,--version-script={CUDART_VERSION_SCRIPT}"])),
-        ("hip", (HIP_LIBRARIES, ["-DFAKE_HIP"]))) if kind in runtimes]
+    builds = [
+        build
+        for kind, build in (
+            ("cuda", (CUDA_LIBRARIES, [f"-Wl,--version-script={CUDART_VERSION_SCRIPT}"])),
+            ("hip", (HIP_LIBRARIES, ["-DFAKE_HIP"])),
+        )
+        if kind in runtimes
+    ]
     for (soname, link_name), extra in builds:
-        subprocess.run([*common, *extra, f"-Wl,-soname,{soname}", "-o", str(out / soname)],
-                       check=True, capture_output=True, text=True)
+        subprocess.run(
+            [*common, *extra, f"-Wl,-soname,{soname}", "-o", str(out / soname)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         link = out / link_name
         if link.exists() or link.is_symlink():
             link.unlink()
@@ -133,9 +147,15 @@ def fake_runtime_dir() -> Path:
     return _built_dir
 
 
-def run_executable(exe: str | os.PathLike, runtime: str = "cuda", env: dict | None = None,
-                   args: list[str] | tuple = (), lib_dir: str | os.PathLike | None = None,
-                   timeout: int = 60, launcher: tuple[str, ...] = ()) -> Result:
+def run_executable(
+    exe: str | os.PathLike,
+    runtime: str = "cuda",
+    env: dict | None = None,
+    args: list[str] | tuple = (),
+    lib_dir: str | os.PathLike | None = None,
+    timeout: int = 60,
+    launcher: tuple[str, ...] = (),
+) -> Result:
     """Run exe with the fake runtime first on LD_LIBRARY_PATH; return its exit status, output and log.
     `launcher` runs an executable of another CPU (qemu-aarch64). Raises AssertionError when the fake
     runtime was not the one loaded."""
@@ -149,16 +169,19 @@ def run_executable(exe: str | os.PathLike, runtime: str = "cuda", env: dict | No
         run_env.update(env or {})
         run_env["FAKE_RT_LOG"] = log_path
         run_env["LD_LIBRARY_PATH"] = os.pathsep.join(
-            [str(lib_dir)] + [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p])
-        proc = subprocess.run([*launcher, str(Path(exe).resolve()), *args], env=run_env, capture_output=True,
-                              text=True, timeout=timeout)
+            [str(lib_dir)] + [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p]
+        )
+        proc = subprocess.run(
+            [*launcher, str(Path(exe).resolve()), *args], env=run_env, capture_output=True, text=True, timeout=timeout
+        )
         with open(log_path, encoding="utf-8") as f:
             events = [json.loads(line) for line in f if line.strip()]
     finally:
         os.unlink(log_path)
     loaded = [e for e in events if e.get("api") == "loaded"]
     assert loaded and loaded[0]["runtime"] == runtime, (
-        f"{exe} did not load the fake {runtime} runtime (log: {events[:2]}, stderr: {proc.stderr[-500:]})")
+        f"{exe} did not load the fake {runtime} runtime (log: {events[:2]}, stderr: {proc.stderr[-500:]})"
+    )
     return Result(proc.returncode, proc.stdout, proc.stderr, events)
 
 
@@ -178,28 +201,45 @@ def _run_tool(cmd: list[str], env: dict | None = None) -> None:
     assert proc.returncode == 0, f"{' '.join(cmd)}\n{proc.stderr}"
 
 
-def clang_cuda_link(clang: str, major: int, inputs: list[str], output: str | os.PathLike,
-                    extra: list[str] = ()) -> None:
+def clang_cuda_link(
+    clang: str, major: int, inputs: list[str], output: str | os.PathLike, extra: list[str] = ()
+) -> None:
     """The working link of a host object/bundle with embedded CUDA images:
     clang --offload-new-driver IN -L/usr/local/cuda/lib64 -lcudart -Wno-unknown-cuda-version -o OUT,
     with offload/data/scripts first on PATH for clang <= 19."""
     env = dict(os.environ)
     if major <= 19:
         env["PATH"] = fatbinary_wrapper_dir() + os.pathsep + env["PATH"]
-    _run_tool([clang, "--offload-new-driver", *map(str, inputs), f"-L{CUDA_PATH}/lib64", "-lcudart",
-               "-Wno-unknown-cuda-version", *extra, "-o", str(output)], env=env)
+    _run_tool(
+        [
+            clang,
+            "--offload-new-driver",
+            *map(str, inputs),
+            f"-L{CUDA_PATH}/lib64",
+            "-lcudart",
+            "-Wno-unknown-cuda-version",
+            *extra,
+            "-o",
+            str(output),
+        ],
+        env=env,
+    )
 
 
-def build_reference_cuda_app(tmp: str | os.PathLike, major: int, host_ll: str | os.PathLike,
-                             device_ll: list[tuple[str | os.PathLike, str]]) -> Path:
+def build_reference_cuda_app(
+    tmp: str | os.PathLike, major: int, host_ll: str | os.PathLike, device_ll: list[tuple[str | os.PathLike, str]]
+) -> Path:
     """Hand-written modules -> executable, as clang does it: each (device .ll, arch) -> bitcode with
     libdevice linked (only needed, internalized) -> one OffloadBinary -> embedded in the host object
     (-fembed-offload-object) -> clang_cuda_link. Tools of LLVM `major` throughout."""
     tmp = Path(tmp)
     llvm_as = require_tool(f"llvm-as-{major}", major)
     llvm_link = require_tool(f"llvm-link-{major}", major)
-    packager = (require_tool("llvm-offload-binary-22", 22) if major >= 22
-                else require_tool(f"clang-offload-packager-{major}", major))
+    packager = (
+        require_tool("llvm-offload-binary-22", 22)
+        if major >= 22
+        else require_tool(f"clang-offload-packager-{major}", major)
+    )
     clang = require_tool(f"clang-{major}", major)
     images = []
     for index, (device, arch) in enumerate(device_ll):
@@ -224,8 +264,17 @@ def build_reference_hip_app(tmp: str | os.PathLike, hip_lib_dir: str | os.PathLi
     device_bc, blob, host_o, app = tmp / "device.bc", tmp / "device.offload", tmp / "host.o", tmp / "app"
     _run_tool([llvm_as, str(FAKE_RUNTIME_SOURCES / "hip_device.ll"), "-o", str(device_bc)])
     _run_tool([packager, "-o", str(blob), f"--image=file={device_bc},triple=amdgcn-amd-amdhsa,arch=gfx90a,kind=hip"])
-    _run_tool([clang, "-c", str(FAKE_RUNTIME_SOURCES / "hip_host_clang22.ll"), "-Xclang",
-               f"-fembed-offload-object={blob}", "-o", str(host_o)])
+    _run_tool(
+        [
+            clang,
+            "-c",
+            str(FAKE_RUNTIME_SOURCES / "hip_host_clang22.ll"),
+            "-Xclang",
+            f"-fembed-offload-object={blob}",
+            "-o",
+            str(host_o),
+        ]
+    )
     _run_tool([clang, "--offload-new-driver", str(host_o), f"-L{hip_lib_dir}", "-lamdhip64", "-o", str(app)])
     return app
 
@@ -244,10 +293,18 @@ class FakeRuntime:
     launcher: tuple[str, ...] = ()  # how executables of its CPU run here (qemu-aarch64)
     env: dict = field(default_factory=dict)  # what the launcher needs (QEMU_LD_PREFIX)
 
-    def run(self, exe: str | os.PathLike, env: dict | None = None, args: list[str] | tuple = (),
-            timeout: int = 60) -> Result:
-        return run_executable(exe, self.runtime, env={**self.env, **(env or {})}, args=args, lib_dir=self.lib_dir,
-                              timeout=timeout, launcher=self.launcher)
+    def run(
+        self, exe: str | os.PathLike, env: dict | None = None, args: list[str] | tuple = (), timeout: int = 60
+    ) -> Result:
+        return run_executable(
+            exe,
+            self.runtime,
+            env={**self.env, **(env or {})},
+            args=args,
+            lib_dir=self.lib_dir,
+            timeout=timeout,
+            launcher=self.launcher,
+        )
 
     @property
     def link_flags(self) -> list[str]:

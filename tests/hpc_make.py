@@ -16,8 +16,12 @@ BUILD_OUTPUTS = ("*.o", "*.offload.bc", "*.offload.d", "*.ptx", "helpers.bc", "h
 
 def make(folder: Path, *args: str) -> subprocess.CompletedProcess:
     """`make -C folder ARGS` with this interpreter's mlir-offload."""
-    return subprocess.run(["make", "-C", str(folder), f"MLIR_OFFLOAD={sys.executable} -m offload", *args],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        ["make", "-C", str(folder), f"MLIR_OFFLOAD={sys.executable} -m offload", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def fresh_copy(parent: Path) -> Path:

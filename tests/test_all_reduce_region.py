@@ -54,8 +54,9 @@ def write(tmp_path, body):
 def test_region_reduction_in_launch_body_runs(tmp_path, fake_cuda):
     require_tool("clang-22", 22)
     program = write(tmp_path, ENTRY_BLOCK)
-    done = run_cli("compile", str(program), "--offload-arch", "sm_80", "--device-image=ptx",
-                   "-o", str(tmp_path / "app.bc"))
+    done = run_cli(
+        "compile", str(program), "--offload-arch", "sm_80", "--device-image=ptx", "-o", str(tmp_path / "app.bc")
+    )
     assert done.returncode == 0, done.stderr
     ptx = (tmp_path / "app.bc.sm_80.ptx").read_text()
     assert "shfl.sync.bfly.b32" in ptx and "max.s32" in ptx
@@ -63,7 +64,7 @@ def test_region_reduction_in_launch_body_runs(tmp_path, fake_cuda):
     assert done.returncode == 0, done.stderr
     result = fake_cuda.run(tmp_path / "app")
     assert result.stderr == ""
-    launch, = result.launches()
+    (launch,) = result.launches()
     assert launch["grid"] == [1, 1, 1] and launch["block"] == [48, 1, 1] and launch["ret"] == 0
     assert [arg_i64(a) for a in launch["args"][2:]] == [0, 48, 1]  # offset, size, stride of %out
 

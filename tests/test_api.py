@@ -121,8 +121,13 @@ def test_readme_dsl_example_builds_runs_and_links(tmp_path, fake_cuda):
     require_tool("clang-22", 22)
     env = dict(os.environ, PYTHONPATH=str(REPO))
     out = tmp_path / "new" / "out"  # a folder that does not exist yet
-    done = subprocess.run([sys.executable, str(REPO / "examples" / "dsl" / "map_dsl.py"), str(out)],
-                          capture_output=True, text=True, env=env, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "dsl" / "map_dsl.py"), str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     result = fake_cuda.run(out / "axpb")
     assert result.kernels_registered() == ["axpb"]
@@ -135,8 +140,13 @@ def test_readme_dsl_example_builds_runs_and_links(tmp_path, fake_cuda):
 
 def test_dsl_example_error_is_one_line(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    done = subprocess.run([sys.executable, str(REPO / "examples" / "dsl" / "map_dsl.py"), str(tmp_path), "sm_1"],
-                          capture_output=True, text=True, env=env, timeout=600)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "dsl" / "map_dsl.py"), str(tmp_path), "sm_1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert done.returncode == 1
     [line] = done.stderr.splitlines()
     assert line.startswith("mlir-offload: error: unknown CUDA architecture 'sm_1'") and "Traceback" not in done.stderr

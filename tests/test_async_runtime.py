@@ -21,7 +21,8 @@ ORACLE_PIPELINE = (
     "builtin.module(async-to-async-runtime,func.func(async-runtime-ref-counting,async-runtime-ref-counting-opt),"
     "convert-async-to-llvm,convert-vector-to-scf,convert-scf-to-cf,expand-strided-metadata,finalize-memref-to-llvm,"
     "convert-vector-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-    "reconcile-unrealized-casts)")
+    "reconcile-unrealized-casts)"
+)
 
 
 def oracle(program) -> subprocess.CompletedProcess:
@@ -31,12 +32,16 @@ def oracle(program) -> subprocess.CompletedProcess:
     for library in libraries:
         if not Path(library).exists():
             pytest.skip(f"{library} not found (package libmlir-22)")
-    lowered = subprocess.run([mlir_opt, str(program), f"--pass-pipeline={ORACLE_PIPELINE}"],
-                             capture_output=True, check=True)
+    lowered = subprocess.run(
+        [mlir_opt, str(program), f"--pass-pipeline={ORACLE_PIPELINE}"], capture_output=True, check=True
+    )
     # -O0 as upstream's RUN lines: without an optimization level mlir-runner leaves the coroutines unsplit.
-    done = subprocess.run([runner, "-O0", "-e", "main", "--entry-point-result=void",
-                           f"--shared-libs={','.join(libraries)}"], input=lowered.stdout, capture_output=True,
-                          timeout=120)
+    done = subprocess.run(
+        [runner, "-O0", "-e", "main", "--entry-point-result=void", f"--shared-libs={','.join(libraries)}"],
+        input=lowered.stdout,
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     return done
 
@@ -79,9 +84,11 @@ def test_await_of_what_nothing_can_provide_is_an_error_not_a_hang(tmp_path, fake
 """)
     done = run_bytes(build(tmp_path, program, "stuck"), fake_cuda)
     assert done.returncode == 1
-    assert done.stderr.decode() == ("mlir-offload: async runtime: async.await of a token that nothing can make "
-                                    "available any more (the async runtime runs on one thread: it would wait "
-                                    "forever)\n")
+    assert done.stderr.decode() == (
+        "mlir-offload: async runtime: async.await of a token that nothing can make "
+        "available any more (the async runtime runs on one thread: it would wait "
+        "forever)\n"
+    )
 
 
 GPU_CHAIN = """module attributes {gpu.container_module} {
@@ -139,5 +146,12 @@ def test_gpu_work_in_async_bodies_runs_in_token_order(tmp_path, request, arch, r
     order = [e["api"].removeprefix(prefix) for e in result.events if e["api"] in wanted]
     # Each body waits for its own GPU work before its token is available, so the next body starts after
     # (the free is queued behind the copy: cudaFree/hipFree wait for the device).
-    assert order == ["MemcpyAsync", "StreamSynchronize", "LaunchKernel", "StreamSynchronize",
-                     "MemcpyAsync", "Free", "StreamSynchronize"], order
+    assert order == [
+        "MemcpyAsync",
+        "StreamSynchronize",
+        "LaunchKernel",
+        "StreamSynchronize",
+        "MemcpyAsync",
+        "Free",
+        "StreamSynchronize",
+    ], order

@@ -41,8 +41,16 @@ def _configure_and_build(work: Path, variant: str, clangxx: str, *options: str) 
     source, build = work / variant / "src", work / variant / "build"
     shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build"))
     (source / "mlir-offload.toml").write_text("opt-level = 3\n")
-    _run(cmake, "-S", str(source), "-B", str(build), f"-DCMAKE_CXX_COMPILER={clangxx}",
-         f"-DMLIR_OFFLOAD_EXECUTABLE={_mlir_offload_command(work / variant)}", *options)
+    _run(
+        cmake,
+        "-S",
+        str(source),
+        "-B",
+        str(build),
+        f"-DCMAKE_CXX_COMPILER={clangxx}",
+        f"-DMLIR_OFFLOAD_EXECUTABLE={_mlir_offload_command(work / variant)}",
+        *options,
+    )
     _run(cmake, "--build", str(build), "-j2")
     return source, build
 
@@ -54,9 +62,12 @@ def projects(tmp_path_factory):
     clangxx = require_tool("clang++-22", 22)
     require_tool("ptxas")
     work = tmp_path_factory.mktemp("cmake")
-    return {variant: _configure_and_build(work, variant, clangxx,
-                                          f"-DVADD_PORTABLE={'ON' if variant == 'portable' else 'OFF'}")
-            for variant in ("bitcode", "portable")}
+    return {
+        variant: _configure_and_build(
+            work, variant, clangxx, f"-DVADD_PORTABLE={'ON' if variant == 'portable' else 'OFF'}"
+        )
+        for variant in ("bitcode", "portable")
+    }
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +75,9 @@ def project19(tmp_path_factory):
     require_tool("cmake")
     clangxx = require_tool("clang++-19", 19)
     require_tool("ptxas")
-    return _configure_and_build(tmp_path_factory.mktemp("cmake19"), "portable19", clangxx,
-                                "-DVADD_PORTABLE=ON", "-DVADD_TARGET_CLANG=19")
+    return _configure_and_build(
+        tmp_path_factory.mktemp("cmake19"), "portable19", clangxx, "-DVADD_PORTABLE=ON", "-DVADD_TARGET_CLANG=19"
+    )
 
 
 @pytest.mark.parametrize("variant, bundle", [("bitcode", "vadd.offload.bc"), ("portable", "vadd.offload.o")])
@@ -118,9 +130,17 @@ def test_cmake_link_refuses_a_bundle_for_another_clang(project19, tmp_path):
     cmake = require_tool("cmake")
     clangxx = require_tool("clang++-22", 22)
     build = tmp_path / "build"
-    _run(cmake, "-S", str(source), "-B", str(build), f"-DCMAKE_CXX_COMPILER={clangxx}",
-         f"-DMLIR_OFFLOAD_EXECUTABLE={source.parent / 'bin' / 'mlir-offload'}", "-DVADD_PORTABLE=ON",
-         "-DVADD_TARGET_CLANG=19")
+    _run(
+        cmake,
+        "-S",
+        str(source),
+        "-B",
+        str(build),
+        f"-DCMAKE_CXX_COMPILER={clangxx}",
+        f"-DMLIR_OFFLOAD_EXECUTABLE={source.parent / 'bin' / 'mlir-offload'}",
+        "-DVADD_PORTABLE=ON",
+        "-DVADD_TARGET_CLANG=19",
+    )
     result = subprocess.run([cmake, "--build", str(build)], capture_output=True, text=True, timeout=300)
     assert result.returncode != 0 and not (build / "vadd").exists()
     assert "mlir-offload: error: bundle was made for clang 19 (legacy entries)" in result.stdout + result.stderr

@@ -35,11 +35,17 @@ def test_one_executable_registers_and_launches_kernels_of_cu_and_mlir(built, fak
     run = fake_cuda.run(built / "hpc-app")
     # The fake executes no kernel: each part reports a mismatch, after its launch.
     assert run.returncode == 1
-    assert run.stdout.splitlines() == ["scale.cu: MISMATCH", "saxpy.mlir: MISMATCH (1023 wrong)",
-                                       "cube.mlir: MISMATCH (511 wrong)"]
+    assert run.stdout.splitlines() == [
+        "scale.cu: MISMATCH",
+        "saxpy.mlir: MISMATCH (1023 wrong)",
+        "cube.mlir: MISMATCH (511 wrong)",
+    ]
     assert sorted(run.kernels_registered()) == ["cu_scale", "cube", "saxpy"]
     assert [(launch["kernel"], launch["grid"], launch["block"]) for launch in run.launches()] == [
-        ("cu_scale", [1, 1, 1], [256, 1, 1]), ("saxpy", [4, 1, 1], [256, 1, 1]), ("cube", [4, 1, 1], [128, 1, 1])]
+        ("cu_scale", [1, 1, 1], [256, 1, 1]),
+        ("saxpy", [4, 1, 1], [256, 1, 1]),
+        ("cube", [4, 1, 1], [128, 1, 1]),
+    ]
     assert len(run.calls("__cudaRegisterFatBinary")) == 1
 
 
@@ -78,18 +84,24 @@ def _touch(path: Path) -> None:
 def _would_run(folder: Path) -> list[str]:
     result = _make(folder, "-n")
     assert result.returncode == 0, result.stderr
-    compiled = sorted(line.split()[line.split().index("compile") + 2] for line in result.stdout.splitlines()
-                      if " offload compile " in line)
+    compiled = sorted(
+        line.split()[line.split().index("compile") + 2]
+        for line in result.stdout.splitlines()
+        if " offload compile " in line
+    )
     linked = any("-o hpc-app" in line for line in result.stdout.splitlines())
     return compiled + (["link"] if linked else [])
 
 
-@pytest.mark.parametrize("touched, rebuilt", [
-    (None, []),
-    ("cube.mlir", ["cube.mlir", "link"]),
-    ("helpers.bc", ["cube.mlir", "saxpy.mlir", "link"]),
-    ("mlir-offload.toml", ["cube.mlir", "saxpy.mlir", "link"]),
-])
+@pytest.mark.parametrize(
+    "touched, rebuilt",
+    [
+        (None, []),
+        ("cube.mlir", ["cube.mlir", "link"]),
+        ("helpers.bc", ["cube.mlir", "saxpy.mlir", "link"]),
+        ("mlir-offload.toml", ["cube.mlir", "saxpy.mlir", "link"]),
+    ],
+)
 def test_edits_rebuild_what_depends_on_them(built, tmp_path, touched, rebuilt):
     folder = _copy(built, tmp_path / "copy")
     if touched:

@@ -44,11 +44,17 @@ def test_clang19_portable_build_registers_and_launches(built19, fake_cuda):
     assert " link --clang=clang-19 --ptx-beside " in result.stdout
     run = fake_cuda.run(folder / "hpc-app")
     assert run.returncode == 1  # the fake executes no kernel
-    assert run.stdout.splitlines() == ["scale.cu: MISMATCH", "saxpy.mlir: MISMATCH (1023 wrong)",
-                                       "cube.mlir: MISMATCH (511 wrong)"]
+    assert run.stdout.splitlines() == [
+        "scale.cu: MISMATCH",
+        "saxpy.mlir: MISMATCH (1023 wrong)",
+        "cube.mlir: MISMATCH (511 wrong)",
+    ]
     assert sorted(run.kernels_registered()) == ["cu_scale", "cube", "saxpy"]
     assert [(launch["kernel"], launch["grid"], launch["block"]) for launch in run.launches()] == [
-        ("cu_scale", [1, 1, 1], [256, 1, 1]), ("saxpy", [4, 1, 1], [256, 1, 1]), ("cube", [4, 1, 1], [128, 1, 1])]
+        ("cu_scale", [1, 1, 1], [256, 1, 1]),
+        ("saxpy", [4, 1, 1], [256, 1, 1]),
+        ("cube", [4, 1, 1], [128, 1, 1]),
+    ]
     # The bundles' cubins and scale.cu's bitcode were linked by nvlink into one cubin.
     assert fatbin_cubins(folder / "hpc-app") == {"sm_80": {"cu_scale", "saxpy", "cube"}}
 
@@ -80,12 +86,22 @@ def test_link_refuses_bundles_of_two_profiles(built19, tmp_path):
     done = run_cli("compile", str(folder / "saxpy.mlir"), "--target-clang", "22", "-o", str(newer))
     assert done.returncode == 0, done.stderr
     app = tmp_path / "app"
-    done = run_cli("link", "--clang=clang-19", str(folder / "main.o"), str(folder / "cube.offload.o"), str(newer),
-                   "-o", str(app), "--dry-run")
+    done = run_cli(
+        "link",
+        "--clang=clang-19",
+        str(folder / "main.o"),
+        str(folder / "cube.offload.o"),
+        str(newer),
+        "-o",
+        str(app),
+        "--dry-run",
+    )
     assert done.returncode == 1 and not app.exists()
-    assert done.stderr.strip() == (f"mlir-offload: error: {folder / 'cube.offload.o'} was made for clang 19 but "
-                                   f"{newer} for clang 22: one executable takes one entry layout, recompile them "
-                                   "with the same --target-clang")
+    assert done.stderr.strip() == (
+        f"mlir-offload: error: {folder / 'cube.offload.o'} was made for clang 19 but "
+        f"{newer} for clang 22: one executable takes one entry layout, recompile them "
+        "with the same --target-clang"
+    )
 
 
 def _archive(path: Path) -> dict[str, bytes]:

@@ -25,8 +25,14 @@ FORMS = ("portable", "bitcode")
 
 def fake_clang(major: int, machine: dict | None = None) -> Clang:
     path = str(machine["clangs"][major]) if machine else f"/opt/llvm-{major}/bin/clang"
-    return Clang(path=path, version=f"{major}.1.8", major=major,
-                 linker_wrapper=f"/opt/llvm-{major}/bin/clang-linker-wrapper", packager=None, lld=None)
+    return Clang(
+        path=path,
+        version=f"{major}.1.8",
+        major=major,
+        linker_wrapper=f"/opt/llvm-{major}/bin/clang-linker-wrapper",
+        packager=None,
+        lld=None,
+    )
 
 
 def link_accepts(profile: int, form: str, clang: int) -> bool:
@@ -37,8 +43,9 @@ def link_accepts(profile: int, form: str, clang: int) -> bool:
 
 def doctor_accepts(profile: int, form: str, clang: int, machine: dict) -> bool:
     record = BundleRecord(profile, PRODUCER, "bc" if form == "bitcode" else "obj", ("cuda:sm_80",))
-    needs = BundleNeeds(name="app", record=record, producer_llvm=22,
-                        device_image="bitcode" if form == "bitcode" else "cubin")
+    needs = BundleNeeds(
+        name="app", record=record, producer_llvm=22, device_image="bitcode" if form == "bitcode" else "cubin"
+    )
     cuda = CudaToolkit("/opt/cuda", "12.8.0", "ptxas", "fatbinary", "nvlink", "libcudart.so")
     findings = bundle_findings(needs, fake_clang(clang, machine), cuda, Rocm(None, None, None), wrapper_shipped=True)
     return not [f for f in findings if f.blocking]
@@ -54,8 +61,10 @@ def target_machine(tmp_path_factory) -> dict:
         bindir = root / f"llvm-{major}" / "bin"
         bindir.mkdir(parents=True)
         clang = bindir / "clang"
-        clang.write_text(f"#!/bin/sh\n[ \"$1\" = -dumpmachine ] && {{ echo x86_64-pc-linux-gnu; exit 0; }}\n"
-                         f"echo 'Debian clang version {major}.1.8 (fake)'\n")
+        clang.write_text(
+            f'#!/bin/sh\n[ "$1" = -dumpmachine ] && {{ echo x86_64-pc-linux-gnu; exit 0; }}\n'
+            f"echo 'Debian clang version {major}.1.8 (fake)'\n"
+        )
         (bindir / "clang-linker-wrapper").write_text("#!/bin/sh\nexit 0\n")
         for tool in (clang, bindir / "clang-linker-wrapper"):
             tool.chmod(0o755)
@@ -74,21 +83,37 @@ def build_sh_accepts(profile: int, form: str, clang: int, machine: dict) -> bool
     bitcode = form == "bitcode"
     bundle = "app.offload.bc" if bitcode else "app.offload.o"
     record = BundleRecord(profile, PRODUCER, "bc" if bitcode else "obj", ("cuda:sm_80",))
-    facts = BundleFacts(record, f"LLVM{PRODUCER}" if bitcode else None, ["k"],
-                        [{"offload_kind": "cuda", "triple": "nvptx64-nvidia-cuda", "arch": "sm_80",
-                          "image_kind": "bitcode" if bitcode else "cubin",
-                          "producer": f"LLVM{PRODUCER}" if bitcode else None}])
+    facts = BundleFacts(
+        record,
+        f"LLVM{PRODUCER}" if bitcode else None,
+        ["k"],
+        [
+            {
+                "offload_kind": "cuda",
+                "triple": "nvptx64-nvidia-cuda",
+                "arch": "sm_80",
+                "image_kind": "bitcode" if bitcode else "cubin",
+                "producer": f"LLVM{PRODUCER}" if bitcode else None,
+            }
+        ],
+    )
     p = load_profile(profile)
     script = render_build_sh("app", bundle, facts, p, target_link_words(p, "cuda", bundle), False)
     top = machine["root"] / f"ship-{profile}-{form}-{clang}"
     top.mkdir()
     (top / bundle).write_bytes(b"bundle bytes")
     (top / "build.sh").write_text(script)
-    (top / "SHA256SUMS").write_text(f"{hashlib.sha256(b'bundle bytes').hexdigest()}  {bundle}\n"  # as ship lists them
-                                    f"{hashlib.sha256(script.encode()).hexdigest()}  build.sh\n")
-    done = subprocess.run(["sh", "build.sh", "check"], cwd=top, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "CLANG": str(machine["clangs"][clang]),
-                               "CUDA_PATH": str(machine["cuda"])})
+    (top / "SHA256SUMS").write_text(
+        f"{hashlib.sha256(b'bundle bytes').hexdigest()}  {bundle}\n"  # as ship lists them
+        f"{hashlib.sha256(script.encode()).hexdigest()}  build.sh\n"
+    )
+    done = subprocess.run(
+        ["sh", "build.sh", "check"],
+        cwd=top,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "CLANG": str(machine["clangs"][clang]), "CUDA_PATH": str(machine["cuda"])},
+    )
     if done.returncode == 0:
         assert "app: ready to link" in done.stdout
     else:
@@ -101,9 +126,11 @@ def build_sh_accepts(profile: int, form: str, clang: int, machine: dict) -> bool
 def test_link_doctor_and_build_sh_agree_for_every_clang(profile, form, target_machine):
     for clang in [*available_profiles(), UNKNOWN]:
         expected = link_refusals(profile, 22 if form == "bitcode" else None, clang) == ()
-        verdicts = {"link": link_accepts(profile, form, clang),
-                    "doctor": doctor_accepts(profile, form, clang, target_machine),
-                    "build.sh": build_sh_accepts(profile, form, clang, target_machine)}
+        verdicts = {
+            "link": link_accepts(profile, form, clang),
+            "doctor": doctor_accepts(profile, form, clang, target_machine),
+            "build.sh": build_sh_accepts(profile, form, clang, target_machine),
+        }
         assert verdicts == dict.fromkeys(verdicts, expected), (profile, form, clang)
 
 

@@ -28,8 +28,20 @@ def compile_saxpy(cache: Path | None, out: Path, *flags: str, env: dict | None =
     environment.pop("MLIR_OFFLOAD_REMOTE_CACHE", None)
     if cache is not None:
         environment[CACHE_ENVIRONMENT] = str(cache)
-    command = [sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o", str(out), "-v",
-               *flags, *(["--no-cache"] if cache is None else [])]
+    command = [
+        sys.executable,
+        "-m",
+        "offload",
+        "compile",
+        SAXPY,
+        "--offload-arch",
+        "sm_80",
+        "-o",
+        str(out),
+        "-v",
+        *flags,
+        *(["--no-cache"] if cache is None else []),
+    ]
     done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -178,14 +190,15 @@ def test_forged_entry_on_the_cubin_path_is_a_miss(tmp_path, cubin_reference, for
     compile_saxpy(cache, tmp_path / "first.bc", "--device-image=cubin")
     entry = only_entry(cache)
     data = entry.read_bytes()
-    cubin = cache_entry.decode(data, cache_entry.entry_key(data), parse_offload_arch("sm_80")[0],
-                               native=True).native.data
+    cubin = cache_entry.decode(
+        data, cache_entry.entry_key(data), parse_offload_arch("sm_80")[0], native=True
+    ).native.data
     if forgery == "bitcode":
         _forge(entry, bitcode=b"BC\xc0\xde" + bytes(range(256)) * 4)  # LLVM would abort on it in-process
     elif forgery == "garbage":
         _forge(entry, native=os.urandom(len(cubin)))
     elif forgery == "truncated":
-        _forge(entry, native=cubin[:len(cubin) // 2])
+        _forge(entry, native=cubin[: len(cubin) // 2])
     elif forgery == "host object":
         _forge(entry, native=_host_elf_object())  # an ELF file with the kernel's symbol, for the wrong machine
     else:
@@ -262,11 +275,21 @@ def test_cache_command_shows_clears_and_zeroes(tmp_path):
     environment.pop("MLIR_OFFLOAD_REMOTE_CACHE", None)
 
     def cache_command(*flags):
-        done = subprocess.run([sys.executable, "-m", "offload", "cache", *flags], env=environment,
-                              capture_output=True, text=True, timeout=TIMEOUT)
+        done = subprocess.run(
+            [sys.executable, "-m", "offload", "cache", *flags],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
         assert done.returncode == 0, done.stderr
-        return dict(line.split(None, 1) if not line.startswith(("cache folder", "remote cache")) else
-                    (line[:12], line[12:].strip()) for line in done.stdout.splitlines() if "  " in line)
+        return dict(
+            line.split(None, 1)
+            if not line.startswith(("cache folder", "remote cache"))
+            else (line[:12], line[12:].strip())
+            for line in done.stdout.splitlines()
+            if "  " in line
+        )
 
     shown = cache_command()
     assert shown["cache folder"].startswith(str(cache))
@@ -286,8 +309,13 @@ def test_cached_image_with_device_globals_gives_the_same_bundle(tmp_path):
     outputs = []
     for name, flags in (("reference", ["--no-cache"]), ("first", []), ("hit", ["-v"])):
         out = tmp_path / f"{name}.bc"
-        done = subprocess.run([sys.executable, "-m", "offload", "compile", program, "--offload-arch", "sm_80", "-o",
-                               str(out), *flags], env=environment, capture_output=True, text=True, timeout=TIMEOUT)
+        done = subprocess.run(
+            [sys.executable, "-m", "offload", "compile", program, "--offload-arch", "sm_80", "-o", str(out), *flags],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
         assert done.returncode == 0, done.stderr
         outputs.append(out.read_bytes())
     assert "cache: hit sm_80" in done.stderr

@@ -20,8 +20,14 @@ def on_terminal(args, env) -> str:
     """stderr of `mlir-offload ARGS` written to a pseudo-terminal."""
     leader, follower = os.openpty()
     try:
-        subprocess.run([sys.executable, "-m", "offload", *args], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=follower, env=env, timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "offload", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+            env=env,
+            timeout=120,
+        )
         os.close(follower)
         follower = -1
         chunks = []
@@ -56,9 +62,11 @@ def test_pipe_stays_one_line(bad, tmp_path):
 def test_flag_shows_source_line_and_caret_in_a_pipe(bad, tmp_path):
     done = run_cli("compile", str(bad), "--offload-arch", "sm_80", "-o", str(tmp_path / "x.bc"), "-fcaret-diagnostics")
     assert done.returncode == 1
-    assert done.stderr.splitlines() == [f"{bad}:2:15: error: expected non-function type",
-                                        "\tfunc.func @f( {",
-                                        "\t             ^"]  # the tab kept: the caret lands under column 15
+    assert done.stderr.splitlines() == [
+        f"{bad}:2:15: error: expected non-function type",
+        "\tfunc.func @f( {",
+        "\t             ^",
+    ]  # the tab kept: the caret lands under column 15
     assert "\033[" not in done.stderr  # no colour off a terminal
 
 

@@ -43,8 +43,9 @@ def test_link_config_and_build_sh_pick_the_same_clang(misleading_path, tmp_path)
     assert "[CLANG=clang-22]" in shipped.stdout
     with tarfile.open(tmp_path / "app.tar.gz") as archive:
         archive.extractall(tmp_path / "unpacked", filter="data")
-    checked = subprocess.run(["sh", "build.sh", "check"], cwd=tmp_path / "unpacked" / "app", env=env,
-                             capture_output=True, text=True)
+    checked = subprocess.run(
+        ["sh", "build.sh", "check"], cwd=tmp_path / "unpacked" / "app", env=env, capture_output=True, text=True
+    )
     assert checked.returncode == 0, checked.stderr
     assert "ready to link with clang-22" in checked.stdout + checked.stderr
 
@@ -56,9 +57,15 @@ def test_makefile_fragment_defaults_to_config_clang(misleading_path, tmp_path):
     (tmp_path / "Makefile").write_text(
         f"MLIR_OFFLOAD = {shlex.quote(os.sys.executable)} -m offload\n"
         f"include {REPO / 'offload' / 'data' / 'mlir-offload.mk'}\n"
-        "show:\n\t@echo $(OFFLOAD_CLANG)\n")
+        "show:\n\t@echo $(OFFLOAD_CLANG)\n"
+    )
     shown = subprocess.run(["make", "-s", "show"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert shown.stdout.strip().endswith("clang-22"), shown.stderr
-    shown = subprocess.run(["make", "-s", "show", "MLIR_OFFLOAD_FLAGS=--target-clang=19 --portable"], cwd=tmp_path,
-                           env=env, capture_output=True, text=True)
+    shown = subprocess.run(
+        ["make", "-s", "show", "MLIR_OFFLOAD_FLAGS=--target-clang=19 --portable"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert shown.stdout.strip().endswith("clang-19"), shown.stderr

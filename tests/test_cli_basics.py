@@ -21,6 +21,7 @@ def test_help_lists_commands_and_exits_zero():
 def test_heavy_modules_are_not_imported_for_help():
     import subprocess
     import sys
+
     code = "import sys; from offload.cli import cli; print(sorted(m for m in ('mlir','llvmlite') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -110,13 +110,19 @@ def test_unranked_memref_launch_argument_is_refused(work):
 def test_non_utf8_file_name_is_compiled_and_errors_print_its_bytes(work):
     raw = os.fsdecode(b"caf\xe9.mlir")
     shutil.copy(SAXPY, work / raw)
-    ok = subprocess.run([sys.executable, "-m", "offload", "compile", raw, "--offload-arch", "sm_80", "-o", "x.bc"],
-                        cwd=work, capture_output=True)
+    ok = subprocess.run(
+        [sys.executable, "-m", "offload", "compile", raw, "--offload-arch", "sm_80", "-o", "x.bc"],
+        cwd=work,
+        capture_output=True,
+    )
     assert ok.returncode == 0, ok.stderr
     assert (work / "x.bc").read_bytes()[:2] == b"BC"
     (work / raw).write_text("module {\n  func.func @f() {\n    %0 = arith.constantx 1 : i32\n  }\n}\n")
-    bad = subprocess.run([sys.executable, "-m", "offload", "compile", raw, "--offload-arch", "sm_80", "-o", "y.bc"],
-                         cwd=work, capture_output=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "offload", "compile", raw, "--offload-arch", "sm_80", "-o", "y.bc"],
+        cwd=work,
+        capture_output=True,
+    )
     assert bad.returncode == 1 and b"Traceback" not in bad.stderr
     assert bad.stderr == b"caf\xe9.mlir:3:10: error: custom op 'arith.constantx' is unknown\n"
 
@@ -130,26 +136,31 @@ def test_file_name_too_long_is_a_read_error(work):
 def test_libdevice_that_is_not_bitcode(work):
     (work / "m.mlir").write_text(MATH_KERNEL)
     (work / "fake.bc").write_text("hello\n")
-    line = one_error(run_cli("device", "m.mlir", "--offload-arch", "sm_80", "--libdevice", "fake.bc", "-o", "m.bin",
-                             cwd=work))
+    line = one_error(
+        run_cli("device", "m.mlir", "--offload-arch", "sm_80", "--libdevice", "fake.bc", "-o", "m.bin", cwd=work)
+    )
     assert line.startswith("mlir-offload: error: device library 'fake.bc' is not valid LLVM bitcode (")
     assert line.endswith("point --libdevice or --rocm-device-lib-path at the toolkit's library")
     (work / "nolib").mkdir()
-    line = one_error(run_cli("device", "m.mlir", "--offload-arch", "sm_80", "--libdevice", "nolib", "-o", "m.bin",
-                             cwd=work))
-    assert line == ("mlir-offload: error: --libdevice 'nolib' is a folder without libdevice.10.bc: name the file "
-                    "or the folder that holds it (CUDA: nvvm/libdevice)")
+    line = one_error(
+        run_cli("device", "m.mlir", "--offload-arch", "sm_80", "--libdevice", "nolib", "-o", "m.bin", cwd=work)
+    )
+    assert line == (
+        "mlir-offload: error: --libdevice 'nolib' is a folder without libdevice.10.bc: name the file "
+        "or the folder that holds it (CUDA: nvvm/libdevice)"
+    )
     only(work, "saxpy.mlir", "m.mlir", "fake.bc", "nolib")
 
 
 def test_output_over_an_input_is_refused(work):
     original = (work / "saxpy.mlir").read_bytes()
-    for command in (["compile", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "./saxpy.mlir"],
-                    ["device", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "saxpy.mlir"],
-                    ["ship", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "saxpy.mlir"],
-                    ["link", "saxpy.mlir", "-o", "saxpy.mlir"],
-                    ["package", "-o", "saxpy.mlir",
-                     "--image=file=saxpy.mlir,triple=nvptx64-nvidia-cuda,arch=sm_80,kind=cuda"]):
+    for command in (
+        ["compile", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "./saxpy.mlir"],
+        ["device", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "saxpy.mlir"],
+        ["ship", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "saxpy.mlir"],
+        ["link", "saxpy.mlir", "-o", "saxpy.mlir"],
+        ["package", "-o", "saxpy.mlir", "--image=file=saxpy.mlir,triple=nvptx64-nvidia-cuda,arch=sm_80,kind=cuda"],
+    ):
         line = one_error(run_cli(*command, cwd=work))
         assert "is the input" in line and line.endswith("choose another -o"), line
     assert (work / "saxpy.mlir").read_bytes() == original
@@ -160,14 +171,18 @@ def test_dash_output_is_standard_output(work):
     text = run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80", "-S", "-o", "-", cwd=work)
     assert text.returncode == 0, text.stderr
     assert "define void @__device_stub__saxpy" in text.stdout
-    binary = subprocess.run([sys.executable, "-m", "offload", "device", "saxpy.mlir", "--offload-arch", "sm_80",
-                             "-o", "-"], cwd=work, capture_output=True)
+    binary = subprocess.run(
+        [sys.executable, "-m", "offload", "device", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "-"],
+        cwd=work,
+        capture_output=True,
+    )
     assert binary.returncode == 0 and binary.stdout[:4] == b"\x10\xff\x10\xad"
     for command, fragment in (
-            (["compile", "saxpy.mlir", "--offload-arch", "sm_80", "-MD", "-o", "-"], "-MD writes a make rule"),
-            (["compile", "saxpy.mlir", "--offload-arch", "sm_80", "--portable", "-o", "-"], "--device-image=ptx"),
-            (["device", "saxpy.mlir", "--offload-arch", "sm_80", "--emit=ll", "-o", "-"], "into a folder"),
-            (["ship", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "-"], "ship writes an archive file")):
+        (["compile", "saxpy.mlir", "--offload-arch", "sm_80", "-MD", "-o", "-"], "-MD writes a make rule"),
+        (["compile", "saxpy.mlir", "--offload-arch", "sm_80", "--portable", "-o", "-"], "--device-image=ptx"),
+        (["device", "saxpy.mlir", "--offload-arch", "sm_80", "--emit=ll", "-o", "-"], "into a folder"),
+        (["ship", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "-"], "ship writes an archive file"),
+    ):
         line = one_error(run_cli(*command, cwd=work))
         assert fragment in line and "not '-' (standard output)" in line
     only(work, "saxpy.mlir")  # never a file named '-' or '-.d'
@@ -175,8 +190,10 @@ def test_dash_output_is_standard_output(work):
 
 def test_link_of_a_non_bundle_says_what_it_is(work):
     line = one_error(run_cli("link", "saxpy.mlir", "-o", "app", cwd=work))
-    assert line == ("mlir-offload: error: 'saxpy.mlir' is an MLIR program, not a bundle: compile it first "
-                    "(mlir-offload compile saxpy.mlir --offload-arch ARCH -o BUNDLE.bc)")
+    assert line == (
+        "mlir-offload: error: 'saxpy.mlir' is an MLIR program, not a bundle: compile it first "
+        "(mlir-offload compile saxpy.mlir --offload-arch ARCH -o BUNDLE.bc)"
+    )
     (work / "notes.txt").write_text("hello\n")
     line = one_error(run_cli("link", "notes.txt", "-o", "app", cwd=work))
     assert line == "notes.txt:1:1: error: expected top-level entity"
@@ -192,32 +209,44 @@ def test_toml_error_at_end_of_file_is_located(work):
 def test_unexpected_exception_is_one_line_and_traceback_on_request(work):
     # A bug of ours must still reach the user as one line; MLIR_OFFLOAD_TRACEBACK=1 shows the traceback.
     # The failing command is added through python -c so the test does not depend on a live bug.
-    code = ("import sys; import offload.cli as c; import click\n"
-            "@click.command('boom')\n"
-            "def boom():\n    raise TypeError('bad\\nthing')\n"
-            "c.cli.add_command(boom); c.main(['boom'])\n")
+    code = (
+        "import sys; import offload.cli as c; import click\n"
+        "@click.command('boom')\n"
+        "def boom():\n    raise TypeError('bad\\nthing')\n"
+        "c.cli.add_command(boom); c.main(['boom'])\n"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert one_error(result) == ("mlir-offload: error: internal error (TypeError: bad thing); rerun with "
-                                 "MLIR_OFFLOAD_TRACEBACK=1 and report the traceback")
-    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           env={**os.environ, "MLIR_OFFLOAD_TRACEBACK": "1"})
+    assert one_error(result) == (
+        "mlir-offload: error: internal error (TypeError: bad thing); rerun with "
+        "MLIR_OFFLOAD_TRACEBACK=1 and report the traceback"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "MLIR_OFFLOAD_TRACEBACK": "1"}
+    )
     assert shown.returncode == 1 and "Traceback" in shown.stderr and "TypeError: bad" in shown.stderr
 
 
-@pytest.mark.parametrize("spelling, expected", [
-    ("SM_80", "unknown offload architecture 'SM_80': did you mean 'sm_80'? (arch names are lower case)"),
-    ("GFX90A", "unknown offload architecture 'GFX90A': did you mean 'gfx90a'? (arch names are lower case)"),
-    ("gfx90a:xnack+", "target-id features ('gfx90a:xnack+') are not supported: use 'gfx90a' (code for the "
-                      "default xnack/sramecc setting, which runs in either mode)"),
-])
+@pytest.mark.parametrize(
+    "spelling, expected",
+    [
+        ("SM_80", "unknown offload architecture 'SM_80': did you mean 'sm_80'? (arch names are lower case)"),
+        ("GFX90A", "unknown offload architecture 'GFX90A': did you mean 'gfx90a'? (arch names are lower case)"),
+        (
+            "gfx90a:xnack+",
+            "target-id features ('gfx90a:xnack+') are not supported: use 'gfx90a' (code for the "
+            "default xnack/sramecc setting, which runs in either mode)",
+        ),
+    ],
+)
 def test_arch_spelling_mistakes_name_the_fix(work, spelling, expected):
     line = one_error(run_cli("device", "saxpy.mlir", "--offload-arch", spelling, "-o", "x.bin", cwd=work))
     assert line == f"mlir-offload: error: {expected}"
 
 
 def test_missing_folder_of_a_side_output_fails_before_writing_the_bundle(work):
-    line = one_error(run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80", "-MD", "-MF", "deps/s.d",
-                             "-o", "s.bc", cwd=work))
+    line = one_error(
+        run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80", "-MD", "-MF", "deps/s.d", "-o", "s.bc", cwd=work)
+    )
     assert line == "mlir-offload: error: cannot write 'deps/s.d': no such folder 'deps'"
     only(work, "saxpy.mlir")  # the bundle was not written without its dependency file
 
@@ -225,8 +254,10 @@ def test_missing_folder_of_a_side_output_fails_before_writing_the_bundle(work):
 def test_ship_of_a_non_bundle_names_the_users_file(work):
     (work / "notes.txt").write_text("hello\n")
     line = one_error(run_cli("ship", "notes.txt", "-o", "a.tar.gz", cwd=work))
-    assert line == ("notes.txt:1:1: error: expected top-level entity (not a bundle: ship takes "
-                    "IN.mlir or what mlir-offload compile wrote)")
+    assert line == (
+        "notes.txt:1:1: error: expected top-level entity (not a bundle: ship takes "
+        "IN.mlir or what mlir-offload compile wrote)"
+    )
     only(work, "saxpy.mlir", "notes.txt")
 
 

@@ -20,17 +20,21 @@ def test_every_table_entry_names_a_module_exporting_that_command():
 
 
 def test_device_help_imports_no_other_command_module():
-    probe = ("import sys\nfrom offload.cli import main\ntry:\n    main(['device', '--help'])\n"
-             "except SystemExit:\n    pass\n"
-             "print(sorted(m for m in sys.modules if m.startswith('offload.commands.')))")
+    probe = (
+        "import sys\nfrom offload.cli import main\ntry:\n    main(['device', '--help'])\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('offload.commands.')))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "['offload.commands.device']"
 
 
 def test_top_level_help_imports_no_command_module():
-    probe = ("import sys\nfrom offload.cli import main\ntry:\n    main(['--help'])\n"
-             "except SystemExit:\n    pass\n"
-             "print(sorted(m for m in sys.modules if m.startswith('offload.commands.')))")
+    probe = (
+        "import sys\nfrom offload.cli import main\ntry:\n    main(['--help'])\n"
+        "except SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('offload.commands.')))"
+    )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
     for name, (_, summary) in COMMANDS.items():
@@ -40,5 +44,6 @@ def test_top_level_help_imports_no_command_module():
 def test_misspelt_command_gets_did_you_mean():
     r = run_cli("verfiy", "x")
     assert r.returncode == 2
-    assert r.stderr.strip().splitlines()[0] == ("mlir-offload: error: no such command 'verfiy'; did you mean "
-                                                "'verify'? (see 'mlir-offload --help')")
+    assert r.stderr.strip().splitlines()[0] == (
+        "mlir-offload: error: no such command 'verfiy'; did you mean 'verify'? (see 'mlir-offload --help')"
+    )

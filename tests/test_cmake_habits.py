@@ -20,10 +20,21 @@ def configure(work, name, compiler, *options) -> subprocess.CompletedProcess:
     # CMAKE_CUDA_ARCHITECTURES instead of the example's ARCHS list.
     text = (source / "CMakeLists.txt").read_text().replace("ARCHS sm_80 sm_90 ", "")
     (source / "CMakeLists.txt").write_text(text)
-    return subprocess.run([require_tool("cmake"), "-S", str(source), "-B", str(build),
-                           f"-DCMAKE_CXX_COMPILER={compiler}",
-                           f"-DMLIR_OFFLOAD_EXECUTABLE={_mlir_offload_command(work / name)}", *options],
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            require_tool("cmake"),
+            "-S",
+            str(source),
+            "-B",
+            str(build),
+            f"-DCMAKE_CXX_COMPILER={compiler}",
+            f"-DMLIR_OFFLOAD_EXECUTABLE={_mlir_offload_command(work / name)}",
+            *options,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_non_clang_compiler_fails_at_configure(tmp_path):

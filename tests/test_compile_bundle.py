@@ -32,8 +32,9 @@ def test_bundle_has_clang22_entries_embedded_object_and_record(saxpy_bundle):
     module = parse(saxpy_bundle)
     entry = module.get_global_variable(".offloading.entry.saxpy")
     assert entry.linkage.name == "weak_any"
-    assert str(entry.global_value_type) == ("%struct.__tgt_offload_entry = "
-                                            "type { i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }")
+    assert str(entry.global_value_type) == (
+        "%struct.__tgt_offload_entry = type { i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }"
+    )
     stub = module.get_function("__device_stub__saxpy")
     assert not stub.is_declaration and len(list(stub.arguments)) == 8 + 12  # config + f32, 2 memrefs, index
     assert module.get_function("cudaLaunchKernel").is_declaration
@@ -41,8 +42,10 @@ def test_bundle_has_clang22_entries_embedded_object_and_record(saxpy_bundle):
         assert module.get_function(shim).linkage.name == "internal"
     record, images = read_bundle_record(saxpy_bundle.read_bytes(), str(saxpy_bundle))
     assert (record.profile, record.host_format, record.targets) == (22, "bc", ("cuda:sm_80", "cuda:sm_90"))
-    assert [(i.image_kind, i.offload_kind, i.strings["arch"]) for i in images] == \
-        [(ImageKind.BITCODE, 2, "sm_80"), (ImageKind.BITCODE, 2, "sm_90")]
+    assert [(i.image_kind, i.offload_kind, i.strings["arch"]) for i in images] == [
+        (ImageKind.BITCODE, 2, "sm_80"),
+        (ImageKind.BITCODE, 2, "sm_90"),
+    ]
 
 
 def test_compile_is_deterministic(saxpy_bundle, tmp_path):
@@ -76,12 +79,15 @@ def test_textual_output_and_legacy_entries(tmp_path):
     assert elf.section("llvm_offload_entries") is None and elf.section(".llvm.offloading") is not None
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--offload-arch", "sm_80,gfx90a"], "mixes offload kinds"),
-    (["--offload-arch", "sm_80", "--target-clang", "17"], "no profile for target clang 17"),
-    (["--offload-arch", "sm_80", "--target-clang", "19"], "name the output .o"),
-    (["--offload-arch", "sm_80", "--target-clang", "19", "-S"], "drop -S"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--offload-arch", "sm_80,gfx90a"], "mixes offload kinds"),
+        (["--offload-arch", "sm_80", "--target-clang", "17"], "no profile for target clang 17"),
+        (["--offload-arch", "sm_80", "--target-clang", "19"], "name the output .o"),
+        (["--offload-arch", "sm_80", "--target-clang", "19", "-S"], "drop -S"),
+    ],
+)
 def test_bad_requests_fail_in_one_line_without_output(tmp_path, args, message):
     out = tmp_path / "out.bc"
     done = run_cli("compile", str(SAXPY), *args, "-o", str(out))

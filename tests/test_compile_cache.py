@@ -34,11 +34,28 @@ def environment(cache: Path | None, url: str | None = None) -> dict[str, str]:
 
 def compile_in(folder: Path, cache: Path | None, *flags: str, url: str | None = None, program: str = "saxpy.mlir"):
     """compile as make runs it (in the folder, -o and a dependency file); (stderr, modules imported)."""
-    command = [sys.executable, "-X", "importtime", "-m", "offload", "compile", program, "--offload-arch", "sm_80",
-               "-o", "saxpy.offload.bc", "-MD", "-MP", "-MF", "saxpy.offload.d", *flags,
-               *(["--no-cache"] if cache is None else [])]
-    done = subprocess.run(command, cwd=folder, env=environment(cache, url), capture_output=True, text=True,
-                          timeout=TIMEOUT)
+    command = [
+        sys.executable,
+        "-X",
+        "importtime",
+        "-m",
+        "offload",
+        "compile",
+        program,
+        "--offload-arch",
+        "sm_80",
+        "-o",
+        "saxpy.offload.bc",
+        "-MD",
+        "-MP",
+        "-MF",
+        "saxpy.offload.d",
+        *flags,
+        *(["--no-cache"] if cache is None else []),
+    ]
+    done = subprocess.run(
+        command, cwd=folder, env=environment(cache, url), capture_output=True, text=True, timeout=TIMEOUT
+    )
     assert done.returncode == 0, done.stderr
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     messages = "\n".join(line for line in done.stderr.splitlines() if not line.startswith("import time:"))
@@ -161,8 +178,11 @@ def test_forged_entry_is_a_miss_and_rebuilt(tmp_path, project, reference):
     compile_in(project, cache)
     [entry] = compile_entries(cache)
     key = entry.name.split(".")[0]
-    entry.write_bytes(compile_cache.encode(key, [], {"saxpy.offload.bc": b"not the bundle",
-                                                     "saxpy.offload.d": b"saxpy.offload.bc:\n"})[:-1])
+    entry.write_bytes(
+        compile_cache.encode(
+            key, [], {"saxpy.offload.bc": b"not the bundle", "saxpy.offload.d": b"saxpy.offload.bc:\n"}
+        )[:-1]
+    )
     _, imported = compile_in(project, cache)
     assert "mlir.ir" in imported and outputs(project) == reference
     # A well-formed entry another user planted (the cache's owner checks apply to these entries too).

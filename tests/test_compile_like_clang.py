@@ -23,8 +23,11 @@ def test_version_names_bindings_and_llvm():
 
 def test_default_output_names(tmp_path):
     shutil.copy(SAXPY, tmp_path / "saxpy.mlir")
-    for extra, expected in (((), "saxpy.offload.bc"), (("-S",), "saxpy.offload.ll"),
-                            (("--host-format=obj",), "saxpy.o")):
+    for extra, expected in (
+        ((), "saxpy.offload.bc"),
+        (("-S",), "saxpy.offload.ll"),
+        (("--host-format=obj",), "saxpy.o"),
+    ):
         done = run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80", *extra, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert (tmp_path / expected).is_file(), sorted(p.name for p in tmp_path.iterdir())
@@ -34,13 +37,28 @@ def test_default_output_names(tmp_path):
 
 def test_dependency_options_as_clang(tmp_path):
     shutil.copy(SAXPY, tmp_path / "saxpy.mlir")
-    (tmp_path / "mlir-offload.toml").write_text('opt-level = 2\n')
+    (tmp_path / "mlir-offload.toml").write_text("opt-level = 2\n")
     config = str(tmp_path / "mlir-offload.toml")
     done = run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80", "-MD", "-o", "s.bc", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "s.d").read_text() == f"s.bc: saxpy.mlir \\\n  {config}\n"  # no -MP: no empty rules
-    done = run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80", "-MMD", "-MP", "-MF", "deps.d",
-                   "-MT", "obj/s.bc", "-MT", "all", "-o", "s.bc", cwd=tmp_path)
+    done = run_cli(
+        "compile",
+        "saxpy.mlir",
+        "--offload-arch",
+        "sm_80",
+        "-MMD",
+        "-MP",
+        "-MF",
+        "deps.d",
+        "-MT",
+        "obj/s.bc",
+        "-MT",
+        "all",
+        "-o",
+        "s.bc",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "deps.d").read_text() == f"obj/s.bc all: saxpy.mlir \\\n  {config}\n\n{config}:\n"
 
@@ -61,16 +79,28 @@ def test_offload_arch_spellings_of_cmake_and_nvcc(tmp_path):
 
 def test_verbose_prints_stages_libraries_and_tools(tmp_path):
     require_tool("ptxas")
-    done = run_cli("compile", str(REPO / "tests" / "data" / "device" / "sqrt_div.mlir"), "--offload-arch", "sm_80",
-                   "--device-image=cubin", "-v", "-o", str(tmp_path / "s.o"), "--host-format=obj")
+    done = run_cli(
+        "compile",
+        str(REPO / "tests" / "data" / "device" / "sqrt_div.mlir"),
+        "--offload-arch",
+        "sm_80",
+        "--device-image=cubin",
+        "-v",
+        "-o",
+        str(tmp_path / "s.o"),
+        "--host-format=obj",
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     stages = [line.split(":")[1].split()[1] for line in lines if line.startswith("mlir-offload: stage ")]
     # codegen runs inside the device stage, on the images the cache did not have (a hit brings its cubin).
     assert stages == ["load", "codegen", "device", "package", "lower", "annotate", "emit"]
     libraries = [line for line in lines if line.startswith("mlir-offload: library ")]
-    assert len(libraries) == 1 and libraries[0].startswith("mlir-offload: library libdevice (sm_80): ") and \
-        libraries[0].endswith("libdevice.10.bc")  # once: where it is linked, not also where the cache key plans it
+    assert (
+        len(libraries) == 1
+        and libraries[0].startswith("mlir-offload: library libdevice (sm_80): ")
+        and libraries[0].endswith("libdevice.10.bc")
+    )  # once: where it is linked, not also where the cache key plans it
     assert any(line.startswith("mlir-offload: running: ") and "ptxas -c -arch=sm_80" in line for line in lines)
     quiet = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-o", str(tmp_path / "q.bc"))
     assert quiet.returncode == 0 and quiet.stderr == ""

@@ -19,8 +19,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "offload"
 
 
 def test_plan_reads_the_toml_once_and_flags_win(tmp_path, monkeypatch):
-    (tmp_path / "mlir-offload.toml").write_text('offload-arch = "sm_80"\nopt-level = 1\nftz = true\n'
-                                                 'device-image = "cubin"\n')
+    (tmp_path / "mlir-offload.toml").write_text(
+        'offload-arch = "sm_80"\nopt-level = 1\nftz = true\ndevice-image = "cubin"\n'
+    )
     source = tmp_path / "app.mlir"
     source.write_text("module {}\n")
     reads = []
@@ -39,11 +40,17 @@ def test_plan_reads_the_toml_once_and_flags_win(tmp_path, monkeypatch):
 
 
 def test_no_click_context_in_library_code():
-    library = [p for side in ("compiler", "serialize", "annotations", "toolchain", "packager", "formats")
-               for p in (PACKAGE / side).rglob("*.py")]
+    library = [
+        p
+        for side in ("compiler", "serialize", "annotations", "toolchain", "packager", "formats")
+        for p in (PACKAGE / side).rglob("*.py")
+    ]
     library += [PACKAGE / "config.py"]
-    offenders = sorted(str(p.relative_to(PACKAGE)) for p in library
-                       if any(word in p.read_text() for word in ("get_current_context", "pass_context")))
+    offenders = sorted(
+        str(p.relative_to(PACKAGE))
+        for p in library
+        if any(word in p.read_text() for word in ("get_current_context", "pass_context"))
+    )
     assert offenders == []
 
 

@@ -31,8 +31,19 @@ def test_hip_portable_bundle_with_inline_asm_compiles_through_llc(tmp_path):
 
     (image,) = read_offload_images(bundle.read_bytes(), str(bundle))
     assert image.image_kind == ImageKind.OBJECT and image.strings["arch"] == "gfx90a"
-    assert _kd_symbols(image.data, tmp_path) == {f"{k}.kd" for k in (
-        "math_ops", "row_sum", "reverse_block", "dyn_shared", "reduce_shuffle", "hello", "scale", "host_kernel")}
+    assert _kd_symbols(image.data, tmp_path) == {
+        f"{k}.kd"
+        for k in (
+            "math_ops",
+            "row_sum",
+            "reverse_block",
+            "dyn_shared",
+            "reduce_shuffle",
+            "hello",
+            "scale",
+            "host_kernel",
+        )
+    }
 
 
 def test_llc_must_be_of_our_llvm_major():

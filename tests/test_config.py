@@ -54,8 +54,7 @@ def test_values_are_checked_and_paths_made_relative_to_the_file(project):
     assert config.values["opt-level"] == 2
     assert config.values["prec-sqrt"] is False
     assert config.values["link-bitcode"] == (str(project / "lib" / "util.bc"),)
-    assert config.lines == {"offload-arch": 2, "opt-level": 3, "prec-sqrt": 5, "link-bitcode": 6,
-                            "target-clang": 7}
+    assert config.lines == {"offload-arch": 2, "opt-level": 3, "prec-sqrt": 5, "link-bitcode": 6, "target-clang": 7}
 
 
 @pytest.mark.no_toolchain
@@ -67,15 +66,23 @@ def test_flags_override_file_and_file_overrides_defaults(project):
     assert resolved.options.target_clang == 19
 
 
-@pytest.mark.parametrize("text, line, col, message", [
-    ("opt-level = 2\n\n  colour = 'red'\n", 3, 3, "unknown key 'colour'"),
-    ("opt_level = 2\n", 1, 1, "unknown key 'opt_level' (did you mean 'opt-level'?)"),
-    ("ftz = true\nopt-level = \"fast\"\n", 2, 1, "key 'opt-level' expects an integer from 0 to 3, got string \"fast\""),
-    ("ftz = 1\n", 1, 1, "key 'ftz' expects true or false, got integer 1"),
-    ('x = """\nopt-level = 9\n"""\n[float]\nftz = true\n', 1, 1, "unknown key 'x'"),
-    ('device-image = "elf"\n', 1, 1, "key 'device-image' expects one of \"bitcode\", \"cubin\", \"ptx\""),
-    ("\n[float]\nftz = true\n", 2, 2, "unknown key 'float'"),
-])
+@pytest.mark.parametrize(
+    "text, line, col, message",
+    [
+        ("opt-level = 2\n\n  colour = 'red'\n", 3, 3, "unknown key 'colour'"),
+        ("opt_level = 2\n", 1, 1, "unknown key 'opt_level' (did you mean 'opt-level'?)"),
+        (
+            'ftz = true\nopt-level = "fast"\n',
+            2,
+            1,
+            "key 'opt-level' expects an integer from 0 to 3, got string \"fast\"",
+        ),
+        ("ftz = 1\n", 1, 1, "key 'ftz' expects true or false, got integer 1"),
+        ('x = """\nopt-level = 9\n"""\n[float]\nftz = true\n', 1, 1, "unknown key 'x'"),
+        ('device-image = "elf"\n', 1, 1, 'key \'device-image\' expects one of "bitcode", "cubin", "ptx"'),
+        ("\n[float]\nftz = true\n", 2, 2, "unknown key 'float'"),
+    ],
+)
 @pytest.mark.no_toolchain
 def test_bad_keys_and_types_are_located(tmp_path, text, line, col, message):
     path = tmp_path / "mlir-offload.toml"
@@ -116,11 +123,11 @@ def test_cli_syntax_error_has_location(tmp_path):
 
 @pytest.mark.no_toolchain
 def test_config_show_prints_values_and_origins(project):
-    result = run_cli("config", "show", str(project / "src" / "kernels" / "app.mlir"), "--opt-level", "1",
-                     "--ftz")
+    result = run_cli("config", "show", str(project / "src" / "kernels" / "app.mlir"), "--opt-level", "1", "--ftz")
     assert result.returncode == 0, result.stderr
-    rows = {line.split(" = ")[0]: line for line in result.stdout.splitlines() if " = " in line
-            and not line.startswith("#")}
+    rows = {
+        line.split(" = ")[0]: line for line in result.stdout.splitlines() if " = " in line and not line.startswith("#")
+    }
     assert rows["opt-level"].split("#")[0].strip() == "opt-level = 1" and rows["opt-level"].endswith("# flag")
     assert rows["ftz"].startswith("ftz = true") and rows["ftz"].endswith("# flag")
     assert rows["offload-arch"].startswith('offload-arch = "sm_80,sm_90"')
@@ -139,12 +146,18 @@ def test_config_show_output_is_a_valid_config(project, tmp_path_factory):
 
 def test_ldflags_and_cflags_are_what_a_cuda_link_needs(tmp_path):
     from conftest import require_tool
+
     require_tool("ptxas")
     (tmp_path / "mlir-offload.toml").write_text('cuda-path = "/usr/local/cuda"\n')
     ld = run_cli("config", "--ldflags", cwd=tmp_path)
     assert ld.returncode == 0, ld.stderr
-    assert ld.stdout.split() == ["--offload-new-driver", "--cuda-path=/usr/local/cuda", "-L/usr/local/cuda/lib64",
-                                 "-Wno-unknown-cuda-version", "-lcudart"]
+    assert ld.stdout.split() == [
+        "--offload-new-driver",
+        "--cuda-path=/usr/local/cuda",
+        "-L/usr/local/cuda/lib64",
+        "-Wno-unknown-cuda-version",
+        "-lcudart",
+    ]
     cf = run_cli("config", "--cflags", cwd=tmp_path)
     assert cf.stdout.split()[:3] == ["--offload-new-driver", "-fgpu-rdc", "--cuda-path=/usr/local/cuda"]
 
@@ -152,6 +165,7 @@ def test_ldflags_and_cflags_are_what_a_cuda_link_needs(tmp_path):
 @pytest.mark.no_toolchain
 def test_mk_and_cmake_paths_exist():
     import os
+
     mk = run_cli("config", "--mk").stdout.strip()
     cmake = run_cli("config", "--cmake-dir").stdout.strip()
     assert mk.endswith("mlir-offload.mk") and os.path.isfile(mk)

@@ -32,8 +32,9 @@ def tools():
 
 def compile_and_link(folder, *flags):
     shutil.copy(SAXPY, folder / "saxpy.mlir")
-    done = run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80", "--device-image=ptx", *flags, "-o", "s.bc",
-                   cwd=folder)
+    done = run_cli(
+        "compile", "saxpy.mlir", "--offload-arch", "sm_80", "--device-image=ptx", *flags, "-o", "s.bc", cwd=folder
+    )
     assert done.returncode == 0, done.stderr
     done = run_cli("link", "s.bc", "-o", "app", cwd=folder)
     assert done.returncode == 0, done.stderr

@@ -30,9 +30,13 @@ def build_all(folder: Path, input_arg: str) -> dict[str, bytes]:
         result = run_cli(command, input_arg, *flags, "-o", name, cwd=folder)
         assert result.returncode == 0, f"{command}: {result.stderr}"
         outputs[name] = (folder / name).read_bytes()
-    packaged = run_cli("package", "-o", "p.bin",
-                       "--image=file=d.bin,triple=nvptx64-nvidia-cuda,arch=sm_80,kind=cuda,image-kind=bitcode",
-                       cwd=folder)
+    packaged = run_cli(
+        "package",
+        "-o",
+        "p.bin",
+        "--image=file=d.bin,triple=nvptx64-nvidia-cuda,arch=sm_80,kind=cuda,image-kind=bitcode",
+        cwd=folder,
+    )
     assert packaged.returncode == 0, packaged.stderr
     outputs["p.bin"] = (folder / "p.bin").read_bytes()
     return outputs
@@ -74,7 +78,6 @@ def test_shipped_archive_holds_no_build_path(two_builds):
 
 def test_rebuild_in_place_is_identical(two_builds):
     (first, one), _ = two_builds
-    again = run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80,sm_90", "--no-cache", "-o", "again.bc",
-                    cwd=first)
+    again = run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80,sm_90", "--no-cache", "-o", "again.bc", cwd=first)
     assert again.returncode == 0, again.stderr
     assert (first / "again.bc").read_bytes() == one["s.bc"]

@@ -30,6 +30,7 @@ def serializations(monkeypatch):
         def serialize(job):
             built.append(job.target.arch)
             return real(job)
+
         return serialize
 
     monkeypatch.setattr(pipeline, "serialize_image", counting(pipeline.serialize_image))  # either backend
@@ -49,12 +50,14 @@ def test_unchanged_program_is_a_hit_with_the_same_image(serializations):
     assert serializations == ["sm_80", "sm_90"] and len(entries()) == 2
     second = compile_saxpy("sm_80,sm_90")
     assert serializations == ["sm_80", "sm_90"]  # nothing rebuilt
-    assert [(i.bitcode, i.kernels, i.globals, i.target) for i in second] == \
-           [(i.bitcode, i.kernels, i.globals, i.target) for i in first]
+    assert [(i.bitcode, i.kernels, i.globals, i.target) for i in second] == [
+        (i.bitcode, i.kernels, i.globals, i.target) for i in first
+    ]
 
 
-@pytest.mark.parametrize("changes", [{"opt_level": 1}, {"ftz": True}, {"prec_sqrt": False},
-                                     {"rename": "module-prefix"}])
+@pytest.mark.parametrize(
+    "changes", [{"opt_level": 1}, {"ftz": True}, {"prec_sqrt": False}, {"rename": "module-prefix"}]
+)
 def test_a_changed_option_is_a_miss(serializations, changes):
     compile_saxpy()
     compile_saxpy(**changes)
@@ -137,8 +140,15 @@ def test_no_cache_flag_and_config_key(tmp_path):
 
 def test_environment_names_the_folder(tmp_path, monkeypatch):
     elsewhere = tmp_path / "elsewhere"
-    done = run_cli("device", SAXPY, "--offload-arch", "sm_80", "-o", str(tmp_path / "o.offload"),
-                   env={**os.environ, CACHE_ENVIRONMENT: str(elsewhere)})
+    done = run_cli(
+        "device",
+        SAXPY,
+        "--offload-arch",
+        "sm_80",
+        "-o",
+        str(tmp_path / "o.offload"),
+        env={**os.environ, CACHE_ENVIRONMENT: str(elsewhere)},
+    )
     assert done.returncode == 0, done.stderr
     assert len(list(elsewhere.glob("??/*.image"))) == 1
     monkeypatch.delenv(CACHE_ENVIRONMENT)

@@ -19,8 +19,19 @@ def test_compile_g_cubin_has_device_debug_information(tmp_path):
     require_tool("ptxas")
     for flag, folder in (("-G", "debug"), ("-lineinfo", "lines")):
         (tmp_path / folder).mkdir()
-        done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", flag, "--device-image=cubin",
-                       "--host-format=obj", "-save-temps", "-o", "s.o", cwd=tmp_path / folder)
+        done = run_cli(
+            "compile",
+            str(SAXPY),
+            "--offload-arch",
+            "sm_80",
+            flag,
+            "--device-image=cubin",
+            "--host-format=obj",
+            "-save-temps",
+            "-o",
+            "s.o",
+            cwd=tmp_path / folder,
+        )
         assert done.returncode == 0, done.stderr
     assert DEVICE_DEBUG_SECTIONS <= sections(tmp_path / "debug" / "saxpy.2-native.sm_80.cubin")
     assert not DEVICE_DEBUG_SECTIONS & sections(tmp_path / "lines" / "saxpy.2-native.sm_80.cubin")
@@ -28,8 +39,19 @@ def test_compile_g_cubin_has_device_debug_information(tmp_path):
     # Device DWARF in PTX needs PTX ISA 7.5 (sm_80's own floor is 7.0).
     assert ".version 7.5" in (tmp_path / "debug" / "saxpy.2-native.sm_80.ptx").read_text()
     # -G is nvcc's: device optimization off whatever -O says, so -O3 -G is -G.
-    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-O3", "-G", "--device-image=cubin",
-                   "--host-format=obj", "-o", "o3.o", cwd=tmp_path / "debug")
+    done = run_cli(
+        "compile",
+        str(SAXPY),
+        "--offload-arch",
+        "sm_80",
+        "-O3",
+        "-G",
+        "--device-image=cubin",
+        "--host-format=obj",
+        "-o",
+        "o3.o",
+        cwd=tmp_path / "debug",
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "debug" / "o3.o").read_bytes() == (tmp_path / "debug" / "s.o").read_bytes()
 

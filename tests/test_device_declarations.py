@@ -60,13 +60,24 @@ def test_declared_function_keeps_its_name_and_resolves_from_a_library(tmp_path, 
             (pytest.fail if os.environ.get("CI") else pytest.skip)(error.message)
     program = tmp_path / "decl.mlir"
     program.write_text(PROGRAM)
-    done = run_cli("device", str(program), "--offload-arch", arch, "--emit", "ll", "-O", "0",
-                   "-o", str(tmp_path / "noop"))
+    done = run_cli(
+        "device", str(program), "--offload-arch", arch, "--emit", "ll", "-O", "0", "-o", str(tmp_path / "noop")
+    )
     assert done.returncode == 1
     assert "unresolved device function 'scale' called from kernel 'apply'" in done.stderr, done.stderr
     library = scale_library(tmp_path / "scale.bc", TRIPLES[arch], 7.0)
-    done = run_cli("device", str(program), "--offload-arch", arch, "--link-bitcode", str(library), "--emit", "ll",
-                   "-o", str(tmp_path / "out"))
+    done = run_cli(
+        "device",
+        str(program),
+        "--offload-arch",
+        arch,
+        "--link-bitcode",
+        str(library),
+        "--emit",
+        "ll",
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "out" / f"decl.{arch}.ll").read_text()
     assert "_mlir_ciface_" not in text
@@ -80,8 +91,9 @@ def test_declared_function_links_from_bitcode_library(tmp_path):
     program.write_text(PROGRAM)
     library = scale_library(tmp_path / "scale.bc", TRIPLES["sm_80"])
     bundle = tmp_path / "decl.offload.bc"
-    done = run_cli("compile", str(program), "--offload-arch", "sm_80", "--link-bitcode", str(library),
-                   "-o", str(bundle))
+    done = run_cli(
+        "compile", str(program), "--offload-arch", "sm_80", "--link-bitcode", str(library), "-o", str(bundle)
+    )
     assert done.returncode == 0, done.stderr
     done = run_cli("link", str(bundle), "-o", str(tmp_path / "app"))
     assert done.returncode == 0, done.stderr
@@ -100,9 +112,25 @@ def test_declared_function_links_from_a_gpu_rdc_cuda_object(tmp_path, image):
     program = tmp_path / "decl.mlir"
     program.write_text(PROGRAM)
     (tmp_path / "scale.cu").write_text(CUDA_SCALE)
-    subprocess.run([clang, "-x", "cuda", "-nocudainc", "-nocudalib", "--offload-arch=sm_80", "-fgpu-rdc",
-                    "--offload-new-driver", "-Wno-unknown-cuda-version", "-c", str(tmp_path / "scale.cu"),
-                    "-o", str(tmp_path / "scale.o")], check=True, capture_output=True)
+    subprocess.run(
+        [
+            clang,
+            "-x",
+            "cuda",
+            "-nocudainc",
+            "-nocudalib",
+            "--offload-arch=sm_80",
+            "-fgpu-rdc",
+            "--offload-new-driver",
+            "-Wno-unknown-cuda-version",
+            "-c",
+            str(tmp_path / "scale.cu"),
+            "-o",
+            str(tmp_path / "scale.o"),
+        ],
+        check=True,
+        capture_output=True,
+    )
     bundle = tmp_path / ("decl.offload.bc" if image == "bitcode" else "decl.offload.o")
     formats = ["--device-image", image] + (["--host-format", "obj"] if image == "cubin" else [])
     done = run_cli("compile", str(program), "--offload-arch", "sm_80", *formats, "-o", str(bundle))

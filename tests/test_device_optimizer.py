@@ -78,8 +78,17 @@ def test_bitcode_images_get_the_pre_link_pipeline_native_ones_the_whole(logging_
     assert done.returncode == 0, done.stderr
     assert "-passes=internalize,globaldce,nvvm-reflect,globaldce" in log.read_text()
     log.unlink()
-    done = run_cli("compile", SAXPY, "--offload-arch", "sm_80", "--device-image=cubin", "-O2",
-                   "-o", str(tmp_path / "b.bc"), env=env)
+    done = run_cli(
+        "compile",
+        SAXPY,
+        "--offload-arch",
+        "sm_80",
+        "--device-image=cubin",
+        "-O2",
+        "-o",
+        str(tmp_path / "b.bc"),
+        env=env,
+    )
     if done.returncode != 0 and "ptxas" in done.stderr:
         pytest.skip("no ptxas for cubin images")
     assert done.returncode == 0, done.stderr
@@ -96,14 +105,24 @@ def test_opt_and_llvmlite_images_hold_the_same_kernels(tmp_path):
     outputs = {}
     for optimizer in ("opt-22", "llvmlite"):
         folder = tmp_path / optimizer
-        done = run_cli("device", SAXPY, "--offload-arch", "sm_80", "--emit=ll", "-o", str(folder),
-                       env={**os.environ, OPT_ENVIRONMENT: optimizer})
+        done = run_cli(
+            "device",
+            SAXPY,
+            "--offload-arch",
+            "sm_80",
+            "--emit=ll",
+            "-o",
+            str(folder),
+            env={**os.environ, OPT_ENVIRONMENT: optimizer},
+        )
         assert done.returncode == 0, done.stderr
         outputs[optimizer] = (folder / "saxpy.sm_80.ll").read_text()
     import llvmlite.binding as llvm
 
-    defined = {name: {f.name for f in llvm.parse_assembly(text).functions if not f.is_declaration}
-               for name, text in outputs.items()}
+    defined = {
+        name: {f.name for f in llvm.parse_assembly(text).functions if not f.is_declaration}
+        for name, text in outputs.items()
+    }
     assert defined["opt-22"] == defined["llvmlite"] == {"saxpy"}
 
 
@@ -111,12 +130,18 @@ def test_a_failing_opt_is_one_error_line(tmp_path):
     opt = require_tool("opt-22", 22)
     script = tmp_path / "opt"
     # Answers the probe (an empty module for a triple) as opt-22 does, fails on real work.
-    script.write_text(f'#!/bin/sh\ncase "$*" in *-mtriple=*) exec "{opt}" "$@";; esac\n'
-                      'echo "opt: boom" >&2\nexit 3\n')
+    script.write_text(f'#!/bin/sh\ncase "$*" in *-mtriple=*) exec "{opt}" "$@";; esac\necho "opt: boom" >&2\nexit 3\n')
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     (tmp_path / "llvm-link").symlink_to(require_tool("llvm-link-22", 22))
-    done = run_cli("device", SAXPY, "--offload-arch", "sm_80", "-o", str(tmp_path / "x.offload"),
-                   env={**os.environ, OPT_ENVIRONMENT: str(script)})
+    done = run_cli(
+        "device",
+        SAXPY,
+        "--offload-arch",
+        "sm_80",
+        "-o",
+        str(tmp_path / "x.offload"),
+        env={**os.environ, OPT_ENVIRONMENT: str(script)},
+    )
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "opt failed to optimize the sm_80 image: opt: boom" in done.stderr
     assert not (tmp_path / "x.offload").exists()
@@ -127,14 +152,31 @@ def test_the_device_command_loads_no_second_llvm(tmp_path):
     library is never loaded, and the image still holds the kernel with libdevice linked and internalized."""
     require_tool("opt-22", 22)
     out = tmp_path / "saxpy"
-    code = ("import sys\nfrom offload.cli import main\ntry:\n    main()\nexcept SystemExit as e:\n"
-            "    assert not e.code, e.code\nassert 'llvmlite.binding' not in sys.modules, 'llvmlite loaded'\n")
+    code = (
+        "import sys\nfrom offload.cli import main\ntry:\n    main()\nexcept SystemExit as e:\n"
+        "    assert not e.code, e.code\nassert 'llvmlite.binding' not in sys.modules, 'llvmlite loaded'\n"
+    )
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-c", code, "device", SAXPY, "--offload-arch", "sm_80", "--emit=bc",
-                           "-o", str(out), "--no-cache"], capture_output=True, text=True,
-                          env={k: v for k, v in os.environ.items() if k != OPT_ENVIRONMENT})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "device",
+            SAXPY,
+            "--offload-arch",
+            "sm_80",
+            "--emit=bc",
+            "-o",
+            str(out),
+            "--no-cache",
+        ],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != OPT_ENVIRONMENT},
+    )
     assert done.returncode == 0, done.stderr
     from offload.packager.bitcode_ident import bitcode_module
 

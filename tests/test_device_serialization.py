@@ -13,8 +13,16 @@ from offload.serialize.llvmlite_backend import fresh_context
 
 DATA = Path(__file__).parent / "data" / "device"
 TARGETS = ("sm_80", "sm_90", "gfx90a")
-FEATURE_KERNELS = {"math_ops", "row_sum", "reverse_block", "dyn_shared", "reduce_shuffle", "hello", "scale",
-                   "host_kernel"}
+FEATURE_KERNELS = {
+    "math_ops",
+    "row_sum",
+    "reverse_block",
+    "dyn_shared",
+    "reduce_shuffle",
+    "hello",
+    "scale",
+    "host_kernel",
+}
 LIBRARY_PREFIXES = ("__nv_", "__ocml_", "__ockl_")
 
 
@@ -43,8 +51,18 @@ def feature_assembly(feature_images, tmp_path_factory):
             bitcode = folder / f"{arch}.bc"
             bitcode.write_bytes(image.bitcode)
             llc = require_tool("llc-22", 22)
-            subprocess.run([llc, "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-filetype=obj",
-                            str(bitcode), "-o", str(folder / f"{arch}.o")], check=True)
+            subprocess.run(
+                [
+                    llc,
+                    "-mtriple=amdgcn-amd-amdhsa",
+                    f"-mcpu={arch}",
+                    "-filetype=obj",
+                    str(bitcode),
+                    "-o",
+                    str(folder / f"{arch}.o"),
+                ],
+                check=True,
+            )
             out[arch] = folder / f"{arch}.o"
     return out
 
@@ -81,15 +99,17 @@ def test_ptxas_accepts_ptx_with_an_entry_per_kernel(feature_assembly, arch, tmp_
     assert ".extern .shared .align 16 .b8 __dynamic_shmem__0[]" in ptx  # dynamic shared memory stays dynamic
     source = tmp_path / f"{arch}.ptx"
     source.write_text(ptx)
-    result = subprocess.run([ptxas, "-arch", arch, str(source), "-o", str(tmp_path / "out.cubin")],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [ptxas, "-arch", arch, str(source), "-o", str(tmp_path / "out.cubin")], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
 
 
 def test_gfx90a_object_has_a_kernel_descriptor_per_kernel(feature_assembly):
     nm = require_tool("llvm-nm-22", 22)
-    symbols = subprocess.run([nm, str(feature_assembly["gfx90a"])], capture_output=True, text=True,
-                             check=True).stdout.split()
+    symbols = subprocess.run(
+        [nm, str(feature_assembly["gfx90a"])], capture_output=True, text=True, check=True
+    ).stdout.split()
     assert {f"{kernel}.kd" for kernel in FEATURE_KERNELS} <= set(symbols)
 
 
@@ -97,10 +117,14 @@ def _sqrt_div_ptx(**options) -> list[str]:
     from offload.compiler.frontend import load_program
     from offload.serialize import CompileOptions, compile_device, emit_assembly, parse_offload_arch
 
-    (image,) = compile_device(load_program(str(DATA / "sqrt_div.mlir")), parse_offload_arch("sm_80"),
-                              CompileOptions(**options))
-    return [line.split()[0] for line in emit_assembly(image.bitcode, image.target).splitlines()
-            if line.strip().startswith(("sqrt.", "div.", "rcp."))]
+    (image,) = compile_device(
+        load_program(str(DATA / "sqrt_div.mlir")), parse_offload_arch("sm_80"), CompileOptions(**options)
+    )
+    return [
+        line.split()[0]
+        for line in emit_assembly(image.bitcode, image.target).splitlines()
+        if line.strip().startswith(("sqrt.", "div.", "rcp."))
+    ]
 
 
 def test_sqrt_is_ieee_by_default():

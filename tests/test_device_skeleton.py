@@ -39,9 +39,19 @@ def _library(tmp_path: Path, triple: str = "nvptx64-nvidia-cuda") -> Path:
 def test_link_bitcode_keeps_the_pre_link_pipeline_of_a_bitcode_image(tmp_path):
     library = _library(tmp_path)
     out = tmp_path / "app.offload.bc"
-    done = run_cli("compile", str(FEATURES), "--offload-arch", "sm_80", "--link-bitcode", str(library), "-v",
-                   "--no-cache", "-o", str(out),
-                   env={k: v for k, v in os.environ.items() if k != OPT_ENVIRONMENT})
+    done = run_cli(
+        "compile",
+        str(FEATURES),
+        "--offload-arch",
+        "sm_80",
+        "--link-bitcode",
+        str(library),
+        "-v",
+        "--no-cache",
+        "-o",
+        str(out),
+        env={k: v for k, v in os.environ.items() if k != OPT_ENVIRONMENT},
+    )
     assert done.returncode == 0, done.stderr
     opt_runs = [line for line in done.stderr.splitlines() if "-passes=internalize," in line]
     pre_link = pipeline_text(3, True, KINDS["cuda"].pre_link_passes)  # what a bitcode image gets
@@ -81,8 +91,12 @@ def test_a_library_for_another_triple_is_refused_by_the_tools_backend(tmp_path, 
     text = tmp_path / "broken.ll"
     text.write_text("this is not IR\n")
     with pytest.raises(OffloadError, match="--link-bitcode '.*broken.ll' is not valid LLVM bitcode or IR"):
-        compile_device(load_program(str(FEATURES)), parse_offload_arch("sm_80"),
-                       CompileOptions(link_bitcode=(str(text),), cache=False), jobs=1)
+        compile_device(
+            load_program(str(FEATURES)),
+            parse_offload_arch("sm_80"),
+            CompileOptions(link_bitcode=(str(text),), cache=False),
+            jobs=1,
+        )
 
 
 @pytest.mark.parametrize("backend", ["llvm-tools", "llvmlite"])
@@ -97,8 +111,9 @@ def test_every_stage_is_dumped_and_the_last_is_the_image(tmp_path, monkeypatch, 
     (image,) = compile_device(load_program(str(FEATURES)), parse_offload_arch("sm_80"), options, jobs=1)
     names = sorted(p.name for p in folder.iterdir())
     stages = [stage for stage in STAGES if stage != "lowered"]
-    assert [n for n in names if not n.startswith("features.sm_80.lowered-")] == \
-        sorted(f"features.sm_80.{stage}.bc" for stage in stages)
+    assert [n for n in names if not n.startswith("features.sm_80.lowered-")] == sorted(
+        f"features.sm_80.{stage}.bc" for stage in stages
+    )
     lowered = [n for n in names if n.startswith("features.sm_80.lowered-")]
     assert lowered and all(n.endswith(".ll") for n in lowered)
     assert (folder / "features.sm_80.optimized.bc").read_bytes() == image.bitcode

@@ -52,11 +52,12 @@ def read_program(path: Path) -> Program:
 
     def field(key: str) -> list[str]:
         prefix = f"// {key}: "
-        return [line[len(prefix):] for line in lines if line.startswith(prefix)]
+        return [line[len(prefix) :] for line in lines if line.startswith(prefix)]
 
     archs = tuple(" ".join(field("ARCHS")).split())
-    return Program(path, archs, " ".join(field("PASS-PIPELINE")), "\n".join(field("WRONG-FROM")),
-                   "\n".join(field("WRONG-TO")))
+    return Program(
+        path, archs, " ".join(field("PASS-PIPELINE")), "\n".join(field("WRONG-FROM")), "\n".join(field("WRONG-TO"))
+    )
 
 
 ALL = [read_program(p) for p in sorted(PROGRAMS.glob("*.mlir"))]
@@ -64,8 +65,8 @@ ALL = [read_program(p) for p in sorted(PROGRAMS.glob("*.mlir"))]
 # Known gaps, each an expected failure that must start passing once fixed (strict).
 KNOWN_GAPS = {
     ("all_reduce", "gfx90a"): "MLIR 22's ROCDL lowering of width-limited shuffles tests the source lane against "
-                              "(lane + width) & -width, right only for power-of-two widths; the all-reduce rewrite's "
-                              "second stage over 3 warp results (96-thread blocks) uses width 3",
+    "(lane + width) & -width, right only for power-of-two widths; the all-reduce rewrite's "
+    "second stage over 3 warp results (96-thread blocks) uses width 3",
 }
 
 
@@ -94,8 +95,11 @@ def require_tools() -> str:
     are missing (fail in CI, which installs them)."""
     require_emulation()
     filecheck = find_tool("FileCheck-22", 22)
-    missing = [name for name, found in (("FileCheck (llvm-22-tools)", filecheck),
-                                        ("clang-22", find_tool("clang-22", 22))) if found is None]
+    missing = [
+        name
+        for name, found in (("FileCheck (llvm-22-tools)", filecheck), ("clang-22", find_tool("clang-22", 22)))
+        if found is None
+    ]
     if missing:
         message = f"{' and '.join(missing)} not installed (scripts/setup installs them)"
         if os.environ.get("CI"):
@@ -110,9 +114,19 @@ def run_emulated(source: Path, arch: str, pass_pipeline: str = "") -> subprocess
 
 
 def filecheck(filecheck_path: str, program: Path, arch: str, output: str) -> subprocess.CompletedProcess:
-    return subprocess.run([filecheck_path, str(program), f"--check-prefixes={check_prefixes(arch)}",
-                           "--allow-unused-prefixes", "--dump-input=fail"],
-                          input=output, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [
+            filecheck_path,
+            str(program),
+            f"--check-prefixes={check_prefixes(arch)}",
+            "--allow-unused-prefixes",
+            "--dump-input=fail",
+        ],
+        input=output,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_every_program_says_its_archs_checks_and_wrong_variant():

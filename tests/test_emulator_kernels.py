@@ -118,13 +118,22 @@ F32_DEFAULT_ULPS = 4
 ARGUMENTS = [0.5, -1.25, 3.0, 10.0, -100.5, 1.0e-3]
 SECOND = [2.0, 0.75, -1.5, 0.5, 3.0, -2.0]
 FUNCTIONS = {
-    "sin": lambda a, b: math.sin(a), "cos": lambda a, b: math.cos(a), "tan": lambda a, b: math.tan(a),
-    "exp": lambda a, b: math.exp(a), "log": lambda a, b: math.log(abs(a)), "sqrt": lambda a, b: math.sqrt(abs(a)),
-    "tanh": lambda a, b: math.tanh(a), "atan2": lambda a, b: math.atan2(a, b),
-    "pow": lambda a, b: math.pow(abs(a), b), "erf": lambda a, b: math.erf(a),
-    "rsqrt": lambda a, b: 1 / math.sqrt(abs(a)), "expm1": lambda a, b: math.expm1(a),
-    "log1p": lambda a, b: math.log1p(abs(a)), "cbrt": lambda a, b: math.copysign(abs(a) ** (1 / 3), a),
-    "floor": lambda a, b: math.floor(a), "fma": lambda a, b: a * b + a,
+    "sin": lambda a, b: math.sin(a),
+    "cos": lambda a, b: math.cos(a),
+    "tan": lambda a, b: math.tan(a),
+    "exp": lambda a, b: math.exp(a),
+    "log": lambda a, b: math.log(abs(a)),
+    "sqrt": lambda a, b: math.sqrt(abs(a)),
+    "tanh": lambda a, b: math.tanh(a),
+    "atan2": lambda a, b: math.atan2(a, b),
+    "pow": lambda a, b: math.pow(abs(a), b),
+    "erf": lambda a, b: math.erf(a),
+    "rsqrt": lambda a, b: 1 / math.sqrt(abs(a)),
+    "expm1": lambda a, b: math.expm1(a),
+    "log1p": lambda a, b: math.log1p(abs(a)),
+    "cbrt": lambda a, b: math.copysign(abs(a) ** (1 / 3), a),
+    "floor": lambda a, b: math.floor(a),
+    "fma": lambda a, b: a * b + a,
 }
 
 
@@ -168,8 +177,9 @@ def test_mma_sync_with_ldmatrix_and_cp_async(runs):
     assert done.returncode == 0, done.stderr
     a = [[(i + k) % 7 for k in range(16)] for i in range(16)]
     b_t = [[(n * 3 + k) % 5 for k in range(16)] for n in range(8)]
-    assert done.stdout.splitlines() == [f"d[{i}][{j}] = {sum(a[i][k] * b_t[j][k] for k in range(16)):.1f}"
-                                        for i in range(16) for j in range(8)]
+    assert done.stdout.splitlines() == [
+        f"d[{i}][{j}] = {sum(a[i][k] * b_t[j][k] for k in range(16)):.1f}" for i in range(16) for j in range(8)
+    ]
 
 
 def test_wmma_subgroup_mma(runs):
@@ -179,7 +189,9 @@ def test_wmma_subgroup_mma(runs):
     b = [[(3 * k + j) % 5 for j in range(16)] for k in range(16)]
     assert done.stdout.splitlines() == [
         f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(16)) + i - j + 0.5:.1f}"
-        for i in range(16) for j in range(16)]
+        for i in range(16)
+        for j in range(16)
+    ]
 
 
 def test_mma_sync_f64_fragments_from_global_memory(runs):
@@ -188,7 +200,8 @@ def test_mma_sync_f64_fragments_from_global_memory(runs):
     a = [[i + k / 4 for k in range(4)] for i in range(8)]
     b = [[k - j for j in range(8)] for k in range(4)]
     assert done.stdout.splitlines() == [
-        f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(4)) + i * j / 4:.2f}" for i in range(8) for j in range(8)]
+        f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(4)) + i * j / 4:.2f}" for i in range(8) for j in range(8)
+    ]
 
 
 def test_mma_sync_tf32_fragments_from_global_memory(runs):
@@ -197,7 +210,8 @@ def test_mma_sync_tf32_fragments_from_global_memory(runs):
     a = [[(i + 2 * k) % 7 for k in range(8)] for i in range(16)]
     b = [[(3 * k + j) % 5 for j in range(8)] for k in range(8)]
     assert done.stdout.splitlines() == [
-        f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(8)) + i - j:.1f}" for i in range(16) for j in range(8)]
+        f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(8)) + i - j:.1f}" for i in range(16) for j in range(8)
+    ]
 
 
 def test_wmma_f64_subgroup_mma(runs):
@@ -207,7 +221,9 @@ def test_wmma_f64_subgroup_mma(runs):
     b = [[j - 2 * k for j in range(8)] for k in range(4)]
     assert done.stdout.splitlines() == [
         f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(4)) + i + j * 0.5:.2f}"
-        for i in range(8) for j in range(8)]
+        for i in range(8)
+        for j in range(8)
+    ]
 
 
 def test_mma_sync_tf32_m16n8k4_fragments_from_global_memory(runs):
@@ -216,4 +232,5 @@ def test_mma_sync_tf32_m16n8k4_fragments_from_global_memory(runs):
     a = [[(i + 2 * k) % 7 for k in range(8)] for i in range(16)]
     b = [[(3 * k + j) % 5 for j in range(8)] for k in range(8)]
     assert done.stdout.splitlines() == [
-        f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(4)) + i - j:.1f}" for i in range(16) for j in range(8)]
+        f"d[{i}][{j}] = {sum(a[i][k] * b[k][j] for k in range(4)) + i - j:.1f}" for i in range(16) for j in range(8)
+    ]

@@ -47,8 +47,9 @@ def faults(request, tmp_path_factory):
     assert done.returncode == 0, done.stderr
 
     def run(which: int) -> subprocess.CompletedProcess:
-        return subprocess.run([str(executable)], env={**os.environ, "FAULT": str(which)}, capture_output=True,
-                              text=True, timeout=120)
+        return subprocess.run(
+            [str(executable)], env={**os.environ, "FAULT": str(which)}, capture_output=True, text=True, timeout=120
+        )
 
     return run
 
@@ -57,10 +58,13 @@ def test_out_of_bounds_device_buffer_is_reported_with_the_thread(faults):
     done = faults(1)
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        line for line in done.stderr.splitlines()
-        if line.startswith("mlir-offload emulator: error: out-of-bounds access in kernel 'overrun', "
-                           "block (1,0,0), thread (5,0,0): ")
-             and "0 bytes past the end of a 1024-byte device buffer" in line]
+        line
+        for line in done.stderr.splitlines()
+        if line.startswith(
+            "mlir-offload emulator: error: out-of-bounds access in kernel 'overrun', block (1,0,0), thread (5,0,0): "
+        )
+        and "0 bytes past the end of a 1024-byte device buffer" in line
+    ]
     assert len(done.stderr.splitlines()) == 1
 
 
@@ -76,8 +80,10 @@ def test_out_of_bounds_workgroup_memory_is_reported(faults):
     done = faults(3)
     assert done.returncode == 1
     (line,) = done.stderr.splitlines()
-    assert line.startswith("mlir-offload emulator: error: out-of-bounds access in kernel 'shared_overrun', "
-                           "block (2,0,0), thread (3,0,0): workgroup (shared) memory offset ")
+    assert line.startswith(
+        "mlir-offload emulator: error: out-of-bounds access in kernel 'shared_overrun', "
+        "block (2,0,0), thread (3,0,0): workgroup (shared) memory offset "
+    )
 
 
 def test_inline_assembly_is_refused_at_compile_with_its_location(tmp_path):
@@ -87,7 +93,8 @@ def test_inline_assembly_is_refused_at_compile_with_its_location(tmp_path):
     done = run_cli("compile", str(source), "--offload-arch", "sm_80", "--emulate", "-o", str(tmp_path / "a.bc"))
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        f"{source}:5:12: error: --emulate: 'llvm.inline_asm' (inline assembly) cannot be emulated on the CPU"]
+        f"{source}:5:12: error: --emulate: 'llvm.inline_asm' (inline assembly) cannot be emulated on the CPU"
+    ]
     assert not (tmp_path / "a.bc").exists()
     # A bundle compiled without --emulate: link --emulate refuses the same assembly in one line.
     done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(tmp_path / "b.bc"))
@@ -129,7 +136,8 @@ def test_hopper_transaction_barriers_are_refused_at_compile(tmp_path):
     assert done.stderr.splitlines() == [
         # the program is checked as written: the op is the user's nvgpu op, not the nvvm op it becomes
         f"{source}:4:12: error: --emulate: 'nvgpu.mbarrier.create' (Hopper's transaction barriers (mbarrier)) "
-        "cannot be emulated on the CPU"]
+        "cannot be emulated on the CPU"
+    ]
 
 
 def test_run_passes_output_and_status_through_and_sm70_emulates(tmp_path):
@@ -159,14 +167,22 @@ def test_aarch64_host_under_qemu(tmp_path):
     qemu = require_tool("qemu-aarch64")
     bundle, app = tmp_path / "block_sum.offload.bc", tmp_path / "block_sum"
     source = REPO / "tests" / "data" / "emulator" / "block_sum.mlir"
-    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "--emulate", "--host-triple",
-                   "aarch64-linux-gnu", "-o", str(bundle))
+    done = run_cli(
+        "compile",
+        str(source),
+        "--offload-arch",
+        "sm_80",
+        "--emulate",
+        "--host-triple",
+        "aarch64-linux-gnu",
+        "-o",
+        str(bundle),
+    )
     assert done.returncode == 0, done.stderr
     done = run_cli("link", str(bundle), "--emulate", "--target=aarch64-linux-gnu", "-o", str(app))
     assert done.returncode == 0, done.stderr
     assert app.read_bytes()[0x12] == 183  # EM_AARCH64
-    ran = subprocess.run([qemu, "-L", "/usr/aarch64-linux-gnu", str(app)], capture_output=True, text=True,
-                         timeout=300)
+    ran = subprocess.run([qemu, "-L", "/usr/aarch64-linux-gnu", str(app)], capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.splitlines()[-1] == f"total: {sum(range(2048)):.1f}"
 
@@ -225,8 +241,15 @@ def test_link_dry_run_builds_nothing(tmp_path):
     bundle = tmp_path / "saxpy.offload.bc"
     assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
     cache = tmp_path / "emulator-cache"
-    done = run_cli("link", str(bundle), "--emulate", "--dry-run", "-o", str(tmp_path / "app"),
-                   env={**os.environ, "MLIR_OFFLOAD_EMULATOR_CACHE": str(cache)})
+    done = run_cli(
+        "link",
+        str(bundle),
+        "--emulate",
+        "--dry-run",
+        "-o",
+        str(tmp_path / "app"),
+        env={**os.environ, "MLIR_OFFLOAD_EMULATOR_CACHE": str(cache)},
+    )
     assert done.returncode == 0, done.stderr
     words = done.stdout.split()
     assert words[1] == str(bundle) and words[-2:] == ["-o", str(tmp_path / "app")]

@@ -16,11 +16,27 @@ from emulation import require_emulation
 
 RUNTIME = REPO / "offload" / "data" / "emulator" / "runtime.c"
 PROGRAM = REPO / "tests" / "data" / "emulator" / "streams_runtime.c"
-CHECKS = ("launch-is-queued", "streams-overlap", "synchronized-stream-is-idle", "legacy-waits-for-blocking",
-          "legacy-runs-after", "blocking-waits-for-legacy", "blocking-runs-after", "non-blocking-ignores-legacy",
-          "legacy-kernel-finished", "event-pending", "event-never-recorded", "stream-waits-for-event",
-          "event-complete", "waiting-stream-ran", "elapsed-time", "device-copy-is-queued",
-          "pageable-copy-after-stream", "pageable-source-read-by-the-call", "destroyed-stream-finishes")
+CHECKS = (
+    "launch-is-queued",
+    "streams-overlap",
+    "synchronized-stream-is-idle",
+    "legacy-waits-for-blocking",
+    "legacy-runs-after",
+    "blocking-waits-for-legacy",
+    "blocking-runs-after",
+    "non-blocking-ignores-legacy",
+    "legacy-kernel-finished",
+    "event-pending",
+    "event-never-recorded",
+    "stream-waits-for-event",
+    "event-complete",
+    "waiting-stream-ran",
+    "elapsed-time",
+    "device-copy-is-queued",
+    "pageable-copy-after-stream",
+    "pageable-source-read-by-the-call",
+    "destroyed-stream-finishes",
+)
 
 
 @pytest.fixture(scope="module")
@@ -37,8 +53,11 @@ def runtime_object(tmp_path_factory) -> tuple[str, str]:
 def test_streams_and_events_keep_the_runtime_rules(runtime_object, tmp_path, api):
     clang, obj = runtime_object
     executable = tmp_path / f"streams_{api}"
-    subprocess.run([clang, "-std=c11", "-O2", f"-DAPI={api}", str(PROGRAM), obj, "-lpthread", "-lm", "-o",
-                    str(executable)], check=True, timeout=300)
+    subprocess.run(
+        [clang, "-std=c11", "-O2", f"-DAPI={api}", str(PROGRAM), obj, "-lpthread", "-lm", "-o", str(executable)],
+        check=True,
+        timeout=300,
+    )
     done = subprocess.run([str(executable)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.split("\n")[:-1] == [f"ok {name}" for name in CHECKS], done.stdout

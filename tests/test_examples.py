@@ -28,7 +28,7 @@ def example(request, tmp_path_factory):
 
 def memref_1d(args, first: int):
     """(allocated, aligned, offset, size, stride) of a rank-1 memref argument starting at args[first]."""
-    a = args[first:first + 5]
+    a = args[first : first + 5]
     return arg_ptr(a[0]), arg_ptr(a[1]), arg_i64(a[2]), arg_i64(a[3]), arg_i64(a[4])
 
 
@@ -78,8 +78,11 @@ def test_example_verifies_registers_and_launches_exactly(example, fake_cuda):
     outs = [e for i, e in copies if i > launch_at]
     assert {ptr_value(e["dst"]) for e in ins} <= set(buffers) and ins
     assert [ptr_value(e["src"]) for e in outs] == [buffers[-1]]
-    syncs = [i for i, e in enumerate(result.events)
-             if e["api"] == "cudaStreamSynchronize" and e["stream"] == launch["stream"]]
+    syncs = [
+        i
+        for i, e in enumerate(result.events)
+        if e["api"] == "cudaStreamSynchronize" and e["stream"] == launch["stream"]
+    ]
     assert syncs and syncs[-1] > max(i for i, _ in copies)
 
 

@@ -15,8 +15,10 @@ from fakert import FAKE_RUNTIME_SOURCES, ptr_value
 @pytest.fixture(scope="module")
 def exercise(tmp_path_factory, fake_cuda) -> Path:
     exe = tmp_path_factory.mktemp("exercise") / "exercise"
-    subprocess.run([require_tool("cc"), str(FAKE_RUNTIME_SOURCES / "exercise_cuda.c"), *fake_cuda.link_flags,
-                    "-o", str(exe)], check=True)
+    subprocess.run(
+        [require_tool("cc"), str(FAKE_RUNTIME_SOURCES / "exercise_cuda.c"), *fake_cuda.link_flags, "-o", str(exe)],
+        check=True,
+    )
     return exe
 
 
@@ -25,18 +27,24 @@ def test_memory_stream_event_calls_work_on_host_memory(exercise, fake_cuda):
     assert result.returncode == 0, result.stderr
     first, second = result.stdout.splitlines()[:2]
     assert first == "roundtrip=ok managed=7 count=1 dev=0"
-    malloc, = result.calls("cudaMalloc")
+    (malloc,) = result.calls("cudaMalloc")
     upload = result.calls("cudaMemcpy")[0]
     assert (upload["kind_name"], upload["size"], ptr_value(upload["dst"])) == (
-        "HostToDevice", 16, ptr_value(malloc["ptr"]))
+        "HostToDevice",
+        16,
+        ptr_value(malloc["ptr"]),
+    )
     streams = [c["stream"] for c in result.calls("cudaStreamCreate") + result.calls("cudaStreamCreateWithFlags")]
     assert streams == [1, 2]
     assert [c["stream"] for c in result.calls("cudaMemcpyAsync")] == [2, 1]
-    wait, = result.calls("cudaStreamWaitEvent")
+    (wait,) = result.calls("cudaStreamWaitEvent")
     assert (wait["stream"], wait["event"], wait["ret"]) == (1, 1, 0)
     assert result.calls("cudaEventCreateWithFlags")[0]["flags"] == 2
-    ok_calls = [e for e in result.events if e["api"] not in ("loaded",) and "ret" in e
-                and e["api"] not in ("cudaGetLastError", "cudaPeekAtLastError")]
+    ok_calls = [
+        e
+        for e in result.events
+        if e["api"] not in ("loaded",) and "ret" in e and e["api"] not in ("cudaGetLastError", "cudaPeekAtLastError")
+    ]
     failed = [(e["api"], e["ret"]) for e in ok_calls if e["ret"] != 0]
     assert failed == [("cudaMemcpy", 1), ("cudaFree", 17), ("cudaSetDevice", 101), ("cudaMemcpy", 21)]
 

@@ -14,31 +14,41 @@ from fakert import arg_f32, arg_i32, arg_ptr, build_reference_cuda_app, fatbin_c
 
 @pytest.fixture(scope="module")
 def app22(tmp_path_factory) -> Path:
-    return build_reference_cuda_app(tmp_path_factory.mktemp("ref22"), 22,
-                                    SHARED_REFERENCE / "handwritten_host_clang22.ll",
-                                    [(SHARED_REFERENCE / "handwritten_device.ll", "sm_80")])
+    return build_reference_cuda_app(
+        tmp_path_factory.mktemp("ref22"),
+        22,
+        SHARED_REFERENCE / "handwritten_host_clang22.ll",
+        [(SHARED_REFERENCE / "handwritten_device.ll", "sm_80")],
+    )
 
 
 @pytest.fixture(scope="module")
 def app19(tmp_path_factory) -> Path:
-    return build_reference_cuda_app(tmp_path_factory.mktemp("ref19"), 19,
-                                    SHARED_REFERENCE / "handwritten_host_clang19.ll",
-                                    [(SHARED_REFERENCE / "handwritten_device.ll", "sm_80")])
+    return build_reference_cuda_app(
+        tmp_path_factory.mktemp("ref19"),
+        19,
+        SHARED_REFERENCE / "handwritten_host_clang19.ll",
+        [(SHARED_REFERENCE / "handwritten_device.ll", "sm_80")],
+    )
 
 
 def assert_reference_run(result) -> None:
     # No kernel runs on the fake, so h[0] stays 0 and the program exits 2 after printing.
     assert result.returncode == 2, result.stderr
     assert "launch=0 sync=0" in result.stdout
-    assert result.apis()[:4] == ["__cudaRegisterFatBinary", "__cudaRegisterFunction",
-                                 "__cudaRegisterFunction", "__cudaRegisterFatBinaryEnd"]
+    assert result.apis()[:4] == [
+        "__cudaRegisterFatBinary",
+        "__cudaRegisterFunction",
+        "__cudaRegisterFunction",
+        "__cudaRegisterFatBinaryEnd",
+    ]
     fatbin = result.fatbins()[0]
     assert fatbin["wrapper_magic"] == 0x466243B1
     assert fatbin["fatbin_magic"] == 0xBA55ED50
     assert fatbin["fatbin_size"] > 0
     assert [(i["kind"], i["sm"]) for i in fatbin["images"]] == [("elf", 80)]
     assert result.kernels_registered() == ["fill", "vsqrt"]
-    malloc, = result.calls("cudaMalloc")
+    (malloc,) = result.calls("cudaMalloc")
     assert malloc["size"] == 4096 and malloc["ret"] == 0
     device_pointer = ptr_value(malloc["ptr"])
     fill, vsqrt = result.launches()
@@ -52,7 +62,7 @@ def assert_reference_run(result) -> None:
     assert arg_f32(fill["args"][1]) == 4.0
     assert arg_ptr(fill["args"][2]) == device_pointer
     assert arg_i32(vsqrt["args"][0]) == 1024 and arg_ptr(vsqrt["args"][1]) == device_pointer
-    copy, = result.calls("cudaMemcpy")
+    (copy,) = result.calls("cudaMemcpy")
     assert (copy["size"], copy["kind_name"], ptr_value(copy["src"])) == (16, "DeviceToHost", device_pointer)
     assert result.calls("cudaFree")[0]["ret"] == 0
     assert result.apis()[-1] == "__cudaUnregisterFatBinary"
@@ -73,7 +83,7 @@ def test_fatbin_holds_a_cubin_with_every_kernel(app22, app19):
 
 def test_injected_failure_returns_the_real_error_code(app22, fake_cuda):
     result = fake_cuda.run(app22, env={"FAKE_RT_FAIL": "cudaLaunchKernel:2,cudaMalloc"})
-    malloc, = result.calls("cudaMalloc")
+    (malloc,) = result.calls("cudaMalloc")
     assert (malloc["ret"], malloc["error"], malloc["injected"]) == (2, "cudaErrorMemoryAllocation", 1)
     first, second = result.launches()
     assert first["ret"] == 0

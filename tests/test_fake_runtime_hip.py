@@ -20,20 +20,29 @@ def test_hip_app_registers_and_launches(hip_app, fake_hip):
     result = fake_hip.run(hip_app, env={"FAKE_RT_ARG_SIZES": "fill:4,4,8;scale:4,8,8"})
     assert result.returncode == 0, result.stderr
     assert result.stdout == "launch=0,0 sync=0\n"
-    fatbin, = result.fatbins()
+    (fatbin,) = result.fatbins()
     assert fatbin["wrapper_magic"] == 0x48495046  # "HIPF"
     assert fatbin["bundle"] == "clang-offload-bundle"
-    assert [i["id"] for i in fatbin["images"]] == ["host-x86_64-unknown-linux-gnu-",
-                                                   "hip-amdgcn-amd-amdhsa--gfx90a"]
+    assert [i["id"] for i in fatbin["images"]] == ["host-x86_64-unknown-linux-gnu-", "hip-amdgcn-amd-amdhsa--gfx90a"]
     assert result.kernels_registered() == ["fill", "scale"]
-    malloc, = result.calls("hipMalloc")
+    (malloc,) = result.calls("hipMalloc")
     pointer = ptr_value(malloc["ptr"])
-    stream, = result.calls("hipStreamCreate")
+    (stream,) = result.calls("hipStreamCreate")
     fill, scale = result.launches()
-    assert (fill["kernel"], fill["grid"], fill["block"], fill["shared_mem"], fill["stream"]) == \
-        ("fill", [4, 1, 1], [256, 1, 1], 0, 0)
-    assert (scale["kernel"], scale["grid"], scale["block"], scale["shared_mem"], scale["stream"]) == \
-        ("scale", [2, 3, 1], [64, 2, 1], 128, stream["stream"])
+    assert (fill["kernel"], fill["grid"], fill["block"], fill["shared_mem"], fill["stream"]) == (
+        "fill",
+        [4, 1, 1],
+        [256, 1, 1],
+        0,
+        0,
+    )
+    assert (scale["kernel"], scale["grid"], scale["block"], scale["shared_mem"], scale["stream"]) == (
+        "scale",
+        [2, 3, 1],
+        [64, 2, 1],
+        128,
+        stream["stream"],
+    )
     assert fill["arg_sizes_from"] == "env"
     assert arg_i32(fill["args"][0]) == 1000 and arg_ptr(fill["args"][2]) == pointer
     assert arg_i32(scale["args"][0]) == 1000 and arg_ptr(scale["args"][1]) == pointer

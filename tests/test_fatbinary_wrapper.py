@@ -30,20 +30,35 @@ def run_wrapper(args: list[str], path: str, cuda_path: str | None = None) -> sub
     env.pop("CUDA_PATH", None)
     if cuda_path:
         env["CUDA_PATH"] = cuda_path
-    return subprocess.run([os.path.join(fatbinary_wrapper_dir(), "fatbinary"), *args], env=env,
-                          capture_output=True, text=True)
+    return subprocess.run(
+        [os.path.join(fatbinary_wrapper_dir(), "fatbinary"), *args], env=env, capture_output=True, text=True
+    )
 
 
 def test_wrapper_rewrites_image_options(recording_fatbinary):
     bin_dir, record = recording_fatbinary
     # The wrapper's own directory twice on PATH: it must skip itself both times.
     path = os.pathsep.join([fatbinary_wrapper_dir(), fatbinary_wrapper_dir(), str(bin_dir), "/usr/bin", "/bin"])
-    proc = run_wrapper(["-64", "--create", "/tmp/out dir/a.fatbin", "--image=profile=sm_80,file=/tmp/x 1.img",
-                        "--image=profile=compute_90a,file=/tmp/y.ptx", "--compress-all"], path)
+    proc = run_wrapper(
+        [
+            "-64",
+            "--create",
+            "/tmp/out dir/a.fatbin",
+            "--image=profile=sm_80,file=/tmp/x 1.img",
+            "--image=profile=compute_90a,file=/tmp/y.ptx",
+            "--compress-all",
+        ],
+        path,
+    )
     assert proc.returncode == 0, proc.stderr
     assert record.read_text().splitlines() == [
-        "-64", "--create", "/tmp/out dir/a.fatbin", "--image3=kind=elf,sm=80,file=/tmp/x 1.img",
-        "--image3=kind=ptx,sm=90a,file=/tmp/y.ptx", "--compress-all"]
+        "-64",
+        "--create",
+        "/tmp/out dir/a.fatbin",
+        "--image3=kind=elf,sm=80,file=/tmp/x 1.img",
+        "--image3=kind=ptx,sm=90a,file=/tmp/y.ptx",
+        "--compress-all",
+    ]
 
 
 def test_wrapper_refuses_unknown_image_spec(recording_fatbinary):
@@ -57,8 +72,10 @@ def test_wrapper_refuses_unknown_image_spec(recording_fatbinary):
 def test_wrapper_falls_back_to_cuda_path(recording_fatbinary):
     bin_dir, record = recording_fatbinary
     # /usr/bin has no fatbinary; $CUDA_PATH/bin comes before the /usr/local/cuda default.
-    proc = run_wrapper(["--image=profile=sm_90,file=k.img"],
-                       os.pathsep.join([fatbinary_wrapper_dir(), "/usr/bin", "/bin"]),
-                       cuda_path=str(bin_dir.parent))
+    proc = run_wrapper(
+        ["--image=profile=sm_90,file=k.img"],
+        os.pathsep.join([fatbinary_wrapper_dir(), "/usr/bin", "/bin"]),
+        cuda_path=str(bin_dir.parent),
+    )
     assert proc.returncode == 0, proc.stderr
     assert record.read_text().splitlines() == ["--image3=kind=elf,sm=90,file=k.img"]

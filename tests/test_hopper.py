@@ -30,9 +30,9 @@ def build(tmp: Path, program: str, *flags: str) -> Path:
 def test_tma_descriptor_and_launch(tmp_path, fake_cuda):
     result = fake_cuda.run(build(tmp_path, "tma_tile"))
     assert result.stderr == ""
-    query, = result.calls("cudaGetDriverEntryPointByVersion")
+    (query,) = result.calls("cudaGetDriverEntryPointByVersion")
     assert (query["symbol"], query["version"], query["flags"], query["ret"]) == ("cuTensorMapEncodeTiled", 12000, 0, 0)
-    encode, = result.calls("cuTensorMapEncodeTiled")
+    (encode,) = result.calls("cuTensorMapEncodeTiled")
     matrix = next(c for c in result.calls("cudaMalloc") if c["size"] == 48 * 32 * 4)
     # f32 (CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7), innermost dimension first, byte strides, box 32x16.
     assert encode["data_type"] == 7 and encode["rank"] == 2
@@ -44,7 +44,7 @@ def test_tma_descriptor_and_launch(tmp_path, fake_cuda):
     device_map = next(c for c in result.calls("cudaMalloc") if c["size"] == 128)
     copy = next(c for c in result.calls("cudaMemcpyAsync") if c["size"] == 128)
     assert ptr_value(copy["dst"]) == ptr_value(device_map["ptr"]) and ptr_value(copy["src"]) == ptr_value(encode["map"])
-    launch, = result.launches()
+    (launch,) = result.launches()
     assert launch["api"] == "cudaLaunchKernel" and launch["grid"] == [2, 1, 1] and launch["block"] == [64, 1, 1]
     pointers = [arg_ptr(a) for a in launch["args"] if len(a) == 16]
     assert ptr_value(device_map["ptr"]) in pointers
@@ -53,19 +53,26 @@ def test_tma_descriptor_and_launch(tmp_path, fake_cuda):
 def test_tma_device_code_is_hopper_ptx(tmp_path):
     require_tool("clang-22", 22)
     bundle = tmp_path / "tma.bc"
-    done = run_cli("compile", str(PROGRAMS / "tma_tile.mlir"), "--offload-arch", "sm_90a", "--device-image=ptx",
-                   "-o", str(bundle))
+    done = run_cli(
+        "compile", str(PROGRAMS / "tma_tile.mlir"), "--offload-arch", "sm_90a", "--device-image=ptx", "-o", str(bundle)
+    )
     assert done.returncode == 0, done.stderr
     ptx = (tmp_path / "tma.bc.sm_90a.ptx").read_text()
-    for instruction in ("mbarrier.init.shared.b64", "mbarrier.arrive.expect_tx.shared.b64",
-                        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
-                        "mbarrier.try_wait.parity.shared.b64"):
+    for instruction in (
+        "mbarrier.init.shared.b64",
+        "mbarrier.arrive.expect_tx.shared.b64",
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        "mbarrier.try_wait.parity.shared.b64",
+    ):
         assert instruction in ptx, instruction
     ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
     if not Path(ptxas).exists():
         pytest.skip("no ptxas")
-    done = subprocess.run([ptxas, "-arch=sm_90a", str(tmp_path / "tma.bc.sm_90a.ptx"), "-o", str(tmp_path / "t.cubin")],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [ptxas, "-arch=sm_90a", str(tmp_path / "tma.bc.sm_90a.ptx"), "-o", str(tmp_path / "t.cubin")],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -102,6 +109,7 @@ def test_cluster_launch_refused_for_hip(tmp_path):
     program = PROGRAMS / "hip_cluster_launch.mlir"
     done = run_cli("compile", str(program), "--offload-arch", "gfx90a", "-o", str(tmp_path / "x.bc"))
     assert done.returncode == 1
-    assert re.fullmatch(rf"{re.escape(str(program))}:7:5: error: launch of 'plain' with clusters: .*hip.*\n",
-                        done.stderr), done.stderr
+    assert re.fullmatch(
+        rf"{re.escape(str(program))}:7:5: error: launch of 'plain' with clusters: .*hip.*\n", done.stderr
+    ), done.stderr
     assert not (tmp_path / "x.bc").exists()

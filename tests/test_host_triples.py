@@ -17,12 +17,21 @@ LAUNCH_CU = 'extern "C" __global__ void k(int n, float a, float *x) { if (thread
 
 
 @pytest.mark.no_toolchain
-@pytest.mark.parametrize("spelling, name", [
-    ("aarch64", "aarch64-linux-gnu"), ("arm64", "aarch64-linux-gnu"),
-    ("AArch64-Unknown-Linux-GNU", "aarch64-linux-gnu"),
-    ("sbsa-linux", "aarch64-linux-gnu"), ("x86_64", "x86_64-linux-gnu"), ("amd64", "x86_64-linux-gnu"),
-    ("x86_64-pc-linux-gnu", "x86_64-linux-gnu"), ("x86_64-linux-gnu", "x86_64-linux-gnu"),
-    ("arm64-unknown-linux-gnu", "aarch64-linux-gnu"), ("aarch64-linux", "aarch64-linux-gnu")])
+@pytest.mark.parametrize(
+    "spelling, name",
+    [
+        ("aarch64", "aarch64-linux-gnu"),
+        ("arm64", "aarch64-linux-gnu"),
+        ("AArch64-Unknown-Linux-GNU", "aarch64-linux-gnu"),
+        ("sbsa-linux", "aarch64-linux-gnu"),
+        ("x86_64", "x86_64-linux-gnu"),
+        ("amd64", "x86_64-linux-gnu"),
+        ("x86_64-pc-linux-gnu", "x86_64-linux-gnu"),
+        ("x86_64-linux-gnu", "x86_64-linux-gnu"),
+        ("arm64-unknown-linux-gnu", "aarch64-linux-gnu"),
+        ("aarch64-linux", "aarch64-linux-gnu"),
+    ],
+)
 def test_host_triple_spellings_normalise(spelling, name):
     from offload.formats.hosts import host_triple
 
@@ -35,8 +44,11 @@ def test_default_is_this_machine_and_others_are_refused_with_the_list():
     from offload.formats.hosts import build_machine_host, host_triple
 
     assert platform.machine() in build_machine_host().machines
-    with pytest.raises(OffloadError, match=r"unsupported host triple 'riscv64-linux-gnu' \(supported: "
-                                           r"x86_64-linux-gnu, aarch64-linux-gnu\)"):
+    with pytest.raises(
+        OffloadError,
+        match=r"unsupported host triple 'riscv64-linux-gnu' \(supported: "
+        r"x86_64-linux-gnu, aarch64-linux-gnu\)",
+    ):
         host_triple("riscv64-linux-gnu")
     for other in ("aarch64-apple-darwin", "x86_64-linux-musl", "x86_64-pc-windows-msvc", "arm-linux-gnueabihf"):
         with pytest.raises(OffloadError, match="supported: x86_64-linux-gnu, aarch64-linux-gnu"):
@@ -45,11 +57,14 @@ def test_default_is_this_machine_and_others_are_refused_with_the_list():
 
 def test_compile_refuses_an_unsupported_triple_before_any_work(tmp_path):
     out = tmp_path / "x.offload.bc"
-    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--host-triple", "powerpc64le-linux-gnu",
-                   "-o", str(out))
+    done = run_cli(
+        "compile", str(SAXPY), "--offload-arch", "sm_80", "--host-triple", "powerpc64le-linux-gnu", "-o", str(out)
+    )
     assert done.returncode == 1 and not out.exists()
-    assert done.stderr.strip() == ("mlir-offload: error: unsupported host triple 'powerpc64le-linux-gnu' "
-                                   "(supported: x86_64-linux-gnu, aarch64-linux-gnu)")
+    assert done.stderr.strip() == (
+        "mlir-offload: error: unsupported host triple 'powerpc64le-linux-gnu' "
+        "(supported: x86_64-linux-gnu, aarch64-linux-gnu)"
+    )
 
 
 def test_host_triple_from_mlir_offload_toml(tmp_path):
@@ -77,8 +92,18 @@ def bundles(tmp_path_factory):
     for triple in TRIPLES:
         for suffix, extra in (("ll", ["-S"]), ("bc", [])):
             path = tmp / f"saxpy.{triple}.{suffix}"
-            done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80,sm_90", "--host-triple", triple,
-                           "--no-cache", *extra, "-o", str(path))
+            done = run_cli(
+                "compile",
+                str(SAXPY),
+                "--offload-arch",
+                "sm_80,sm_90",
+                "--host-triple",
+                triple,
+                "--no-cache",
+                *extra,
+                "-o",
+                str(path),
+            )
             assert done.returncode == 0, done.stderr
             out[triple, suffix] = path
     return out
@@ -94,10 +119,28 @@ def clang_host_ir(tmp_path, triple: str):
     source.write_text(LAUNCH_CU)
     import subprocess
 
-    done = subprocess.run([clang, "-S", "-emit-llvm", f"--target={triple}", "-x", "cuda", "--cuda-host-only",
-                           "-fgpu-rdc", "--offload-new-driver", "--cuda-path=/usr/local/cuda", f"-I{COMPAT_HEADERS}",
-                           "-Wno-unknown-cuda-version", "-O1", str(source), "-o", str(out)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            clang,
+            "-S",
+            "-emit-llvm",
+            f"--target={triple}",
+            "-x",
+            "cuda",
+            "--cuda-host-only",
+            "-fgpu-rdc",
+            "--offload-new-driver",
+            "--cuda-path=/usr/local/cuda",
+            f"-I{COMPAT_HEADERS}",
+            "-Wno-unknown-cuda-version",
+            "-O1",
+            str(source),
+            "-o",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     # A context of its own: named structs parsed into the global one would rename other tests' types.
     return llvm.parse_assembly(out.read_text(), context=llvm.create_context())
@@ -113,8 +156,10 @@ def test_launch_abi_and_data_layout_are_clangs(bundles, tmp_path, triple):
     assert ours.triple.split("-")[0] == clang.triple.split("-")[0] == triple.split("-")[0]
     launch_type = lambda module: str(module.get_function("cudaLaunchKernel").global_value_type)  # noqa: E731
     assert launch_type(ours) == launch_type(clang)
-    expected = {"x86_64-linux-gnu": "i32 (ptr, i64, i32, i64, i32, ptr, i64, ptr)",
-                "aarch64-linux-gnu": "i32 (ptr, [2 x i64], [2 x i64], ptr, i64, ptr)"}[triple]
+    expected = {
+        "x86_64-linux-gnu": "i32 (ptr, i64, i32, i64, i32, ptr, i64, ptr)",
+        "aarch64-linux-gnu": "i32 (ptr, [2 x i64], [2 x i64], ptr, i64, ptr)",
+    }[triple]
     assert launch_type(ours) == expected
 
 

@@ -24,8 +24,9 @@ def one_error_line(proc) -> str:
 def test_dependency_file_naming_the_program_is_refused(tmp_path):
     shutil.copy(SAXPY, tmp_path / "a.mlir")
     before = snapshot(tmp_path)
-    line = one_error_line(run_cli("compile", "a.mlir", "--offload-arch", "sm_80", "-MD", "-MF", "a.mlir",
-                                  "-o", "a.bc", cwd=tmp_path))
+    line = one_error_line(
+        run_cli("compile", "a.mlir", "--offload-arch", "sm_80", "-MD", "-MF", "a.mlir", "-o", "a.bc", cwd=tmp_path)
+    )
     assert "a.mlir" in line
     assert snapshot(tmp_path) == before  # the program intact, no bundle
 
@@ -33,8 +34,9 @@ def test_dependency_file_naming_the_program_is_refused(tmp_path):
 def test_ptx_side_file_naming_the_program_is_refused(tmp_path):
     shutil.copy(SAXPY, tmp_path / "b.o.sm_80.ptx")  # the PTX file compile would write beside b.o
     before = snapshot(tmp_path)
-    one_error_line(run_cli("compile", "b.o.sm_80.ptx", "--offload-arch", "sm_80", "--portable", "-o", "b.o",
-                           cwd=tmp_path))
+    one_error_line(
+        run_cli("compile", "b.o.sm_80.ptx", "--offload-arch", "sm_80", "--portable", "-o", "b.o", cwd=tmp_path)
+    )
     assert snapshot(tmp_path) == before
 
 
@@ -42,8 +44,9 @@ def test_a_side_output_that_cannot_be_written_leaves_no_bundle(tmp_path):
     shutil.copy(SAXPY, tmp_path / "a.mlir")
     (tmp_path / "b.o.sm_80.ptx").mkdir()  # where the PTX file would go stands a folder
     before = snapshot(tmp_path)
-    line = one_error_line(run_cli("compile", "a.mlir", "--offload-arch", "sm_80", "--portable", "-o", "b.o",
-                                  cwd=tmp_path))
+    line = one_error_line(
+        run_cli("compile", "a.mlir", "--offload-arch", "sm_80", "--portable", "-o", "b.o", cwd=tmp_path)
+    )
     assert "b.o.sm_80.ptx" in line
     assert snapshot(tmp_path) == before  # nor the bundle: all or nothing
 
@@ -69,8 +72,9 @@ def test_a_failed_link_leaves_the_previous_executable(tmp_path):
 
 
 def test_deep_type_nesting_in_angle_brackets_is_refused(tmp_path):
-    (tmp_path / "types.mlir").write_text("module attributes {x.a = " + "tuple<" * 100000 + "i8" + ">" * 100000
-                                         + "} {\n}\n")
+    (tmp_path / "types.mlir").write_text(
+        "module attributes {x.a = " + "tuple<" * 100000 + "i8" + ">" * 100000 + "} {\n}\n"
+    )
     line = one_error_line(run_cli("compile", "types.mlir", "--offload-arch", "sm_80", "-o", "x.bc", cwd=tmp_path))
     assert line.startswith("types.mlir:1:") and "nesting deeper than" in line
 
@@ -81,7 +85,7 @@ def test_damaged_mlir_bytecode_is_one_error(tmp_path):
 
     subprocess.run([mlir_opt, "--emit-bytecode", str(SAXPY), "-o", str(tmp_path / "s.mlirbc")], check=True)
     data = bytearray((tmp_path / "s.mlirbc").read_bytes())
-    data[len(data) // 2:len(data) // 2 + 8] = b"\xff" * 8
+    data[len(data) // 2 : len(data) // 2 + 8] = b"\xff" * 8
     (tmp_path / "bad.mlirbc").write_bytes(bytes(data))
     line = one_error_line(run_cli("compile", "bad.mlirbc", "--offload-arch", "sm_80", "-o", "x.bc", cwd=tmp_path))
     assert "bad.mlirbc" in line and not (tmp_path / "x.bc").exists()
@@ -105,8 +109,9 @@ def test_dependency_file_naming_the_bundle_in_another_spelling_is_refused(tmp_pa
     if exists:
         (tmp_path / "a.bc").write_bytes(b"the previous bundle")
     before = snapshot(tmp_path)
-    line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-MD", "-MF", spelling,
-                                  "-o", "a.bc", cwd=tmp_path))
+    line = one_error_line(
+        run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-MD", "-MF", spelling, "-o", "a.bc", cwd=tmp_path)
+    )
     assert "same file" in line, line
     assert snapshot(tmp_path) == before and os.path.islink(tmp_path / "link-to-a.bc")
 
@@ -116,14 +121,34 @@ def test_an_output_linked_to_standard_output_is_written_through(tmp_path):
     os.symlink("/proc/self/fd/1", tmp_path / "out")
     # Standard output a regular file: the case that replaced the link.
     with open(tmp_path / "captured", "wb") as captured:
-        done = subprocess.run([sys.executable, "-m", "offload", "compile", "p.mlir", "--offload-arch", "sm_80",
-                               "-o", "a.bc", "-MD", "-MF", "out"], cwd=tmp_path, stdout=captured,
-                              stderr=subprocess.PIPE, text=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "offload",
+                "compile",
+                "p.mlir",
+                "--offload-arch",
+                "sm_80",
+                "-o",
+                "a.bc",
+                "-MD",
+                "-MF",
+                "out",
+            ],
+            cwd=tmp_path,
+            stdout=captured,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
     assert done.returncode == 0, done.stderr
     assert os.path.islink(tmp_path / "out") and os.readlink(tmp_path / "out") == "/proc/self/fd/1"
     assert (tmp_path / "captured").read_text().startswith("a.bc: p.mlir")
-    done = subprocess.run([sys.executable, "-m", "offload", "compile", "p.mlir", "--offload-arch", "sm_80",
-                           "-S", "-o", "out"], cwd=tmp_path, capture_output=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "offload", "compile", "p.mlir", "--offload-arch", "sm_80", "-S", "-o", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+    )
     assert done.returncode == 0 and b"target triple" in done.stdout, done.stderr
     assert os.path.islink(tmp_path / "out")
 
@@ -141,8 +166,11 @@ def test_a_pass_writing_over_the_input_is_refused(tmp_path):
     before = snapshot(tmp_path)
     for name in ("p.mlir", "./p.mlir", str(tmp_path / "hard.mlir")):
         pipeline = f"builtin.module(snapshot-op-locations{{filename={name}}})"
-        line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-o", "a.bc",
-                                      "--pass-pipeline", pipeline, cwd=tmp_path))
+        line = one_error_line(
+            run_cli(
+                "compile", "p.mlir", "--offload-arch", "sm_80", "-o", "a.bc", "--pass-pipeline", pipeline, cwd=tmp_path
+            )
+        )
         assert "--pass-pipeline" in line and "p.mlir" in line, line
     assert snapshot(tmp_path) == before
 
@@ -157,8 +185,9 @@ def test_a_failed_link_leaves_no_temporary_files_of_clang(tmp_path):
     proc = run_cli("link", "s.bc", "m.o", "-o", "app", cwd=tmp_path, env=dict(os.environ, TMPDIR=str(temporary)))
     assert proc.returncode == 1 and ".tmp" not in proc.stderr, proc.stderr
     assert list(temporary.iterdir()) == []  # clang's device objects went into a private folder, removed
-    assert run_cli("link", "s.bc", "-o", "app", cwd=tmp_path,
-                   env=dict(os.environ, TMPDIR=str(temporary))).returncode == 0
+    assert (
+        run_cli("link", "s.bc", "-o", "app", cwd=tmp_path, env=dict(os.environ, TMPDIR=str(temporary))).returncode == 0
+    )
     assert list(temporary.iterdir()) == []
 
 
@@ -171,6 +200,7 @@ def test_a_link_error_is_not_repeated(tmp_path):
 
 # ---- one error, one line ------------------------------------------------------------------------
 
+
 def test_a_bad_rename_scheme_is_a_usage_error(tmp_path):
     shutil.copy(SAXPY, tmp_path / "p.mlir")
     proc = run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "--rename", "bogus", "-o", "a.bc", cwd=tmp_path)
@@ -179,16 +209,39 @@ def test_a_bad_rename_scheme_is_a_usage_error(tmp_path):
 
 def test_a_bad_pass_option_is_one_line_saying_why(tmp_path):
     shutil.copy(SAXPY, tmp_path / "p.mlir")
-    line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-o", "a.bc", "--pass-pipeline",
-                                  "builtin.module(canonicalize{max-iterations=many})", cwd=tmp_path))
+    line = one_error_line(
+        run_cli(
+            "compile",
+            "p.mlir",
+            "--offload-arch",
+            "sm_80",
+            "-o",
+            "a.bc",
+            "--pass-pipeline",
+            "builtin.module(canonicalize{max-iterations=many})",
+            cwd=tmp_path,
+        )
+    )
     assert "max-iterations" in line and "'many'" in line, line
 
 
 def test_an_invalid_link_bitcode_library_is_one_error_naming_it(tmp_path):
     shutil.copy(SAXPY, tmp_path / "p.mlir")
     (tmp_path / "lib.ll").write_text("@first = alias i32, ptr @second\n@second = alias i32, ptr @first\n")
-    line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-o", "a.bc", "--no-cache",
-                                  "--link-bitcode", "lib.ll", cwd=tmp_path))
+    line = one_error_line(
+        run_cli(
+            "compile",
+            "p.mlir",
+            "--offload-arch",
+            "sm_80",
+            "-o",
+            "a.bc",
+            "--no-cache",
+            "--link-bitcode",
+            "lib.ll",
+            cwd=tmp_path,
+        )
+    )
     assert "--link-bitcode 'lib.ll'" in line and "internal error" not in line, line
 
 
@@ -198,8 +251,9 @@ def test_an_unusable_default_cache_warns_only_after_success(tmp_path):
     env.update(HOME="/proc/no-home", XDG_CACHE_HOME="/proc/no-cache")
     (tmp_path / "lib.ll").write_text("@first = alias i32, ptr @second\n@second = alias i32, ptr @first\n")
     for failing in (["missing.mlir"], ["p.mlir", "--link-bitcode", "lib.ll"]):  # fails after the cache is opened
-        one_error_line(run_cli("compile", *failing, "--offload-arch", "sm_80,sm_90", "-o", "a.bc", cwd=tmp_path,
-                               env=env))
+        one_error_line(
+            run_cli("compile", *failing, "--offload-arch", "sm_80,sm_90", "-o", "a.bc", cwd=tmp_path, env=env)
+        )
     proc = run_cli("compile", "p.mlir", "--offload-arch", "sm_80,sm_90", "-o", "a.bc", cwd=tmp_path, env=env)
     assert proc.returncode == 0 and len(proc.stderr.splitlines()) == 1 and "warning: " in proc.stderr, proc.stderr
 
@@ -207,11 +261,17 @@ def test_an_unusable_default_cache_warns_only_after_success(tmp_path):
 @pytest.mark.parametrize("closed", ["<&-", ">&-"])
 def test_a_closed_standard_stream_is_one_error(tmp_path, closed):
     shutil.copy(SAXPY, tmp_path / "p.mlir")
-    args = ("compile - --offload-arch sm_80 -o a.bc" if closed == "<&-"
-            else "compile p.mlir --offload-arch sm_80 -S -o -")
-    proc = subprocess.run(f"{sys.executable} -m offload {args} {closed}", shell=True, cwd=tmp_path,
-                          capture_output=closed == "<&-", stderr=subprocess.PIPE if closed != "<&-" else None,
-                          text=True)
+    args = (
+        "compile - --offload-arch sm_80 -o a.bc" if closed == "<&-" else "compile p.mlir --offload-arch sm_80 -S -o -"
+    )
+    proc = subprocess.run(
+        f"{sys.executable} -m offload {args} {closed}",
+        shell=True,
+        cwd=tmp_path,
+        capture_output=closed == "<&-",
+        stderr=subprocess.PIPE if closed != "<&-" else None,
+        text=True,
+    )
     line = one_error_line(proc)
     assert "closed" in line and "internal error" not in line, line
 
@@ -265,8 +325,10 @@ def test_api_messages_name_the_function_called(tmp_path, monkeypatch):
     from offload import api
 
     monkeypatch.chdir(tmp_path)
-    for call, caller in ((lambda: api.compile_text("module {}", "sm_80", opt_level="2"), "compile_text"),
-                         (lambda: api.compile_file("p.mlir", "sm_80", opt_level="2"), "compile_file")):
+    for call, caller in (
+        (lambda: api.compile_text("module {}", "sm_80", opt_level="2"), "compile_text"),
+        (lambda: api.compile_file("p.mlir", "sm_80", opt_level="2"), "compile_file"),
+    ):
         with pytest.raises(api.OffloadError) as caught:
             call()
         assert f"{caller}(): opt_level expects" in caught.value.render(), caught.value.render()
@@ -295,14 +357,18 @@ def test_api_debug_output_is_deterministic_and_names_the_source(tmp_path):
 
 # ---- every output of compile checked against the others before the work ---------------------------
 
-@pytest.mark.parametrize("flags", [
-    ["--portable", "-o", "b.o", "-MD", "-MF", "b.o.sm_80.ptx"],  # the make rule over the PTX file
-    ["--portable", "-o", "b.o", "-ftime-trace=./b.o.sm_80.ptx"],  # the trace over the PTX file
-    ["-o", "a.bc", "-ftime-trace=a.bc"],  # the trace over the bundle
-    ["-o", "a.json", "-ftime-trace"],  # the trace's default name (the output's, .json) is the bundle's
-    ["-o", "a.bc", "-ftime-trace=t.json", "-MD", "-MF", "t.json"],  # the trace and the rule one file
-    ["-o", "a.bc", "-MD", "-MF", ""],  # an empty name: the default a.d was written
-])
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--portable", "-o", "b.o", "-MD", "-MF", "b.o.sm_80.ptx"],  # the make rule over the PTX file
+        ["--portable", "-o", "b.o", "-ftime-trace=./b.o.sm_80.ptx"],  # the trace over the PTX file
+        ["-o", "a.bc", "-ftime-trace=a.bc"],  # the trace over the bundle
+        ["-o", "a.json", "-ftime-trace"],  # the trace's default name (the output's, .json) is the bundle's
+        ["-o", "a.bc", "-ftime-trace=t.json", "-MD", "-MF", "t.json"],  # the trace and the rule one file
+        ["-o", "a.bc", "-MD", "-MF", ""],  # an empty name: the default a.d was written
+    ],
+)
 def test_two_outputs_of_compile_naming_one_file_are_refused(tmp_path, flags):
     shutil.copy(SAXPY, tmp_path / "p.mlir")
     for name in ("b.o", "b.o.sm_80.ptx", "a.bc", "a.json", "t.json"):
@@ -320,23 +386,34 @@ def test_an_api_pass_writing_over_the_input_file_is_refused(tmp_path, monkeypatc
     shutil.copy(SAXPY, tmp_path / "p.mlir")
     before = snapshot(tmp_path)
     with pytest.raises(api.OffloadError) as caught:
-        api.compile_file("p.mlir", "sm_80", cache=False,
-                         pass_pipeline="builtin.module(snapshot-op-locations{filename=./p.mlir})")
+        api.compile_file(
+            "p.mlir", "sm_80", cache=False, pass_pipeline="builtin.module(snapshot-op-locations{filename=./p.mlir})"
+        )
     assert "pass_pipeline" in caught.value.render() and "p.mlir" in caught.value.render()
     assert snapshot(tmp_path) == before
 
 
 # ---- careless inputs to compile and link ----------------------------------------------------------
 
+
 def test_an_endless_device_is_never_read_as_a_program_or_library(tmp_path):
     shutil.copy(SAXPY, tmp_path / "p.mlir")
-    for args in (["/dev/zero"], ["p.mlir", "--link-bitcode", "/dev/zero", "--no-cache"],
-                 ["p.mlir", "--link-bitcode", "/dev/urandom"]):  # the cache key hashed it first
+    for args in (
+        ["/dev/zero"],
+        ["p.mlir", "--link-bitcode", "/dev/zero", "--no-cache"],
+        ["p.mlir", "--link-bitcode", "/dev/urandom"],
+    ):  # the cache key hashed it first
         line = one_error_line(run_cli("compile", *args, "--offload-arch", "sm_80", "-o", "a.bc", cwd=tmp_path))
         assert "is a device, not a file" in line, line
     with open("/dev/zero", "rb") as zero:
-        done = subprocess.run([sys.executable, "-m", "offload", "compile", "-", "--offload-arch", "sm_80",
-                               "-o", "a.bc"], stdin=zero, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "offload", "compile", "-", "--offload-arch", "sm_80", "-o", "a.bc"],
+            stdin=zero,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert "standard input is a device" in one_error_line(done)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.mlir"]
 
@@ -348,8 +425,12 @@ def test_a_folder_or_a_link_loop_as_the_program_is_one_error(tmp_path):
         for command in ("compile", "device"):
             proc = run_cli(command, name, "--offload-arch", "sm_80", "-o", "x.bc", cwd=tmp_path)
             assert said in one_error_line(proc) and "internal error" not in proc.stderr, proc.stderr
-    assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-o", "x.bc", "--link-bitcode", "d",
-                   cwd=tmp_path).returncode == 1  # a usage error (2) before
+    assert (
+        run_cli(
+            "compile", str(SAXPY), "--offload-arch", "sm_80", "-o", "x.bc", "--link-bitcode", "d", cwd=tmp_path
+        ).returncode
+        == 1
+    )  # a usage error (2) before
 
 
 def test_a_duplicate_definition_is_said_once(tmp_path):
@@ -364,16 +445,29 @@ def test_a_duplicate_definition_is_said_once(tmp_path):
 def test_an_invalid_link_bitcode_library_is_named_not_its_temporary_copy(tmp_path, cache):
     shutil.copy(SAXPY, tmp_path / "p.mlir")
     (tmp_path / "lib.ll").write_text("define void @f() {\n  ret i32 0\n}\n")
-    line = one_error_line(run_cli("compile", "p.mlir", "--offload-arch", "sm_80", "-o", "a.bc", *cache,
-                                  "--link-bitcode", "lib.ll", cwd=tmp_path))
+    line = one_error_line(
+        run_cli(
+            "compile",
+            "p.mlir",
+            "--offload-arch",
+            "sm_80",
+            "-o",
+            "a.bc",
+            *cache,
+            "--link-bitcode",
+            "lib.ll",
+            cwd=tmp_path,
+        )
+    )
     assert "--link-bitcode 'lib.ll'" in line and "user.input" not in line and "/tmp" not in line, line
 
 
 def test_ship_checks_the_compiles_side_files_against_the_archive(tmp_path):
     shutil.copy(SAXPY, tmp_path / "p.mlir")
     for flags in (["-ftime-trace=x.tar.gz"], ["-MD", "-MF", "./x.tar.gz"]):  # the archive replaced them, exit 0
-        line = one_error_line(run_cli("ship", "p.mlir", "--offload-arch", "sm_80", *flags, "-o", "x.tar.gz",
-                                      cwd=tmp_path))
+        line = one_error_line(
+            run_cli("ship", "p.mlir", "--offload-arch", "sm_80", *flags, "-o", "x.tar.gz", cwd=tmp_path)
+        )
         assert "two outputs name the same file" in line, line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.mlir"]
 
@@ -381,6 +475,7 @@ def test_ship_checks_the_compiles_side_files_against_the_archive(tmp_path):
 def test_device_into_a_folder_it_cannot_make_is_one_error(tmp_path):
     shutil.copy(SAXPY, tmp_path / "p.mlir")
     os.symlink("loop", tmp_path / "loop")
-    line = one_error_line(run_cli("device", "p.mlir", "--offload-arch", "sm_80", "--emit=bc", "-o", "loop",
-                                  cwd=tmp_path))
+    line = one_error_line(
+        run_cli("device", "p.mlir", "--offload-arch", "sm_80", "--emit=bc", "-o", "loop", cwd=tmp_path)
+    )
     assert "cannot create the folder 'loop'" in line, line  # was an internal error (FileExistsError)

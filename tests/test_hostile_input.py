@@ -28,11 +28,13 @@ MEMORY_LIMIT = 256 << 20
 
 def run_limited(args: list[str], cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     """`mlir-offload ARGS` under RLIMIT_AS 256 MiB, killed after 60 s (a hang, not a timing check)."""
+
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
-    return subprocess.run([sys.executable, "-m", "offload", *args], cwd=cwd, capture_output=True,
-                          preexec_fn=limit, timeout=60, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "offload", *args], cwd=cwd, capture_output=True, preexec_fn=limit, timeout=60, env=env
+    )
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -50,12 +52,13 @@ def assert_one_line_error(done: subprocess.CompletedProcess, what: str) -> str:
 
 def section_header_at(elf, name: str) -> int:
     data = elf.data
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, = struct.unpack_from("<H", data, 0x3A)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    (shentsize,) = struct.unpack_from("<H", data, 0x3A)
     return shoff + elf.section(name).index * shentsize
 
 
 # ---- the malformed inputs ------------------------------------------------------------------------
+
 
 def bundle_inputs() -> dict[str, bytes]:
     portable = (SEEDS / "saxpy.portable.o").read_bytes()
@@ -65,12 +68,12 @@ def bundle_inputs() -> dict[str, bytes]:
     count = bytearray(portable)
     struct.pack_into("<H", count, 0x3C, 0xFFFF)
     return {
-        "truncated-portable.o": portable[:len(portable) // 2],
+        "truncated-portable.o": portable[: len(portable) // 2],
         "shoff-2-62.o": bytes(far),
         "shnum-65535.o": bytes(count),
-        "truncated-bitcode.bc": bitcode[:len(bitcode) // 3],
-        "4gib-array.ll": b'@llvm.embedded.object = global [4294967296 x i8] zeroinitializer, '
-                         b'section ".llvm.offloading"\n',
+        "truncated-bitcode.bc": bitcode[: len(bitcode) // 3],
+        "4gib-array.ll": b"@llvm.embedded.object = global [4294967296 x i8] zeroinitializer, "
+        b'section ".llvm.offloading"\n',
         "deep-type.ll": b"@x = global " + b"[1 x " * 50000 + b"i8" + b"]" * 50000 + b" zeroinitializer\n",
         "garbage.bin": bytes(range(256)) * 4,
         "empty.bc": b"",
@@ -95,18 +98,24 @@ def executable_inputs() -> dict[str, bytes]:
     position = 0
     while (position := non_utf8.find(b"saxpy\0", position)) >= 0:
         if not fatbin.offset <= position < fatbin.offset + fatbin.size:
-            non_utf8[position:position + 2] = b"\xff\xfe"
+            non_utf8[position : position + 2] = b"\xff\xfe"
         position += 1
-    return {"fatbin-header-0": bytes(header_zero), "fatbin-2gib": bytes(huge_fatbin),
-            "nobits-entries-64mib": bytes(nobits), "non-utf8-names": bytes(non_utf8),
-            "truncated-exe": exe[:len(exe) // 2]}
+    return {
+        "fatbin-header-0": bytes(header_zero),
+        "fatbin-2gib": bytes(huge_fatbin),
+        "nobits-entries-64mib": bytes(nobits),
+        "non-utf8-names": bytes(non_utf8),
+        "truncated-exe": exe[: len(exe) // 2],
+    }
 
 
 def record_inputs() -> dict[str, bytes]:
     portable = (SEEDS / "saxpy.portable.o").read_bytes()
     assert portable.count(b"\x0022\x00sm_80") == 1 and portable.count(b"LLVM 22.") == 1
-    return {"profile-not-a-number.o": portable.replace(b"\x0022\x00sm_80", b"\x00\xc2\xb2\x00sm_80"),
-            "producer-not-a-number.o": portable.replace(b"LLVM 22.", b"LLVM x2.")}
+    return {
+        "profile-not-a-number.o": portable.replace(b"\x0022\x00sm_80", b"\x00\xc2\xb2\x00sm_80"),
+        "producer-not-a-number.o": portable.replace(b"LLVM 22.", b"LLVM x2."),
+    }
 
 
 def _tar_gz(members) -> bytes:
@@ -154,9 +163,14 @@ CASES = (
 
 
 def _arguments(command: str, name: str) -> list[str]:
-    return {"inspect": ["inspect", name], "extract": ["extract", name, "-o", "out"],
-            "link": ["link", name, "-o", "app", "--dry-run"], "ship": ["ship", name, "-o", "app.tar.gz"],
-            "verify": ["verify", name], "doctor": ["doctor", "--bundle", name]}[command]
+    return {
+        "inspect": ["inspect", name],
+        "extract": ["extract", name, "-o", "out"],
+        "link": ["link", name, "-o", "app", "--dry-run"],
+        "ship": ["ship", name, "-o", "app.tar.gz"],
+        "verify": ["verify", name],
+        "doctor": ["doctor", "--bundle", name],
+    }[command]
 
 
 @pytest.mark.parametrize("name,command", CASES, ids=[f"{c}-{n}" for n, c in CASES])
@@ -202,6 +216,7 @@ def test_the_cli_fuzz_judges_what_it_should():
 
 # ---- ship: names and the target's checks ---------------------------------------------------------
 
+
 def _shipped(tmp_path: Path, app: str = "saxpy") -> Path:
     shutil.copy(SEEDS / "saxpy.portable.o", tmp_path / "saxpy.offload.o")
     done = run_limited(["ship", "saxpy.offload.o", "--app", app, "-o", "saxpy.tar.gz"], tmp_path)
@@ -227,8 +242,9 @@ def test_ship_refuses_an_unsafe_archive_name(tmp_path):
 
 def _build_sh(top: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     environment = dict(os.environ, CLANG="/nonexistent/clang", **env)
-    return subprocess.run(["sh", "build.sh", *args], cwd=top, capture_output=True, text=True, env=environment,
-                          timeout=60)
+    return subprocess.run(
+        ["sh", "build.sh", *args], cwd=top, capture_output=True, text=True, env=environment, timeout=60
+    )
 
 
 @pytest.mark.parametrize("app", ["*", "$(id)", "-rf", "build.sh", "../x", "a b"])
@@ -259,8 +275,9 @@ def test_build_sh_refuses_damaged_checksums(tmp_path, damage):
     elif damage == "garbage":
         (top / "SHA256SUMS").write_text("garbage\n")
     elif damage == "missing-line":
-        (top / "SHA256SUMS").write_text("".join(line + "\n" for line in sums.splitlines()
-                                                if not line.endswith("  saxpy.offload.o")))
+        (top / "SHA256SUMS").write_text(
+            "".join(line + "\n" for line in sums.splitlines() if not line.endswith("  saxpy.offload.o"))
+        )
     else:
         (top / "saxpy.offload.o").write_bytes(b"\x7fELF swapped")
     done = _build_sh(top, "check")
@@ -277,13 +294,15 @@ def test_templates_quote_every_value(tmp_path):
 
 # ---- outputs -------------------------------------------------------------------------------------
 
+
 def test_output_onto_a_fifo_or_folder_is_refused(tmp_path):
     shutil.copy(SEEDS / "saxpy.portable.o", tmp_path / "saxpy.offload.o")
     os.mkfifo(tmp_path / "fifo")
     line = assert_one_line_error(run_limited(["ship", "saxpy.offload.o", "--app", "a", "-o", "fifo"], tmp_path), "fifo")
     assert "FIFO" in line
-    line = assert_one_line_error(run_limited(["link", "saxpy.offload.o", "-o", "/dev/null", "--dry-run"], tmp_path),
-                                 "device")
+    line = assert_one_line_error(
+        run_limited(["link", "saxpy.offload.o", "-o", "/dev/null", "--dry-run"], tmp_path), "device"
+    )
     assert "device" in line
 
 
@@ -309,6 +328,7 @@ def test_outputs_honour_the_umask(tmp_path):
 
 # ---- children and the process's own failures ----------------------------------------------------
 
+
 def test_a_dying_child_leaks_none_of_its_text(capfd):
     from offload.errors import OffloadError
     from offload.serialize.processes import call_forked
@@ -333,19 +353,26 @@ def test_a_dying_child_leaks_none_of_its_text(capfd):
 
 
 def test_out_of_memory_anywhere_is_one_line(tmp_path):
-    program = ("import sys; sys.argv = ['mlir-offload', 'inspect', 'x']\n"
-               "import offload.cli as cli\n"
-               "def exhausted(*a, **k):\n    raise MemoryError()\n"
-               "cli.main = exhausted\ncli.run()\n")
+    program = (
+        "import sys; sys.argv = ['mlir-offload', 'inspect', 'x']\n"
+        "import offload.cli as cli\n"
+        "def exhausted(*a, **k):\n    raise MemoryError()\n"
+        "cli.main = exhausted\ncli.run()\n"
+    )
     done = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stderr == "mlir-offload: error: out of memory\n", done.stderr
 
 
 # ---- shipped builds: only listed files, never an unbuilt executable, rebuilt when the archive changed --
 
+
 def _make(top: Path, **variables: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "-C", str(top), *(f"{k}={v}" for k, v in variables.items())],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        ["make", "-C", str(top), *(f"{k}={v}" for k, v in variables.items())],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.parametrize("extra", ["extra.o", "tools/bin/ld", "ptx/sm_90.ptx"])
@@ -406,10 +433,14 @@ def test_a_new_archive_over_an_old_build_is_relinked(tmp_path):
 
 # ---- careless inputs: devices, folders, link loops, empty names ----------------------------------
 
+
 @pytest.mark.parametrize("command", ["inspect", "verify", "extract"])
 def test_an_endless_device_as_input_is_refused_not_read(tmp_path, command):
-    args = {"inspect": ["inspect", "/dev/zero"], "verify": ["verify", "/dev/urandom"],
-            "extract": ["extract", "/dev/zero", "-o", "out"]}[command]
+    args = {
+        "inspect": ["inspect", "/dev/zero"],
+        "verify": ["verify", "/dev/urandom"],
+        "extract": ["extract", "/dev/zero", "-o", "out"],
+    }[command]
     line = assert_one_line_error(run_limited(args, tmp_path), command)  # before: read until memory ran out
     assert "is a device, not a file" in line and list(tmp_path.iterdir()) == []
 
@@ -417,8 +448,13 @@ def test_an_endless_device_as_input_is_refused_not_read(tmp_path, command):
 @pytest.mark.parametrize("command", ["inspect", "verify", "extract", "link", "ship"])
 def test_a_folder_as_input_is_one_error_exit_1(tmp_path, command):
     (tmp_path / "d").mkdir()
-    args = {"inspect": ["inspect", "d"], "verify": ["verify", "d"], "extract": ["extract", "d", "-o", "out"],
-            "link": ["link", "d", "-o", "app", "--dry-run"], "ship": ["ship", "d", "-o", "d.tar.gz"]}[command]
+    args = {
+        "inspect": ["inspect", "d"],
+        "verify": ["verify", "d"],
+        "extract": ["extract", "d", "-o", "out"],
+        "link": ["link", "d", "-o", "app", "--dry-run"],
+        "ship": ["ship", "d", "-o", "d.tar.gz"],
+    }[command]
     line = assert_one_line_error(run_limited(args, tmp_path), command)  # not click's usage error (exit 2)
     assert "'d' is a directory, not a file" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
@@ -447,6 +483,7 @@ def test_a_failed_extract_leaves_no_folder_it_made(tmp_path, monkeypatch, capsys
 
     def disk_full(outputs, inputs=()):
         from offload.errors import OffloadError
+
         raise OffloadError("cannot write: No space left on device")
 
     monkeypatch.setattr(extract, "write_all", disk_full)
@@ -457,6 +494,7 @@ def test_a_failed_extract_leaves_no_folder_it_made(tmp_path, monkeypatch, capsys
 
 
 # ---- mlir-offload.toml ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("kind", ["deep-array", "deep-table", "folder", "device", "loop", "dangling"])
 def test_a_bad_project_config_is_one_located_error(tmp_path, kind):
@@ -484,8 +522,9 @@ def test_doctor_says_a_given_clang_is_unusable(tmp_path):
 def test_a_full_standard_output_is_one_error(tmp_path, args):
     (tmp_path / "b.bc").write_bytes((SEEDS / "saxpy.hip.bc").read_bytes())
     with open("/dev/full", "wb") as full:  # writes fail with ENOSPC, as on a full disk
-        done = subprocess.run([sys.executable, "-m", "offload", *args], cwd=tmp_path, stdout=full,
-                              stderr=subprocess.PIPE, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "offload", *args], cwd=tmp_path, stdout=full, stderr=subprocess.PIPE, timeout=60
+        )
     line = assert_one_line_error(done, " ".join(args))  # was an internal error (OSError)
     assert line == "mlir-offload: error: cannot write standard output: No space left on device", line
 

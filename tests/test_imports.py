@@ -53,8 +53,14 @@ def imported_module(node: ast.ImportFrom, name: str, is_package: bool) -> str:
 def test_no_function_imports_a_module_its_module_already_loads():
     paths = [p for p in sorted((REPO / "offload").rglob("*.py")) if p.name != "__main__.py"]
     names = [module_name(p) for p in paths]
-    done = subprocess.run([sys.executable, "-c", LOADED_BY_EACH, *names], cwd=REPO, capture_output=True,
-                          text=True, timeout=600, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED_BY_EACH, *names],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     loaded_by = json.loads(done.stdout)
     findings = []

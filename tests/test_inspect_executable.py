@@ -17,8 +17,15 @@ def executable(tmp_path_factory):
     require_tool("clang-22", 22)
     require_tool("ptxas")
     tmp = tmp_path_factory.mktemp("inspect-exe")
-    done = run_cli("compile", str(EXAMPLES / "device_globals.mlir"), "--offload-arch", "sm_80,sm_90", "--portable",
-                   "-o", str(tmp / "dg.o"))
+    done = run_cli(
+        "compile",
+        str(EXAMPLES / "device_globals.mlir"),
+        "--offload-arch",
+        "sm_80,sm_90",
+        "--portable",
+        "-o",
+        str(tmp / "dg.o"),
+    )
     assert done.returncode == 0, done.stderr
     done = run_cli("link", str(tmp / "dg.o"), "--ptx-beside", "-o", str(tmp / "dg"))
     assert done.returncode == 0, done.stderr

@@ -33,8 +33,23 @@ nvlink info    : used 10 registers, used 1 barriers, 32 stack, 2048 bytes smem, 
 def test_separate_argument_options_keep_their_word():
     from offload.toolchain.clang_arguments import input_files, own_options, values_of
 
-    words = ["a.bc", "-Xcuda-ptxas", "-v", "-Xlinker", "-o", "-Xlinker", "b.o", "-L", "/opt/lib",
-             "-Xarch_sm_80", "-O0", "-Xoffload-linker-nvptx64-nvidia-cuda", "-v", "-lm", "c.o"]
+    words = [
+        "a.bc",
+        "-Xcuda-ptxas",
+        "-v",
+        "-Xlinker",
+        "-o",
+        "-Xlinker",
+        "b.o",
+        "-L",
+        "/opt/lib",
+        "-Xarch_sm_80",
+        "-O0",
+        "-Xoffload-linker-nvptx64-nvidia-cuda",
+        "-v",
+        "-lm",
+        "c.o",
+    ]
     assert input_files(words) == ["a.bc", "c.o"]
     assert "-O0" not in own_options(words) and "-v" not in own_options(words)
     assert values_of(words, "-Xcuda-ptxas") == ["-v"]
@@ -49,8 +64,11 @@ def test_data_covers_every_separate_option_clang_lists():
     from offload.toolchain.clang_arguments import takes_separate_argument
 
     text = subprocess.run([clang, "--help-hidden"], capture_output=True, text=True, check=True).stdout
-    listed = {line.split()[0] for line in text.splitlines()
-              if line.startswith("  -") and len(line.split()) > 1 and line.split()[1].startswith("<")}
+    listed = {
+        line.split()[0]
+        for line in text.splitlines()
+        if line.startswith("  -") and len(line.split()) > 1 and line.split()[1].startswith("<")
+    }
     missing = sorted(option for option in listed if "<" not in option and not takes_separate_argument(option))
     assert not missing
 
@@ -62,8 +80,14 @@ def test_ptxas_verbose_lines_become_one_line_per_kernel_and_arch():
     found = read_ptxas_verbose(PTXAS_VERBOSE)
     assert [(k.kernel, k.arch) for k in found] == [("block_sum", "sm_80"), ("other", "sm_90")]
     kernel = found[0]
-    assert (kernel.registers, kernel.spill_stores, kernel.spill_loads, kernel.stack, kernel.shared,
-            kernel.constant) == (255, 12, 8, 16, 1024, 432)
+    assert (
+        kernel.registers,
+        kernel.spill_stores,
+        kernel.spill_loads,
+        kernel.stack,
+        kernel.shared,
+        kernel.constant,
+    ) == (255, 12, 8, 16, 1024, 432)
     assert found[1].spill_stores is None and found[1].stack == 32 and found[1].shared == 2048
     assert "spills unknown" in found[1].line()
 
@@ -79,12 +103,25 @@ def bundle(tmp_path_factory):
 
 
 def test_two_word_options_reach_clang_whole(bundle):
-    done = run_cli("link", str(bundle), "-Xlinker", "-rpath", "-Xlinker", "/opt/x", "-Xcuda-ptxas", "-v",
-                   "-Xarch_device", "-O3", "--dry-run", "-o", str(bundle.parent / "never"))
+    done = run_cli(
+        "link",
+        str(bundle),
+        "-Xlinker",
+        "-rpath",
+        "-Xlinker",
+        "/opt/x",
+        "-Xcuda-ptxas",
+        "-v",
+        "-Xarch_device",
+        "-O3",
+        "--dry-run",
+        "-o",
+        str(bundle.parent / "never"),
+    )
     assert done.returncode == 0, done.stderr
     words = shlex.split(done.stdout)
     at = words.index("-rpath")
-    assert words[at - 1:at + 3] == ["-Xlinker", "-rpath", "-Xlinker", "/opt/x"]
+    assert words[at - 1 : at + 3] == ["-Xlinker", "-rpath", "-Xlinker", "/opt/x"]
     assert words[words.index("-Xarch_device") + 1] == "-O3"
     assert "-O2" in words  # -O3 is the device's: the host part still gets link's default level
     assert "-Xcuda-ptxas" not in words  # clang drops it at a link; the linker wrapper's ptxas gets -v
@@ -112,22 +149,33 @@ def test_resource_usage_one_line_per_kernel_and_arch(bundle):
 
 def test_compile_resource_usage_where_it_runs_ptxas(tmp_path):
     require_tool("ptxas")
-    done = run_cli("compile", str(REDUCTION), "--offload-arch", "sm_80,sm_90", "--device-image=cubin",
-                   "--host-format=obj", "--resource-usage", "-o", str(tmp_path / "r.o"))
+    done = run_cli(
+        "compile",
+        str(REDUCTION),
+        "--offload-arch",
+        "sm_80,sm_90",
+        "--device-image=cubin",
+        "--host-format=obj",
+        "--resource-usage",
+        "-o",
+        str(tmp_path / "r.o"),
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["sm_80 block_sum", "sm_90 block_sum"]
     assert "1024 bytes shared" in lines[0] and "spill stores" in lines[0]
-    done = run_cli("compile", str(REDUCTION), "--offload-arch", "sm_80", "--resource-usage",
-                   "-o", str(tmp_path / "r.bc"))
+    done = run_cli(
+        "compile", str(REDUCTION), "--offload-arch", "sm_80", "--resource-usage", "-o", str(tmp_path / "r.bc")
+    )
     assert done.returncode == 0 and done.stdout == ""
     assert "pass --resource-usage to link" in done.stderr
 
 
 def test_resource_usage_without_cuda_kernels_says_so(tmp_path, fake_hip):
     require_tool("clang-22", 22)
-    done = run_cli("compile", str(REPO / "examples" / "saxpy.mlir"), "--offload-arch", "gfx90a",
-                   "-o", str(tmp_path / "h.bc"))
+    done = run_cli(
+        "compile", str(REPO / "examples" / "saxpy.mlir"), "--offload-arch", "gfx90a", "-o", str(tmp_path / "h.bc")
+    )
     assert done.returncode == 0, done.stderr
     done = run_cli("link", str(tmp_path / "h.bc"), "--resource-usage", *fake_hip.link_flags, "-o", str(tmp_path / "h"))
     assert done.returncode == 0, done.stderr

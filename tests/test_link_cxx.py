@@ -51,8 +51,9 @@ def test_cxx_objects_and_archives_link_as_cxx(inputs):
 
 def test_cxx_object_links_without_naming_the_runtime(inputs):
     require_tool("ptxas")
-    done = run_cli("link", str(inputs / "s.bc"), str(inputs / "count.o"), "-Wl,-u,count_words",
-                   "-o", str(inputs / "app"))
+    done = run_cli(
+        "link", str(inputs / "s.bc"), str(inputs / "count.o"), "-Wl,-u,count_words", "-o", str(inputs / "app")
+    )
     assert done.returncode == 0, done.stderr
     needed = subprocess.run(["readelf", "-d", str(inputs / "app")], capture_output=True, text=True).stdout
     assert "libstdc++" in needed
@@ -63,8 +64,15 @@ def test_archive_reader_stops_at_bad_headers():
     from offload.toolchain.cxx_inputs import archive_members, uses_cxx_runtime
 
     member = b"hello"
-    header = b"a.o/".ljust(16) + b"0".ljust(12) + b"0".ljust(6) + b"0".ljust(6) + b"644".ljust(8) + \
-        str(len(member)).encode().ljust(10) + b"`\n"
+    header = (
+        b"a.o/".ljust(16)
+        + b"0".ljust(12)
+        + b"0".ljust(6)
+        + b"0".ljust(6)
+        + b"644".ljust(8)
+        + str(len(member)).encode().ljust(10)
+        + b"`\n"
+    )
     archive = b"!<arch>\n" + header + member + b"\n"
     assert list(archive_members(archive)) == [member]
     for cut in range(len(archive)):

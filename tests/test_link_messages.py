@@ -22,7 +22,8 @@ DUPLICATE_OUTPUT = (
     "LLVMDialectModule:(.text+0x370): multiple definition of `__device_stub__saxpy'; "
     "/tmp/a-538502.o:LLVMDialectModule:(.text+0x370): first defined here\n"
     "/usr/lib/llvm-22/bin/clang-linker-wrapper: error: 'ld' failed\n"
-    "clang-22: error: linker command failed with exit code 1 (use -v to see invocation)\n")
+    "clang-22: error: linker command failed with exit code 1 (use -v to see invocation)\n"
+)
 
 
 def test_report_maps_temporaries_to_bundles_and_drops_consequences():
@@ -34,9 +35,12 @@ def test_report_maps_temporaries_to_bundles_and_drops_consequences():
 
 
 def test_undefined_device_function_names_the_fix():
-    report = read_report("nvlink error   : Undefined reference to 'scale' in "
-                         "'/tmp/.app.12.tmp.nvptx64.sm_80-16eeec.cubin'\n"
-                         "/usr/lib/llvm-22/bin/clang-nvlink-wrapper: error: 'nvlink' failed\n", ["a.bc"])
+    report = read_report(
+        "nvlink error   : Undefined reference to 'scale' in "
+        "'/tmp/.app.12.tmp.nvptx64.sm_80-16eeec.cubin'\n"
+        "/usr/lib/llvm-22/bin/clang-nvlink-wrapper: error: 'nvlink' failed\n",
+        ["a.bc"],
+    )
     assert report.undefined_device == ["scale"]
     summary = failure_summary(report)
     assert summary.startswith("undefined device function 'scale': link the CUDA object that defines it")
@@ -44,8 +48,11 @@ def test_undefined_device_function_names_the_fix():
 
 
 def test_unknown_message_is_shown_whole():
-    report = read_report("/usr/bin/ld: unrecognized option '--bogus'\nclang-22: error: linker command failed "
-                         "with exit code 1 (use -v to see invocation)\n", ["a.bc"])
+    report = read_report(
+        "/usr/bin/ld: unrecognized option '--bogus'\nclang-22: error: linker command failed "
+        "with exit code 1 (use -v to see invocation)\n",
+        ["a.bc"],
+    )
     assert report.causes == ["/usr/bin/ld: unrecognized option '--bogus'"]
 
 
@@ -54,9 +61,12 @@ def bundles(tmp_path_factory):
     require_tool("clang-22", 22)
     tmp = tmp_path_factory.mktemp("linkmsg")
     made = {}
-    for name, source, extra in (("saxpy", SAXPY, ()), ("second", DATA / "second_saxpy.mlir", ()),
-                                ("second_prefixed", DATA / "second_saxpy.mlir", ("--symbol-prefix", "second")),
-                                ("undefined", DATA / "undefined_helper.mlir", ())):
+    for name, source, extra in (
+        ("saxpy", SAXPY, ()),
+        ("second", DATA / "second_saxpy.mlir", ()),
+        ("second_prefixed", DATA / "second_saxpy.mlir", ("--symbol-prefix", "second")),
+        ("undefined", DATA / "undefined_helper.mlir", ()),
+    ):
         out = tmp / f"{name}.bc"
         done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(out), *extra)
         assert done.returncode == 0, done.stderr
@@ -85,8 +95,9 @@ def test_symbol_prefix_links_and_registers_both_kernels(bundles, fake_cuda):
 
 
 def test_symbol_prefix_must_be_an_identifier(tmp_path):
-    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--symbol-prefix", "9lives",
-                   "-o", str(tmp_path / "x.bc"))
+    done = run_cli(
+        "compile", str(SAXPY), "--offload-arch", "sm_80", "--symbol-prefix", "9lives", "-o", str(tmp_path / "x.bc")
+    )
     assert done.returncode == 1 and "not a C identifier" in done.stderr
 
 
@@ -121,10 +132,12 @@ def test_dry_run_prints_and_builds_nothing(bundles, flag):
 
 
 def test_ptxas_message_is_a_cause():
-    text = ("ptxas /tmp/a-0f1e2d.s, line 40; error   : Entry function 'k' uses too much shared data (0x20000 bytes, "
-            "0xc000 max)\nptxas fatal   : Ptx assembly aborted due to errors\n"
-            "/usr/lib/llvm-22/bin/clang-nvlink-wrapper: error: 'ptxas' failed\n"
-            "clang-22: error: linker command failed with exit code 1 (use -v to see invocation)\n")
+    text = (
+        "ptxas /tmp/a-0f1e2d.s, line 40; error   : Entry function 'k' uses too much shared data (0x20000 bytes, "
+        "0xc000 max)\nptxas fatal   : Ptx assembly aborted due to errors\n"
+        "/usr/lib/llvm-22/bin/clang-nvlink-wrapper: error: 'ptxas' failed\n"
+        "clang-22: error: linker command failed with exit code 1 (use -v to see invocation)\n"
+    )
     report = read_report(text, ["a.bc"])
     assert report.causes[0].startswith("ptxas") and "too much shared data" in report.causes[0]
     assert "'ptxas' failed" not in " ".join(report.causes)

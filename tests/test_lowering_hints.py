@@ -14,9 +14,12 @@ KERNEL = """\
     }
   }
 """
-HOST_LINALG = """\
+HOST_LINALG = (
+    """\
 module attributes {gpu.container_module} {
-""" + KERNEL + """\
+"""
+    + KERNEL
+    + """\
   func.func @fill() {
     %m = memref.alloc() : memref<16xf32>
     %c = arith.constant 1.0 : f32
@@ -25,9 +28,13 @@ module attributes {gpu.container_module} {
   }
 }
 """
-HOST_TENSOR = """\
+)
+HOST_TENSOR = (
+    """\
 module attributes {gpu.container_module} {
-""" + KERNEL + """\
+"""
+    + KERNEL
+    + """\
   func.func @first() -> f32 {
     %c = arith.constant 1.0 : f32
     %t = tensor.empty() : tensor<4xf32>
@@ -38,14 +45,18 @@ module attributes {gpu.container_module} {
   }
 }
 """
+)
 DEVICE_LINALG = (REPO / "tests" / "data" / "device" / "unsupported.mlir").read_text()
 
 
-@pytest.mark.parametrize("name, program, passes", [
-    ("host_linalg", HOST_LINALG, "convert-linalg-to-loops"),
-    ("host_tensor", HOST_TENSOR, "one-shot-bufferize"),
-    ("device_linalg", DEVICE_LINALG, "convert-linalg-to-loops"),
-])
+@pytest.mark.parametrize(
+    "name, program, passes",
+    [
+        ("host_linalg", HOST_LINALG, "convert-linalg-to-loops"),
+        ("host_tensor", HOST_TENSOR, "one-shot-bufferize"),
+        ("device_linalg", DEVICE_LINALG, "convert-linalg-to-loops"),
+    ],
+)
 def test_message_names_a_pipeline_that_works(tmp_path, name, program, passes):
     source = tmp_path / f"{name}.mlir"
     source.write_text(program)
@@ -54,8 +65,9 @@ def test_message_names_a_pipeline_that_works(tmp_path, name, program, passes):
     [line] = done.stderr.splitlines()
     assert line.startswith(f"{source}:") and passes in line
     pipeline = line.split("--pass-pipeline='")[1].split("'")[0]
-    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "--pass-pipeline", pipeline,
-                   "-o", str(tmp_path / "out.bc"))
+    done = run_cli(
+        "compile", str(source), "--offload-arch", "sm_80", "--pass-pipeline", pipeline, "-o", str(tmp_path / "out.bc")
+    )
     assert done.returncode == 0, done.stderr
 
 

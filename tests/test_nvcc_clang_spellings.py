@@ -20,26 +20,33 @@ def bundle_of(tmp_path, name, *flags, env=None):
     return (tmp_path / name).read_bytes(), done.stdout
 
 
-@pytest.mark.parametrize("theirs, ours", [
-    (["-arch=sm_80"], ["--offload-arch", "sm_80"]),
-    (["-arch", "sm_80", "-c"], ["--offload-arch", "sm_80"]),
-    (["--gpu-architecture=sm_80"], ["--offload-arch", "sm_80"]),
-    (["--cuda-gpu-arch", "sm_80"], ["--offload-arch", "sm_80"]),
-    (["-gencode", "arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=[sm_90,compute_90]"],
-     ["--offload-arch", "sm_80,sm_90"]),
-    (["--generate-code", "arch=compute_80,code=compute_80"], ["--offload-arch", "compute_80"]),
-    (["-arch=sm_80", "--use_fast_math"], ["--offload-arch", "sm_80", "--fast-math"]),
-    (["-arch=sm_80", "-ftz=true", "-prec-div=false", "--prec-sqrt=false"],
-     ["--offload-arch", "sm_80", "--ftz", "--no-prec-div", "--no-prec-sqrt"]),
-    (["-arch=sm_80", "-rdc=true"], ["--offload-arch", "sm_80", "-fgpu-rdc"]),
-    (["-arch=sm_80", "-dc"], ["--offload-arch", "sm_80", "-fgpu-rdc"]),
-    (["-arch=sm_80", "-Ofast"], ["--offload-arch", "sm_80", "-O3", "--fast-math"]),
-    (["-arch=sm_80", "-g", "-g0"], ["--offload-arch", "sm_80"]),
-    (["-arch=sm_80", "--generate-line-info"], ["--offload-arch", "sm_80", "-lineinfo"]),
-    (["-arch=sm_80", "--device-debug"], ["--offload-arch", "sm_80", "-G"]),
-    (["-arch=sm_80", "--cuda-noopt-device-debug"], ["--offload-arch", "sm_80", "-G"]),
-    (["-arch=sm_80", "-dlto", "--threads", "2"], ["--offload-arch", "sm_80"]),
-])
+@pytest.mark.parametrize(
+    "theirs, ours",
+    [
+        (["-arch=sm_80"], ["--offload-arch", "sm_80"]),
+        (["-arch", "sm_80", "-c"], ["--offload-arch", "sm_80"]),
+        (["--gpu-architecture=sm_80"], ["--offload-arch", "sm_80"]),
+        (["--cuda-gpu-arch", "sm_80"], ["--offload-arch", "sm_80"]),
+        (
+            ["-gencode", "arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=[sm_90,compute_90]"],
+            ["--offload-arch", "sm_80,sm_90"],
+        ),
+        (["--generate-code", "arch=compute_80,code=compute_80"], ["--offload-arch", "compute_80"]),
+        (["-arch=sm_80", "--use_fast_math"], ["--offload-arch", "sm_80", "--fast-math"]),
+        (
+            ["-arch=sm_80", "-ftz=true", "-prec-div=false", "--prec-sqrt=false"],
+            ["--offload-arch", "sm_80", "--ftz", "--no-prec-div", "--no-prec-sqrt"],
+        ),
+        (["-arch=sm_80", "-rdc=true"], ["--offload-arch", "sm_80", "-fgpu-rdc"]),
+        (["-arch=sm_80", "-dc"], ["--offload-arch", "sm_80", "-fgpu-rdc"]),
+        (["-arch=sm_80", "-Ofast"], ["--offload-arch", "sm_80", "-O3", "--fast-math"]),
+        (["-arch=sm_80", "-g", "-g0"], ["--offload-arch", "sm_80"]),
+        (["-arch=sm_80", "--generate-line-info"], ["--offload-arch", "sm_80", "-lineinfo"]),
+        (["-arch=sm_80", "--device-debug"], ["--offload-arch", "sm_80", "-G"]),
+        (["-arch=sm_80", "--cuda-noopt-device-debug"], ["--offload-arch", "sm_80", "-G"]),
+        (["-arch=sm_80", "-dlto", "--threads", "2"], ["--offload-arch", "sm_80"]),
+    ],
+)
 def test_their_spelling_gives_our_bundle(tmp_path, theirs, ours):
     if "compute_80" in ours:
         from conftest import require_tool
@@ -60,41 +67,44 @@ def test_xptxas_v_is_resource_usage(tmp_path):
 
 
 @pytest.mark.no_toolchain
-@pytest.mark.parametrize("flags, way", [
-    (["-DN=4"], "no preprocessor"),
-    (["-I", "include"], "includes no files"),
-    (["-Iinclude"], "includes no files"),
-    (["-Wall"], "no warning options"),
-    (["-w"], "no warning options"),
-    (["-std=c++17"], "no language standard"),
-    (["-x", "cuda"], "always MLIR"),
-    (["-Os"], "-O2"),
-    (["--maxrregcount=32"], "nvvm.maxnreg"),
-    (["-maxrregcount", "32"], "nvvm.maxnreg"),
-    (["-Xptxas", "-O3"], "--resource-usage"),
-    (["-###"], "-v prints each stage"),
-    (["--dryrun"], "-v prints each stage"),
-    (["--cuda-device-only"], "mlir-offload device"),
-    (["-emit-llvm"], "mlir-offload device"),
-    (["-E"], "no preprocessor"),
-    (["-M"], "-MD"),
-    (["-run"], "mlir-offload run"),
-    (["--expt-relaxed-constexpr"], "C++ language option"),
-    (["--std=c++17"], "no language standard"),
-    (["-odir", "out"], "-o DIR/NAME"),
-    (["-fPIC"], "mlir-offload link"),
-    (["-Xcompiler", "-Wall"], "mlir-offload link"),
-    (["-ccbin", "g++"], "--clang PATH"),
-    (["-lm"], "mlir-offload link"),
-    (["--cudart=static"], "mlir-offload link --cudart"),
-    (["--cuda-path=/opt/cuda"], "CUDA_PATH=DIR"),
-    (["-arch=all"], "name the archs"),
-    (["-code=sm_80"], "--offload-arch"),
-    (["--keep-dir", "kept"], "-save-temps=obj"),
-    (["-time", "t.csv"], "-ftime-trace"),
-    (["-ftz=maybe"], "true or false"),
-    (["-gencode", "arch=compute_80,cod=sm_80"], "arch=compute_XX,code=sm_XX"),
-])
+@pytest.mark.parametrize(
+    "flags, way",
+    [
+        (["-DN=4"], "no preprocessor"),
+        (["-I", "include"], "includes no files"),
+        (["-Iinclude"], "includes no files"),
+        (["-Wall"], "no warning options"),
+        (["-w"], "no warning options"),
+        (["-std=c++17"], "no language standard"),
+        (["-x", "cuda"], "always MLIR"),
+        (["-Os"], "-O2"),
+        (["--maxrregcount=32"], "nvvm.maxnreg"),
+        (["-maxrregcount", "32"], "nvvm.maxnreg"),
+        (["-Xptxas", "-O3"], "--resource-usage"),
+        (["-###"], "-v prints each stage"),
+        (["--dryrun"], "-v prints each stage"),
+        (["--cuda-device-only"], "mlir-offload device"),
+        (["-emit-llvm"], "mlir-offload device"),
+        (["-E"], "no preprocessor"),
+        (["-M"], "-MD"),
+        (["-run"], "mlir-offload run"),
+        (["--expt-relaxed-constexpr"], "C++ language option"),
+        (["--std=c++17"], "no language standard"),
+        (["-odir", "out"], "-o DIR/NAME"),
+        (["-fPIC"], "mlir-offload link"),
+        (["-Xcompiler", "-Wall"], "mlir-offload link"),
+        (["-ccbin", "g++"], "--clang PATH"),
+        (["-lm"], "mlir-offload link"),
+        (["--cudart=static"], "mlir-offload link --cudart"),
+        (["--cuda-path=/opt/cuda"], "CUDA_PATH=DIR"),
+        (["-arch=all"], "name the archs"),
+        (["-code=sm_80"], "--offload-arch"),
+        (["--keep-dir", "kept"], "-save-temps=obj"),
+        (["-time", "t.csv"], "-ftime-trace"),
+        (["-ftz=maybe"], "true or false"),
+        (["-gencode", "arch=compute_80,cod=sm_80"], "arch=compute_XX,code=sm_XX"),
+    ],
+)
 def test_meaningless_options_are_refused_naming_the_way(tmp_path, flags, way):
     done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", *flags, "-o", str(tmp_path / "x.bc"))
     assert done.returncode == 2, done.stderr
@@ -111,8 +121,9 @@ def test_unknown_and_extra_words_are_named_as_written(tmp_path):
     assert done.returncode == 2
     assert "compile takes one program (other.mlir is another)" in done.stderr and "mlir-offload link" in done.stderr
     # Our own options' values are never read as foreign options.
-    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--pass-pipeline", "-DX",
-                   "-o", str(tmp_path / "y"))
+    done = run_cli(
+        "compile", str(SAXPY), "--offload-arch", "sm_80", "--pass-pipeline", "-DX", "-o", str(tmp_path / "y")
+    )
     assert done.returncode == 1 and "--pass-pipeline" in done.stderr
 
 
@@ -160,10 +171,13 @@ def fake_tools(folder, **outputs):
 
 def test_offload_arch_native(tmp_path):
     env = fake_tools(tmp_path / "gpu", **{"offload-arch": "sm_90\\nsm_90\\n"})
-    assert bundle_of(tmp_path, "n.bc", "--offload-arch=native", env=env)[0] == \
-        bundle_of(tmp_path, "s.bc", "--offload-arch", "sm_90")[0]
-    env = fake_tools(tmp_path / "none", **{tool: "" for tool in ("offload-arch", "nvptx-arch", "amdgpu-arch",
-                                                                 "nvidia-smi")})
+    assert (
+        bundle_of(tmp_path, "n.bc", "--offload-arch=native", env=env)[0]
+        == bundle_of(tmp_path, "s.bc", "--offload-arch", "sm_90")[0]
+    )
+    env = fake_tools(
+        tmp_path / "none", **{tool: "" for tool in ("offload-arch", "nvptx-arch", "amdgpu-arch", "nvidia-smi")}
+    )
     done = run_cli("compile", str(SAXPY), "--offload-arch=native", "-o", str(tmp_path / "x.bc"), env=env)
     assert done.returncode == 1
     [line] = done.stderr.splitlines()
@@ -207,12 +221,14 @@ def test_link_reads_nvcc_spellings_and_refuses_compile_options(tmp_path):
     assert " -fopenmp -Wall " in link("-Xcompiler", "-fopenmp,-Wall").stdout  # clang is the host compiler
     assert "-lcudart_static -ldl" in link("-cudart=static").stdout
 
-    for words, way in ((["-arch=sm_90"], "the archs its bundles were compiled for"),
-                       (["--offload-arch", "sm_90"], "the archs its bundles were compiled for"),
-                       (["-c"], "link makes an executable"),
-                       (["--use_fast_math"], "mlir-offload compile IN.mlir ... --use_fast_math"),
-                       (["-maxrregcount=32"], "compile's option"),
-                       (["-ccbin", "g++"], "--clang PATH")):
+    for words, way in (
+        (["-arch=sm_90"], "the archs its bundles were compiled for"),
+        (["--offload-arch", "sm_90"], "the archs its bundles were compiled for"),
+        (["-c"], "link makes an executable"),
+        (["--use_fast_math"], "mlir-offload compile IN.mlir ... --use_fast_math"),
+        (["-maxrregcount=32"], "compile's option"),
+        (["-ccbin", "g++"], "--clang PATH"),
+    ):
         done = link(*words)
         assert done.returncode == 2, done.stderr
         [line] = done.stderr.splitlines()
@@ -225,8 +241,23 @@ def test_link_reads_nvcc_spellings_and_refuses_compile_options(tmp_path):
 
 
 @pytest.mark.no_toolchain
-@pytest.mark.parametrize("command", ["compile", "link", "run", "verify", "ship", "device", "package", "inspect",
-                                     "extract", "config", "doctor", "cache"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "compile",
+        "link",
+        "run",
+        "verify",
+        "ship",
+        "device",
+        "package",
+        "inspect",
+        "extract",
+        "config",
+        "doctor",
+        "cache",
+    ],
+)
 def test_every_command_has_help(command):
     for flag in ("--help", "-h"):
         done = run_cli(command, flag)
@@ -270,9 +301,18 @@ def test_binary_output_is_not_written_to_a_terminal(tmp_path):
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
     try:
+
         def on_terminal(*words):
-            return subprocess.run([sys.executable, "-m", "offload", *words], stdout=follower,
-                                  stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, timeout=300)
+            return subprocess.run(
+                [sys.executable, "-m", "offload", *words],
+                stdout=follower,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+                cwd=tmp_path,
+                timeout=300,
+            )
+
         done = on_terminal("compile", str(SAXPY), "-arch=sm_80", "-o", "-")
         assert done.returncode == 1 and "not writing a binary bundle to a terminal" in done.stderr
         assert on_terminal("compile", str(SAXPY), "-arch=sm_80", "-S", "-o", "-").returncode == 0
@@ -281,8 +321,12 @@ def test_binary_output_is_not_written_to_a_terminal(tmp_path):
         reader.join(timeout=10)
         os.close(leader)
     assert b"define" in b"".join(shown)  # the -S text reached the terminal
-    piped = subprocess.run([sys.executable, "-m", "offload", "compile", str(SAXPY), "-arch=sm_80", "-o", "-"],
-                           capture_output=True, env=env, timeout=300)
+    piped = subprocess.run(
+        [sys.executable, "-m", "offload", "compile", str(SAXPY), "-arch=sm_80", "-o", "-"],
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
     assert piped.returncode == 0 and piped.stdout.startswith(b"BC")
 
 
@@ -295,8 +339,14 @@ def test_bundle_named_like_an_executable_gets_a_note_on_a_terminal(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
     leader, follower = os.openpty()
     try:
-        done = subprocess.run([sys.executable, "-m", "offload", "compile", str(SAXPY), "-arch=sm_80", "-o", "app"],
-                              stdout=subprocess.DEVNULL, stderr=follower, env=env, cwd=tmp_path, timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-m", "offload", "compile", str(SAXPY), "-arch=sm_80", "-o", "app"],
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
         os.close(follower)
         follower = -1
         shown = os.read(leader, 65536).decode()

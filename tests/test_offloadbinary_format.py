@@ -35,7 +35,8 @@ images_strategy = st.lists(
         strings=st.dictionaries(text, text, max_size=6),
         data=st.binary(max_size=300),
     ),
-    min_size=1, max_size=4,
+    min_size=1,
+    max_size=4,
 )
 
 
@@ -74,7 +75,7 @@ def test_v1_layout_matches_llvm_header():
     assert (magic, version, size, entry_offset, entry_size) == (b"\x10\xff\x10\xad", 1, len(blob), 32, 40)
     kind, offload, flags, string_offset, count, image_offset, image_size = struct.unpack_from("<HHIQQQQ", blob, 32)
     assert (kind, offload, flags, string_offset, count, image_size) == (2, 2, 0, 72, 2, 5)
-    assert image_offset % 8 == 0 and blob[image_offset:image_offset + 5] == b"xxxxx"
+    assert image_offset % 8 == 0 and blob[image_offset : image_offset + 5] == b"xxxxx"
 
 
 @pytest.mark.no_toolchain
@@ -106,24 +107,36 @@ def test_writer_rejects_unrepresentable_fields():
 PTX = b"//\n// Generated\n//\n\n.version 7.0\n.target sm_80\n.address_size 64\n"
 
 
-@pytest.mark.parametrize("data, kind", [
-    (b"BC\xc0\xde" + b"\0" * 16, ImageKind.BITCODE),
-    (b"\xde\xc0\x17\x0b" + b"\0" * 16, ImageKind.BITCODE),
-    (b"\x7fELF\x02\x01\x01" + b"\0" * 11 + (190).to_bytes(2, "little") + b"\0" * 8, ImageKind.CUBIN),
-    (b"\x7fELF\x02\x01\x01" + b"\0" * 11 + (62).to_bytes(2, "little") + b"\0" * 8, ImageKind.OBJECT),
-    (b"\x7fELF\x02\x01\x01" + b"\0" * 11 + (224).to_bytes(2, "little") + b"\0" * 8, ImageKind.OBJECT),
-    (b"\x50\xed\x55\xba" + b"\0" * 16, ImageKind.FATBINARY),
-    (b"\x03\x02\x23\x07" + b"\0" * 16, ImageKind.SPIRV),
-    (PTX, ImageKind.PTX),
-    (b"/* block\n comment */ .version 8.0\n.target sm_90a\n", ImageKind.PTX),
-])
+@pytest.mark.parametrize(
+    "data, kind",
+    [
+        (b"BC\xc0\xde" + b"\0" * 16, ImageKind.BITCODE),
+        (b"\xde\xc0\x17\x0b" + b"\0" * 16, ImageKind.BITCODE),
+        (b"\x7fELF\x02\x01\x01" + b"\0" * 11 + (190).to_bytes(2, "little") + b"\0" * 8, ImageKind.CUBIN),
+        (b"\x7fELF\x02\x01\x01" + b"\0" * 11 + (62).to_bytes(2, "little") + b"\0" * 8, ImageKind.OBJECT),
+        (b"\x7fELF\x02\x01\x01" + b"\0" * 11 + (224).to_bytes(2, "little") + b"\0" * 8, ImageKind.OBJECT),
+        (b"\x50\xed\x55\xba" + b"\0" * 16, ImageKind.FATBINARY),
+        (b"\x03\x02\x23\x07" + b"\0" * 16, ImageKind.SPIRV),
+        (PTX, ImageKind.PTX),
+        (b"/* block\n comment */ .version 8.0\n.target sm_90a\n", ImageKind.PTX),
+    ],
+)
 @pytest.mark.no_toolchain
 def test_detect_image_kind(data, kind):
     assert detect_image_kind(data) == kind
 
 
-@pytest.mark.parametrize("data", [b"", b"hello world\n", b".target sm_80\n.version 7.0\n", b"\x00" * 64,
-                                  b"\x10\xff\x10\xad" + b"\0" * 40, b"\x7fELF"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"hello world\n",
+        b".target sm_80\n.version 7.0\n",
+        b"\x00" * 64,
+        b"\x10\xff\x10\xad" + b"\0" * 40,
+        b"\x7fELF",
+    ],
+)
 @pytest.mark.no_toolchain
 def test_detect_image_kind_rejects_unknown_content(data):
     with pytest.raises(OffloadError):
@@ -182,10 +195,14 @@ def test_bitcode_globals_read_without_llvm():
 
     module = ir.Module("m")
     module.triple = "x86_64-unknown-linux-gnu"
-    blob = write_binary([OffloadImage(2, 2, 0, {"triple": "nvptx64-nvidia-cuda", "arch": "sm_80"},
-                                      bytes(range(256)) * 9)])
-    for name, data, section in (("llvm.embedded.object", blob, ".llvm.offloading"), ("text", b"hi\0", ""),
-                                ("zeros", bytes(5), "other")):
+    blob = write_binary(
+        [OffloadImage(2, 2, 0, {"triple": "nvptx64-nvidia-cuda", "arch": "sm_80"}, bytes(range(256)) * 9)]
+    )
+    for name, data, section in (
+        ("llvm.embedded.object", blob, ".llvm.offloading"),
+        ("text", b"hi\0", ""),
+        ("zeros", bytes(5), "other"),
+    ):
         array = ir.ArrayType(ir.IntType(8), len(data))
         variable = ir.GlobalVariable(module, array, name)
         variable.initializer = ir.Constant(array, bytearray(data))
@@ -197,8 +214,12 @@ def test_bitcode_globals_read_without_llvm():
     bitcode = llvm.parse_assembly(str(module)).as_bitcode()
     found = {g.name: (g.section, g.initializer) for g in bitcode_globals(bitcode)}
     # All zeros is LLVM's null constant, which carries no bytes (and is no OffloadBinary).
-    assert found == {"llvm.embedded.object": (".llvm.offloading", blob), "text": ("", b"hi\0"),
-                     "zeros": ("other", None), "counter": ("", None)}
+    assert found == {
+        "llvm.embedded.object": (".llvm.offloading", blob),
+        "text": ("", b"hi\0"),
+        "zeros": ("other", None),
+        "counter": ("", None),
+    }
     assert read_offload_images(bitcode, "m.bc") == read_binary(blob)
     # Every truncation is refused (None) or read in bounds, never an exception.
     for end in range(0, len(bitcode), 7):

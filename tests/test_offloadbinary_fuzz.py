@@ -45,9 +45,9 @@ def mutated_blobs(draw):
         elif action == "u64" and len(data) >= 8:
             at = draw(st.integers(0, len(data) - 8))
             value = draw(st.sampled_from([0, 1, 7, 8, 31, 32, 40, len(data), len(data) + 1, 2**31, 2**63, 2**64 - 1]))
-            data[at:at + 8] = value.to_bytes(8, "little")
+            data[at : at + 8] = value.to_bytes(8, "little")
         elif action == "truncate":
-            del data[draw(st.integers(0, len(data))):]
+            del data[draw(st.integers(0, len(data))) :]
         else:
             data += draw(st.binary(max_size=64))
     return bytes(data)
@@ -66,8 +66,17 @@ def test_random_bytes_after_magic(data):
 
 
 def _header(version=1, size=None, entries_offset=32, count_or_size=40, extra=b""):
-    return struct.pack("<4sIQQQ", b"\x10\xff\x10\xad", version, size if size is not None else 32 + 40 + len(extra),
-                       entries_offset, count_or_size) + extra
+    return (
+        struct.pack(
+            "<4sIQQQ",
+            b"\x10\xff\x10\xad",
+            version,
+            size if size is not None else 32 + 40 + len(extra),
+            entries_offset,
+            count_or_size,
+        )
+        + extra
+    )
 
 
 def _entry(string_offset=72, num_strings=0, image_offset=72, image_size=0):
@@ -91,11 +100,15 @@ NASTY = {
     "image overlaps end": _header(extra=_entry(image_offset=60, image_size=40)),
     "string count huge": _header(extra=_entry(num_strings=2**60)),
     "string map past end": _header(extra=_entry(string_offset=2**64 - 16, num_strings=1)),
-    "unterminated string": _header(extra=_entry(string_offset=72, num_strings=1) + struct.pack("<QQ", 88, 88)
-                                   + b"keykeyke"),
+    "unterminated string": _header(
+        extra=_entry(string_offset=72, num_strings=1) + struct.pack("<QQ", 88, 88) + b"keykeyke"
+    ),
     "string offset past end": _header(extra=_entry(string_offset=72, num_strings=1) + struct.pack("<QQ", 2**40, 0)),
-    "v2 value size huge": _header(version=2, count_or_size=1, extra=_entry(string_offset=72, num_strings=1)
-                                  + struct.pack("<QQQ", 96, 96, 2**63) + b"k\0\0\0\0\0\0\0"),
+    "v2 value size huge": _header(
+        version=2,
+        count_or_size=1,
+        extra=_entry(string_offset=72, num_strings=1) + struct.pack("<QQQ", 96, 96, 2**63) + b"k\0\0\0\0\0\0\0",
+    ),
     "v3 compressed": struct.pack("<4sIQQQQ", b"\x10\xff\x10\xad", 3, 48, 40, 1, 4096) + b"\0" * 8,
     "trailing garbage": V1 + b"\x01",
     "second blob truncated": V1 + V1[:40],

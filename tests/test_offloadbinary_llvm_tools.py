@@ -28,8 +28,9 @@ def tools():
 
 def tool_and_ours(tools, tmp_path, llvm_major: int, images: list[str]) -> tuple[bytes, bytes]:
     theirs, ours = tmp_path / f"theirs{llvm_major}.bin", tmp_path / f"ours{llvm_major}.bin"
-    subprocess.run([tools[llvm_major], "-o", str(theirs), *[f"--image={i}" for i in images]],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [tools[llvm_major], "-o", str(theirs), *[f"--image={i}" for i in images]], check=True, capture_output=True
+    )
     r = run_cli("package", "-o", str(ours), "--target-clang", str(llvm_major), *[f"--image={i}" for i in images])
     assert r.returncode == 0, r.stderr
     return theirs.read_bytes(), ours.read_bytes()
@@ -37,17 +38,22 @@ def tool_and_ours(tools, tmp_path, llvm_major: int, images: list[str]) -> tuple[
 
 CASES = {
     "one bitcode image": lambda f: [f"file={f['dev.bc']},{NV},arch=sm_80,kind=cuda"],
-    "two archs": lambda f: [f"file={f['dev.bc']},{NV},arch=sm_80,kind=cuda",
-                            f"file={f['dev.bc']},{NV},arch=sm_90,kind=cuda"],
-    "extra keys": lambda f: [f"file={f['dev.bc']},{NV},arch=sm_80,kind=cuda,feature=+ptx80,foo=bar,"
-                             "x=sm_80,empty=,producer=mlir-offload"],
+    "two archs": lambda f: [
+        f"file={f['dev.bc']},{NV},arch=sm_80,kind=cuda",
+        f"file={f['dev.bc']},{NV},arch=sm_90,kind=cuda",
+    ],
+    "extra keys": lambda f: [
+        f"file={f['dev.bc']},{NV},arch=sm_80,kind=cuda,feature=+ptx80,foo=bar,x=sm_80,empty=,producer=mlir-offload"
+    ],
     "cubin made with ptxas": lambda f: [f"file={f['dev.cubin']},{NV},arch=sm_80,kind=cuda"],
     "PTX": lambda f: [f"file={f['dev.s']},{NV},arch=sm_80,kind=cuda"],
     "HIP image": lambda f: [f"file={f['hip.bc']},{AMD},arch=gfx90a,kind=hip"],
     "openmp": lambda f: [f"file={f['dev.bc']},{NV},arch=sm_80,kind=openmp"],
-    "mixed": lambda f: [f"file={f['dev.cubin']},{NV},arch=sm_80,kind=cuda,a=1",
-                        f"file={f['hip.bc']},{AMD},arch=gfx90a:xnack+,kind=hip",
-                        f"file={f['dev.bc']},{NV},arch=sm_90,kind=cuda,b=2,c=3"],
+    "mixed": lambda f: [
+        f"file={f['dev.cubin']},{NV},arch=sm_80,kind=cuda,a=1",
+        f"file={f['hip.bc']},{AMD},arch=gfx90a:xnack+,kind=hip",
+        f"file={f['dev.bc']},{NV},arch=sm_90,kind=cuda,b=2,c=3",
+    ],
 }
 
 
@@ -75,8 +81,12 @@ def test_image_kinds_read_back(tools, inputs, tmp_path):
     assert [i.image_kind for i in images] == [ImageKind.CUBIN, ImageKind.BITCODE, ImageKind.BITCODE]
     assert [i.arch for i in images] == ["sm_80", "gfx90a:xnack+", "sm_90"]
     assert images[0].data == inputs["dev.cubin"].read_bytes()
-    assert dict(sorted(images[2].strings.items())) == {"arch": "sm_90", "b": "2", "c": "3",
-                                                       "triple": "nvptx64-nvidia-cuda"}
+    assert dict(sorted(images[2].strings.items())) == {
+        "arch": "sm_90",
+        "b": "2",
+        "c": "3",
+        "triple": "nvptx64-nvidia-cuda",
+    }
 
 
 def test_random_extra_keys_in_llvm_order(tools, inputs, tmp_path):
@@ -100,8 +110,13 @@ def test_llvm_objdump_reads_an_object_embedding_our_blob(inputs, tmp_path):
 
     objdump = require_tool("llvm-objdump-22", 22)
     blob_path = tmp_path / "ours.bin"
-    r = run_cli("package", "-o", str(blob_path), f"--image=file={inputs['dev.cubin']},{NV},arch=sm_80,kind=cuda",
-                f"--image=file={inputs['hip.bc']},{AMD},arch=gfx90a,kind=hip")
+    r = run_cli(
+        "package",
+        "-o",
+        str(blob_path),
+        f"--image=file={inputs['dev.cubin']},{NV},arch=sm_80,kind=cuda",
+        f"--image=file={inputs['hip.bc']},{AMD},arch=gfx90a,kind=hip",
+    )
     assert r.returncode == 0, r.stderr
     blob = blob_path.read_bytes()
     module = host_module_embedding(blob)

@@ -28,11 +28,22 @@ def _project(folder: Path, toml: str | None = None) -> Path:
 
 def test_a_flag_its_toml_key_and_its_api_keyword_give_identical_bundles(tmp_path):
     by_flag = _project(tmp_path / "flag")
-    by_file = _project(tmp_path / "file", 'offload-arch = "sm_80"\nopt-level = 1\nftz = true\nprec-div = false\n'
-                                          "cache = false\n")
+    by_file = _project(
+        tmp_path / "file", 'offload-arch = "sm_80"\nopt-level = 1\nftz = true\nprec-div = false\ncache = false\n'
+    )
     by_keyword = _project(tmp_path / "keyword")
-    done = run_cli("compile", str(by_flag), "--offload-arch", "sm_80", "-O1", "--ftz", "--no-prec-div", "--no-cache",
-                   "-o", str(tmp_path / "flag.bc"))
+    done = run_cli(
+        "compile",
+        str(by_flag),
+        "--offload-arch",
+        "sm_80",
+        "-O1",
+        "--ftz",
+        "--no-prec-div",
+        "--no-cache",
+        "-o",
+        str(tmp_path / "flag.bc"),
+    )
     assert done.returncode == 0, done.stderr
     done = run_cli("compile", str(by_file), "-o", str(tmp_path / "file.bc"))
     assert done.returncode == 0, done.stderr
@@ -69,8 +80,11 @@ def test_config_show_checks_flag_values_as_compile_does(tmp_path):
 def test_the_opt_level_range_and_type_are_one_check_everywhere(tmp_path):
     with pytest.raises(OffloadError, match="opt_level expects an integer from 0 to 3, got integer 7"):
         CompileOptions(opt_level=7)
-    with pytest.raises(OffloadError, match=r"compile_file\(\): opt_level expects an integer from 0 to 3, got "
-                                           r'string "2"'):
+    with pytest.raises(
+        OffloadError,
+        match=r"compile_file\(\): opt_level expects an integer from 0 to 3, got "
+        r'string "2"',
+    ):
         api.compile_file(SAXPY, "sm_80", opt_level="2")  # no str/int round trip
     (tmp_path / "mlir-offload.toml").write_text("opt-level = 4\n")
     source = _project(tmp_path / "src")

@@ -29,8 +29,13 @@ def one_line_error(r, code=1, prefix="mlir-offload: error: "):
 
 def test_package_inspect_extract(inputs, tmp_path):
     out = tmp_path / "app.offload.bin"
-    r = run_cli("package", "-o", str(out), f"--image=file={inputs['dev.bc']},{NV},arch=sm_80,kind=cuda,foo=bar",
-                f"--image=file={inputs['dev.cubin']},{NV},arch=sm_80,kind=cuda")
+    r = run_cli(
+        "package",
+        "-o",
+        str(out),
+        f"--image=file={inputs['dev.bc']},{NV},arch=sm_80,kind=cuda,foo=bar",
+        f"--image=file={inputs['dev.cubin']},{NV},arch=sm_80,kind=cuda",
+    )
     assert r.returncode == 0, r.stderr
 
     r = run_cli("inspect", str(out), "--json")
@@ -67,21 +72,27 @@ def test_package_is_deterministic(inputs, tmp_path):
     assert read_binary((tmp_path / "c").read_bytes())[0].offload_kind == 3
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("file=MISSING,triple=t,arch=a,kind=cuda", "no such file"),
-    ("file=DEV,triple=t,arch=a,kind=sycl-ish", "unknown offload kind 'sycl-ish'"),
-    ("file=DEV,arch=a,kind=cuda", "missing triple="),
-    ("file=DEV,triple=t,kind=cuda", "missing arch="),
-    ("file=DEV,triple=t,arch=a", "missing kind="),
-    ("triple=t,arch=a,kind=cuda", "missing file="),
-    ("file=TEXT,triple=t,arch=a,kind=cuda", "unrecognized image content"),
-    ("file=TEXT,triple=t,arch=a,kind=cuda,image-kind=banana", "unknown image kind 'banana'"),
-    ("file=DEV,file=DEV,triple=t,arch=a,kind=cuda", "'file' given twice"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("file=MISSING,triple=t,arch=a,kind=cuda", "no such file"),
+        ("file=DEV,triple=t,arch=a,kind=sycl-ish", "unknown offload kind 'sycl-ish'"),
+        ("file=DEV,arch=a,kind=cuda", "missing triple="),
+        ("file=DEV,triple=t,kind=cuda", "missing arch="),
+        ("file=DEV,triple=t,arch=a", "missing kind="),
+        ("triple=t,arch=a,kind=cuda", "missing file="),
+        ("file=TEXT,triple=t,arch=a,kind=cuda", "unrecognized image content"),
+        ("file=TEXT,triple=t,arch=a,kind=cuda,image-kind=banana", "unknown image kind 'banana'"),
+        ("file=DEV,file=DEV,triple=t,arch=a,kind=cuda", "'file' given twice"),
+    ],
+)
 def test_package_errors_leave_no_output(inputs, tmp_path, spec, message):
     (tmp_path / "notes.txt").write_text("just some text\n")
-    spec = (spec.replace("MISSING", str(tmp_path / "missing.bc")).replace("DEV", str(inputs["dev.bc"]))
-            .replace("TEXT", str(tmp_path / "notes.txt")))
+    spec = (
+        spec.replace("MISSING", str(tmp_path / "missing.bc"))
+        .replace("DEV", str(inputs["dev.bc"]))
+        .replace("TEXT", str(tmp_path / "notes.txt"))
+    )
     out = tmp_path / "out.bin"
     line = one_line_error(run_cli("package", "-o", str(out), f"--image={spec}"))
     assert message in line
@@ -92,8 +103,12 @@ def test_package_errors_leave_no_output(inputs, tmp_path, spec, message):
 @pytest.mark.no_toolchain
 def test_explicit_image_kind_packages_unknown_content(tmp_path):
     (tmp_path / "blob.dat").write_bytes(b"\x01\x02\x03")
-    r = run_cli("package", "-o", str(tmp_path / "o.bin"),
-                f"--image=file={tmp_path / 'blob.dat'},{NV},arch=sm_80,kind=cuda,image-kind=object")
+    r = run_cli(
+        "package",
+        "-o",
+        str(tmp_path / "o.bin"),
+        f"--image=file={tmp_path / 'blob.dat'},{NV},arch=sm_80,kind=cuda,image-kind=object",
+    )
     assert r.returncode == 0, r.stderr
     (image,) = read_binary((tmp_path / "o.bin").read_bytes())
     assert image.image_kind == 1 and "image-kind" not in image.strings and image.data == b"\x01\x02\x03"
@@ -103,7 +118,8 @@ def test_unwritable_output_and_bad_target_clang(inputs, tmp_path):
     spec = f"--image=file={inputs['dev.bc']},{NV},arch=sm_80,kind=cuda"
     assert "cannot write" in one_line_error(run_cli("package", "-o", str(tmp_path / "no" / "dir" / "o.bin"), spec))
     assert "no profile for target clang 7" in one_line_error(
-        run_cli("package", "-o", str(tmp_path / "o.bin"), "--target-clang", "7", spec))
+        run_cli("package", "-o", str(tmp_path / "o.bin"), "--target-clang", "7", spec)
+    )
     assert not (tmp_path / "o.bin").exists()
 
 
@@ -121,19 +137,33 @@ def test_inspect_and_extract_errors(tmp_path):
     (tmp_path / "bad.bin").write_bytes(b"\x10\xff\x10\xad" + b"\xff" * 40)
     assert "version" in one_line_error(run_cli("inspect", str(tmp_path / "bad.bin")))
     (tmp_path / "plain.ll").write_text("define void @f() {\n  ret void\n}\n")
-    assert "contains no offloading images" in one_line_error(run_cli("extract", str(tmp_path / "plain.ll"),
-                                                                     "-o", str(tmp_path / "out")))
+    assert "contains no offloading images" in one_line_error(
+        run_cli("extract", str(tmp_path / "plain.ll"), "-o", str(tmp_path / "out"))
+    )
     assert not (tmp_path / "out").exists()
 
 
-HOSTILE_ARCHS = ["../../../etc/passwd", "/abs/path", "..", ".", "a/b\\c", "x" * 5000, "sm_80\nline",
-                 "\x1b[31mred", "..\\..\\win", "名前", ""]
+HOSTILE_ARCHS = [
+    "../../../etc/passwd",
+    "/abs/path",
+    "..",
+    ".",
+    "a/b\\c",
+    "x" * 5000,
+    "sm_80\nline",
+    "\x1b[31mred",
+    "..\\..\\win",
+    "名前",
+    "",
+]
 
 
 @pytest.mark.no_toolchain
 def test_extract_never_escapes_dir(tmp_path):
-    images = [OffloadImage(2, 2, 0, {"triple": "../../t", "arch": arch}, f"image {i}".encode())
-              for i, arch in enumerate(HOSTILE_ARCHS)]
+    images = [
+        OffloadImage(2, 2, 0, {"triple": "../../t", "arch": arch}, f"image {i}".encode())
+        for i, arch in enumerate(HOSTILE_ARCHS)
+    ]
     images.append(OffloadImage(9, 0xFFFF, 0, {"triple": "/", "arch": "/etc/x"}, b"odd kinds"))
     blob = tmp_path / "hostile.bin"
     blob.write_bytes(write_binary(images))
@@ -155,8 +185,9 @@ def test_extract_never_escapes_dir(tmp_path):
 def test_inspect_reads_bitcode_embedding(inputs, tmp_path):
     import llvmlite.binding as llvm
 
-    blob = write_binary([OffloadImage(2, 2, 0, {"triple": "nvptx64-nvidia-cuda", "arch": "sm_90"},
-                                      inputs["dev.bc"].read_bytes())])
+    blob = write_binary(
+        [OffloadImage(2, 2, 0, {"triple": "nvptx64-nvidia-cuda", "arch": "sm_90"}, inputs["dev.bc"].read_bytes())]
+    )
     module = host_module_embedding(blob)
     (tmp_path / "host.bc").write_bytes(llvm.parse_assembly(str(module)).as_bitcode())
     r = run_cli("inspect", str(tmp_path / "host.bc"), "--json")

@@ -28,11 +28,15 @@ FIELD_BYTES = {"i16": 2, "i32": 4, "i64": 8, "ptr": 8}
 
 def profile_tables() -> dict[int, dict]:
     root = resources.files("offload.data").joinpath("profiles")
-    return {int(p.name[len("clang"):-len(".toml")]): tomllib.loads(p.read_text("utf-8"))
-            for p in root.iterdir() if p.name.startswith("clang") and p.name.endswith(".toml")}
+    return {
+        int(p.name[len("clang") : -len(".toml")]): tomllib.loads(p.read_text("utf-8"))
+        for p in root.iterdir()
+        if p.name.startswith("clang") and p.name.endswith(".toml")
+    }
 
 
 # ---- the data itself ---------------------------------------------------------------------------
+
 
 def test_profiles_encode_the_hip_kind_change_and_entry_layouts():
     assert {19, 22} <= set(available_profiles())
@@ -107,10 +111,12 @@ def test_profiles_sharing_a_section_share_its_layout():
 
 # ---- compile --target-clang 21 -----------------------------------------------------------------
 
+
 def readelf_sections(path: Path) -> dict[str, int]:
     readelf = require_tool("llvm-readelf-22", 22)
-    done = subprocess.run([readelf, "--sections", "--elf-output-style=JSON", str(path)],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [readelf, "--sections", "--elf-output-style=JSON", str(path)], capture_output=True, text=True, check=True
+    )
     sections = json.loads(done.stdout)[0]["Sections"]
     return {s["Section"]["Name"]["Name"]: s["Section"]["Size"] for s in sections}
 
@@ -119,8 +125,12 @@ def readelf_sections(path: Path) -> dict[str, int]:
 def bundles(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("profiles21")
     made = {}
-    for name, arch, clang in (("cuda21", "sm_80", 21), ("hip21", "gfx90a", 21), ("cuda19", "sm_80", 19),
-                              ("cuda22", "sm_80", 22)):
+    for name, arch, clang in (
+        ("cuda21", "sm_80", 21),
+        ("hip21", "gfx90a", 21),
+        ("cuda19", "sm_80", 19),
+        ("cuda22", "sm_80", 22),
+    ):
         out = tmp / (f"{name}.offload.bc" if clang == 22 else f"{name}.offload.o")
         done = run_cli("compile", str(SAXPY), "--offload-arch", arch, "--target-clang", str(clang), "-o", str(out))
         assert done.returncode == 0, done.stderr
@@ -153,19 +163,27 @@ def test_clang21_entry_and_image_kinds(bundles, name, offload_kind, image_kind):
 
 def test_clang21_refuses_llvm22_bitcode(tmp_path):
     out = tmp_path / "x.offload.bc"
-    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--target-clang", "21",
-                   "--host-format=bc", "-o", str(out))
+    done = run_cli(
+        "compile", str(SAXPY), "--offload-arch", "sm_80", "--target-clang", "21", "--host-format=bc", "-o", str(out)
+    )
     assert done.returncode == 1 and not out.exists()
     assert "clang 21 cannot read LLVM 22" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
 # ---- link across clang 19 / 21 / 22 ------------------------------------------------------------
 
+
 def clang_record(major: int):
     from offload.toolchain.doctor import Clang
 
-    return Clang(path=f"/opt/llvm-{major}/bin/clang", version=f"{major}.1.8", major=major,
-                 linker_wrapper=f"/opt/llvm-{major}/bin/clang-linker-wrapper", packager=None, lld=None)
+    return Clang(
+        path=f"/opt/llvm-{major}/bin/clang",
+        version=f"{major}.1.8",
+        major=major,
+        linker_wrapper=f"/opt/llvm-{major}/bin/clang-linker-wrapper",
+        packager=None,
+        lld=None,
+    )
 
 
 def link_problem(bundle: Path, clang_major: int) -> str | None:

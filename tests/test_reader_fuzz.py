@@ -17,8 +17,12 @@ SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "fuzz_readers.py"
 
 def test_readers_survive_mutated_inputs():
     iterations = os.environ.get("MLIR_OFFLOAD_FUZZ_ITERATIONS", "3000")
-    done = subprocess.run([sys.executable, str(SCRIPT), "--iterations", iterations, "--seed", "1"],
-                          capture_output=True, text=True, timeout=3600)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--iterations", iterations, "--seed", "1"],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr
     assert done.returncode == 0, done.stdout + done.stderr
     assert summary.startswith(f"inputs {iterations}, crashes 0, native crashes 0, hangs 0"), summary

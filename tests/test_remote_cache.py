@@ -50,12 +50,23 @@ class RedisServer:
         self.folder = folder
         command = ["redis-server", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(folder)]
         if tls:
-            command += ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", tls["cert"],
-                        "--tls-key-file", tls["key"], "--tls-ca-cert-file", tls["ca"], "--tls-auth-clients", "no"]
+            command += [
+                "--port",
+                "0",
+                "--tls-port",
+                str(self.port),
+                "--tls-cert-file",
+                tls["cert"],
+                "--tls-key-file",
+                tls["key"],
+                "--tls-ca-cert-file",
+                tls["ca"],
+                "--tls-auth-clients",
+                "no",
+            ]
         else:
             command += ["--port", str(self.port)]
-        self.process = subprocess.Popen([*command, *arguments], stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen([*command, *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 20
         while True:
             try:
@@ -89,16 +100,29 @@ def server(tmp_path):
     running.stop()
 
 
-def compile_saxpy(cache: Path | None, out: Path, url: str | None, *flags: str, env: dict | None = None,
-                  check: bool = True):
+def compile_saxpy(
+    cache: Path | None, out: Path, url: str | None, *flags: str, env: dict | None = None, check: bool = True
+):
     environment = clean_environment()
     environment.update(env or {})
     if url:
         environment[URL_ENVIRONMENT] = url
     if cache is not None:
         environment[CACHE_ENVIRONMENT] = str(cache)
-    command = [sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o", str(out), "-v",
-               *flags, *(["--no-cache"] if cache is None else [])]
+    command = [
+        sys.executable,
+        "-m",
+        "offload",
+        "compile",
+        SAXPY,
+        "--offload-arch",
+        "sm_80",
+        "-o",
+        str(out),
+        "-v",
+        *flags,
+        *(["--no-cache"] if cache is None else []),
+    ]
     done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=TIMEOUT)
     if check:
         assert done.returncode == 0, done.stderr
@@ -194,8 +218,9 @@ def test_server_stopped_in_the_middle_of_a_compile(tmp_path, server, reference, 
     err = capsys.readouterr().err
     assert err.count("warning:") == 1 and "cannot write to the remote cache" in err
     monkeypatch.delenv(URL_ENVIRONMENT)
-    [without] = compile_device(load_program(SAXPY), parse_offload_arch("sm_80"), replace(CompileOptions(), cache=False),
-                               jobs=1)
+    [without] = compile_device(
+        load_program(SAXPY), parse_offload_arch("sm_80"), replace(CompileOptions(), cache=False), jobs=1
+    )
     assert image.bitcode == without.bitcode
 
 
@@ -220,9 +245,24 @@ def test_read_only_mode_never_writes(tmp_path, server, reference):
     (project / "mlir-offload.toml").write_text(f'remote-cache = "{server.url()}"\nremote-cache-mode = "read-only"\n')
     server.client().flushall()
     environment = clean_environment()
-    done = subprocess.run([sys.executable, "-m", "offload", "compile", str(project / "saxpy.mlir"), "--offload-arch",
-                           "sm_80", "-o", str(tmp_path / "d.bc"), "-v"], capture_output=True, text=True,
-                          env={**environment, CACHE_ENVIRONMENT: str(tmp_path / "toml")}, timeout=TIMEOUT)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "offload",
+            "compile",
+            str(project / "saxpy.mlir"),
+            "--offload-arch",
+            "sm_80",
+            "-o",
+            str(tmp_path / "d.bc"),
+            "-v",
+        ],
+        capture_output=True,
+        text=True,
+        env={**environment, CACHE_ENVIRONMENT: str(tmp_path / "toml")},
+        timeout=TIMEOUT,
+    )
     assert done.returncode == 0, done.stderr
     assert "cache: miss sm_80" in done.stderr and server.client().dbsize() == 0
 
@@ -240,8 +280,9 @@ def test_password_is_used_and_never_shown(tmp_path, reference):
     try:
         done = compile_saxpy(tmp_path / "m1", tmp_path / "a.bc", running.url(PASSWORD))
         assert not warnings_of(done) and running.client().dbsize() == 1
-        done = compile_saxpy(tmp_path / "m2", tmp_path / "b.bc", running.url(),
-                             env={"MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD": PASSWORD})  # from the environment
+        done = compile_saxpy(
+            tmp_path / "m2", tmp_path / "b.bc", running.url(), env={"MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD": PASSWORD}
+        )  # from the environment
         assert "cache: remote hit sm_80" in done.stderr
         done = compile_saxpy(tmp_path / "m3", tmp_path / "c.bc", running.url(), env={"REDISCLI_AUTH": PASSWORD})
         assert "cache: remote hit sm_80" in done.stderr
@@ -250,18 +291,29 @@ def test_password_is_used_and_never_shown(tmp_path, reference):
         assert len(warnings_of(done)) == 1 and wrong not in done.stderr and "***" in done.stderr
         assert (tmp_path / "d.bc").read_bytes() == reference
         environment = {**clean_environment(), URL_ENVIRONMENT: running.url(PASSWORD)}
-        shown = subprocess.run([sys.executable, "-m", "offload", "cache"], env=environment, capture_output=True,
-                               text=True, timeout=TIMEOUT)
+        shown = subprocess.run(
+            [sys.executable, "-m", "offload", "cache"], env=environment, capture_output=True, text=True, timeout=TIMEOUT
+        )
         assert shown.returncode == 0 and PASSWORD not in shown.stdout + shown.stderr and "***" in shown.stdout
         project = tmp_path / "project"
         project.mkdir()
         (project / "mlir-offload.toml").write_text(f'remote-cache = "{running.url(PASSWORD)}"\n')
-        shown = subprocess.run([sys.executable, "-m", "offload", "config", "show", str(project)],
-                               env=clean_environment(), capture_output=True, text=True, timeout=TIMEOUT)
+        shown = subprocess.run(
+            [sys.executable, "-m", "offload", "config", "show", str(project)],
+            env=clean_environment(),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
         assert shown.returncode == 0 and PASSWORD not in shown.stdout and "***" in shown.stdout
         (project / "mlir-offload.toml").write_text(f'remote-cache = "http://u:{PASSWORD}@host/"\n')
-        shown = subprocess.run([sys.executable, "-m", "offload", "config", "show", str(project)],
-                               env=clean_environment(), capture_output=True, text=True, timeout=TIMEOUT)
+        shown = subprocess.run(
+            [sys.executable, "-m", "offload", "config", "show", str(project)],
+            env=clean_environment(),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
         assert shown.returncode == 1 and PASSWORD not in shown.stderr and "remote-cache" in shown.stderr
     finally:
         running.stop()
@@ -272,11 +324,19 @@ def test_missing_client_is_one_error_line(tmp_path):
     shadow = tmp_path / "shadow" / "redis"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("raise ImportError('no redis here')\n")
-    environment = {**clean_environment(), URL_ENVIRONMENT: "redis://127.0.0.1:1/0",
-                   CACHE_ENVIRONMENT: str(tmp_path / "c"),
-                   "PYTHONPATH": os.pathsep.join([str(tmp_path / "shadow"), str(REPO)])}
-    done = subprocess.run([sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o",
-                           str(tmp_path / "a.bc")], env=environment, capture_output=True, text=True, timeout=TIMEOUT)
+    environment = {
+        **clean_environment(),
+        URL_ENVIRONMENT: "redis://127.0.0.1:1/0",
+        CACHE_ENVIRONMENT: str(tmp_path / "c"),
+        "PYTHONPATH": os.pathsep.join([str(tmp_path / "shadow"), str(REPO)]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o", str(tmp_path / "a.bc")],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert done.returncode == 1 and not (tmp_path / "a.bc").exists()
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'mlir-offload[redis]'" in lines[0], done.stderr
@@ -291,9 +351,29 @@ def test_tls(tmp_path, reference):
     openssl = shutil.which("openssl")
     _require(openssl is not None, "openssl not found")
     key, cert = tmp_path / "server.key", tmp_path / "server.crt"
-    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                   check=True, capture_output=True, timeout=TIMEOUT)
+    subprocess.run(
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=TIMEOUT,
+    )
     running = RedisServer(tmp_path, tls={"cert": str(cert), "key": str(key), "ca": str(cert)})
     try:
         url = f"rediss://localhost:{running.port}/0"
@@ -314,9 +394,26 @@ def test_redis_client_is_imported_only_when_the_server_is_asked(tmp_path, server
         environment[CACHE_ENVIRONMENT] = str(tmp_path / "cache")
         if url:
             environment[URL_ENVIRONMENT] = url
-        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "offload", "compile", SAXPY, "--offload-arch",
-                               "sm_80", "-o", str(tmp_path / "a.bc"), *flags], env=environment, capture_output=True,
-                              text=True, timeout=TIMEOUT)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-X",
+                "importtime",
+                "-m",
+                "offload",
+                "compile",
+                SAXPY,
+                "--offload-arch",
+                "sm_80",
+                "-o",
+                str(tmp_path / "a.bc"),
+                *flags,
+            ],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
         assert done.returncode == 0, done.stderr
         if "-v" in flags:
             assert "cache: hit sm_80" in done.stderr, done.stderr
@@ -357,8 +454,10 @@ def test_huge_value_is_not_downloaded_whole(tmp_path, server, reference):
     command = [sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-v", "-o"]
     environment = clean_environment()
     alone, _ = _peak_rss_kib([*command, str(tmp_path / "b.bc"), "--no-cache"], environment)
-    with_huge, stderr = _peak_rss_kib([*command, str(tmp_path / "c.bc")], {
-        **environment, CACHE_ENVIRONMENT: str(tmp_path / "machine2"), URL_ENVIRONMENT: server.url()})
+    with_huge, stderr = _peak_rss_kib(
+        [*command, str(tmp_path / "c.bc")],
+        {**environment, CACHE_ENVIRONMENT: str(tmp_path / "machine2"), URL_ENVIRONMENT: server.url()},
+    )
     assert "cache: miss sm_80" in stderr and "warning:" not in stderr, stderr
     assert (tmp_path / "c.bc").read_bytes() == reference
     # Reading the whole value would take more than 512 MiB; the bounded read takes 64 MiB (twice, parsed).
@@ -406,8 +505,9 @@ def test_failed_server_is_remembered_for_the_next_compiles(tmp_path, reference, 
         assert ("Timeout" in warning) if silent else ("refused" in warning), warning
         assert (tmp_path / "machine" / "remote-down.json").is_file()
         environment = {**clean_environment(), URL_ENVIRONMENT: url, CACHE_ENVIRONMENT: str(tmp_path / "machine")}
-        shown = subprocess.run([sys.executable, "-m", "offload", "cache"], env=environment, capture_output=True,
-                               text=True, timeout=TIMEOUT).stdout
+        shown = subprocess.run(
+            [sys.executable, "-m", "offload", "cache"], env=environment, capture_output=True, text=True, timeout=TIMEOUT
+        ).stdout
         assert "(read-write; failed " in shown and "not asked for" in shown, shown
         second = compile_saxpy(tmp_path / "machine", tmp_path / "b.bc", url, "-O1")  # a local miss: would ask
         [warning] = warnings_of(second)
@@ -416,8 +516,13 @@ def test_failed_server_is_remembered_for_the_next_compiles(tmp_path, reference, 
             assert len(silent.accepted) == 1  # the second compile did not connect
         other = compile_saxpy(tmp_path / "machine", tmp_path / "c.bc", f"redis://127.0.0.1:{port}/1", "-O2")
         assert "cannot read from the remote cache" in warnings_of(other)[0]  # another server: asked
-        cleared = subprocess.run([sys.executable, "-m", "offload", "cache", "--clear"], env=environment,
-                                 capture_output=True, text=True, timeout=TIMEOUT).stdout
+        cleared = subprocess.run(
+            [sys.executable, "-m", "offload", "cache", "--clear"],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        ).stdout
         assert "; failed " not in cleared and not (tmp_path / "machine" / "remote-down.json").exists()
     finally:
         if silent:
@@ -433,11 +538,28 @@ def test_server_that_never_answers_costs_one_timeout_without_a_folder(tmp_path, 
     folder.chmod(0o777)
     silent = SilentServer()
     try:
-        environment = {**clean_environment(), URL_ENVIRONMENT: f"redis://127.0.0.1:{silent.port}/0",
-                       CACHE_ENVIRONMENT: str(folder)}
-        done = subprocess.run([sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o",
-                               str(tmp_path / "a.bc")], env=environment, capture_output=True, text=True,
-                              timeout=TIMEOUT)
+        environment = {
+            **clean_environment(),
+            URL_ENVIRONMENT: f"redis://127.0.0.1:{silent.port}/0",
+            CACHE_ENVIRONMENT: str(folder),
+        }
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "offload",
+                "compile",
+                SAXPY,
+                "--offload-arch",
+                "sm_80",
+                "-o",
+                str(tmp_path / "a.bc"),
+            ],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
     finally:
         silent.close()
     assert done.returncode == 0, done.stderr
@@ -541,15 +663,18 @@ def test_all_images_of_a_compile_in_one_round_trip(tmp_path, server):
     url = server.url()
     command = [sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80,sm_90", "-v", "-o"]
     environment = {**clean_environment(), URL_ENVIRONMENT: url, CACHE_ENVIRONMENT: str(tmp_path / "machine1")}
-    done = subprocess.run([*command, str(tmp_path / "a.bc")], env=environment, capture_output=True, text=True,
-                          timeout=TIMEOUT)
+    done = subprocess.run(
+        [*command, str(tmp_path / "a.bc")], env=environment, capture_output=True, text=True, timeout=TIMEOUT
+    )
     assert done.returncode == 0 and server.client().dbsize() == 2, done.stderr
     proxy = CountingProxy(server.port)
     try:
-        environment.update({URL_ENVIRONMENT: f"redis://127.0.0.1:{proxy.port}/0",
-                            CACHE_ENVIRONMENT: str(tmp_path / "machine2")})
-        done = subprocess.run([*command, str(tmp_path / "b.bc")], env=environment, capture_output=True, text=True,
-                              timeout=TIMEOUT)
+        environment.update(
+            {URL_ENVIRONMENT: f"redis://127.0.0.1:{proxy.port}/0", CACHE_ENVIRONMENT: str(tmp_path / "machine2")}
+        )
+        done = subprocess.run(
+            [*command, str(tmp_path / "b.bc")], env=environment, capture_output=True, text=True, timeout=TIMEOUT
+        )
     finally:
         proxy.close()
     assert done.returncode == 0, done.stderr

@@ -20,8 +20,9 @@ AARCH64 = "aarch64-linux-gnu"
 
 
 def compile_bundle(source, out, host: str = AARCH64, *flags: str):
-    done = run_cli("compile", str(source), "--offload-arch", "sm_80,sm_90", "--host-triple", host, *flags,
-                   "-o", str(out))
+    done = run_cli(
+        "compile", str(source), "--offload-arch", "sm_80,sm_90", "--host-triple", host, *flags, "-o", str(out)
+    )
     assert done.returncode == 0, done.stderr
     return out
 
@@ -41,8 +42,13 @@ def elf_machine(path) -> int:
 
 def memref_words(args: list[str], start: int) -> tuple:
     """(allocated, aligned, offset, size, stride) of a 1-D memref passed as 5 kernel arguments."""
-    return (arg_ptr(args[start]), arg_ptr(args[start + 1]), arg_i64(args[start + 2]), arg_i64(args[start + 3]),
-            arg_i64(args[start + 4]))
+    return (
+        arg_ptr(args[start]),
+        arg_ptr(args[start + 1]),
+        arg_i64(args[start + 2]),
+        arg_i64(args[start + 3]),
+        arg_i64(args[start + 4]),
+    )
 
 
 @pytest.mark.parametrize("linker", [[], ["-fuse-ld=lld"]], ids=["ld.bfd", "lld"])
@@ -57,14 +63,19 @@ def test_saxpy_runs_on_aarch64(tmp_path, fake_cuda_aarch64, linker):
     wrong = run_cli("verify", str(app), "--host-triple", "x86_64")
     assert wrong.returncode == 1 and wrong.stderr.strip() == (
         f"mlir-offload: error: {app} is an executable for aarch64-linux-gnu hosts, not x86_64-linux-gnu: compile the "
-        "bundle with --host-triple x86_64-linux-gnu and link with --target=x86_64-linux-gnu")
+        "bundle with --host-triple x86_64-linux-gnu and link with --target=x86_64-linux-gnu"
+    )
     result = fake_cuda_aarch64.run(app)
     assert result.returncode == 2 and "saxpy: MISMATCH" in result.stdout  # kernels do not run on the fake
     assert result.kernels_registered() == ["saxpy"]
     x, y = [ptr_value(call["ptr"]) for call in result.calls("cudaMalloc")]
     (launch,) = result.launches()
     assert (launch["kernel"], launch["grid"], launch["block"], launch["shared_mem"]) == (
-        "saxpy", [4, 1, 1], [256, 1, 1], 0)
+        "saxpy",
+        [4, 1, 1],
+        [256, 1, 1],
+        0,
+    )
     assert launch["stream"] == result.calls("cudaStreamCreate")[0]["stream"]
     args = launch["args"]
     assert len(args) == 12 and arg_f32(args[0]) == 2.0
@@ -103,13 +114,37 @@ def test_globals_streams_and_kernels_on_aarch64(globals_streams_run):
     assert result.kernels_registered() == ["fill", "scale", "tag"]
     assert [(v["name"], v["size"]) for v in result.variables_registered()] == [("bias", 32), ("weights", 24)]
     assert result.apis() == [
-        "__cudaRegisterFatBinary", "__cudaRegisterFunction", "__cudaRegisterFunction", "__cudaRegisterFunction",
-        "__cudaRegisterVar", "__cudaRegisterVar", "__cudaRegisterFatBinaryEnd",
-        "cudaStreamCreate", "cudaStreamCreate", "cudaMalloc", "cudaMalloc", "cudaEventCreate", "cudaEventRecord",
-        "cudaMemcpyAsync", "cudaLaunchKernel", "cudaLaunchKernel", "cudaEventCreate", "cudaEventRecord",
-        "cudaStreamCreate", "cudaStreamWaitEvent", "cudaStreamWaitEvent", "cudaEventDestroy", "cudaEventDestroy",
-        "cudaLaunchKernel", "cudaMemcpyAsync", "cudaFree", "cudaFree", "cudaStreamSynchronize",
-        "cudaStreamDestroy", "__cudaUnregisterFatBinary"]
+        "__cudaRegisterFatBinary",
+        "__cudaRegisterFunction",
+        "__cudaRegisterFunction",
+        "__cudaRegisterFunction",
+        "__cudaRegisterVar",
+        "__cudaRegisterVar",
+        "__cudaRegisterFatBinaryEnd",
+        "cudaStreamCreate",
+        "cudaStreamCreate",
+        "cudaMalloc",
+        "cudaMalloc",
+        "cudaEventCreate",
+        "cudaEventRecord",
+        "cudaMemcpyAsync",
+        "cudaLaunchKernel",
+        "cudaLaunchKernel",
+        "cudaEventCreate",
+        "cudaEventRecord",
+        "cudaStreamCreate",
+        "cudaStreamWaitEvent",
+        "cudaStreamWaitEvent",
+        "cudaEventDestroy",
+        "cudaEventDestroy",
+        "cudaLaunchKernel",
+        "cudaMemcpyAsync",
+        "cudaFree",
+        "cudaFree",
+        "cudaStreamSynchronize",
+        "cudaStreamDestroy",
+        "__cudaUnregisterFatBinary",
+    ]
     s1, s2, s3 = [call["stream"] for call in result.calls("cudaStreamCreate")]
     x, tags = [ptr_value(call["ptr"]) for call in result.calls("cudaMalloc")]
     assert [c["size"] for c in result.calls("cudaMalloc")] == [960, 64]
@@ -123,16 +158,31 @@ def test_globals_streams_and_kernels_on_aarch64(globals_streams_run):
     assert waits == [(s3, r["event"]) for r in records]
 
     fill, scale, tag = result.launches()
-    assert (fill["kernel"], fill["grid"], fill["block"], fill["shared_mem"], fill["stream"]) == \
-        ("fill", [3, 2, 5], [8, 4, 2], 0, s1)
+    assert (fill["kernel"], fill["grid"], fill["block"], fill["shared_mem"], fill["stream"]) == (
+        "fill",
+        [3, 2, 5],
+        [8, 4, 2],
+        0,
+        s1,
+    )
     assert memref_words(fill["args"], 0) == (x, x, 0, 240, 1)
     assert arg_f32(fill["args"][5]) == 1.5 and arg_i64(fill["args"][6]) == 240
-    assert (scale["kernel"], scale["grid"], scale["block"], scale["shared_mem"], scale["stream"]) == \
-        ("scale", [2, 1, 1], [8, 1, 1], 256, s1)
+    assert (scale["kernel"], scale["grid"], scale["block"], scale["shared_mem"], scale["stream"]) == (
+        "scale",
+        [2, 1, 1],
+        [8, 1, 1],
+        256,
+        s1,
+    )
     assert memref_words(scale["args"], 0) == (x, x, 0, 240, 1)
     assert arg_f64(scale["args"][5]) == -2.25 and arg_i32(scale["args"][6]) == 7 and arg_i64(scale["args"][7]) == 240
     assert (tag["kernel"], tag["grid"], tag["block"], tag["shared_mem"], tag["stream"]) == (
-        "tag", [1, 1, 1], [8, 1, 1], 0, s3)
+        "tag",
+        [1, 1, 1],
+        [8, 1, 1],
+        0,
+        s3,
+    )
     assert memref_words(tag["args"], 0) == (tags, tags, 0, 8, 1)
     assert tag["args"][5:] == ["efcdab8967452301", "fdff", "c8"]  # i64 0x0123456789abcdef, i16 -3, i8 200
 
@@ -208,8 +258,12 @@ def test_shipped_archive_builds_with_make_for_aarch64(shipped, fake_cuda_aarch64
     result = fake_cuda_aarch64.run(app)
     assert result.kernels_registered() == ["saxpy"]
     (launch,) = result.launches()
-    assert (launch["grid"], launch["block"], arg_f32(launch["args"][0]), arg_i64(launch["args"][11])) == \
-        ([4, 1, 1], [256, 1, 1], 2.0, 1024)
+    assert (launch["grid"], launch["block"], arg_f32(launch["args"][0]), arg_i64(launch["args"][11])) == (
+        [4, 1, 1],
+        [256, 1, 1],
+        2.0,
+        1024,
+    )
 
 
 def test_shipped_archive_refuses_a_link_for_another_host(shipped):
@@ -217,8 +271,9 @@ def test_shipped_archive_refuses_a_link_for_another_host(shipped):
     require_tool("clang-22", 22)
     done = make(folder, "CLANG=clang-22", "APP=native")
     assert done.returncode != 0 and not (folder / "native").exists() and not (folder / "native.tmp").exists()
-    assert ("native: error: the bundle was built for aarch64-linux-gnu hosts but clang-22 links for x86_64"
-            in done.stderr)
+    assert (
+        "native: error: the bundle was built for aarch64-linux-gnu hosts but clang-22 links for x86_64" in done.stderr
+    )
     assert "fix: cross-link with make LDFLAGS='--target=aarch64-linux-gnu ...'" in done.stderr
     doctor = run_cli("doctor", "--bundle", str(archive), "--clang", "clang-22")
     assert doctor.returncode == 1
@@ -240,8 +295,9 @@ def test_runner_utilities_print_upstreams_text_on_aarch64(tmp_path, fake_cuda_aa
     done = run_cli("compile", str(program), "--offload-arch", "sm_80", "--host-triple", AARCH64, "-o", str(bundle))
     assert done.returncode == 0, done.stderr
     app = link(bundle, tmp_path / name, fake_cuda_aarch64, f"--target={AARCH64}")
-    env = dict(os.environ, LD_LIBRARY_PATH=str(fake_cuda_aarch64.lib_dir), FAKE_RT_LOG=os.devnull,
-               **fake_cuda_aarch64.env)
+    env = dict(
+        os.environ, LD_LIBRARY_PATH=str(fake_cuda_aarch64.lib_dir), FAKE_RT_LOG=os.devnull, **fake_cuda_aarch64.env
+    )
     done = subprocess.run([*fake_cuda_aarch64.launcher, str(app)], capture_output=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert mask(done.stdout) == mask(expected.stdout) and done.stderr == expected.stderr

@@ -15,8 +15,9 @@ EXAMPLE = REPO / "examples" / "device_globals.mlir"
 def test_device_globals_are_registered_with_their_sizes(tmp_path, fake_cuda, clang, suffix):
     require_tool(f"clang-{clang}", clang)
     bundle, app = tmp_path / f"globals.offload.{suffix}", tmp_path / "globals"
-    done = run_cli("compile", str(EXAMPLE), "--offload-arch", "sm_80,sm_90", "--target-clang", str(clang),
-                   "-o", str(bundle))
+    done = run_cli(
+        "compile", str(EXAMPLE), "--offload-arch", "sm_80,sm_90", "--target-clang", str(clang), "-o", str(bundle)
+    )
     assert done.returncode == 0, done.stderr
     done = run_cli("link", str(bundle), "-o", str(app))
     assert done.returncode == 0, done.stderr

@@ -47,7 +47,7 @@ def hip22(tmp_path_factory, fake_hip):
 
 def memref_1d(args, first: int):
     """(allocated, aligned, offset, size, stride) of a rank-1 memref argument starting at args[first]."""
-    a = args[first:first + 5]
+    a = args[first : first + 5]
     return arg_ptr(a[0]), arg_ptr(a[1]), arg_i64(a[2]), arg_i64(a[3]), arg_i64(a[4])
 
 
@@ -64,7 +64,7 @@ def check_run(result, api: str):
     iota, scale, accumulate, fill = launches
     assert scale["stream"] == accumulate["stream"] != 0 and fill["stream"] not in (0, scale["stream"])
     x_alloc = [c for c in result.calls(f"{api}Malloc")]
-    managed, = result.calls(f"{api}MallocManaged")
+    (managed,) = result.calls(f"{api}MallocManaged")
     x_ptr, y_ptr = ptr_value(x_alloc[0]["ptr"]), ptr_value(x_alloc[1]["ptr"])
     k_ptr = ptr_value(managed["ptr"])
     assert [c["size"] for c in x_alloc] == [4 * N, 4 * N] and managed["size"] == 4 * N
@@ -77,12 +77,24 @@ def check_run(result, api: str):
     assert arg_f32(fill["args"][5]) == 1.0
     # Every host op reached the runtime.
     apis = set(result.apis())
-    for name in ("SetDevice", "HostRegister", "HostUnregister", "StreamCreate", "StreamSynchronize",
-                 "StreamDestroy", "StreamWaitEvent", "EventCreate", "EventRecord", "EventDestroy",
-                 "MemsetAsync", "MemcpyAsync", "Free"):
+    for name in (
+        "SetDevice",
+        "HostRegister",
+        "HostUnregister",
+        "StreamCreate",
+        "StreamSynchronize",
+        "StreamDestroy",
+        "StreamWaitEvent",
+        "EventCreate",
+        "EventRecord",
+        "EventDestroy",
+        "MemsetAsync",
+        "MemcpyAsync",
+        "Free",
+    ):
         assert api + name in apis, name
     # memset of 0 is one byte memset; of 1.0f (bytes differ) a copy of the pattern.
-    memset, = result.calls(f"{api}MemsetAsync")
+    (memset,) = result.calls(f"{api}MemsetAsync")
     assert (ptr_value(memset["dst"]), memset["value"], memset["size"]) == (k_ptr, 0, 4 * N)
     assert sorted(ptr_value(c["ptr"]) for c in result.calls(f"{api}Free")) == sorted([x_ptr, y_ptr, k_ptr])
     # Nothing of upstream's runtime wrapper library is referenced.
@@ -111,9 +123,14 @@ def test_cuda_clang19_bundle_is_an_object_with_cubins_and_runs(cuda19, fake_cuda
 
 
 # AMDGPU code objects carry no parameter sizes the fake can read: tell it (memref = 5 x 8 bytes).
-HIP_ARG_SIZES = ";".join([
-    "iota:" + ",".join(["8"] * 6), "scale:" + ",".join(["8"] * 5 + ["4", "8"]),
-    "accumulate:" + ",".join(["8"] * 16), "fill:" + ",".join(["8"] * 5 + ["4", "8"])])
+HIP_ARG_SIZES = ";".join(
+    [
+        "iota:" + ",".join(["8"] * 6),
+        "scale:" + ",".join(["8"] * 5 + ["4", "8"]),
+        "accumulate:" + ",".join(["8"] * 16),
+        "fill:" + ",".join(["8"] * 5 + ["4", "8"]),
+    ]
+)
 
 
 def test_hip_gfx90a_registers_and_launches(hip22, fake_hip):

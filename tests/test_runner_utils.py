@@ -24,7 +24,8 @@ LLVM_LIB = "/usr/lib/llvm-22/lib"
 ORACLE_PIPELINE = (
     "builtin.module(convert-vector-to-scf,convert-scf-to-cf,expand-strided-metadata,finalize-memref-to-llvm,"
     "convert-vector-to-llvm,convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-    "reconcile-unrealized-casts)")
+    "reconcile-unrealized-casts)"
+)
 BASE_POINTER = re.compile(rb"base@ = (0x[0-9a-f]+|\(nil\)|0) ")
 
 IDLE_KERNEL = """
@@ -46,10 +47,15 @@ def oracle(program) -> subprocess.CompletedProcess:
     for library in libraries:
         if not Path(library).exists():
             pytest.skip(f"{library} not found (package libmlir-22)")
-    lowered = subprocess.run([mlir_opt, str(program), f"--pass-pipeline={ORACLE_PIPELINE}"],
-                             capture_output=True, check=True)
-    done = subprocess.run([runner, "-e", "main", "--entry-point-result=void", f"--shared-libs={','.join(libraries)}"],
-                          input=lowered.stdout, capture_output=True, timeout=120)
+    lowered = subprocess.run(
+        [mlir_opt, str(program), f"--pass-pipeline={ORACLE_PIPELINE}"], capture_output=True, check=True
+    )
+    done = subprocess.run(
+        [runner, "-e", "main", "--entry-point-result=void", f"--shared-libs={','.join(libraries)}"],
+        input=lowered.stdout,
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     return done
 
@@ -116,18 +122,23 @@ def test_void_main_exits_zero_and_i32_main_exits_with_its_value(tmp_path, fake_c
     assert (done.returncode, done.stdout) == (0, b"( 7, 200 )\n")
 
 
-@pytest.mark.parametrize("signature, shown", [
-    ("(%argc: i32) -> i32", "(i32) -> i32"),
-    ("() -> f32", "() -> f32"),
-    ("() -> (i32, i32)", "() -> (i32, i32)"),
-    ("() -> i64", "() -> i64"),
-])
+@pytest.mark.parametrize(
+    "signature, shown",
+    [
+        ("(%argc: i32) -> i32", "(i32) -> i32"),
+        ("() -> f32", "() -> f32"),
+        ("() -> (i32, i32)", "() -> (i32, i32)"),
+        ("() -> i64", "() -> i64"),
+    ],
+)
 def test_other_main_signatures_are_refused_at_main(tmp_path, signature, shown):
     results = {"() -> f32": "arith.constant 0.0 : f32", "() -> i64": "arith.constant 0 : i64"}
-    body = {"(%argc: i32) -> i32": "return %argc : i32",
-            "() -> f32": f"%r = {results['() -> f32']}\n    return %r : f32",
-            "() -> i64": f"%r = {results['() -> i64']}\n    return %r : i64",
-            "() -> (i32, i32)": "%r = arith.constant 0 : i32\n    return %r, %r : i32, i32"}[signature]
+    body = {
+        "(%argc: i32) -> i32": "return %argc : i32",
+        "() -> f32": f"%r = {results['() -> f32']}\n    return %r : f32",
+        "() -> i64": f"%r = {results['() -> i64']}\n    return %r : i64",
+        "() -> (i32, i32)": "%r = arith.constant 0 : i32\n    return %r, %r : i32, i32",
+    }[signature]
     program = tmp_path / "bad_main.mlir"
     program.write_text(f"""module attributes {{gpu.container_module}} {{{IDLE_KERNEL}
   func.func @main{signature} {{
@@ -140,5 +151,6 @@ def test_other_main_signatures_are_refused_at_main(tmp_path, signature, shown):
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
         f"{program}:6:3: error: 'main' has type {shown}; the entry point must be () -> () (exit status 0) "
-        "or () -> i32 (the exit status)"]
+        "or () -> i32 (the exit status)"
+    ]
     assert not out.exists()

@@ -18,16 +18,31 @@ SAXPY = REPO / "examples" / "saxpy.mlir"
 def test_compile_save_temps_keeps_each_stage_in_order(tmp_path):
     require_tool("ptxas")
     (tmp_path / "out").mkdir()
-    done = run_cli("compile", "-save-temps", str(REDUCTION), "--offload-arch", "sm_80,sm_90", "--device-image=ptx",
-                   "-o", "out/r.bc", cwd=tmp_path)
+    done = run_cli(
+        "compile",
+        "-save-temps",
+        str(REDUCTION),
+        "--offload-arch",
+        "sm_80,sm_90",
+        "--device-image=ptx",
+        "-o",
+        "out/r.bc",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     kept = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
     steps = ["0-lowered-reduce_kernels.ll", "1-linked.bc", "3-libraries-linked.bc", "4-optimized.bc", "bc"]
-    assert kept == ["reduction.0-input.mlir", *(f"reduction.1-device.sm_80.{step}" for step in steps),
-                    *(f"reduction.1-device.sm_90.{step}" for step in steps),
-                    "reduction.2-native.sm_80.cubin", "reduction.2-native.sm_80.ptx",
-                    "reduction.2-native.sm_90.cubin", "reduction.2-native.sm_90.ptx",
-                    "reduction.3-host-lowered.ll", "reduction.4-host.ll"]
+    assert kept == [
+        "reduction.0-input.mlir",
+        *(f"reduction.1-device.sm_80.{step}" for step in steps),
+        *(f"reduction.1-device.sm_90.{step}" for step in steps),
+        "reduction.2-native.sm_80.cubin",
+        "reduction.2-native.sm_80.ptx",
+        "reduction.2-native.sm_90.cubin",
+        "reduction.2-native.sm_90.ptx",
+        "reduction.3-host-lowered.ll",
+        "reduction.4-host.ll",
+    ]
     # Each arch's device IR before the libraries and the optimizer, and after.
     lowered = tmp_path / "reduction.1-device.sm_90.0-lowered-reduce_kernels.ll"
     assert "define ptx_kernel void @block_sum" in lowered.read_text()
@@ -39,12 +54,16 @@ def test_compile_save_temps_keeps_each_stage_in_order(tmp_path):
     assert ".target sm_90" in (tmp_path / "reduction.2-native.sm_90.ptx").read_text()
     assert "block_sum" in (tmp_path / "reduction.4-host.ll").read_text()
     # =obj: beside the output instead; a plain compile keeps nothing.
-    done = run_cli("compile", str(REDUCTION), "-save-temps=obj", "--offload-arch", "sm_80", "-o", "out/s.bc",
-                   cwd=tmp_path)
+    done = run_cli(
+        "compile", str(REDUCTION), "-save-temps=obj", "--offload-arch", "sm_80", "-o", "out/s.bc", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if "-" in p.name) == [
-        "reduction.0-input.mlir", *(f"reduction.1-device.sm_80.{step}" for step in steps),
-        "reduction.3-host-lowered.ll", "reduction.4-host.ll"]
+        "reduction.0-input.mlir",
+        *(f"reduction.1-device.sm_80.{step}" for step in steps),
+        "reduction.3-host-lowered.ll",
+        "reduction.4-host.ll",
+    ]
     plain = tmp_path / "plain"
     plain.mkdir()
     assert run_cli("compile", str(REDUCTION), "--offload-arch", "sm_80", "-o", "p.bc", cwd=plain).returncode == 0
@@ -63,8 +82,9 @@ def test_link_save_temps_names_clang_files_after_the_executable(tmp_path):
 
 
 def test_time_trace_is_a_chrome_trace_of_the_stages(tmp_path):
-    done = run_cli("compile", str(SAXPY), "-ftime-trace", "--offload-arch", "sm_80",
-                   "-o", str(tmp_path / "s.offload.bc"))
+    done = run_cli(
+        "compile", str(SAXPY), "-ftime-trace", "--offload-arch", "sm_80", "-o", str(tmp_path / "s.offload.bc")
+    )
     assert done.returncode == 0, done.stderr
     trace = json.loads((tmp_path / "s.offload.json").read_text())
     events = trace["traceEvents"]
@@ -73,16 +93,29 @@ def test_time_trace_is_a_chrome_trace_of_the_stages(tmp_path):
     assert all(event["ph"] == "X" and event["dur"] >= 0 for event in events)
     total = events[0]
     assert all(total["ts"] <= e["ts"] and e["ts"] + e["dur"] <= total["ts"] + total["dur"] + 1 for e in events)
-    done = run_cli("compile", str(SAXPY), f"-ftime-trace={tmp_path / 'named.json'}", "--offload-arch", "sm_80",
-                   "-o", str(tmp_path / "t.bc"))
+    done = run_cli(
+        "compile",
+        str(SAXPY),
+        f"-ftime-trace={tmp_path / 'named.json'}",
+        "--offload-arch",
+        "sm_80",
+        "-o",
+        str(tmp_path / "t.bc"),
+    )
     assert done.returncode == 0 and json.loads((tmp_path / "named.json").read_text())["traceEvents"]
 
 
 def on_terminal(args, env) -> bytes:
     leader, follower = os.openpty()
     try:
-        subprocess.run([sys.executable, "-m", "offload", *args], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=follower, env=env, timeout=300)
+        subprocess.run(
+            [sys.executable, "-m", "offload", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+            env=env,
+            timeout=300,
+        )
         os.close(follower)
         follower = -1
         chunks = []

@@ -55,13 +55,21 @@ def fake_rocm(tmp_path_factory, fake_hip):
 def test_manifests_follow_the_profile(shipped, tmp_path):
     m19 = json.loads((_unpack(shipped["cuda19"], tmp_path / "a") / "manifest.json").read_text())
     assert (m19["entry_profile"], m19["host_format"], m19["device_image"], m19["producer_llvm"]) == (
-        19, "obj", "ptx", None)
+        19,
+        "obj",
+        "ptx",
+        None,
+    )
     assert [t["image_kind"] for t in m19["targets"]] == ["cubin"]
     assert "ptx/cuda19.sm_80.ptx" in m19["files"] and "tools/bin/fatbinary" in m19["files"]
     assert m19["flags"] == SHIPS["cuda19"][0] and m19["entries"] == ["saxpy"]
     m22 = json.loads((_unpack(shipped["cuda22"], tmp_path / "b") / "manifest.json").read_text())
     assert (m22["entry_profile"], m22["host_format"], m22["device_image"], m22["producer_llvm"]) == (
-        22, "bc", "bitcode", 22)
+        22,
+        "bc",
+        "bitcode",
+        22,
+    )
     assert not any(name.startswith("ptx/") for name in m22["files"])
     h19 = json.loads((_unpack(shipped["hip19"], tmp_path / "c") / "manifest.json").read_text())
     assert [(t["offload_kind"], t["arch"], t["image_kind"]) for t in h19["targets"]] == [("hip", "gfx90a", "object")]
@@ -105,6 +113,7 @@ def test_builds_on_the_target_and_runs(shipped, tmp_path, fake_cuda, fake_rocm, 
 
 # ---- compile's build options ---------------------------------------------------------------------
 
+
 def _compile(tmp: Path, *args: str, cwd=None):
     return run_cli("compile", *args, cwd=cwd)
 
@@ -131,18 +140,22 @@ def test_dependency_file_lists_input_libraries_and_config(tmp_path):
     source.write_bytes(SAXPY.read_bytes())
     library = _nvptx_library(project / "helpers.bc")
     (project / "mlir-offload.toml").write_text('offload-arch = "sm_80"\nlink-bitcode = ["helpers.bc"]\nopt-level = 2\n')
-    result = _compile(tmp_path, "src/saxpy.mlir", "-o", "out/saxpy.offload.bc", "-MD", "-MP", "-MF", "out/saxpy.d",
-                      cwd=project)
+    result = _compile(
+        tmp_path, "src/saxpy.mlir", "-o", "out/saxpy.offload.bc", "-MD", "-MP", "-MF", "out/saxpy.d", cwd=project
+    )
     assert result.returncode == 1 and "cannot write" in result.stderr  # out/ does not exist: no partial output
     (project / "out").mkdir()
-    result = _compile(tmp_path, "src/saxpy.mlir", "-o", "out/saxpy.offload.bc", "-MD", "-MP", "-MF", "out/saxpy.d",
-                      cwd=project)
+    result = _compile(
+        tmp_path, "src/saxpy.mlir", "-o", "out/saxpy.offload.bc", "-MD", "-MP", "-MF", "out/saxpy.d", cwd=project
+    )
     assert result.returncode == 0, result.stderr
     text = (project / "out" / "saxpy.d").read_text()
     escaped_library = str(library).replace(" ", "\\ ")
     escaped_config = str(project / "mlir-offload.toml").replace(" ", "\\ ")
-    assert text == (f"out/saxpy.offload.bc: src/saxpy.mlir \\\n  {escaped_library} \\\n  {escaped_config}\n"
-                    f"\n{escaped_library}:\n\n{escaped_config}:\n")
+    assert text == (
+        f"out/saxpy.offload.bc: src/saxpy.mlir \\\n  {escaped_library} \\\n  {escaped_config}\n"
+        f"\n{escaped_library}:\n\n{escaped_config}:\n"
+    )
     # -MD alone: the output's name with .d
     result = _compile(tmp_path, "src/saxpy.mlir", "-o", "out/again.offload.bc", "-MD", cwd=project)
     assert result.returncode == 0, result.stderr
@@ -151,8 +164,17 @@ def test_dependency_file_lists_input_libraries_and_config(tmp_path):
 
 def test_portable_compile_writes_cubin_images_object_and_ptx(tmp_path, ptxas):
     out = tmp_path / "app.offload.o"
-    args = (str(SAXPY), "--offload-arch", "sm_80,sm_90", "--portable", "--target-clang", "22", "--no-cache",
-            "-o", str(out))
+    args = (
+        str(SAXPY),
+        "--offload-arch",
+        "sm_80,sm_90",
+        "--portable",
+        "--target-clang",
+        "22",
+        "--no-cache",
+        "-o",
+        str(out),
+    )
     assert _compile(tmp_path, *args).returncode == 0
     first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert sorted(first) == ["app.offload.o", "app.offload.o.sm_80.ptx", "app.offload.o.sm_90.ptx"]
@@ -162,7 +184,9 @@ def test_portable_compile_writes_cubin_images_object_and_ptx(tmp_path, ptxas):
 
     images = read_offload_images(first["app.offload.o"], "app.offload.o")
     assert [(i.strings["arch"], i.image_kind) for i in images] == [
-        ("sm_80", ImageKind.CUBIN), ("sm_90", ImageKind.CUBIN)]
+        ("sm_80", ImageKind.CUBIN),
+        ("sm_90", ImageKind.CUBIN),
+    ]
     assert all(i.data[:4] == b"\x7fELF" and struct.unpack_from("<H", i.data, 16)[0] == 1 for i in images)  # ET_REL
     assert _compile(tmp_path, *args).returncode == 0
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first  # deterministic
@@ -173,25 +197,32 @@ def test_finer_flags_override_portable_and_the_profile(tmp_path, ptxas):
     from offload.packager import ImageKind
 
     out = tmp_path / "mixed.offload.o"
-    result = _compile(tmp_path, str(SAXPY), "--offload-arch", "sm_80", "--portable", "--device-image", "bitcode",
-                      "-o", str(out))
+    result = _compile(
+        tmp_path, str(SAXPY), "--offload-arch", "sm_80", "--portable", "--device-image", "bitcode", "-o", str(out)
+    )
     assert result.returncode == 0, result.stderr
     record, images = read_bundle_record(out.read_bytes(), str(out))
     assert record.host_format == "obj" and [i.image_kind for i in images] == [ImageKind.BITCODE]
     assert not list(tmp_path.glob("*.ptx"))
     cubin = tmp_path / "cubin.offload.bc"
-    assert _compile(tmp_path, str(SAXPY), "--offload-arch", "sm_80", "--device-image", "cubin", "-o",
-                    str(cubin)).returncode == 0
+    assert (
+        _compile(
+            tmp_path, str(SAXPY), "--offload-arch", "sm_80", "--device-image", "cubin", "-o", str(cubin)
+        ).returncode
+        == 0
+    )
     record, images = read_bundle_record(cubin.read_bytes(), str(cubin))
     assert record.host_format == "bc" and [i.image_kind for i in images] == [ImageKind.CUBIN]
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--target-clang", "19", "--device-image", "bitcode"],
-     "--device-image=bitcode: clang 19 cannot read LLVM 22"),
-    (["--target-clang", "19", "--host-format", "bc"], "--host-format=bc: clang 19 cannot read LLVM 22"),
-    (["--host-format", "obj", "-S"], "-S writes LLVM IR text, but --host-format=obj"),
-])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--target-clang", "19", "--device-image", "bitcode"], "--device-image=bitcode: clang 19 cannot read LLVM 22"),
+        (["--target-clang", "19", "--host-format", "bc"], "--host-format=bc: clang 19 cannot read LLVM 22"),
+        (["--host-format", "obj", "-S"], "-S writes LLVM IR text, but --host-format=obj"),
+    ],
+)
 def test_impossible_format_requests_are_refused(tmp_path, flags, message):
     out = tmp_path / "x.o"
     result = _compile(tmp_path, str(SAXPY), "--offload-arch", "sm_80", *flags, "-o", str(out))
@@ -201,8 +232,9 @@ def test_impossible_format_requests_are_refused(tmp_path, flags, message):
 
 
 def test_object_bundle_named_bc_and_mf_without_md(tmp_path):
-    result = _compile(tmp_path, str(SAXPY), "--offload-arch", "sm_80", "--portable",
-                      "-o", str(tmp_path / "a.offload.bc"))
+    result = _compile(
+        tmp_path, str(SAXPY), "--offload-arch", "sm_80", "--portable", "-o", str(tmp_path / "a.offload.bc")
+    )
     assert result.returncode == 1 and "is an ELF object (--host-format=obj or --portable)" in result.stderr
     result = _compile(tmp_path, str(SAXPY), "--offload-arch", "sm_80", "-MF", "x.d", "-o", str(tmp_path / "a.bc"))
     assert result.returncode == 2 and "-MF FILE names the dependency file of -MD" in result.stderr

@@ -95,13 +95,15 @@ def test_shipped_build_sh_names_the_ptx(built):
 
 # ---- mlir-offload link --ptx -------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def portable_bundle(tmp_path_factory):
     require_tool("ptxas")
     work = tmp_path_factory.mktemp("link-ptx")
     bundle = work / "saxpy.o"
-    result = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80,sm_90", "--target-clang", "22", "--portable",
-                     "-o", str(bundle))
+    result = run_cli(
+        "compile", str(SAXPY), "--offload-arch", "sm_80,sm_90", "--target-clang", "22", "--portable", "-o", str(bundle)
+    )
     assert result.returncode == 0, result.stderr
     return bundle
 
@@ -145,13 +147,41 @@ def test_link_without_ptx_has_sass_only(portable_bundle, tmp_path):
 def test_link_warns_when_other_inputs_carry_device_code(portable_bundle, tmp_path):
     require_tool("clang-22", 22)
     other = tmp_path / "other.o"
-    assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--target-clang", "22", "--host-format", "obj",
-                   "--device-image", "cubin", "-o", str(other)).returncode == 0
+    assert (
+        run_cli(
+            "compile",
+            str(SAXPY),
+            "--offload-arch",
+            "sm_80",
+            "--target-clang",
+            "22",
+            "--host-format",
+            "obj",
+            "--device-image",
+            "cubin",
+            "-o",
+            str(other),
+        ).returncode
+        == 0
+    )
     plain = tmp_path / "plain.o"
-    subprocess.run([require_tool("clang-22", 22), "-c", "-x", "c", "-", "-o", str(plain)],
-                   input="int f(void){return 1;}", text=True, check=True)
-    result = run_cli("link", str(portable_bundle), str(other), str(plain), "--ptx", f"{portable_bundle}.sm_80.ptx",
-                     "-o", str(tmp_path / "app"), "--dry-run")
+    subprocess.run(
+        [require_tool("clang-22", 22), "-c", "-x", "c", "-", "-o", str(plain)],
+        input="int f(void){return 1;}",
+        text=True,
+        check=True,
+    )
+    result = run_cli(
+        "link",
+        str(portable_bundle),
+        str(other),
+        str(plain),
+        "--ptx",
+        f"{portable_bundle}.sm_80.ptx",
+        "-o",
+        str(tmp_path / "app"),
+        "--dry-run",
+    )
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 1 and f"{other} carries device code too" in warnings[0]
@@ -163,11 +193,15 @@ def test_link_ptx_errors(portable_bundle, tmp_path):
     app = tmp_path / "app"
     text80 = Path(f"{portable_bundle}.sm_80.ptx").read_text()
     cases = {
-        "other-arch.ptx": (text80.replace(".target sm_80", ".target sm_75"),
-                           "PTX for sm_75, but " + str(portable_bundle) + " has sm_80, sm_90"),
+        "other-arch.ptx": (
+            text80.replace(".target sm_80", ".target sm_75"),
+            "PTX for sm_75, but " + str(portable_bundle) + " has sm_80, sm_90",
+        ),
         "not-ptx.ptx": ("just text\n", "not PTX for an NVIDIA GPU (no '.target sm_XX' directive)"),
-        "extern.ptx": (text80 + "\n.extern .func (.param .b32 r) helper_twice\n(\n.param .b32 a\n);\n",
-                       "the PTX calls helper_twice defined elsewhere"),
+        "extern.ptx": (
+            text80 + "\n.extern .func (.param .b32 r) helper_twice\n(\n.param .b32 a\n);\n",
+            "the PTX calls helper_twice defined elsewhere",
+        ),
     }
     for file_name, (text, message) in cases.items():
         path = tmp_path / file_name
@@ -176,8 +210,16 @@ def test_link_ptx_errors(portable_bundle, tmp_path):
         assert result.returncode == 1 and message in result.stderr, (file_name, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
         assert not app.exists()
-    twice = run_cli("link", str(portable_bundle), "--ptx", f"{portable_bundle}.sm_80.ptx", "--ptx",
-                    f"{portable_bundle}.sm_80.ptx", "-o", str(app))
+    twice = run_cli(
+        "link",
+        str(portable_bundle),
+        "--ptx",
+        f"{portable_bundle}.sm_80.ptx",
+        "--ptx",
+        f"{portable_bundle}.sm_80.ptx",
+        "-o",
+        str(app),
+    )
     assert twice.returncode == 1 and "a second PTX file for sm_80" in twice.stderr
     missing = run_cli("link", str(portable_bundle), "--ptx", "-o", str(app))
     assert missing.returncode == 2 and "option '--ptx' requires a value" in missing.stderr
@@ -185,6 +227,7 @@ def test_link_ptx_errors(portable_bundle, tmp_path):
 
 
 # ---- the wrapper alone ---------------------------------------------------------------------------
+
 
 @pytest.fixture
 def recording_fatbinary(tmp_path) -> tuple[Path, Path]:
@@ -195,8 +238,9 @@ def recording_fatbinary(tmp_path) -> tuple[Path, Path]:
     return script, record
 
 
-def _wrapper(args: list[str], ptx: str, real: Path, via_link: bool = False,
-             ptx_only: str | None = None) -> subprocess.CompletedProcess:
+def _wrapper(
+    args: list[str], ptx: str, real: Path, via_link: bool = False, ptx_only: str | None = None
+) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin", "MLIR_OFFLOAD_PTX": ptx, "MLIR_OFFLOAD_FATBINARY": str(real)}
     if ptx_only is not None:
         env["MLIR_OFFLOAD_PTX_ONLY"] = ptx_only
@@ -211,25 +255,37 @@ def test_wrapper_adds_ptx_images(recording_fatbinary, tmp_path, via_link):
     a, b = tmp_path / "a b.sm_80.ptx", tmp_path / "c.sm_90.ptx"
     a.write_text(".target sm_80\n")
     b.write_text(".target sm_90\n")
-    result = _wrapper(["-64", "--create", "out.fatbin", "--image=profile=sm_80,file=k.img"], f"sm_80={a}\nsm_90={b}",
-                      real, via_link)
+    result = _wrapper(
+        ["-64", "--create", "out.fatbin", "--image=profile=sm_80,file=k.img"], f"sm_80={a}\nsm_90={b}", real, via_link
+    )
     assert result.returncode == 0, result.stderr
     assert record.read_text().splitlines() == [
-        "-64", "--create", "out.fatbin", "--image3=kind=elf,sm=80,file=k.img",
-        f"--image3=kind=ptx,sm=80,file={a}", f"--image3=kind=ptx,sm=90,file={b}", "--compress=false"]
+        "-64",
+        "--create",
+        "out.fatbin",
+        "--image3=kind=elf,sm=80,file=k.img",
+        f"--image3=kind=ptx,sm=80,file={a}",
+        f"--image3=kind=ptx,sm=90,file={b}",
+        "--compress=false",
+    ]
 
 
 def test_wrapper_refuses_bad_ptx_entries(recording_fatbinary, tmp_path):
     real, record = recording_fatbinary
-    for ptx, message in (("compute_80=x.ptx", "is not sm_XX=FILE"),
-                         (f"sm_80={tmp_path}/missing.ptx", "is not readable"),
-                         ("sm_80=a,b.ptx", "has a comma")):
+    for ptx, message in (
+        ("compute_80=x.ptx", "is not sm_XX=FILE"),
+        (f"sm_80={tmp_path}/missing.ptx", "is not readable"),
+        ("sm_80=a,b.ptx", "has a comma"),
+    ):
         result = _wrapper(["--create", "o"], ptx, real)
         assert result.returncode == 1 and message in result.stderr, result.stderr
         assert not record.exists()
-    itself = subprocess.run([str(WRAPPER), "--create", "o"], env={"PATH": "/usr/bin:/bin",
-                            "MLIR_OFFLOAD_FATBINARY": str(WRAPPER.parent / "bin" / "fatbinary")},
-                            capture_output=True, text=True)
+    itself = subprocess.run(
+        [str(WRAPPER), "--create", "o"],
+        env={"PATH": "/usr/bin:/bin", "MLIR_OFFLOAD_FATBINARY": str(WRAPPER.parent / "bin" / "fatbinary")},
+        capture_output=True,
+        text=True,
+    )
     assert itself.returncode == 127 and itself.stderr.count("error") == 1 and "is not a real fatbinary" in itself.stderr
     assert os.path.samefile(WRAPPER, WRAPPER.parent / "bin" / "fatbinary")
 
@@ -239,12 +295,17 @@ def test_wrapper_drops_the_cubin_of_ptx_only_archs(recording_fatbinary, tmp_path
     real, record = recording_fatbinary
     a = tmp_path / "a.sm_80.ptx"
     a.write_text(".target sm_80\n")
-    result = _wrapper(["--create", "out.fatbin", image, "--image3=kind=elf,sm=90,file=k90.img"], f"sm_80={a}", real,
-                      ptx_only="sm_80")
+    result = _wrapper(
+        ["--create", "out.fatbin", image, "--image3=kind=elf,sm=90,file=k90.img"], f"sm_80={a}", real, ptx_only="sm_80"
+    )
     assert result.returncode == 0, result.stderr
     assert record.read_text().splitlines() == [
-        "--create", "out.fatbin", "--image3=kind=elf,sm=90,file=k90.img", f"--image3=kind=ptx,sm=80,file={a}",
-        "--compress=false"]
+        "--create",
+        "out.fatbin",
+        "--image3=kind=elf,sm=90,file=k90.img",
+        f"--image3=kind=ptx,sm=80,file={a}",
+        "--compress=false",
+    ]
 
 
 def test_wrapper_refuses_ptx_only_without_its_ptx(recording_fatbinary, tmp_path):

@@ -84,10 +84,12 @@ module attributes {gpu.container_module} {
 def bundles(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("several")
     (tmp / "lib.mlir").write_text(LIBRARY)
-    for source, out, flags in ((SAXPY, "saxpy.offload.bc", []), (tmp / "lib.mlir", "lib.offload.bc", []),
-                               (SAXPY, "again.offload.bc", []),
-                               (tmp / "lib.mlir", "lib19.offload.o", ["--target-clang", "19", "--device-image=cubin",
-                                                                      "--host-format=obj"])):
+    for source, out, flags in (
+        (SAXPY, "saxpy.offload.bc", []),
+        (tmp / "lib.mlir", "lib.offload.bc", []),
+        (SAXPY, "again.offload.bc", []),
+        (tmp / "lib.mlir", "lib19.offload.o", ["--target-clang", "19", "--device-image=cubin", "--host-format=obj"]),
+    ):
         if flags:
             require_tool("ptxas")
         done = run_cli("compile", str(source), "--offload-arch", "sm_80", *flags, "-o", str(tmp / out))
@@ -96,8 +98,9 @@ def bundles(tmp_path_factory):
 
 
 def test_several_bundles_build_one_app(bundles, tmp_path):
-    done = run_cli("ship", str(bundles / "saxpy.offload.bc"), str(bundles / "lib.offload.bc"), "-o",
-                   str(tmp_path / "app.tar.gz"))
+    done = run_cli(
+        "ship", str(bundles / "saxpy.offload.bc"), str(bundles / "lib.offload.bc"), "-o", str(tmp_path / "app.tar.gz")
+    )
     assert done.returncode == 0, done.stderr
     with tarfile.open(tmp_path / "app.tar.gz") as archive:
         names = sorted(archive.getnames())
@@ -117,10 +120,13 @@ def test_several_bundles_build_one_app(bundles, tmp_path):
     assert "2 entries: saxpy, double_it" in verified.stdout
 
 
-@pytest.mark.parametrize("second, expected", [
-    ("again.offload.bc", "kernel or global 'saxpy' is defined by both saxpy.offload.bc and again.offload.bc"),
-    ("lib19.offload.o", "saxpy.offload.bc and lib19.offload.o differ in clang (22 vs 19)"),
-])
+@pytest.mark.parametrize(
+    "second, expected",
+    [
+        ("again.offload.bc", "kernel or global 'saxpy' is defined by both saxpy.offload.bc and again.offload.bc"),
+        ("lib19.offload.o", "saxpy.offload.bc and lib19.offload.o differ in clang (22 vs 19)"),
+    ],
+)
 def test_bundles_one_link_cannot_take_are_refused(bundles, tmp_path, second, expected):
     if not (bundles / second).exists():
         pytest.skip("not compiled here")
@@ -132,19 +138,27 @@ def test_bundles_one_link_cannot_take_are_refused(bundles, tmp_path, second, exp
 
 
 def test_compile_flags_with_bundles_are_a_usage_error(bundles, tmp_path):
-    done = run_cli("ship", str(bundles / "saxpy.offload.bc"), str(bundles / "lib.offload.bc"), "-O2",
-                   "-o", str(tmp_path / "a.tar.gz"))
+    done = run_cli(
+        "ship",
+        str(bundles / "saxpy.offload.bc"),
+        str(bundles / "lib.offload.bc"),
+        "-O2",
+        "-o",
+        str(tmp_path / "a.tar.gz"),
+    )
     assert done.returncode == 2 and "only apply to an .mlir input" in done.stderr
 
 
 def test_ptx_beside_one_of_several_is_refused(bundles, tmp_path):
     require_tool("ptxas")
     shutil.copy(bundles / "lib.offload.bc", tmp_path / "lib.offload.bc")
-    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--device-image=ptx",
-                   "-o", str(tmp_path / "p.offload.bc"))
+    done = run_cli(
+        "compile", str(SAXPY), "--offload-arch", "sm_80", "--device-image=ptx", "-o", str(tmp_path / "p.offload.bc")
+    )
     assert done.returncode == 0, done.stderr
-    done = run_cli("ship", str(tmp_path / "p.offload.bc"), str(tmp_path / "lib.offload.bc"),
-                   "-o", str(tmp_path / "a.tar.gz"))
+    done = run_cli(
+        "ship", str(tmp_path / "p.offload.bc"), str(tmp_path / "lib.offload.bc"), "-o", str(tmp_path / "a.tar.gz")
+    )
     assert done.returncode == 1 and "cannot ship PTX" in done.stderr
 
 
@@ -171,8 +185,9 @@ def test_shipped_app_runs_every_bundles_kernels(tmp_path, fake_cuda):
     assert ran.returncode == 0, ran.stderr
     assert sorted(ran.kernels_registered()) == ["add_one", "double_it"]
     assert [launch["kernel"] for launch in ran.launches()] == ["add_one", "double_it"]
-    done = run_cli("link", "--emulate", str(app / "main.offload.bc"), str(app / "lib.offload.bc"), "-o",
-                   str(tmp_path / "emulated"))
+    done = run_cli(
+        "link", "--emulate", str(app / "main.offload.bc"), str(app / "lib.offload.bc"), "-o", str(tmp_path / "emulated")
+    )
     assert done.returncode == 0, done.stderr
     emulated = subprocess.run([str(tmp_path / "emulated")], capture_output=True, text=True, timeout=120)
     assert emulated.returncode == 0 and emulated.stdout == "h[3] = 8.0\n", emulated.stderr

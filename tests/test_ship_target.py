@@ -35,13 +35,29 @@ def _bundle(work: Path, major: int, portable: bool, recorded: int | None = None)
     clang = require_tool("clang-22", 22)
     require_tool("ptxas")
     device = work / "device.bc"
-    subprocess.run([llvm_link, str(SHARED_REFERENCE / "handwritten_device.ll"), LIBDEVICE, "--only-needed",
-                    "--internalize", "-o", str(device)], check=True)
-    image = OffloadImage(int(ImageKind.BITCODE), load_profile(major).offload_kind_value("cuda"), 0,
-                         {"triple": "nvptx64-nvidia-cuda", "arch": "sm_80",
-                          **BundleRecord(recorded or major, "22.1.0", "obj" if portable else "bc",
-                                         ("cuda:sm_80",)).image_strings()},
-                         device.read_bytes())
+    subprocess.run(
+        [
+            llvm_link,
+            str(SHARED_REFERENCE / "handwritten_device.ll"),
+            LIBDEVICE,
+            "--only-needed",
+            "--internalize",
+            "-o",
+            str(device),
+        ],
+        check=True,
+    )
+    image = OffloadImage(
+        int(ImageKind.BITCODE),
+        load_profile(major).offload_kind_value("cuda"),
+        0,
+        {
+            "triple": "nvptx64-nvidia-cuda",
+            "arch": "sm_80",
+            **BundleRecord(recorded or major, "22.1.0", "obj" if portable else "bc", ("cuda:sm_80",)).image_strings(),
+        },
+        device.read_bytes(),
+    )
     images = [image]
     if portable:
         images, _ = convert_device_images(images, "cubin")
@@ -49,9 +65,20 @@ def _bundle(work: Path, major: int, portable: bool, recorded: int | None = None)
     package = work / f"images{major}.bin"
     package.write_bytes(write_binary(images))
     host_bc = work / f"host{major}.bc"
-    subprocess.run([clang, "-c", "-emit-llvm", "-Wno-override-module", "-Xclang",
-                    f"-fembed-offload-object={package}",
-                    str(SHARED_REFERENCE / f"handwritten_host_clang{major}.ll"), "-o", str(host_bc)], check=True)
+    subprocess.run(
+        [
+            clang,
+            "-c",
+            "-emit-llvm",
+            "-Wno-override-module",
+            "-Xclang",
+            f"-fembed-offload-object={package}",
+            str(SHARED_REFERENCE / f"handwritten_host_clang{major}.ll"),
+            "-o",
+            str(host_bc),
+        ],
+        check=True,
+    )
     if not portable:
         return host_bc
     host_o = work / f"host{major}.o"
@@ -64,9 +91,11 @@ def test_ship_refuses_a_bundle_whose_entries_disagree_with_its_record(tmp_path):
     bundle = _bundle(tmp_path, 22, False, recorded=19)
     result = run_cli("ship", str(bundle), "-o", str(tmp_path / "app.tar.gz"))
     assert result.returncode == 1 and not (tmp_path / "app.tar.gz").exists()
-    assert result.stderr.strip() == ("mlir-offload: error: app.offload.bc: its record says clang 19 but its "
-                                     "offload entries have the layout of clang 22: "
-                                     "the bundle was altered after compile")
+    assert result.stderr.strip() == (
+        "mlir-offload: error: app.offload.bc: its record says clang 19 but its "
+        "offload entries have the layout of clang 22: "
+        "the bundle was altered after compile"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -102,8 +131,7 @@ def _unpack(archive: Path, dest: Path) -> Path:
 
 
 def _make(folder: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "-C", str(folder), *args], env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(["make", "-C", str(folder), *args], env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_archive_is_deterministic_and_complete(shipped, tmp_path):
@@ -113,8 +141,7 @@ def test_archive_is_deterministic_and_complete(shipped, tmp_path):
         names = sorted(tar.getnames())
         assert all(m.mtime == 0 and m.uid == 0 and m.gid == 0 for m in tar.getmembers())
         bundle = tar.extractfile("app/app.offload.bc").read()
-    assert names == ["app", "app/Makefile", "app/SHA256SUMS", "app/app.offload.bc", "app/build.sh",
-                     "app/manifest.json"]
+    assert names == ["app", "app/Makefile", "app/SHA256SUMS", "app/app.offload.bc", "app/build.sh", "app/manifest.json"]
     bundle_dir.mkdir()
     (bundle_dir / "x.bc").write_bytes(bundle)
     assert run_cli("ship", str(bundle_dir / "x.bc"), "-o", str(again), "--app", "app").returncode == 0
@@ -144,6 +171,7 @@ def test_manifest_records_producer_profile_targets_and_hashes(shipped, tmp_path)
     targets = [(t["arch"], t["offload_kind"], t["image_kind"]) for t in manifest["targets"]]
     assert targets == [("sm_80", "cuda", "bitcode")]
     import hashlib
+
     assert manifest["files"]["app.offload.bc"] == hashlib.sha256((top / "app.offload.bc").read_bytes()).hexdigest()
     assert manifest["tool"].startswith("mlir-offload ")
     port = json.loads((_unpack(shipped["port19"], tmp_path / "p") / "manifest.json").read_text())
@@ -232,7 +260,7 @@ def _logging_clang(folder: Path, real: str) -> Path:
     folder.mkdir()
     (folder / "clang-linker-wrapper").symlink_to(Path(real).parent / "clang-linker-wrapper")
     clang = folder / "clang"
-    clang.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> {folder}/log\nexec {real} \"$@\"\n")
+    clang.write_text(f'#!/bin/sh\nprintf \'%s\\n\' "$*" >> {folder}/log\nexec {real} "$@"\n')
     clang.chmod(0o755)
     return clang
 
@@ -244,6 +272,7 @@ def test_build_sh_optimizes_the_host_part_unless_ldflags_says(shipped, tmp_path,
     clang = _logging_clang(tmp_path / "bin", real)
     result = _make(top, _scrubbed_env(tmp_path), f"CLANG={clang}", *([f"LDFLAGS={ldflags}"] if ldflags else []))
     assert result.returncode == 0, result.stdout + result.stderr
-    (link,) = [line.split() for line in (tmp_path / "bin" / "log").read_text().splitlines()
-               if "--offload-new-driver" in line]
+    (link,) = [
+        line.split() for line in (tmp_path / "bin" / "log").read_text().splitlines() if "--offload-new-driver" in line
+    ]
     assert [word for word in link if word.startswith("-O")] == expected

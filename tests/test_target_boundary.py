@@ -35,7 +35,7 @@ def imports_of(module: str) -> set[str]:
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names if module_file(f"{base}.{alias.name}"))
     with_parents = set()
@@ -64,8 +64,11 @@ def reachable_from_target() -> dict[str, str]:
 def test_target_side_never_imports_the_build_side_mlir_or_llvmlite():
     reached = reachable_from_target()
     assert "offload.packager.containers" in reached and "offload.toolchain.link" in reached
-    bad = sorted(f"{name} (imported by {by})" for name, by in reached.items()
-                 if any(name == f or name.startswith(f + ".") for f in FORBIDDEN))
+    bad = sorted(
+        f"{name} (imported by {by})"
+        for name, by in reached.items()
+        if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)
+    )
     assert bad == []
 
 

@@ -46,8 +46,20 @@ def test_cuda_toolkit_and_libdevice_follow_one_order(two_toolkits):
 
 def test_shipped_build_sh_searches_in_the_same_order():
     record = BundleRecord(22, "22.1.8", "obj", ("cuda:sm_80",))
-    facts = BundleFacts(record, None, ["k"], [{"offload_kind": "cuda", "triple": "nvptx64-nvidia-cuda",
-                                               "arch": "sm_80", "image_kind": "cubin", "producer": None}])
+    facts = BundleFacts(
+        record,
+        None,
+        ["k"],
+        [
+            {
+                "offload_kind": "cuda",
+                "triple": "nvptx64-nvidia-cuda",
+                "arch": "sm_80",
+                "image_kind": "cubin",
+                "producer": None,
+            }
+        ],
+    )
     profile = load_profile(22)
     script = render_build_sh("app", "app.offload.o", facts, profile, target_link_words(profile, "cuda", "b.o"), False)
     (line,) = [line for line in script.splitlines() if line.strip().startswith("for dir in") and "cuda" in line]

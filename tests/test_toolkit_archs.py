@@ -38,8 +38,9 @@ def test_compile_warns_for_bitcode_refuses_for_cubin(tmp_path):
     done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_50", "-o", str(tmp_path / "b.bc"), env=env)
     assert done.returncode == 0, done.stderr
     assert "warning: sm_50 is not built by CUDA 13.0.88, which builds sm_75 to sm_121" in done.stderr
-    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_50", "--device-image=cubin",
-                   "-o", str(tmp_path / "c.bc"), env=env)
+    done = run_cli(
+        "compile", str(SAXPY), "--offload-arch", "sm_50", "--device-image=cubin", "-o", str(tmp_path / "c.bc"), env=env
+    )
     assert done.returncode == 1
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("mlir-offload: error: sm_50 is not built by CUDA 13.0.88")
@@ -58,6 +59,7 @@ def test_link_refuses_an_arch_the_toolkit_cannot_build(tmp_path):
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "sm_50 is not built by CUDA 13.0.88, which builds sm_75 to sm_121" in lines[0]
     assert not (tmp_path / "app").exists()
-    done = run_cli("link", str(bundle), "--cuda-path", str(tmp_path / "cuda12"), "--dry-run",
-                   "-o", str(tmp_path / "app"))
+    done = run_cli(
+        "link", str(bundle), "--cuda-path", str(tmp_path / "cuda12"), "--dry-run", "-o", str(tmp_path / "app")
+    )
     assert done.returncode == 0, done.stderr

@@ -16,8 +16,9 @@ def build(tmp, name: str, *compile_flags, source=None, arch="sm_80", link_flags=
     """compile + link one program; returns the executable."""
     require_tool("clang-22", 22)
     bundle, app = tmp / f"{name}.offload.bc", tmp / name
-    done = run_cli("compile", str(source or PROGRAMS / f"{name}.mlir"), "--offload-arch", arch, *compile_flags,
-                   "-o", str(bundle))
+    done = run_cli(
+        "compile", str(source or PROGRAMS / f"{name}.mlir"), "--offload-arch", arch, *compile_flags, "-o", str(bundle)
+    )
     assert done.returncode == 0, done.stderr
     done = run_cli("link", str(bundle), *link_flags, "-o", str(app))
     assert done.returncode == 0, done.stderr
@@ -25,16 +26,19 @@ def build(tmp, name: str, *compile_flags, source=None, arch="sm_80", link_flags=
 
 
 def memref_1d(args, first: int):
-    a = args[first:first + 5]
+    a = args[first : first + 5]
     return arg_ptr(a[0]), arg_ptr(a[1]), arg_i64(a[2]), arg_i64(a[3]), arg_i64(a[4])
 
 
 def ordered_after(events, stream: int, event_stream: int, before: int) -> bool:
     """Whether `stream` waits, before event index `before`, for an event recorded on `event_stream`."""
-    recorded = {e["event"] for e in events[:before]
-                if e.get("api") == "cudaEventRecord" and e["stream"] == event_stream}
-    return any(e.get("api") == "cudaStreamWaitEvent" and e["stream"] == stream and e["event"] in recorded
-               for e in events[:before])
+    recorded = {
+        e["event"] for e in events[:before] if e.get("api") == "cudaEventRecord" and e["stream"] == event_stream
+    }
+    return any(
+        e.get("api") == "cudaStreamWaitEvent" and e["stream"] == stream and e["event"] in recorded
+        for e in events[:before]
+    )
 
 
 def test_independent_chains_run_on_independent_unordered_streams(tmp_path, fake_cuda):
@@ -48,7 +52,7 @@ def test_independent_chains_run_on_independent_unordered_streams(tmp_path, fake_
     at_signal = events.index(signal)
     assert not ordered_after(events, signal["stream"], waiter["stream"], at_signal)
     assert not ordered_after(events, waiter["stream"], signal["stream"], len(events))
-    between = events[events.index(waiter):at_signal]
+    between = events[events.index(waiter) : at_signal]
     assert [e["api"] for e in between if "Synchronize" in e["api"]] == []
     flag, seen = (ptr_value(c["ptr"]) for c in result.calls("cudaMalloc"))
     assert memref_1d(waiter["args"], 0) == (flag, flag, 0, 1, 1)
@@ -75,9 +79,14 @@ def test_a_token_with_several_dependents_forks_streams_and_joins(tmp_path, fake_
     # The join is a stream waiting for both; the host synchronizes it before the synchronous copy-out,
     # which runs on a stream of its own.
     at_copy_out = events.index(copy_out)
-    synchronized = [e["stream"] for e in events[events.index(right):at_copy_out] if e["api"] == "cudaStreamSynchronize"]
-    joins = [s for s in synchronized
-             if all(ordered_after(events, s, launch["stream"], at_copy_out) for launch in (left, right))]
+    synchronized = [
+        e["stream"] for e in events[events.index(right) : at_copy_out] if e["api"] == "cudaStreamSynchronize"
+    ]
+    joins = [
+        s
+        for s in synchronized
+        if all(ordered_after(events, s, launch["stream"], at_copy_out) for launch in (left, right))
+    ]
     assert len(joins) == 1
     assert copy_out["stream"] not in (left["stream"], right["stream"], joins[0])
     data = ptr_value(result.calls("cudaMalloc")[0]["ptr"])
@@ -97,8 +106,10 @@ def test_kernels_outlined_from_gpu_launch_get_unique_names(tmp_path, fake_cuda):
     assert sorted(result.kernels_registered()) == ["bump_kernel", "main_kernel", "main_kernel_0"]
     launches = result.launches()
     assert [(launch["kernel"], launch["grid"], launch["block"]) for launch in launches] == [
-        ("main_kernel", [1, 1, 1], [4, 1, 1]), ("main_kernel_0", [2, 1, 1], [2, 1, 1]),
-        ("bump_kernel", [1, 1, 1], [4, 1, 1])]
+        ("main_kernel", [1, 1, 1], [4, 1, 1]),
+        ("main_kernel_0", [2, 1, 1], [2, 1, 1]),
+        ("bump_kernel", [1, 1, 1], [4, 1, 1]),
+    ]
     data = ptr_value(result.calls("cudaMalloc")[0]["ptr"])
     first, second, bump = launches
     assert memref_1d(first["args"], 0) == (data, data, 0, 4, 1) and len(first["args"]) == 5
@@ -119,7 +130,9 @@ def test_registered_host_memory_reaches_the_kernel_through_the_device_view(tmp_p
     assert (values["size"], counts["size"]) == (24, 24)
     views = result.calls(f"{api}HostGetDevicePointer")
     assert [(c["host"], c["ptr"], c["flags"]) for c in views] == [
-        (values["ptr"], values["ptr"], 0), (counts["ptr"], counts["ptr"], 0)]
+        (values["ptr"], values["ptr"], 0),
+        (counts["ptr"], counts["ptr"], 0),
+    ]
     (launch,) = result.launches()
     assert launch["kernel"] == "shift" and launch["block"] == [6, 1, 1]
     device_values, device_counts = ptr_value(values["ptr"]), ptr_value(counts["ptr"])
@@ -168,12 +181,24 @@ HOST_BODY = """module attributes {{gpu.container_module}} {{
 """
 
 
-@pytest.mark.parametrize("line, op, at, reason", [
-    ("    %f = arith.constant 1.0 : f32\n    linalg.fill ins(%f : f32) outs(%x : memref<4xf32>)", "linalg.fill",
-     "9:5", "--pass-pipeline"),
-    ("    %e = tensor.empty() : tensor<4xf32>\n    %v = tensor.extract %e[%c1] : tensor<4xf32>\n"
-     "    memref.store %v, %x[%c1] : memref<4xf32>", "tensor.empty", "8:10", "--pass-pipeline"),
-])
+@pytest.mark.parametrize(
+    "line, op, at, reason",
+    [
+        (
+            "    %f = arith.constant 1.0 : f32\n    linalg.fill ins(%f : f32) outs(%x : memref<4xf32>)",
+            "linalg.fill",
+            "9:5",
+            "--pass-pipeline",
+        ),
+        (
+            "    %e = tensor.empty() : tensor<4xf32>\n    %v = tensor.extract %e[%c1] : tensor<4xf32>\n"
+            "    memref.store %v, %x[%c1] : memref<4xf32>",
+            "tensor.empty",
+            "8:10",
+            "--pass-pipeline",
+        ),
+    ],
+)
 def test_host_ops_the_lowering_cannot_handle_are_located_errors(tmp_path, line, op, at, reason):
     source = tmp_path / "host.mlir"
     source.write_text(HOST_BODY.format(line=line))
@@ -194,10 +219,14 @@ def test_a_crash_in_a_forked_step_is_one_error_line():
     assert call_forked(lambda n: n * 2, 21, "doubling") == 42
     with pytest.raises(OffloadError) as raised:
         # faulthandler (pytest's) off in the child: the crash is the point, not a dump of its stack.
-        call_forked(lambda _: (faulthandler.disable(), os.kill(os.getpid(), signal.SIGSEGV)), None,
-                    "translating the widget crashed")
-    assert str(raised.value.message) == ("translating the widget crashed: the process running MLIR/LLVM was "
-                                         "killed by signal SIGSEGV")
+        call_forked(
+            lambda _: (faulthandler.disable(), os.kill(os.getpid(), signal.SIGSEGV)),
+            None,
+            "translating the widget crashed",
+        )
+    assert str(raised.value.message) == (
+        "translating the widget crashed: the process running MLIR/LLVM was killed by signal SIGSEGV"
+    )
 
 
 def test_device_translation_never_kills_the_command(tmp_path):
@@ -240,15 +269,32 @@ def test_pass_pipeline_runs_before_our_lowering(tmp_path, fake_cuda):
     assert (ptr_value(copy_in["dst"]), copy_in["size"], ptr_value(copy_out["src"])) == (device, 64, device)
 
 
-@pytest.mark.parametrize("pipeline, message", [
-    ("builtin.module(no-such-pass)", "mlir-offload: error: --pass-pipeline: 1:1: error: 'no-such-pass' does not "
-                                     "refer to a registered pass or pass pipeline"),
-    ("func.func(canonicalize)", "linalg_host.mlir:3:1: error: --pass-pipeline 'func.func(canonicalize)': can't run "
-                                "'func.func' pass manager on 'builtin.module' op"),
-])
+@pytest.mark.parametrize(
+    "pipeline, message",
+    [
+        (
+            "builtin.module(no-such-pass)",
+            "mlir-offload: error: --pass-pipeline: 1:1: error: 'no-such-pass' does not "
+            "refer to a registered pass or pass pipeline",
+        ),
+        (
+            "func.func(canonicalize)",
+            "linalg_host.mlir:3:1: error: --pass-pipeline 'func.func(canonicalize)': can't run "
+            "'func.func' pass manager on 'builtin.module' op",
+        ),
+    ],
+)
 def test_a_bad_pass_pipeline_is_one_error_line(tmp_path, pipeline, message):
-    done = run_cli("compile", str(PROGRAMS / "linalg_host.mlir"), "--pass-pipeline", pipeline,
-                   "--offload-arch", "sm_80", "-o", str(tmp_path / "x.bc"))
+    done = run_cli(
+        "compile",
+        str(PROGRAMS / "linalg_host.mlir"),
+        "--pass-pipeline",
+        pipeline,
+        "--offload-arch",
+        "sm_80",
+        "-o",
+        str(tmp_path / "x.bc"),
+    )
     assert done.returncode == 1 and done.stderr.endswith(message + "\n") and done.stderr.count("\n") == 1
 
 
@@ -262,16 +308,27 @@ def test_standard_input_text_and_bytecode_give_the_same_bundle(tmp_path):
         with open(tmp_path / "fork_join.mlirbc", "wb") as out:
             module.operation.write_bytecode(out)
     bundles = []
-    for name, data in (("file", None), ("text", source.read_bytes()),
-                       ("bytecode", (tmp_path / "fork_join.mlirbc").read_bytes())):
+    for name, data in (
+        ("file", None),
+        ("text", source.read_bytes()),
+        ("bytecode", (tmp_path / "fork_join.mlirbc").read_bytes()),
+    ):
         out = tmp_path / f"{name}.bc"
-        done = run_cli("compile", str(source) if data is None else "-", "--offload-arch", "sm_80", "-o", str(out),
-                       input=data)
+        done = run_cli(
+            "compile", str(source) if data is None else "-", "--offload-arch", "sm_80", "-o", str(out), input=data
+        )
         assert done.returncode == 0, done.stderr
         bundles.append(out.read_bytes())
     assert bundles[0][:4] == b"BC\xc0\xde" and bundles[0] == bundles[1] == bundles[2]
-    broken = run_cli("compile", "-", "--offload-arch", "sm_80", "-o", str(tmp_path / "x.bc"),
-                     input=source.read_bytes().replace(b"gpu.return", b"gpu.retrun"))
+    broken = run_cli(
+        "compile",
+        "-",
+        "--offload-arch",
+        "sm_80",
+        "-o",
+        str(tmp_path / "x.bc"),
+        input=source.read_bytes().replace(b"gpu.return", b"gpu.retrun"),
+    )
     assert broken.returncode == 1 and broken.stderr.startswith(b"<stdin>:") and b"'gpu.retrun'" in broken.stderr
     unnamed = run_cli("compile", "-", "--offload-arch", "sm_80", input=source.read_bytes())
     assert unnamed.returncode == 1 and b"name the output with -o" in unnamed.stderr
@@ -307,25 +364,35 @@ def test_async_ops_without_dependencies_start_chains_of_their_own(tmp_path, fake
 
 def test_a_token_carried_through_a_loop_is_refused_at_its_user(tmp_path):
     source = tmp_path / "carried.mlir"
-    source.write_text(ASYNC_WITHOUT_DEPENDENCIES.replace("%BODY%", """    %c0 = arith.constant 0 : index
+    source.write_text(
+        ASYNC_WITHOUT_DEPENDENCIES.replace(
+            "%BODY%",
+            """    %c0 = arith.constant 0 : index
     %c4 = arith.constant 4 : index
     %last = scf.for %i = %c0 to %c4 step %c1 iter_args(%token = %cleared) -> (!gpu.async.token) {
       %next = gpu.launch_func async [%token] @k::@clear blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
           args(%x : memref<4xi32>)
       scf.yield %next : !gpu.async.token
     }
-    gpu.wait [%made, %last]"""))
+    gpu.wait [%made, %last]""",
+        )
+    )
     done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(tmp_path / "x.bc"))
     assert done.returncode == 1 and done.stderr.count("\n") == 1
-    assert done.stderr.startswith(f"{source}:13:15: error: 'gpu.launch_func' depends on an async token that is a "
-                                  "block argument")
+    assert done.stderr.startswith(
+        f"{source}:13:15: error: 'gpu.launch_func' depends on an async token that is a block argument"
+    )
 
 
 def test_a_program_function_named_like_a_launch_stub_is_a_located_error(tmp_path):
     source = tmp_path / "stub.mlir"
-    source.write_text(ASYNC_WITHOUT_DEPENDENCIES.replace("%BODY%", "    gpu.wait [%made, %cleared]").replace(
-        "  func.func @main", "  func.func @__device_stub__clear() {\n    return\n  }\n  func.func @main"))
+    source.write_text(
+        ASYNC_WITHOUT_DEPENDENCIES.replace("%BODY%", "    gpu.wait [%made, %cleared]").replace(
+            "  func.func @main", "  func.func @__device_stub__clear() {\n    return\n  }\n  func.func @main"
+        )
+    )
     done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(tmp_path / "x.bc"))
     assert done.returncode == 1 and done.stderr == (
         f"{source}:11:16: error: the program defines '__device_stub__clear', the name of the host stub that "
-        "launches kernel 'clear': rename the program's function\n")
+        "launches kernel 'clear': rename the program's function\n"
+    )

@@ -16,11 +16,25 @@ PACKAGE = Path(__file__).resolve().parent.parent / "offload"
 
 
 def test_vendor_facts_are_written_once():
-    facts = {f'"{value}"' for vendor in VENDORS.values()
-             for value in (vendor.triple, vendor.lowering, vendor.link_library, vendor.device_section,
-                           vendor.register_function, vendor.codegen_hook)}
-    copies = sorted(f"{path.relative_to(PACKAGE)}: {fact}" for path in PACKAGE.rglob("*.py")
-                    if path.name != "vendors.py" for fact in facts if fact in path.read_text())
+    facts = {
+        f'"{value}"'
+        for vendor in VENDORS.values()
+        for value in (
+            vendor.triple,
+            vendor.lowering,
+            vendor.link_library,
+            vendor.device_section,
+            vendor.register_function,
+            vendor.codegen_hook,
+        )
+    }
+    copies = sorted(
+        f"{path.relative_to(PACKAGE)}: {fact}"
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "vendors.py"
+        for fact in facts
+        if fact in path.read_text()
+    )
     assert copies == []
 
 

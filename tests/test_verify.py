@@ -19,8 +19,9 @@ HOST19 = SHARED_REFERENCE / "handwritten_host_clang19.ll"
 
 @pytest.fixture(scope="module")
 def two_arch_app(tmp_path_factory) -> Path:
-    return build_reference_cuda_app(tmp_path_factory.mktemp("two-arch"), 22, HOST22,
-                                    [(DEVICE, "sm_80"), (DEVICE, "sm_90")])
+    return build_reference_cuda_app(
+        tmp_path_factory.mktemp("two-arch"), 22, HOST22, [(DEVICE, "sm_80"), (DEVICE, "sm_90")]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -67,14 +68,16 @@ def test_verify_names_kernel_missing_from_one_arch(sm90_lacks_vsqrt):
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [
         f"mlir-offload: error: {sm90_lacks_vsqrt}: kernel 'vsqrt' is registered but missing from the sm_90 "
-        f"device image in .nv_fatbin"]
+        f"device image in .nv_fatbin"
+    ]
 
 
 def test_verify_flags_link_without_offload_driver(tmp_path, two_arch_app):
     clang = require_tool("clang-22", 22)
     plain = tmp_path / "plain"
-    subprocess.run([clang, str(two_arch_app.parent / "host.o"), f"-L{CUDA_PATH}/lib64", "-lcudart",
-                    "-o", str(plain)], check=True)
+    subprocess.run(
+        [clang, str(two_arch_app.parent / "host.o"), f"-L{CUDA_PATH}/lib64", "-lcudart", "-o", str(plain)], check=True
+    )
     proc = run_cli("verify", str(plain))
     assert proc.returncode == 1
     lines = proc.stderr.splitlines()
@@ -91,8 +94,10 @@ def test_verify_flags_clang19_entries_linked_by_clang22(tmp_path, app19):
     clang_cuda_link(require_tool("clang-22", 22), 22, [str(app19.parent / "host.o")], crossed)
     proc = run_cli("verify", str(crossed))
     assert proc.returncode == 1
-    assert "2 offload entries in section cuda_offloading_entries are never registered: its registration " \
-           "code walks llvm_offload_entries" in proc.stderr
+    assert (
+        "2 offload entries in section cuda_offloading_entries are never registered: its registration "
+        "code walks llvm_offload_entries" in proc.stderr
+    )
     assert "__start_llvm_offload_entries..__stop_llvm_offload_entries is empty" in proc.stderr
 
 
@@ -101,14 +106,19 @@ def test_verify_flags_clang22_entries_linked_by_clang19(tmp_path, two_arch_app):
     clang_cuda_link(require_tool("clang-19", 19), 19, [str(two_arch_app.parent / "host.o")], crossed)
     proc = run_cli("verify", str(crossed))
     assert proc.returncode == 1
-    assert "2 offload entries in section llvm_offload_entries are never registered: its registration " \
-           "code walks cuda_offloading_entries" in proc.stderr
+    assert (
+        "2 offload entries in section llvm_offload_entries are never registered: its registration "
+        "code walks cuda_offloading_entries" in proc.stderr
+    )
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"not an executable", "is not an ELF file"),
-    (b"\x7fELF\x02\x01" + bytes(10), "truncated ELF header"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"not an executable", "is not an ELF file"),
+        (b"\x7fELF\x02\x01" + bytes(10), "truncated ELF header"),
+    ],
+)
 def test_verify_rejects_non_executables_in_one_line(tmp_path, content, message):
     path = tmp_path / "bad"
     path.write_bytes(content)

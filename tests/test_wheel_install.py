@@ -26,22 +26,55 @@ def test_wheel_in_a_fresh_venv_compiles_links_and_finds_its_data(tmp_path):
         pytest.skip("the wheel package is missing")
     source = tmp_path / "source"  # a copy: building in place would leave build/ in the repository
     skipped = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis")
-    shutil.copytree(REPO, source, ignore=lambda folder, names: set(skipped(folder, names)) | (
-        {"build", "dist"} & set(names) if Path(folder) == REPO else set()))  # the top-level build/ and dist/ only
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                            "--no-index", "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True)
+    shutil.copytree(
+        REPO,
+        source,
+        ignore=lambda folder, names: (
+            set(skipped(folder, names)) | ({"build", "dist"} & set(names) if Path(folder) == REPO else set())
+        ),
+    )  # the top-level build/ and dist/ only
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-w",
+            str(tmp_path / "dist"),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert built.returncode == 0, built.stderr
     (wheel_file,) = (tmp_path / "dist").glob("mlir_offload-*.whl")
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    installed = subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-                                str(wheel_file)], capture_output=True, text=True, env=env)
+    installed = subprocess.run(
+        [venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel_file)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert installed.returncode == 0, installed.stderr
-    where = subprocess.run([venv / "bin" / "python", "-c", "import offload.compiler.plan, offload.toolchain.link as m; "
-                            "print(offload.compiler.plan.__file__); print(m.__file__)"],
-                           capture_output=True, text=True, env=env, cwd=tmp_path)
+    where = subprocess.run(
+        [
+            venv / "bin" / "python",
+            "-c",
+            "import offload.compiler.plan, offload.toolchain.link as m; "
+            "print(offload.compiler.plan.__file__); print(m.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     files = where.stdout.split()
     assert len(files) == 2 and all(f.startswith(str(venv)) for f in files), where.stdout + where.stderr  # the wheel
 
@@ -50,13 +83,19 @@ def test_wheel_in_a_fresh_venv_compiles_links_and_finds_its_data(tmp_path):
     assert mk.returncode == 0, mk.stderr
     assert mk.stdout.strip().startswith(str(venv)) and Path(mk.stdout.strip()).is_file()
 
-    compiled = subprocess.run([tool, "compile", str(REPO / "examples" / "saxpy.mlir"), "--offload-arch", "sm_80",
-                               "-o", "saxpy.offload.bc"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    compiled = subprocess.run(
+        [tool, "compile", str(REPO / "examples" / "saxpy.mlir"), "--offload-arch", "sm_80", "-o", "saxpy.offload.bc"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert compiled.returncode == 0, compiled.stderr
     require_tool("clang-22", 22)
     require_tool("ptxas")
-    linked = subprocess.run([tool, "link", "saxpy.offload.bc", "-o", "saxpy"], capture_output=True, text=True,
-                            env=env, cwd=tmp_path)
+    linked = subprocess.run(
+        [tool, "link", "saxpy.offload.bc", "-o", "saxpy"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert linked.returncode == 0, linked.stderr
     verified = subprocess.run([tool, "verify", "saxpy"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert verified.returncode == 0 and "1 entries: saxpy" in verified.stdout, verified.stdout + verified.stderr

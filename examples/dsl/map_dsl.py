@@ -57,6 +57,7 @@ def elementwise(name: str, body, size: int = 1024, threads: int = 256) -> ir.Mod
         def main():
             def const(v):
                 return arith.constant(index, v)
+
             n = const(size)
             host = memref.alloc(vector, [n], [])
             loop = scf.ForOp(const(0), n, const(1))
@@ -66,13 +67,18 @@ def elementwise(name: str, body, size: int = 1024, threads: int = 256) -> ir.Mod
                 scf.yield_([])
             x, y = (gpu.alloc(vector, None, [], [n], []) for _ in range(2))
             gpu.memcpy(None, [], x, host)
-            gpu.LaunchFuncOp([f"{name}_kernels", name], (const(size // threads), const(1), const(1)),
-                             (const(threads), const(1), const(1)), [x, y, n])
+            gpu.LaunchFuncOp(
+                [f"{name}_kernels", name],
+                (const(size // threads), const(1), const(1)),
+                (const(threads), const(1), const(1)),
+                [x, y, n],
+            )
             gpu.memcpy(None, [], host, y)
             for buffer in (x, y):
                 gpu.dealloc(None, [], buffer)
             memref.dealloc(host)
             return arith.constant(ir.IntegerType.get_signless(32), 0)
+
     return module
 
 

@@ -80,8 +80,9 @@ class AsyncRuntimeEmitter:
         return self.ir.Constant(self.e.i64, value)
 
     def field(self, b, obj, index: int):
-        return b.gep(obj, [self.ir.Constant(self.e.i32, 0), self.ir.Constant(self.e.i32, index)],
-                     source_etype=self.object_type)
+        return b.gep(
+            obj, [self.ir.Constant(self.e.i32, 0), self.ir.Constant(self.e.i32, index)], source_etype=self.object_type
+        )
 
     def load(self, b, obj, index: int, typ=None):
         return b.load(self.field(b, obj, index), typ=typ or self.e.i64)
@@ -90,8 +91,11 @@ class AsyncRuntimeEmitter:
         b.store(value, self.field(b, obj, index))
 
     def waiter_field(self, b, waiter, index: int):
-        return b.gep(waiter, [self.ir.Constant(self.e.i32, 0), self.ir.Constant(self.e.i32, index)],
-                     source_etype=self.waiter_type)
+        return b.gep(
+            waiter,
+            [self.ir.Constant(self.e.i32, 0), self.ir.Constant(self.e.i32, index)],
+            source_etype=self.waiter_type,
+        )
 
     def internal(self, name: str, ret, args):
         """(function, builder at its entry) of an internal helper, or (function, None) once defined."""
@@ -148,8 +152,9 @@ class AsyncRuntimeEmitter:
         e = self.e
         malloc = e.declare("malloc", e.ptr, [e.i64])
         waiter = b.call(malloc, [self.const(32)])
-        self.fail_if(b.function, b, b.icmp_unsigned("==", waiter, self.ir.Constant(e.ptr, None)),
-                     "out of memory", "waiter")
+        self.fail_if(
+            b.function, b, b.icmp_unsigned("==", waiter, self.ir.Constant(e.ptr, None)), "out of memory", "waiter"
+        )
         for index, value in ((NEXT, self.ir.Constant(e.ptr, None)), (CALL, call), (FIRST, first), (SECOND, second)):
             b.store(value, self.waiter_field(b, waiter, index))
         tail = self.load(b, obj, TAIL, e.ptr)
@@ -213,8 +218,13 @@ class AsyncRuntimeEmitter:
         if b is None:
             return fn
         obj, error = fn.args
-        self.fail_if(fn, b, b.icmp_signed("!=", self.load(b, obj, PENDING), self.const(1)),
-                     "a token or value is made available twice", "twice")
+        self.fail_if(
+            fn,
+            b,
+            b.icmp_signed("!=", self.load(b, obj, PENDING), self.const(1)),
+            "a token or value is made available twice",
+            "twice",
+        )
         self.store(b, error, obj, ERRORS)
         self.store(b, self.const(0), obj, PENDING)
         b.call(self.run_waiters(), [obj])
@@ -230,12 +240,18 @@ class AsyncRuntimeEmitter:
         if b is None:
             return fn
         group, token = fn.args
-        errors = b.add(self.load(b, group, ERRORS), b.zext(b.icmp_signed("!=", self.load(b, token, ERRORS),
-                                                                            self.const(0)), e.i64))
+        errors = b.add(
+            self.load(b, group, ERRORS), b.zext(b.icmp_signed("!=", self.load(b, token, ERRORS), self.const(0)), e.i64)
+        )
         self.store(b, errors, group, ERRORS)
         pending = self.load(b, group, PENDING)
-        self.fail_if(fn, b, b.icmp_signed("<=", pending, self.const(0)),
-                     "more tokens added to an async group than its size", "size")
+        self.fail_if(
+            fn,
+            b,
+            b.icmp_signed("<=", pending, self.const(0)),
+            "more tokens added to an async group than its size",
+            "size",
+        )
         left = b.sub(pending, self.const(1))
         self.store(b, left, group, PENDING)
         with b.if_then(b.icmp_signed("==", left, self.const(0))):
@@ -259,8 +275,9 @@ class AsyncRuntimeEmitter:
     # -- the exported names -----------------------------------------------------------------------
     def type_of(self, spelling: str):
         e = self.e
-        return {"ptr": e.ptr, "i64": e.i64, "i1": self.i1, "void": e.void,
-                "resume": self.function_pointer([e.ptr])}[spelling]
+        return {"ptr": e.ptr, "i64": e.i64, "i1": self.i1, "void": e.void, "resume": self.function_pointer([e.ptr])}[
+            spelling
+        ]
 
     def define(self, name: str) -> None:
         e, ir = self.e, self.ir
@@ -298,14 +315,18 @@ class AsyncRuntimeEmitter:
         elif name in ("mlirAsyncRuntimeSetTokenError", "mlirAsyncRuntimeSetValueError"):
             b.call(self.set_state(), [args[0], self.const(1)])
             b.ret_void()
-        elif name in ("mlirAsyncRuntimeIsTokenError", "mlirAsyncRuntimeIsValueError",
-                      "mlirAsyncRuntimeIsGroupError"):
+        elif name in ("mlirAsyncRuntimeIsTokenError", "mlirAsyncRuntimeIsValueError", "mlirAsyncRuntimeIsGroupError"):
             b.ret(b.icmp_signed("!=", self.load(b, args[0], ERRORS), self.const(0)))
         elif name in ("mlirAsyncRuntimeAwaitToken", "mlirAsyncRuntimeAwaitValue", "mlirAsyncRuntimeAwaitAllInGroup"):
             what = {"Token": "a token", "Value": "a value", "Group": "a group"}[name[-5:]]
-            self.fail_if(fn, b, b.icmp_signed("!=", self.load(b, args[0], PENDING), self.const(0)),
-                         f"async.await of {what} that nothing can make available any more "
-                         "(the async runtime runs on one thread: it would wait forever)", "pending")
+            self.fail_if(
+                fn,
+                b,
+                b.icmp_signed("!=", self.load(b, args[0], PENDING), self.const(0)),
+                f"async.await of {what} that nothing can make available any more "
+                "(the async runtime runs on one thread: it would wait forever)",
+                "pending",
+            )
             b.ret_void()
         elif name == "mlirAsyncRuntimeGetValueStorage":
             b.ret(b.gep(args[0], [self.const(STORAGE_OFFSET)], source_etype=e.i8))
@@ -313,8 +334,11 @@ class AsyncRuntimeEmitter:
             handle, resume = args
             b.call(resume, [handle])
             b.ret_void()
-        elif name in ("mlirAsyncRuntimeAwaitTokenAndExecute", "mlirAsyncRuntimeAwaitValueAndExecute",
-                      "mlirAsyncRuntimeAwaitAllInGroupAndExecute"):
+        elif name in (
+            "mlirAsyncRuntimeAwaitTokenAndExecute",
+            "mlirAsyncRuntimeAwaitValueAndExecute",
+            "mlirAsyncRuntimeAwaitAllInGroupAndExecute",
+        ):
             obj, handle, resume = args
             available = b.icmp_signed("==", self.load(b, obj, PENDING), self.const(0))
             with b.if_else(available) as (now, later):

@@ -32,7 +32,11 @@ def embed_offload_binary(module, blob: bytes) -> object:
 
 def add_record_metadata(module, record: BundleRecord) -> None:
     node = module.add_named_metadata(RECORD_METADATA)
-    for key, value in (("profile", str(record.profile)), ("producer", f"LLVM {record.producer_llvm}"),
-                       ("host", record.host_format), ("targets", ",".join(record.targets)),
-                       ("host-triple", record.host_triple)):
+    for key, value in (
+        ("profile", str(record.profile)),
+        ("producer", f"LLVM {record.producer_llvm}"),
+        ("host", record.host_format),
+        ("targets", ",".join(record.targets)),
+        ("host-triple", record.host_triple),
+    ):
         node.add(module.add_metadata([key, value]))

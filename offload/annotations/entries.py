@@ -34,8 +34,10 @@ def parse_fields(profile) -> list[tuple[str, str]]:
     for spec in profile.entries["fields"]:
         name, _, type_name = spec.partition(":")
         if type_name not in FIELD_SIZES:
-            raise OffloadError(f"profile for clang {profile.clang_major}: entry field '{spec}' has an unknown "
-                               f"type (known: {', '.join(FIELD_SIZES)})")
+            raise OffloadError(
+                f"profile for clang {profile.clang_major}: entry field '{spec}' has an unknown "
+                f"type (known: {', '.join(FIELD_SIZES)})"
+            )
         fields.append((name, type_name))
     return fields
 
@@ -57,8 +59,10 @@ def entry_struct(module, profile):
     fields = parse_fields(profile)
     size = natural_size(fields)
     if size != profile.entries["struct_size"]:
-        raise OffloadError(f"profile for clang {profile.clang_major}: entry fields add up to {size} bytes, "
-                           f"the profile says {profile.entries['struct_size']}")
+        raise OffloadError(
+            f"profile for clang {profile.clang_major}: entry fields add up to {size} bytes, "
+            f"the profile says {profile.entries['struct_size']}"
+        )
     struct = module.context.get_identified_type(ENTRY_STRUCT_NAME)
     if struct.is_opaque:
         struct.set_body(*[_ir_type(ir, t) for _n, t in fields])
@@ -73,14 +77,16 @@ def add_entries(module, profile, offload_kind: str, symbols: list[OffloadSymbol]
     struct = entry_struct(module, profile)
     sections = profile.entries["section"]
     if offload_kind not in sections:
-        raise OffloadError(f"profile for clang {profile.clang_major} has no entry section for offload kind "
-                           f"'{offload_kind}'")
+        raise OffloadError(
+            f"profile for clang {profile.clang_major} has no entry section for offload kind '{offload_kind}'"
+        )
     kind_value = profile.offload_kind_value(offload_kind)
     entries = []
     for symbol in symbols:
         name_bytes = bytearray(symbol.name.encode() + b"\0")
-        name_var = ir.GlobalVariable(module, ir.ArrayType(ir.IntType(8), len(name_bytes)),
-                                     f".offloading.entry_name.{symbol.name}")
+        name_var = ir.GlobalVariable(
+            module, ir.ArrayType(ir.IntType(8), len(name_bytes)), f".offloading.entry_name.{symbol.name}"
+        )
         name_var.linkage = "internal"
         name_var.unnamed_addr = True
         name_var.global_constant = True
@@ -89,15 +95,22 @@ def add_entries(module, profile, offload_kind: str, symbols: list[OffloadSymbol]
         if profile.entries.get("name_section"):
             name_var.section = profile.entries["name_section"]
         values = {
-            "reserved": 0, "version": profile.entries.get("version", 0), "kind": kind_value,
-            "flags": symbol.flags, "address": symbol.address, "name": name_var, "size": symbol.size,
-            "data": 0, "aux_address": None,
+            "reserved": 0,
+            "version": profile.entries.get("version", 0),
+            "kind": kind_value,
+            "flags": symbol.flags,
+            "address": symbol.address,
+            "name": name_var,
+            "size": symbol.size,
+            "data": 0,
+            "aux_address": None,
         }
         constants = []
         for field_name, type_name in fields:
             if field_name not in values:
-                raise OffloadError(f"profile for clang {profile.clang_major}: entry field '{field_name}' has "
-                                   "no known meaning")
+                raise OffloadError(
+                    f"profile for clang {profile.clang_major}: entry field '{field_name}' has no known meaning"
+                )
             value = values[field_name]
             if type_name == "ptr":
                 constants.append(value if value is not None else ir.Constant(ir.PointerType(), None))

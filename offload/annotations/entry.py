@@ -32,8 +32,11 @@ def entry_point(host, path: str) -> None:
     if not inputs and results == [i32]:
         return
     if inputs or results:
-        raise OffloadError(f"'main' has type {signature}; the entry point must be () -> () (exit status 0) "
-                           "or () -> i32 (the exit status)", location_of(main.location, path))
+        raise OffloadError(
+            f"'main' has type {signature}; the entry point must be () -> () (exit status 0) "
+            "or () -> i32 (the exit status)",
+            location_of(main.location, path),
+        )
     ir.SymbolTable.set_symbol_name(main.operation, VOID_BODY)
     ir.SymbolTable.replace_all_symbol_uses(ENTRY, VOID_BODY, host)
     main.attributes["sym_visibility"] = ir.StringAttr.get("private")

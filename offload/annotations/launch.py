@@ -58,15 +58,18 @@ def packing_function(emitter: RuntimeEmitter, arg_types):
         return existing
     ir = e.ir
     config_types = [e.i64] * 6 + [e.i32, e.ptr]
-    fn = ir.Function(e.module, ir.FunctionType(e.void, [e.ptr, e.ptr, *config_types, *arg_types]),
-                     f"{PACKING_FUNCTION}.{len(e.packers)}")
+    fn = ir.Function(
+        e.module,
+        ir.FunctionType(e.void, [e.ptr, e.ptr, *config_types, *arg_types]),
+        f"{PACKING_FUNCTION}.{len(e.packers)}",
+    )
     fn.linkage = "internal"
     fn.attributes.add("noinline")
     for arg, name in zip(fn.args, ("handle", "kernel_name", *STUB_CONFIG_PARAMS), strict=False):
         arg.name = name
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    pointers = _argument_pointers(e, b, fn.args[2 + len(config_types):])
-    b.call(launch_function(e), [*fn.args[:2 + len(config_types)], pointers])
+    pointers = _argument_pointers(e, b, fn.args[2 + len(config_types) :])
+    b.call(launch_function(e), [*fn.args[: 2 + len(config_types)], pointers])
     b.ret_void()
     e.packers[key] = fn
     return fn
@@ -81,8 +84,9 @@ def launch_function(emitter: RuntimeEmitter):
     if existing is not None:
         return existing
     ir = e.ir
-    fn = ir.Function(e.module, ir.FunctionType(e.void, [e.ptr, e.ptr] + [e.i64] * 6 + [e.i32, e.ptr, e.ptr]),
-                     LAUNCH_FUNCTION)
+    fn = ir.Function(
+        e.module, ir.FunctionType(e.void, [e.ptr, e.ptr] + [e.i64] * 6 + [e.i32, e.ptr, e.ptr]), LAUNCH_FUNCTION
+    )
     fn.linkage = "internal"
     fn.attributes.add("noinline")
     handle, kernel_name = fn.args[:2]
@@ -121,8 +125,9 @@ def _opt_in_dynamic_shared(e: RuntimeEmitter, b, fn, handle, shared_bytes) -> No
     launch_block = fn.append_basic_block("shared_limit_ok")
     b.cbranch(b.icmp_unsigned(">", shared_bytes, ir.Constant(e.i32, limit)), raise_block, launch_block)
     b.position_at_end(raise_block)
-    e.checked_call(b, "FuncSetAttribute", [handle, ir.Constant(e.i32, FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_MEMORY_SIZE),
-                                           shared_bytes])
+    e.checked_call(
+        b, "FuncSetAttribute", [handle, ir.Constant(e.i32, FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_MEMORY_SIZE), shared_bytes]
+    )
     b.branch(launch_block)
     b.position_at_end(launch_block)
 
@@ -135,14 +140,17 @@ def define_cluster_stub(emitter: RuntimeEmitter, kernel: str, arg_types, handle,
     e = emitter
     ir = e.ir
     if not vendor_for(e.runtime.kind).cluster_launch:
-        raise OffloadError(f"launch of '{kernel}' with clusters: thread-block clusters are a CUDA (sm_90) feature; "
-                           f"the {e.runtime.kind} runtime has no cluster launch", location)
+        raise OffloadError(
+            f"launch of '{kernel}' with clusters: thread-block clusters are a CUDA (sm_90) feature; "
+            f"the {e.runtime.kind} runtime has no cluster launch",
+            location,
+        )
     config_types = [e.i64] * 9 + [e.i32, e.ptr]
     fn = e.declare(cluster_stub_name(kernel), e.void, config_types + list(arg_types))
     for arg, name in zip(fn.args, ("cluster_x", "cluster_y", "cluster_z") + STUB_CONFIG_PARAMS, strict=False):
         arg.name = name
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    pointers = _argument_pointers(e, b, fn.args[len(config_types):])
+    pointers = _argument_pointers(e, b, fn.args[len(config_types) :])
     dims = fn.args[:9]
     shared_bytes, stream = fn.args[9], fn.args[10]
     _refuse_wide_dimensions(e, b, fn, e.cstring(kernel), dims)
@@ -153,8 +161,11 @@ def define_cluster_stub(emitter: RuntimeEmitter, kernel: str, arg_types, handle,
     above_portable = b.icmp_unsigned(">", cluster_blocks, ir.Constant(e.i64, PORTABLE_CLUSTER_BLOCKS))
     b.cbranch(above_portable, non_portable, configure)
     b.position_at_end(non_portable)
-    e.checked_call(b, "FuncSetAttribute", [handle, ir.Constant(e.i32, FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED),
-                                           ir.Constant(e.i32, 1)])
+    e.checked_call(
+        b,
+        "FuncSetAttribute",
+        [handle, ir.Constant(e.i32, FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED), ir.Constant(e.i32, 1)],
+    )
     b.branch(configure)
     b.position_at_end(configure)
     dim3 = ir.ArrayType(e.i32, 3)
@@ -210,9 +221,14 @@ def _refuse_wide_dimensions(e: RuntimeEmitter, b, fn, kernel_name, dims) -> None
     b.cbranch(too_large, refuse_block, launch_block)
     b.position_at_end(refuse_block)
     dprintf = e.declare("dprintf", e.i32, [e.i32, e.ptr], var_arg=True)
-    b.call(dprintf, [ir.Constant(e.i32, 2),
-                     e.cstring(f"{e.runtime.api['LaunchKernel']}: launch dimension of kernel '%s' "
-                               "does not fit in 32 bits\n"), kernel_name])
+    b.call(
+        dprintf,
+        [
+            ir.Constant(e.i32, 2),
+            e.cstring(f"{e.runtime.api['LaunchKernel']}: launch dimension of kernel '%s' does not fit in 32 bits\n"),
+            kernel_name,
+        ],
+    )
     b.call(e.declare("exit", e.void, [e.i32]), [ir.Constant(e.i32, EXIT_STATUS_ON_RUNTIME_ERROR)])
     b.unreachable()
     b.position_at_end(launch_block)

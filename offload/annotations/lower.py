@@ -39,8 +39,10 @@ HOST_PIPELINE = (
 )
 # The async dialect, as upstream's GPU async programs lower it (the ref-counting passes run per function:
 # async-to-async-runtime outlines the async.execute bodies into coroutines first).
-ASYNC_PIPELINE = ("builtin.module(async-to-async-runtime,func.func(async-runtime-ref-counting,"
-                  "async-runtime-ref-counting-opt),convert-async-to-llvm)")
+ASYNC_PIPELINE = (
+    "builtin.module(async-to-async-runtime,func.func(async-runtime-ref-counting,"
+    "async-runtime-ref-counting-opt),convert-async-to-llvm)"
+)
 # After launches became func.calls: those (and their declarations) go to the LLVM dialect too.
 CALLS_PIPELINE = "builtin.module(convert-func-to-llvm,reconcile-unrealized-casts)"
 
@@ -84,8 +86,9 @@ def lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool
     Runs in a forked child: MLIR crashing on some input is one error line, not a dead process."""
     from offload.serialize.processes import call_forked
 
-    return call_forked(lambda _: _lower_host_here(program, device_symbol, debug), None,
-                       "lowering the host code crashed")
+    return call_forked(
+        lambda _: _lower_host_here(program, device_symbol, debug), None, "lowering the host code crashed"
+    )
 
 
 def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost:
@@ -115,11 +118,19 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
         async_runtime = sorted(name for name in declared if is_async_runtime_function(name))
         from mlir.dialects import llvm as llvm_dialect
 
-        llvm_ir = run_mlir(lambda: llvm_dialect.translate_module_to_llvmir(host.operation), program.path,
-                           "translating the host module to LLVM IR")
+        llvm_ir = run_mlir(
+            lambda: llvm_dialect.translate_module_to_llvmir(host.operation),
+            program.path,
+            "translating the host module to LLVM IR",
+        )
         host.erase()
-    return LoweredHost(llvm_ir=str(llvm_ir), launches=launches, runtime_functions=runtime_functions,
-                       runner_utilities=runner_utilities, async_runtime=async_runtime)
+    return LoweredHost(
+        llvm_ir=str(llvm_ir),
+        launches=launches,
+        runtime_functions=runtime_functions,
+        runner_utilities=runner_utilities,
+        async_runtime=async_runtime,
+    )
 
 
 def detach_device_code(host, path: str, device_symbol=lambda module, kernel: kernel) -> dict[str, str]:
@@ -147,7 +158,8 @@ def detach_device_code(host, path: str, device_symbol=lambda module, kernel: ker
                 raise OffloadError(
                     f"kernel name collision: '{kernel}' is defined in gpu.module @{kernel_modules[kernel]} "
                     f"and @{module_name}; device images name kernels without their module, rename one",
-                    location_of(inner.location, path))
+                    location_of(inner.location, path),
+                )
             kernel_modules[kernel] = module_name
         with ir.InsertionPoint(op), op.location:
             gpu.BinaryOp(module_name, ir.ArrayAttr.get([placeholder_object]), offloadingHandler=placeholder_handler)
@@ -170,8 +182,9 @@ def lower_to_llvm(host, path: str) -> None:
     if others:
         from offload.compiler.frontend import location_of
 
-        raise OffloadError(f"host operation '{others[0].operation.name}' is not supported",
-                           location_of(others[0].location, path))
+        raise OffloadError(
+            f"host operation '{others[0].operation.name}' is not supported", location_of(others[0].location, path)
+        )
 
 
 def lower_async_dialect(host, path: str) -> None:
@@ -193,9 +206,12 @@ def check_fully_lowered(host, path: str) -> None:
     culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
     from offload.compiler.lowering_hints import pipeline_hint
 
-    raise OffloadError(f"host operation '{culprit.name}' cannot be lowered by mlir-offload's host lowering "
-                       "(func, scf, cf, affine, arith, math, index, memref, vector and gpu host ops): "
-                       f"{pipeline_hint(culprit.name)}", location_of(culprit.location, path))
+    raise OffloadError(
+        f"host operation '{culprit.name}' cannot be lowered by mlir-offload's host lowering "
+        "(func, scf, cf, affine, arith, math, index, memref, vector and gpu host ops): "
+        f"{pipeline_hint(culprit.name)}",
+        location_of(culprit.location, path),
+    )
 
 
 def _find_ops(host, matches) -> list:
@@ -225,16 +241,21 @@ def reject_unranked_memref_arguments(host, path: str) -> None:
 
     def check(op):
         if op.operation.name == "gpu.launch_func":
-            found.extend((op, operand.type) for operand in op.operation.operands
-                         if isinstance(operand.type.maybe_downcast(), ir.UnrankedMemRefType))
+            found.extend(
+                (op, operand.type)
+                for operand in op.operation.operands
+                if isinstance(operand.type.maybe_downcast(), ir.UnrankedMemRefType)
+            )
         return _walk_advance()
 
     host.walk(check)
     if found:
         op, unranked = found[0]
-        raise OffloadError(f"gpu.launch_func passes an unranked {unranked}, whose descriptor would stay in "
-                           "host memory: memref.cast it to a ranked memref before the launch",
-                           location_of(op.location, path))
+        raise OffloadError(
+            f"gpu.launch_func passes an unranked {unranked}, whose descriptor would stay in "
+            "host memory: memref.cast it to a ranked memref before the launch",
+            location_of(op.location, path),
+        )
 
 
 def host_shared_allocs_synchronous(host) -> None:
@@ -256,8 +277,9 @@ def host_shared_allocs_synchronous(host) -> None:
     host.walk(collect)
     for alloc in found:
         with ir.InsertionPoint(alloc.operation), alloc.location:
-            replacement = gpu.AllocOp(alloc.memref.type, None, [], list(alloc.dynamicSizes),
-                                      list(alloc.symbolOperands), hostShared=True)
+            replacement = gpu.AllocOp(
+                alloc.memref.type, None, [], list(alloc.dynamicSizes), list(alloc.symbolOperands), hostShared=True
+            )
         alloc.memref.replace_all_uses_with(replacement.memref)
         alloc.asyncToken.replace_all_uses_with(alloc.asyncDependencies[0])
         alloc.operation.erase()
@@ -285,8 +307,9 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
     launches: dict[str, KernelLaunch] = {}
     declared: dict[str, object] = {}
     module_body = host.regions[0].blocks[0]
-    program_symbols = {ir.StringAttr(op.attributes["sym_name"]).value for op in module_body.operations
-                       if "sym_name" in op.attributes}
+    program_symbols = {
+        ir.StringAttr(op.attributes["sym_name"]).value for op in module_body.operations if "sym_name" in op.attributes
+    }
     for launch in launch_ops:
         location = location_of(launch.location, path)
         module_name = _root_symbol(launch.kernel)
@@ -297,32 +320,48 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
         if previous is None:
             launches[kernel] = KernelLaunch(kernel, module_name, arg_types)
         elif [str(t) for t in previous.arg_types] != [str(t) for t in arg_types]:
-            raise OffloadError(f"kernel '{kernel}' is launched with different argument types "
-                               f"({', '.join(map(str, previous.arg_types))} before, "
-                               f"{', '.join(map(str, arg_types))} here)", location)
+            raise OffloadError(
+                f"kernel '{kernel}' is launched with different argument types "
+                f"({', '.join(map(str, previous.arg_types))} before, "
+                f"{', '.join(map(str, arg_types))} here)",
+                location,
+            )
         clustered = launch.clusterSizeX is not None
         if clustered and launches[kernel].cluster_launch is None:
             launches[kernel].cluster_launch = location
         name = cluster_stub_name(kernel) if clustered else stub_name(kernel)
         with ir.InsertionPoint(launch.operation), launch.location:
             clusters = [launch.clusterSizeX, launch.clusterSizeY, launch.clusterSizeZ] if clustered else []
-            config = [_as_i64(v, i64) for v in (*clusters, launch.gridSizeX, launch.gridSizeY, launch.gridSizeZ,
-                                                launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
+            config = [
+                _as_i64(v, i64)
+                for v in (
+                    *clusters,
+                    launch.gridSizeX,
+                    launch.gridSizeY,
+                    launch.gridSizeZ,
+                    launch.blockSizeX,
+                    launch.blockSizeY,
+                    launch.blockSizeZ,
+                )
+            ]
             shared = launch.dynamicSharedMemorySize
             if shared is None:
                 shared = llvm.ConstantOp(i32, ir.IntegerAttr.get(i32, 0)).result
             stream = launch.asyncObject
             if stream is None:  # tokens.synchronous_ops_on_streams put every launch on a stream
-                raise OffloadError(f"internal error: launch of '{kernel}' has no stream after the async "
-                                   "lowering", location)
+                raise OffloadError(
+                    f"internal error: launch of '{kernel}' has no stream after the async lowering", location
+                )
             operands = config + [shared, stream] + kernel_args
             if name not in declared:
                 if name in program_symbols:
-                    raise OffloadError(f"the program defines '{name}', the name of the host stub that launches "
-                                       f"kernel '{kernel}': rename the program's function", location)
+                    raise OffloadError(
+                        f"the program defines '{name}', the name of the host stub that launches "
+                        f"kernel '{kernel}': rename the program's function",
+                        location,
+                    )
                 with ir.InsertionPoint(module_body):
-                    decl = func.FuncOp(name, ir.FunctionType.get([o.type for o in operands], []),
-                                       visibility="private")
+                    decl = func.FuncOp(name, ir.FunctionType.get([o.type for o in operands], []), visibility="private")
                 declared[name] = decl
             func.CallOp([], ir.FlatSymbolRefAttr.get(name), operands)
         launch.operation.erase()
@@ -398,8 +437,11 @@ def _llvmlite_type(mlir_type, kernel: str, location):
         return lir.PointerType(addrspace=t.address_space or 0)
     if isinstance(t, ir.VectorType) and t.rank == 1 and t.has_static_shape:
         return lir.VectorType(_llvmlite_type(t.element_type, kernel, location), t.shape[0])
-    raise OffloadError(f"kernel '{kernel}' takes an argument of type {mlir_type}, which the host stub "
-                       "cannot pass (supported: integers, f16/f32/f64, pointers, 1-D vectors)", location)
+    raise OffloadError(
+        f"kernel '{kernel}' takes an argument of type {mlir_type}, which the host stub "
+        "cannot pass (supported: integers, f16/f32/f64, pointers, 1-D vectors)",
+        location,
+    )
 
 
 def _walk_advance():

@@ -27,12 +27,22 @@ class Element:
     bits: int  # of one scalar (a complex has two)
 
 
-ELEMENTS = {e.name: e for e in (
-    Element("I8", "char", 8), Element("I16", "int", 16), Element("I32", "int", 32), Element("I64", "int", 64),
-    Element("F16", "half", 16), Element("BF16", "bfloat", 16), Element("F32", "float", 32),
-    Element("F64", "float", 64), Element("Ind", "unsigned", 64), Element("C32", "complex", 32),
-    Element("C64", "complex", 64),
-)}
+ELEMENTS = {
+    e.name: e
+    for e in (
+        Element("I8", "char", 8),
+        Element("I16", "int", 16),
+        Element("I32", "int", 32),
+        Element("I64", "int", 64),
+        Element("F16", "half", 16),
+        Element("BF16", "bfloat", 16),
+        Element("F32", "float", 32),
+        Element("F64", "float", 64),
+        Element("Ind", "unsigned", 64),
+        Element("C32", "complex", 32),
+        Element("C64", "complex", 64),
+    )
+}
 
 # Upstream's exported names, each -> how it is emitted: (form, element, rank for ranked forms).
 UTILITIES: dict[str, tuple] = {}
@@ -46,9 +56,24 @@ for _rank in range(5):
     UTILITIES[f"_mlir_ciface_printMemref{_rank}dF32"] = ("ranked", "F32", _rank)
 for _name in ("I8", "I32", "I64", "F64", "Ind", "C32", "C64"):
     UTILITIES[f"_mlir_ciface_printMemref1d{_name}"] = ("ranked", _name, 1)
-for _name in ("printI64", "printU64", "printF32", "printF64", "printF16", "printBF16", "printString",
-              "printCString", "printOpen", "printClose", "printComma", "printNewline", "memrefCopy",
-              "rtclock", "printFlops", "_mlir_ciface_nanoTime"):
+for _name in (
+    "printI64",
+    "printU64",
+    "printF32",
+    "printF64",
+    "printF16",
+    "printBF16",
+    "printString",
+    "printCString",
+    "printOpen",
+    "printClose",
+    "printComma",
+    "printNewline",
+    "memrefCopy",
+    "rtclock",
+    "printFlops",
+    "_mlir_ciface_nanoTime",
+):
     UTILITIES[_name] = (_name, None, None)
 
 # vector.print's punctuation (CRunnerUtils).
@@ -136,8 +161,10 @@ class RunnerUtilsEmitter:
         if element.kind == "complex":
             pair = ir.LiteralStructType([scalar, scalar])
             address = b.gep(base, [index], source_etype=pair)
-            parts = [b.load(b.gep(address, [ir.Constant(e.i32, 0), ir.Constant(e.i32, i)], source_etype=pair),
-                            typ=scalar) for i in (0, 1)]
+            parts = [
+                b.load(b.gep(address, [ir.Constant(e.i32, 0), ir.Constant(e.i32, i)], source_etype=pair), typ=scalar)
+                for i in (0, 1)
+            ]
             self.text(b, "(")
             self.print_scalar(b, Element("part", "float", element.bits), parts[0])
             self.text(b, ",")
@@ -315,8 +342,9 @@ class RunnerUtilsEmitter:
                 b.call(self.metadata_printer(), [rank_value, descriptor])
                 self.text(b, "\n")
             else:
-                b.call(self.memref_printer(ELEMENTS[element_name]),
-                       [e.cstring("Unranked Memref "), rank_value, descriptor])
+                b.call(
+                    self.memref_printer(ELEMENTS[element_name]), [e.cstring("Unranked Memref "), rank_value, descriptor]
+                )
             b.ret_void()
         elif form == "unranked":
             fn, b = self.exported(name, e.void, [e.i64, e.ptr])
@@ -368,8 +396,10 @@ class RunnerUtilsEmitter:
         slot = b.alloca(timespec)
         clock_gettime = e.declare("clock_gettime", e.i32, [e.i32, e.ptr])
         b.call(clock_gettime, [ir.Constant(e.i32, 0), slot])
-        return [b.load(b.gep(slot, [ir.Constant(e.i32, 0), ir.Constant(e.i32, i)], source_etype=timespec), typ=e.i64)
-                for i in (0, 1)]
+        return [
+            b.load(b.gep(slot, [ir.Constant(e.i32, 0), ir.Constant(e.i32, i)], source_etype=timespec), typ=e.i64)
+            for i in (0, 1)
+        ]
 
     def define_rtclock(self, name: str):
         """Seconds since the epoch as a double (upstream: gettimeofday, microsecond resolution)."""
@@ -377,8 +407,9 @@ class RunnerUtilsEmitter:
         fn, b = self.exported(name, self.f64, [])
         seconds, nanoseconds = self.timespec(b)
         microseconds = b.sdiv(nanoseconds, self.const(1000))
-        b.ret(b.fadd(b.sitofp(seconds, self.f64),
-                     b.fmul(b.sitofp(microseconds, self.f64), ir.Constant(self.f64, 1.0e-6))))
+        b.ret(
+            b.fadd(b.sitofp(seconds, self.f64), b.fmul(b.sitofp(microseconds, self.f64), ir.Constant(self.f64, 1.0e-6)))
+        )
 
     def define_nano_time(self, name: str):
         fn, b = self.exported(name, self.e.i64, [])
@@ -422,8 +453,16 @@ class RunnerUtilsEmitter:
         rest = b.sub(dims, self.const(1))
 
         def level(index):
-            b.call(fn, [b.gep(dst, [b.mul(index, dst_step)], source_etype=e.i8),
-                        b.gep(src, [b.mul(index, src_step)], source_etype=e.i8), element_bytes, rest, *inner])
+            b.call(
+                fn,
+                [
+                    b.gep(dst, [b.mul(index, dst_step)], source_etype=e.i8),
+                    b.gep(src, [b.mul(index, src_step)], source_etype=e.i8),
+                    element_bytes,
+                    rest,
+                    *inner,
+                ],
+            )
 
         self.counted_loop(fn, b, self.const(0), extent, level, "index")
         b.ret_void()

@@ -41,18 +41,43 @@ class Runtime:
 
 
 def _api(prefix: str) -> dict:
-    names = ("Malloc", "MallocManaged", "Free", "MemcpyAsync", "MemsetAsync", "StreamCreate",
-             "StreamDestroy", "StreamSynchronize", "StreamWaitEvent", "EventCreate", "EventDestroy",
-             "EventRecord", "EventSynchronize", "HostRegister", "HostUnregister", "HostGetDevicePointer", "SetDevice",
-             "LaunchKernel", "LaunchKernelExC", "FuncSetAttribute", "GetDriverEntryPointByVersion",
-             "GetErrorString")
+    names = (
+        "Malloc",
+        "MallocManaged",
+        "Free",
+        "MemcpyAsync",
+        "MemsetAsync",
+        "StreamCreate",
+        "StreamDestroy",
+        "StreamSynchronize",
+        "StreamWaitEvent",
+        "EventCreate",
+        "EventDestroy",
+        "EventRecord",
+        "EventSynchronize",
+        "HostRegister",
+        "HostUnregister",
+        "HostGetDevicePointer",
+        "SetDevice",
+        "LaunchKernel",
+        "LaunchKernelExC",
+        "FuncSetAttribute",
+        "GetDriverEntryPointByVersion",
+        "GetErrorString",
+    )
     return {name: prefix + name for name in names}
 
 
-RUNTIMES = {kind: Runtime(kind=kind, library=vendor.link_library, api=_api(vendor.api_prefix),
-                          separate_kernel_handle=vendor.separate_kernel_handle,
-                          dynamic_shared_opt_in_above=vendor.dynamic_shared_opt_in_above)
-            for kind, vendor in VENDORS.items()}
+RUNTIMES = {
+    kind: Runtime(
+        kind=kind,
+        library=vendor.link_library,
+        api=_api(vendor.api_prefix),
+        separate_kernel_handle=vendor.separate_kernel_handle,
+        dynamic_shared_opt_in_above=vendor.dynamic_shared_opt_in_above,
+    )
+    for kind, vendor in VENDORS.items()
+}
 
 
 def runtime_for(offload_kind: str) -> Runtime:
@@ -204,8 +229,10 @@ class RuntimeEmitter:
             emit = SHIMS.get(name)
             if emit is None:
                 known = ", ".join(sorted(SHIMS))
-                raise OffloadError(f"the host code needs runtime function '{name}', which mlir-offload does "
-                                   f"not provide (it provides: {known})")
+                raise OffloadError(
+                    f"the host code needs runtime function '{name}', which mlir-offload does "
+                    f"not provide (it provides: {known})"
+                )
             emit(self)
 
     def _shim(self, name: str, ret, args):
@@ -225,6 +252,7 @@ def _unary_status(shim: str, generic: str):
         fn, b = e._shim(shim, e.void, [e.ptr])
         e.checked_call(b, generic, [fn.args[0]])
         b.ret_void()
+
     return emit
 
 
@@ -275,6 +303,7 @@ def _memset(width_bits: int):
     """mgpuMemsetN(dst, value, count, stream). The runtimes' memset sets bytes: a value whose bytes are
     all equal is one memset; any other pattern is written to a host buffer and copied (then synced,
     so the buffer can be freed)."""
+
     def emit(e: RuntimeEmitter):
         ir = e.ir
         value_type = ir.IntType(width_bits)
@@ -310,6 +339,7 @@ def _memset(width_bits: int):
         e.checked_call(b, "StreamSynchronize", [stream])
         b.call(free, [buffer])
         b.ret_void()
+
     return emit
 
 
@@ -361,6 +391,7 @@ def _host_unregister(e: RuntimeEmitter):
 def _device_memref_1d(shim: str):
     """`memref<?xT> mgpuMemGetDeviceMemRef1d*(memref<?xT>)` (upstream's runtime wrappers): the same view of
     host-registered memory through the device's pointer to it."""
+
     def emit(e: RuntimeEmitter):
         ir = e.ir
         extent = ir.ArrayType(e.i64, 1)
@@ -373,6 +404,7 @@ def _device_memref_1d(shim: str):
             value = b.insert_value(value, member, position)
         value = b.insert_value(value, size, [3, 0])
         b.ret(b.insert_value(value, stride, [4, 0]))
+
     return emit
 
 
@@ -396,15 +428,19 @@ def _tensor_map_encode_tiled(e: RuntimeEmitter):
     dimension first). cuTensorMapEncodeTiled comes from cudaGetDriverEntryPointByVersion, so the
     executable needs no -lcuda; every failure prints one line and exits 1."""
     if not vendor_for(e.runtime.kind).tensor_maps:
-        raise OffloadError("mgpuTensorMapEncodeTiledMemref (an nvgpu TMA descriptor) needs the CUDA runtime; "
-                           f"the {e.runtime.kind} target has no tensor maps")
+        raise OffloadError(
+            "mgpuTensorMapEncodeTiledMemref (an nvgpu TMA descriptor) needs the CUDA runtime; "
+            f"the {e.runtime.kind} target has no tensor maps"
+        )
     ir = e.ir
     fn, b = e._shim("mgpuTensorMapEncodeTiledMemref", e.ptr, [e.i64, e.ptr] + [e.i64] * 5 + [e.ptr])
     rank, descriptor, data_type, interleave, swizzle, l2_promotion, oob_fill, box = fn.args
     fail = fn.append_basic_block("invalid")
     body = fn.append_basic_block("encode")
-    bad_rank = b.or_(b.icmp_signed("<", rank, ir.Constant(e.i64, 1)),
-                     b.icmp_signed(">", rank, ir.Constant(e.i64, TENSOR_MAP_MAX_RANK)))
+    bad_rank = b.or_(
+        b.icmp_signed("<", rank, ir.Constant(e.i64, 1)),
+        b.icmp_signed(">", rank, ir.Constant(e.i64, TENSOR_MAP_MAX_RANK)),
+    )
     bad_type = b.icmp_unsigned(">=", data_type, ir.Constant(e.i64, len(TENSOR_MAP_ELEMENT_BYTES)))
     b.cbranch(b.or_(bad_rank, bad_type), fail, body)
     b.position_at_end(fail)
@@ -423,47 +459,79 @@ def _tensor_map_encode_tiled(e: RuntimeEmitter):
     # Dimension i (innermost first) is memref dimension rank-1-i: unrolled over the 5 possible ranks,
     # an index past the rank reads dimension 0 and is replaced by the neutral value.
     for i in range(TENSOR_MAP_MAX_RANK):
+
         def source(distance, _b=b, _i=i):
             index = _b.sub(rank, ir.Constant(e.i64, distance + _i))
             inside = _b.icmp_signed(">=", index, zero64)
             return inside, _b.select(inside, index, zero64)
+
         inside, dim = source(1)
         size = b.load(b.gep(descriptor, [b.add(dim, ir.Constant(e.i64, 3))], source_etype=e.i64), typ=e.i64)
         b.store(b.select(inside, size, one64), b.gep(global_dim, [zero64, ir.Constant(e.i64, i)], inbounds=True))
         edge = b.load(b.gep(box, [dim], source_etype=e.i64), typ=e.i64)
-        b.store(b.select(inside, b.trunc(edge, e.i32), one32),
-                b.gep(box_dim, [zero64, ir.Constant(e.i64, i)], inbounds=True))
+        b.store(
+            b.select(inside, b.trunc(edge, e.i32), one32),
+            b.gep(box_dim, [zero64, ir.Constant(e.i64, i)], inbounds=True),
+        )
         b.store(one32, b.gep(element_strides, [zero64, ir.Constant(e.i64, i)], inbounds=True))
         # Byte stride of dimension i+1 (memref dimension rank-2-i); strides live after the sizes.
         inside, dim = source(2)
-        stride = b.load(b.gep(descriptor, [b.add(b.add(dim, rank), ir.Constant(e.i64, 3))], source_etype=e.i64),
-                        typ=e.i64)
-        b.store(b.select(inside, b.mul(stride, element_bytes), zero64),
-                b.gep(global_strides, [zero64, ir.Constant(e.i64, i)], inbounds=True))
+        stride = b.load(
+            b.gep(descriptor, [b.add(b.add(dim, rank), ir.Constant(e.i64, 3))], source_etype=e.i64), typ=e.i64
+        )
+        b.store(
+            b.select(inside, b.mul(stride, element_bytes), zero64),
+            b.gep(global_strides, [zero64, ir.Constant(e.i64, i)], inbounds=True),
+        )
     entry_point = b.alloca(e.ptr)
     b.store(ir.Constant(e.ptr, None), entry_point)
     query = b.alloca(e.i32)
     b.store(ir.Constant(e.i32, -1), query)
-    e.checked_call(b, "GetDriverEntryPointByVersion", [
-        e.cstring("cuTensorMapEncodeTiled"), entry_point, ir.Constant(e.i32, TENSOR_MAP_DRIVER_VERSION),
-        ir.Constant(e.i64, 0), query])
+    e.checked_call(
+        b,
+        "GetDriverEntryPointByVersion",
+        [
+            e.cstring("cuTensorMapEncodeTiled"),
+            entry_point,
+            ir.Constant(e.i32, TENSOR_MAP_DRIVER_VERSION),
+            ir.Constant(e.i64, 0),
+            query,
+        ],
+    )
     encode_type = ir.FunctionType(e.i32, [e.ptr, e.i32, e.i32, e.ptr, e.ptr, e.ptr, e.ptr, e.ptr] + [e.i32] * 4)
     # Loaded as a pointer to the function type: llvmlite takes an indirect call's signature from it.
     encode = b.load(entry_point, typ=encode_type.as_pointer())
-    missing = b.or_(b.icmp_unsigned("!=", b.load(query, typ=e.i32), ir.Constant(e.i32, 0)),
-                    b.icmp_unsigned("==", encode, ir.Constant(e.ptr, None)))
+    missing = b.or_(
+        b.icmp_unsigned("!=", b.load(query, typ=e.i32), ir.Constant(e.i32, 0)),
+        b.icmp_unsigned("==", encode, ir.Constant(e.ptr, None)),
+    )
     no_driver = fn.append_basic_block("no_entry_point")
     call_block = fn.append_basic_block("call")
     b.cbranch(missing, no_driver, call_block)
     b.position_at_end(no_driver)
-    _fail_exit(e, b, f"{e.runtime.api['GetDriverEntryPointByVersion']}: the driver does not provide "
-                     "cuTensorMapEncodeTiled\n", [])
+    _fail_exit(
+        e,
+        b,
+        f"{e.runtime.api['GetDriverEntryPointByVersion']}: the driver does not provide cuTensorMapEncodeTiled\n",
+        [],
+    )
     b.position_at_end(call_block)
     tensor_map = b.alloca(ir.ArrayType(e.i8, TENSOR_MAP_BYTES))
     tensor_map.align = 64
-    status = b.call(encode, [
-        tensor_map, b.trunc(data_type, e.i32), b.trunc(rank, e.i32), address, global_dim, global_strides, box_dim,
-        element_strides, *(b.trunc(v, e.i32) for v in (interleave, swizzle, l2_promotion, oob_fill))])
+    status = b.call(
+        encode,
+        [
+            tensor_map,
+            b.trunc(data_type, e.i32),
+            b.trunc(rank, e.i32),
+            address,
+            global_dim,
+            global_strides,
+            box_dim,
+            element_strides,
+            *(b.trunc(v, e.i32) for v in (interleave, swizzle, l2_promotion, oob_fill)),
+        ],
+    )
     failed = fn.append_basic_block("encode_failed")
     copy = fn.append_basic_block("copy")
     b.cbranch(b.icmp_unsigned("!=", status, ir.Constant(e.i32, 0)), failed, copy)
@@ -472,8 +540,17 @@ def _tensor_map_encode_tiled(e: RuntimeEmitter):
     b.position_at_end(copy)
     device_map = e.call_with_out_pointer(b, "Malloc", [ir.Constant(e.i64, TENSOR_MAP_BYTES)])
     null_stream = ir.Constant(e.ptr, None)
-    e.checked_call(b, "MemcpyAsync", [device_map, tensor_map, ir.Constant(e.i64, TENSOR_MAP_BYTES),
-                                      ir.Constant(e.i32, e.runtime.memcpy_default), null_stream])
+    e.checked_call(
+        b,
+        "MemcpyAsync",
+        [
+            device_map,
+            tensor_map,
+            ir.Constant(e.i64, TENSOR_MAP_BYTES),
+            ir.Constant(e.i32, e.runtime.memcpy_default),
+            null_stream,
+        ],
+    )
     e.checked_call(b, "StreamSynchronize", [null_stream])  # the map lives on this stack frame
     b.ret(device_map)
 

@@ -1,15 +1,15 @@
 """Async tokens on the host, brought to the form upstream gpu-to-llvm lowers soundly (a token is a stream).
 
-  synchronous_ops_on_streams  each synchronous GPU op is put on a stream, with a host wait before the
-                              next op that may touch memory (upstream gpu-async-region's rule), while
-                              code that is already async keeps its own chains: upstream's pass would
-                              thread one token through everything and serialize independent chains
-  join_and_fork               an op with several dependencies waits for them through one
-                              `gpu.wait async [deps]`, an async op with none starts a stream of its
-                              own; a token that several ops depend on keeps its stream for its first
-                              user, every further user gets its own stream that waits for it
-                              (`gpu.wait async [token]`), so forks run concurrently and no stream is
-                              synchronized or destroyed twice
+synchronous_ops_on_streams  each synchronous GPU op is put on a stream, with a host wait before the
+                            next op that may touch memory (upstream gpu-async-region's rule), while
+                            code that is already async keeps its own chains: upstream's pass would
+                            thread one token through everything and serialize independent chains
+join_and_fork               an op with several dependencies waits for them through one
+                            `gpu.wait async [deps]`, an async op with none starts a stream of its
+                            own; a token that several ops depend on keeps its stream for its first
+                            user, every further user gets its own stream that waits for it
+                            (`gpu.wait async [token]`), so forks run concurrently and no stream is
+                            synchronized or destroyed twice
 """
 
 from __future__ import annotations
@@ -21,13 +21,32 @@ ASYNC_OPS = ("gpu.alloc", "gpu.dealloc", "gpu.memcpy", "gpu.memset", "gpu.launch
 # Host ops that touch no memory: a pending synchronous GPU op need not finish before them. Anything
 # else (stores, calls, loops, returns, ...) gets a wait first, as upstream waits before side effects.
 PURE_PREFIXES = ("arith.", "index.", "math.", "complex.", "ub.")
-PURE_OPS = frozenset((
-    "affine.apply", "affine.min", "affine.max", "memref.dim", "memref.rank", "memref.subview",
-    "memref.cast", "memref.reinterpret_cast", "memref.extract_strided_metadata", "memref.view",
-    "memref.collapse_shape", "memref.expand_shape", "memref.extract_aligned_pointer_as_index",
-    "memref.get_global", "llvm.mlir.constant", "llvm.mlir.addressof", "llvm.mlir.zero", "llvm.mlir.undef",
-    "llvm.mlir.poison", "builtin.unrealized_conversion_cast", "gpu.block_dim", "gpu.grid_dim",
-))
+PURE_OPS = frozenset(
+    (
+        "affine.apply",
+        "affine.min",
+        "affine.max",
+        "memref.dim",
+        "memref.rank",
+        "memref.subview",
+        "memref.cast",
+        "memref.reinterpret_cast",
+        "memref.extract_strided_metadata",
+        "memref.view",
+        "memref.collapse_shape",
+        "memref.expand_shape",
+        "memref.extract_aligned_pointer_as_index",
+        "memref.get_global",
+        "llvm.mlir.constant",
+        "llvm.mlir.addressof",
+        "llvm.mlir.zero",
+        "llvm.mlir.undef",
+        "llvm.mlir.poison",
+        "builtin.unrealized_conversion_cast",
+        "gpu.block_dim",
+        "gpu.grid_dim",
+    )
+)
 
 
 def synchronous_ops_on_streams(host) -> None:
@@ -107,10 +126,12 @@ def _refuse_carried_tokens(op, dependencies, path: str) -> None:
             from offload.errors import OffloadError
 
             where = "a block argument" if name is None else f"a result of '{name}'"
-            raise OffloadError(f"'{op.name}' depends on an async token that is {where}: tokens carried through "
-                               "loops, branches or function arguments are not supported (wait for the token "
-                               "with `gpu.wait` before, and start a new chain with `gpu.wait async` inside)",
-                               location_of(op.location, path))
+            raise OffloadError(
+                f"'{op.name}' depends on an async token that is {where}: tokens carried through "
+                "loops, branches or function arguments are not supported (wait for the token "
+                "with `gpu.wait` before, and start a new chain with `gpu.wait async` inside)",
+                location_of(op.location, path),
+            )
 
 
 def _is_async(op) -> bool:
@@ -151,9 +172,13 @@ def _with_dependencies(op, dependencies: list, token_type):
     if not _is_async(operation) and operation.name != "gpu.wait":
         results.append(token_type)
     with ir.InsertionPoint(operation):
-        new = ir.Operation.create(operation.name, results=results,
-                                  operands=list(dependencies) + list(operation.operands)[len(old):],
-                                  attributes=attributes, loc=operation.location)
+        new = ir.Operation.create(
+            operation.name,
+            results=results,
+            operands=list(dependencies) + list(operation.operands)[len(old) :],
+            attributes=attributes,
+            loc=operation.location,
+        )
     # strict=False: a synchronous op gains a token result
     for old_result, new_result in zip(operation.results, new.results, strict=False):
         old_result.replace_all_uses_with(new_result)

@@ -11,9 +11,13 @@ from offload.errors import OffloadError
 
 
 @click.command("cache")
-@click.option("-C", "--clear", "clear", is_flag=True,
-              help="Remove every image of the local cache folder (the counts stay; the remote cache is shared "
-                   "and left alone).")
+@click.option(
+    "-C",
+    "--clear",
+    "clear",
+    is_flag=True,
+    help="Remove every image of the local cache folder (the counts stay; the remote cache is shared and left alone).",
+)
 @click.option("-z", "--zero-stats", "zero_stats", is_flag=True, help="Set the hit and miss counts to zero.")
 def cache_command(clear: bool, zero_stats: bool) -> None:
     """Show the device image cache: its folder, size, hits and misses, and the remote cache (if set).
@@ -44,14 +48,25 @@ def cache_command(clear: bool, zero_stats: bool) -> None:
     mode = "team: its group may write" if team_mode() else "private"
     local_hits, remote_hits = stats.get("local_hits", 0), stats.get("remote_hits", 0)
     compile_hits, compile_remote_hits = stats.get("compile_hits", 0), stats.get("compile_remote_hits", 0)
-    rows = [("cache folder", f"{root} ({mode})" if exists else f"{root} (not created yet)"),
-            ("size", f"{_size(size)} in {len(entries) - compiles} images" +
-             (f" and {compiles} whole compiles" if compiles else "") + (f" (bound {_size(bound)})" if bound else "")),
-            ("hits", f"{local_hits + remote_hits} (local {local_hits}, remote {remote_hits})"),
-            ("misses", str(stats.get("misses", 0)))]
+    rows = [
+        ("cache folder", f"{root} ({mode})" if exists else f"{root} (not created yet)"),
+        (
+            "size",
+            f"{_size(size)} in {len(entries) - compiles} images"
+            + (f" and {compiles} whole compiles" if compiles else "")
+            + (f" (bound {_size(bound)})" if bound else ""),
+        ),
+        ("hits", f"{local_hits + remote_hits} (local {local_hits}, remote {remote_hits})"),
+        ("misses", str(stats.get("misses", 0))),
+    ]
     if compile_hits or compile_remote_hits:
-        rows.append(("whole compiles", f"{compile_hits + compile_remote_hits} taken from the cache (local "
-                                       f"{compile_hits}, remote {compile_remote_hits})"))
+        rows.append(
+            (
+                "whole compiles",
+                f"{compile_hits + compile_remote_hits} taken from the cache (local "
+                f"{compile_hits}, remote {compile_remote_hits})",
+            )
+        )
     if stats.get("remote_writes"):
         rows.append(("remote writes", str(stats["remote_writes"])))
     rows.append(("remote cache", _remote(folder)))
@@ -73,8 +88,11 @@ def _remote(folder) -> str:
     url = os.environ.get(URL_ENVIRONMENT) or (config.values.get("remote-cache") if config else None)
     if not url:
         return f"none (set {URL_ENVIRONMENT}=redis://HOST:PORT/DB or remote-cache in mlir-offload.toml)"
-    mode = os.environ.get(MODE_ENVIRONMENT) or \
-        (config.values.get("remote-cache-mode") if config else None) or DEFAULTS["remote_cache_mode"]
+    mode = (
+        os.environ.get(MODE_ENVIRONMENT)
+        or (config.values.get("remote-cache-mode") if config else None)
+        or DEFAULTS["remote_cache_mode"]
+    )
     down = folder.remote_down(server_id(url)) if folder is not None else None
     if down is None:
         return f"{redact(url)} ({mode})"

@@ -22,13 +22,19 @@ Examples:
 
 @click.command("compile", cls=ClangStyleCommand, epilog=COMPILE_EXAMPLES)
 @click.argument("input_path", metavar="IN.mlir", type=click.Path())
-@click.option("-o", "output", default=None, type=click.Path(),
-              help="Output bundle: host LLVM bitcode with the device images embedded "
-                   "(an ELF object when the target clang cannot read our LLVM's bitcode). Default: "
-                   "<input stem>.offload.bc here (.o for an object, .offload.ll with -S).")
+@click.option(
+    "-o",
+    "output",
+    default=None,
+    type=click.Path(),
+    help="Output bundle: host LLVM bitcode with the device images embedded "
+    "(an ELF object when the target clang cannot read our LLVM's bitcode). Default: "
+    "<input stem>.offload.bc here (.o for an object, .offload.ll with -S).",
+)
 @click.option("-S", "textual", is_flag=True, help="Write textual LLVM IR instead of bitcode.")
-@click.option("-v", "verbose", is_flag=True,
-              help="Print each stage with its time, the libraries found and every tool run.")
+@click.option(
+    "-v", "verbose", is_flag=True, help="Print each stage with its time, the libraries found and every tool run."
+)
 @command_options("compile")
 def compile_command(input_path: str, output: str | None, textual: bool, verbose: bool, **flags) -> None:
     """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver`."""
@@ -45,8 +51,10 @@ def compile_command(input_path: str, output: str | None, textual: bool, verbose:
 
         trace.enable()
     if input_path == STDIN and (output is None or wants_rule):
-        raise OffloadError("the program comes from standard input (-): name the output with -o, and no -MD "
-                           "(a make rule needs the input's file name)")
+        raise OffloadError(
+            "the program comes from standard input (-): name the output with -o, and no -MD "
+            "(a make rule needs the input's file name)"
+        )
     # Flags > mlir-offload.toml (read once) > defaults, resolved into one frozen plan.
     resolved = resolve(given_flags(flags), project_config(input_path))
     note_bundle_named_like_an_executable(output)
@@ -72,8 +80,11 @@ def note_bundle_named_like_an_executable(output: str | None) -> None:
 
     if output is None or output == STDOUT or "." in os.path.basename(output) or not sys.stderr.isatty():
         return
-    click.echo(f"mlir-offload: note: '{output}' will be a bundle, not an executable: mlir-offload link {output} -o APP "
-               "makes one (mlir-offload run IN.mlir compiles, links and runs)", err=True)
+    click.echo(
+        f"mlir-offload: note: '{output}' will be a bundle, not an executable: mlir-offload link {output} -o APP "
+        "makes one (mlir-offload run IN.mlir compiles, links and runs)",
+        err=True,
+    )
 
 
 def whole_compile_cache(input_path: str, output: str | None, textual: bool, resolved, verbose: bool):
@@ -91,11 +102,12 @@ def whole_compile_cache(input_path: str, output: str | None, textual: bool, reso
     from offload.fsutil import write_all
 
     build = build_settings(options, output, textual, resolved.config_file)
-    ptx_stem = ptx_path(output, "")[:-len(".ptx")]
+    ptx_stem = ptx_path(output, "")[: -len(".ptx")]
 
     def allowed(path: str) -> bool:  # the files this compile would write, and no others
         return path in (output, build.dependency_file) or (
-            path.startswith(ptx_stem) and path.endswith(".ptx") and os.sep not in path[len(ptx_stem):])
+            path.startswith(ptx_stem) and path.endswith(".ptx") and os.sep not in path[len(ptx_stem) :]
+        )
 
     whole = compile_cache.CompileCache(key, options)
     files = whole.lookup(allowed)
@@ -134,9 +146,12 @@ def compile_and_write(input_path: str, output: str | None, textual: bool, resolv
     if trace_path is not None:
         side[trace_path] = trace.time_trace(f"mlir-offload compile {os.path.basename(input_path)}")
     if compiled.resources is None:
-        click.echo("mlir-offload: warning: --resource-usage: no image was assembled by ptxas here (bitcode images "
-                   "are assembled at the link: pass --resource-usage to link, or compile with "
-                   "--device-image=cubin)", err=True)
+        click.echo(
+            "mlir-offload: warning: --resource-usage: no image was assembled by ptxas here (bitcode images "
+            "are assembled at the link: pass --resource-usage to link, or compile with "
+            "--device-image=cubin)",
+            err=True,
+        )
     for line in compiled.resources or ():  # as nvcc --resource-usage, on standard output
         click.echo(line, err=output == "-")
     # The bundle and its side files all or nothing; -MF or a PTX file onto the program, a library or the
@@ -156,8 +171,9 @@ def time_trace_path(asked: str | None, output: str) -> str | None:
     if asked:
         return asked
     if output == STDOUT:
-        raise OffloadError("-ftime-trace names its file after the output: with -o - (standard output) "
-                           "pass -ftime-trace=FILE")
+        raise OffloadError(
+            "-ftime-trace names its file after the output: with -o - (standard output) pass -ftime-trace=FILE"
+        )
     return os.path.splitext(output)[0] + ".json"
 
 
@@ -185,18 +201,24 @@ def check_output_place(output: str, build, outputs: list, inputs: list) -> None:
     if output == STDOUT and build.dependency_file:
         raise OffloadError("-MD writes a make rule for the -o file: name a file with -o, not '-' (standard output)")
     if output == STDOUT and build.device_image == "ptx":
-        raise OffloadError("--device-image=ptx (or --portable) writes <out>.<arch>.ptx beside the bundle: "
-                           "name a file with -o, not '-' (standard output)")
+        raise OffloadError(
+            "--device-image=ptx (or --portable) writes <out>.<arch>.ptx beside the bundle: "
+            "name a file with -o, not '-' (standard output)"
+        )
 
 
 def check_output_name(output: str, plan, textual: bool) -> None:
     """A bundle for a clang that cannot read our bitcode is an ELF object: clang picks an input's language
     from its suffix, so such a bundle named .bc would be misread at link time."""
     if not textual and plan.bundle.host_format == "obj" and output.endswith((".bc", ".ll")):
-        why = ("that clang cannot read LLVM bitcode this new" if plan.build.host_format is None
-               else "--host-format=obj or --portable")
-        raise OffloadError(f"a bundle for clang {plan.target_clang} is an ELF object ({why}): name the output .o, "
-                           f"not '{output}'")
+        why = (
+            "that clang cannot read LLVM bitcode this new"
+            if plan.build.host_format is None
+            else "--host-format=obj or --portable"
+        )
+        raise OffloadError(
+            f"a bundle for clang {plan.target_clang} is an ELF object ({why}): name the output .o, not '{output}'"
+        )
 
 
 COMMAND = compile_command

@@ -13,26 +13,50 @@ from offload.options import SPECS, TOML_KEYS, command_options, given_flags, reso
 @click.group(invoke_without_command=True)
 @click.option("--cflags", is_flag=True, help="flags clang needs to compile CUDA/HIP sources for the bundle's link")
 @click.option("--ldflags", is_flag=True, help="flags clang needs to link a bundle (like llvm-config --ldflags)")
-@click.option("--offload-kind", type=click.Choice(["cuda", "hip"]), default=None,
-              help="runtime of the link (default: from offload-arch, else cuda)")
-@click.option("--clang", "clang", is_flag=True,
-              help="the clang that links the project's bundles, by link's rule: clang-N of the target clang N "
-                   "(target-clang in mlir-offload.toml, default 22), else /usr/lib/llvm-N/bin/clang, else clang")
-@click.option("--target-clang", "target_clang", default=None, metavar="N",
-              help="with --clang: the bundles' target clang instead of mlir-offload.toml's")
+@click.option(
+    "--offload-kind",
+    type=click.Choice(["cuda", "hip"]),
+    default=None,
+    help="runtime of the link (default: from offload-arch, else cuda)",
+)
+@click.option(
+    "--clang",
+    "clang",
+    is_flag=True,
+    help="the clang that links the project's bundles, by link's rule: clang-N of the target clang N "
+    "(target-clang in mlir-offload.toml, default 22), else /usr/lib/llvm-N/bin/clang, else clang",
+)
+@click.option(
+    "--target-clang",
+    "target_clang",
+    default=None,
+    metavar="N",
+    help="with --clang: the bundles' target clang instead of mlir-offload.toml's",
+)
 @click.option("--mk", is_flag=True, help="path of mlir-offload.mk (for a Makefile's include)")
 @click.option("--cmake-dir", is_flag=True, help="folder of MLIROffload.cmake (for CMAKE_MODULE_PATH)")
 @click.pass_context
-def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | None, mk: bool,
-           cmake_dir: bool, clang: bool, target_clang: str | None) -> None:
+def config(
+    ctx: click.Context,
+    cflags: bool,
+    ldflags: bool,
+    offload_kind: str | None,
+    mk: bool,
+    cmake_dir: bool,
+    clang: bool,
+    target_clang: str | None,
+) -> None:
     """Project settings (mlir-offload.toml) and the flags a target link needs."""
     if clang:
         from offload.config import project_config
         from offload.formats.profiles import load_profile
         from offload.toolchain.tools import find_target_clang
 
-        major = (load_profile(target_clang).clang_major if target_clang
-                 else resolve({}, project_config(None)).options.target_clang)
+        major = (
+            load_profile(target_clang).clang_major
+            if target_clang
+            else resolve({}, project_config(None)).options.target_clang
+        )
         click.echo(find_target_clang(None, major).path)
         return
     if mk or cmake_dir:
@@ -64,8 +88,9 @@ def config(ctx: click.Context, cflags: bool, ldflags: bool, offload_kind: str | 
     # host-triple of mlir-offload.toml: the runtime library of that CPU, and a cross --target when it is not ours.
     host = resolve_host(settings.host_triple)
     folders = runtime_library_dirs(spec, host)
-    library_dir = next((os.path.join(root, d) for d in folders if os.path.isdir(os.path.join(root, d))),
-                       os.path.join(root, folders[0]))
+    library_dir = next(
+        (os.path.join(root, d) for d in folders if os.path.isdir(os.path.join(root, d))), os.path.join(root, folders[0])
+    )
     target = [] if host is build_machine_host() else [f"--target={host.name}"]
     toolkit_flag = f"{spec.toolkit_path_flag}={root}"
     cflag_list = [*target, "--offload-new-driver", "-fgpu-rdc", toolkit_flag, *spec.quiet_flags]

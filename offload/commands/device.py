@@ -16,10 +16,21 @@ from offload.options import ClangStyleCommand, command_options, given_flags, res
 
 @click.command("device", cls=ClangStyleCommand)
 @click.argument("input_path", metavar="IN.mlir", type=click.Path())
-@click.option("-o", "output", required=True, type=click.Path(),
-              help="Output OffloadBinary (or, with --emit=bc|ll, a folder for one module per target).")
-@click.option("--emit", "emit", type=click.Choice(["offload", "bc", "ll"]), default="offload", show_default=True,
-              help="offload: one OffloadBinary with an image per target; bc/ll: per-target modules.")
+@click.option(
+    "-o",
+    "output",
+    required=True,
+    type=click.Path(),
+    help="Output OffloadBinary (or, with --emit=bc|ll, a folder for one module per target).",
+)
+@click.option(
+    "--emit",
+    "emit",
+    type=click.Choice(["offload", "bc", "ll"]),
+    default="offload",
+    show_default=True,
+    help="offload: one OffloadBinary with an image per target; bc/ll: per-target modules.",
+)
 @command_options("device")
 def device_command(input_path: str, output: str, emit: str, **flags) -> None:
     """Serialize the gpu.modules of IN.mlir to LLVM bitcode per target, device libraries linked."""
@@ -34,20 +45,23 @@ def device_command(input_path: str, output: str, emit: str, **flags) -> None:
     if emit == "offload":  # the per-target files of --emit=bc|ll are checked one by one when written
         refuse_input_as_output(output, [input_path, *options.link_bitcode, options.libdevice])
     elif output == STDOUT:
-        raise OffloadError(f"--emit={emit} writes one file per target into a folder: name a folder with -o, "
-                           "not '-' (standard output)")
+        raise OffloadError(
+            f"--emit={emit} writes one file per target into a folder: name a folder with -o, not '-' (standard output)"
+        )
     # Every image here is bitcode the target clang LTO-links: the pre-link pipeline.
     images = compile_device(load_program(input_path), targets, options, lto_pre_link=True)
     if emit == "offload":
-        atomic_write(output, offload_binary(images, profile),
-                     inputs=[input_path, *options.link_bitcode, options.libdevice])
+        atomic_write(
+            output, offload_binary(images, profile), inputs=[input_path, *options.link_bitcode, options.libdevice]
+        )
         return
     folder = Path(output)
     if folder.exists() and not folder.is_dir():
         raise OffloadError(f"--emit={emit} writes one file per target into a folder; '{output}' is a file")
     # Render everything first: nothing is written unless every target succeeded.
-    rendered = [(folder / f"{Path(input_path).stem}.{image.target.arch}.{emit}", _render(image, emit))
-                for image in images]
+    rendered = [
+        (folder / f"{Path(input_path).stem}.{image.target.arch}.{emit}", _render(image, emit)) for image in images
+    ]
     with output_folder(folder):
         write_all(dict(rendered), inputs=[input_path, *options.link_bitcode, options.libdevice])
 
@@ -56,11 +70,18 @@ def offload_binary(images, profile) -> bytes:
     """The OffloadBinary of device images: one bitcode image per target, strings triple and arch."""
     from offload.packager import ImageKind, OffloadImage, write_binary
 
-    return write_binary([
-        OffloadImage(image_kind=ImageKind.BITCODE, offload_kind=profile.offload_kind_value(image.target.offload_kind),
-                     flags=0, strings={"triple": image.target.triple, "arch": image.target.arch}, data=image.bitcode)
-        for image in images
-    ])
+    return write_binary(
+        [
+            OffloadImage(
+                image_kind=ImageKind.BITCODE,
+                offload_kind=profile.offload_kind_value(image.target.offload_kind),
+                flags=0,
+                strings={"triple": image.target.triple, "arch": image.target.arch},
+                data=image.bitcode,
+            )
+            for image in images
+        ]
+    )
 
 
 def _render(image, emit: str) -> bytes:

@@ -6,14 +6,20 @@ import click
 
 
 @click.command()
-@click.option("--bundle", "bundle", type=click.Path(), default=None,
-              help="a shipped archive (.tar.gz) or an unpacked one (its folder or manifest.json)")
+@click.option(
+    "--bundle",
+    "bundle",
+    type=click.Path(),
+    default=None,
+    help="a shipped archive (.tar.gz) or an unpacked one (its folder or manifest.json)",
+)
 @click.option("--clang", "clangs", multiple=True, help="a clang to consider besides those found")
 @click.option("--cuda-path", default=None, help="CUDA toolkit to use (default: found)")
 @click.option("--rocm-path", default=None, help="ROCm install to use (default: found)")
 @click.pass_context
-def doctor(ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda_path: str | None,
-           rocm_path: str | None) -> None:
+def doctor(
+    ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda_path: str | None, rocm_path: str | None
+) -> None:
     """What this machine has for linking bundles; with --bundle, whether it can link that one.
 
     Exits 1 when no clang here can link the bundle (or, without --bundle, when there is no usable clang)."""
@@ -31,16 +37,20 @@ def doctor(ctx: click.Context, bundle: str | None, clangs: tuple[str, ...], cuda
             click.echo(f"--clang {given}: not a usable clang (not found, or its --version names no version)")
     if bundle is None:
         if not any(c.linker_wrapper for c in found):
-            click.echo("no clang with clang-linker-wrapper: this machine cannot link bundles "
-                       "(fix: install clang-22 and clang-tools-22)")
+            click.echo(
+                "no clang with clang-linker-wrapper: this machine cannot link bundles "
+                "(fix: install clang-22 and clang-tools-22)"
+            )
             ctx.exit(1)
         return
     from offload.toolchain.ship import read_bundle_needs
 
     needs, wrapper_shipped = read_bundle_needs(bundle)
-    click.echo(f"bundle {needs.name}: entry profile clang {needs.entry_profile}, producer LLVM "
-               f"{needs.producer_llvm}, {', '.join(needs.offload_kinds)} {', '.join(needs.archs)}, "
-               f"device images {needs.device_image}, host {needs.host_format}")
+    click.echo(
+        f"bundle {needs.name}: entry profile clang {needs.entry_profile}, producer LLVM "
+        f"{needs.producer_llvm}, {', '.join(needs.offload_kinds)} {', '.join(needs.archs)}, "
+        f"device images {needs.device_image}, host {needs.host_format}"
+    )
     named = [toolchain.describe_clang(c) for c in clangs]
     candidates: list[toolchain.Clang | None] = [c for c in (clangs and named or found) if c] or [None]
     usable = None

@@ -81,15 +81,34 @@ def _executable_record(exe) -> dict:
     for section in exe.entry_sections:  # the reader decodes names with U+FFFD for bytes that are not UTF-8
         bad = next((e for e in section.entries if "\ufffd" in e.name), None)
         if bad is not None:
-            raise OffloadError(f"'{exe.path}': offload entry name {json.dumps(bad.name)} in {section.name} is not "
-                               "valid UTF-8: the executable is damaged")
-    images = [{"section": section, "arch": image.arch, "kind": image.kind, "compressed": image.compressed,
-               "size": len(image.data), "kernels": sorted(image.kernels())}
-              for section, found in exe.device_sections.items() for image in found]
-    entries = [{"section": section.name, "target_clang": section.profile_major, "registered": section.registered,
-                "entries": [{"name": e.name, "kind": "kernel" if e.is_kernel else "variable", "size": e.size,
-                             "flags": e.flags} for e in section.entries]}
-               for section in exe.entry_sections]
+            raise OffloadError(
+                f"'{exe.path}': offload entry name {json.dumps(bad.name)} in {section.name} is not "
+                "valid UTF-8: the executable is damaged"
+            )
+    images = [
+        {
+            "section": section,
+            "arch": image.arch,
+            "kind": image.kind,
+            "compressed": image.compressed,
+            "size": len(image.data),
+            "kernels": sorted(image.kernels()),
+        }
+        for section, found in exe.device_sections.items()
+        for image in found
+    ]
+    entries = [
+        {
+            "section": section.name,
+            "target_clang": section.profile_major,
+            "registered": section.registered,
+            "entries": [
+                {"name": e.name, "kind": "kernel" if e.is_kernel else "variable", "size": e.size, "flags": e.flags}
+                for e in section.entries
+            ],
+        }
+        for section in exe.entry_sections
+    ]
     return {"file": exe.path, "executable": True, "device_images": images, "entry_sections": entries}
 
 
@@ -101,8 +120,10 @@ def _echo_executable(record: dict) -> None:
     for index, image in enumerate(images, 1):
         packed = ", compressed" if image["compressed"] else ""
         kernels = f"  kernels: {' '.join(map(_shown, image['kernels']))}" if image["kernels"] else ""
-        click.echo(f"  image {index}: {_shown(image['arch'])} {image['kind']}{packed}, {image['size']} bytes "
-                   f"({image['section']}){kernels}")
+        click.echo(
+            f"  image {index}: {_shown(image['arch'])} {image['kind']}{packed}, {image['size']} bytes "
+            f"({image['section']}){kernels}"
+        )
     for section in record["entry_sections"]:
         registered = {True: "registered", False: "NOT registered", None: "registration unknown"}[section["registered"]]
         click.echo(f"  offload entries {section['section']} (clang {section['target_clang']} layout, {registered}):")

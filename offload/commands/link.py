@@ -42,16 +42,30 @@ Clang options that take a separate argument keep it (`-Xlinker -rpath`, `-L DIR`
 """
 DEFAULT_EXECUTABLE = "a.out"
 CUDART_MODES = runtime_modes()  # nvcc's --cudart names, from the vendor records
-LINK_VALUE_OPTIONS = {"--cudart": "runtime_mode", "-o": "output", "--clang": "clang", "--cuda-path": "cuda_path",
-                      "--rocm-path": "rocm_path"}
-LINK_FLAGS = {"--dry-run": "dry_run", "-###": "dry_run", "--dryrun": "dry_run", "-v": "verbose",
-              "--ptx-beside": "ptx_beside", "--resource-usage": "resource_usage", "--emulate": "emulate",
-              "-G": "device_debug", "--device-debug": "device_debug"}
+LINK_VALUE_OPTIONS = {
+    "--cudart": "runtime_mode",
+    "-o": "output",
+    "--clang": "clang",
+    "--cuda-path": "cuda_path",
+    "--rocm-path": "rocm_path",
+}
+LINK_FLAGS = {
+    "--dry-run": "dry_run",
+    "-###": "dry_run",
+    "--dryrun": "dry_run",
+    "-v": "verbose",
+    "--ptx-beside": "ptx_beside",
+    "--resource-usage": "resource_usage",
+    "--emulate": "emulate",
+    "-G": "device_debug",
+    "--device-debug": "device_debug",
+}
 
 
 @dataclass
 class LinkSettings:
     """link's own options, as the argument loop reads them (LINK_VALUE_OPTIONS and LINK_FLAGS name the fields)."""
+
     runtime_mode: str = "shared"
     output: str | None = None
     clang: str | None = None
@@ -67,10 +81,15 @@ class LinkSettings:
 
 
 # Clang flags pass through untouched, so click must not parse them (it would split -L/x/h into -L -h ...).
-@click.command("link", help=LINK_HELP, add_help_option=False,
-               context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-@click.argument("arguments", nargs=-1, type=click.UNPROCESSED,
-                metavar="BUNDLE.bc [OBJECTS, LIBRARIES, FLAGS]... -o APP")
+@click.command(
+    "link",
+    help=LINK_HELP,
+    add_help_option=False,
+    context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+)
+@click.argument(
+    "arguments", nargs=-1, type=click.UNPROCESSED, metavar="BUNDLE.bc [OBJECTS, LIBRARIES, FLAGS]... -o APP"
+)
 @click.pass_context
 def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     settings = LinkSettings()
@@ -116,8 +135,10 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
         refuse_binary_to_terminal(settings.output, "an executable")
     for item in positional:
         if item.endswith((".mlir", ".mlirbc")):
-            raise OffloadError(f"'{item}' is an MLIR program, not a bundle: compile it first "
-                               f"(mlir-offload compile {item} --offload-arch ARCH -o BUNDLE.bc)")
+            raise OffloadError(
+                f"'{item}' is an MLIR program, not a bundle: compile it first "
+                f"(mlir-offload compile {item} --offload-arch ARCH -o BUNDLE.bc)"
+            )
     from offload.compiler.textual_ir import read_offload_images
     from offload.toolchain.link import find_bundles, link_bundle
 
@@ -127,16 +148,32 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
         for name in ("ptx", "ptx_beside", "cuda_path", "rocm_path", "resource_usage", "device_debug"):
             if getattr(settings, name):
                 raise click.UsageError(f"--{name.replace('_', '-')} is for a GPU executable, not with --emulate", ctx)
-        link_emulated(find_bundles(passthrough, read_offload_images), passthrough, settings.output,
-                      clang=settings.clang, dry_run=settings.dry_run, verbose=settings.verbose)
+        link_emulated(
+            find_bundles(passthrough, read_offload_images),
+            passthrough,
+            settings.output,
+            clang=settings.clang,
+            dry_run=settings.dry_run,
+            verbose=settings.verbose,
+        )
         return
 
     # Where LLVM is, a text input that is no bundle gets LLVM's located reading error.
-    link_bundle(find_bundles(passthrough, read_offload_images), passthrough, settings.output, clang=settings.clang,
-                cuda_path=settings.cuda_path, rocm_path=settings.rocm_path, dry_run=settings.dry_run,
-                verbose=settings.verbose, ptx=settings.ptx, ptx_beside=settings.ptx_beside,
-                cudart=settings.runtime_mode, resource_usage=settings.resource_usage,
-                device_debug=settings.device_debug)
+    link_bundle(
+        find_bundles(passthrough, read_offload_images),
+        passthrough,
+        settings.output,
+        clang=settings.clang,
+        cuda_path=settings.cuda_path,
+        rocm_path=settings.rocm_path,
+        dry_run=settings.dry_run,
+        verbose=settings.verbose,
+        ptx=settings.ptx,
+        ptx_beside=settings.ptx_beside,
+        cudart=settings.runtime_mode,
+        resource_usage=settings.resource_usage,
+        device_debug=settings.device_debug,
+    )
 
 
 COMMAND = link_command

@@ -41,15 +41,20 @@ class RawCommand(click.Command):
         return []
 
 
-@click.command("run", cls=RawCommand, help=RUN_HELP, add_help_option=False,
-               options_metavar="PROGRAM.mlir [COMPILE OPTIONS] [--emulate] [-- PROGRAM ARGUMENTS]")
+@click.command(
+    "run",
+    cls=RawCommand,
+    help=RUN_HELP,
+    add_help_option=False,
+    options_metavar="PROGRAM.mlir [COMPILE OPTIONS] [--emulate] [-- PROGRAM ARGUMENTS]",
+)
 @click.pass_context
 def run_command(ctx: click.Context) -> None:
     raw = ctx.meta["raw_arguments"]
     program_arguments: list[str] = []
     if "--" in raw:
         at = raw.index("--")
-        raw, program_arguments = raw[:at], raw[at + 1:]
+        raw, program_arguments = raw[:at], raw[at + 1 :]
     if any(word in ("-h", "--help") for word in raw):
         click.echo(ctx.get_help())
         ctx.exit(0)
@@ -57,8 +62,9 @@ def run_command(ctx: click.Context) -> None:
     compile_arguments = [word for word in raw if word != "--emulate"]
     for word in compile_arguments:
         if word == "-o" or word.startswith("-o") and not word.startswith("-O"):
-            raise click.UsageError("run keeps its executable in a temporary folder: drop -o (compile and link "
-                                   "write files)", ctx)
+            raise click.UsageError(
+                "run keeps its executable in a temporary folder: drop -o (compile and link write files)", ctx
+            )
         if word in ("-S", "-MD", "-MMD"):
             raise click.UsageError(f"run writes no files: drop {word}", ctx)
         if word in ("--portable", "--host-format=obj") or word == "--host-format" and "obj" in compile_arguments:
@@ -103,8 +109,9 @@ def execute(argv: list[str]) -> int:
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         try:
-            child = subprocess.Popen(argv, restore_signals=True,
-                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            child = subprocess.Popen(
+                argv, restore_signals=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+            )
         except OSError as e:
             raise OffloadError(f"cannot run the linked program: {e.strerror}") from None
         status = child.wait()

@@ -36,8 +36,9 @@ class ShipCommand(click.Command):
 
 
 @click.command(cls=ShipCommand)
-@click.argument("arguments", nargs=-1, required=True, type=click.UNPROCESSED,
-                metavar="IN.mlir [COMPILE FLAGS] | BUNDLE...")
+@click.argument(
+    "arguments", nargs=-1, required=True, type=click.UNPROCESSED, metavar="IN.mlir [COMPILE FLAGS] | BUNDLE..."
+)
 @click.option("-o", "output", required=True, type=click.Path(), help="the archive, APP.tar.gz")
 @click.option("--app", default=None, help="executable name on the target (default: the archive's name)")
 @click.pass_context
@@ -71,8 +72,10 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
     if app is not None:
         name = check_app_name(app, "--app")
     else:
-        name = check_app_name(os.path.basename(output).removesuffix(".gz").removesuffix(".tar")
-                              .removesuffix(".tgz"), f"the archive name '{output}'")
+        name = check_app_name(
+            os.path.basename(output).removesuffix(".gz").removesuffix(".tar").removesuffix(".tgz"),
+            f"the archive name '{output}'",
+        )
     if is_program:
         read_input(input_path)
         from offload.fsutil import check_outputs
@@ -81,8 +84,11 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
         check_outputs([output, *compile_side_files(input_path, flags)], [input_path])
         with tempfile.TemporaryDirectory(prefix="mlir-offload-ship-") as tmp:
             bundle_path = os.path.join(tmp, "bundle")
-            done = subprocess.run([sys.executable, "-m", "offload", "compile", input_path, "-o", bundle_path,
-                                   *flags], capture_output=True, text=True)
+            done = subprocess.run(
+                [sys.executable, "-m", "offload", "compile", input_path, "-o", bundle_path, *flags],
+                capture_output=True,
+                text=True,
+            )
             if done.returncode != 0:
                 click.echo(done.stderr.rstrip("\n"), err=True)
                 ctx.exit(done.returncode)
@@ -91,7 +97,7 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
             for entry in sorted(os.listdir(tmp)):  # PTX kept beside the bundle (--device-image=ptx)
                 if entry.startswith("bundle.") and entry.endswith(".ptx"):
                     with open(os.path.join(tmp, entry), encoding="utf-8") as f:
-                        ptx[entry[len("bundle."):-len(".ptx")]] = f.read()
+                        ptx[entry[len("bundle.") : -len(".ptx")]] = f.read()
     else:
         bundle, ptx = read_shipped_bundle(input_path)
     from offload.packager.detect import is_bitcode
@@ -105,21 +111,29 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
         named = [(f"{bundle_stem(path)}.offload.{suffix(data)}", data, path_ptx) for path, data, path_ptx in bundles]
         for (_, _, path_ptx), (path, _, _) in zip(named, bundles, strict=True):
             if path_ptx:
-                raise OffloadError(f"{path}: PTX beside it ({', '.join(sorted(path_ptx))}), but an app of several "
-                                   "bundles cannot ship PTX (a newer GPU JIT-compiles one PTX image per arch, "
-                                   "which would lack the other bundles' kernels): compile them with "
-                                   "--device-image=cubin or bitcode")
+                raise OffloadError(
+                    f"{path}: PTX beside it ({', '.join(sorted(path_ptx))}), but an app of several "
+                    "bundles cannot ship PTX (a newer GPU JIT-compiles one PTX image per arch, "
+                    "which would lack the other bundles' kernels): compile them with "
+                    "--device-image=cubin or bitcode"
+                )
         bundle_name = named[0][0]
-        atomic_write(output, build_archive(name, bundle, bundle_name, flags, {},
-                                           [(bundle_name_, data) for bundle_name_, data, _ in named[1:]]),
-                     inputs=[input_path, *more_bundles])
+        atomic_write(
+            output,
+            build_archive(
+                name, bundle, bundle_name, flags, {}, [(bundle_name_, data) for bundle_name_, data, _ in named[1:]]
+            ),
+            inputs=[input_path, *more_bundles],
+        )
         bundle_name = " ".join(n for n, _, _ in named)
     from offload.toolchain.ship import read_manifest
 
     manifest = read_manifest(output)
     toolkit = vendor_for(manifest["targets"][0]["offload_kind"]).toolkit_variable
-    click.echo(f"{output}: {name} ({bundle_name}); on the target: tar xzf {os.path.basename(output)} && "
-               f"make -C {name} [CLANG=clang-{manifest['entry_profile']}] [{toolkit}=...]")
+    click.echo(
+        f"{output}: {name} ({bundle_name}); on the target: tar xzf {os.path.basename(output)} && "
+        f"make -C {name} [CLANG=clang-{manifest['entry_profile']}] [{toolkit}=...]"
+    )
 
 
 def read_shipped_bundle(path: str) -> tuple[bytes, dict[str, str]]:
@@ -131,11 +145,14 @@ def read_shipped_bundle(path: str) -> tuple[bytes, dict[str, str]]:
     try:  # unreadable: an error naming the user's file, not the archive's member
         images = read_offload_images(bundle, path)
     except OffloadError as e:
-        raise OffloadError(f"{e.message} (not a bundle: ship takes IN.mlir or what mlir-offload compile wrote)",
-                           e.location) from None
+        raise OffloadError(
+            f"{e.message} (not a bundle: ship takes IN.mlir or what mlir-offload compile wrote)", e.location
+        ) from None
     if not images:
-        raise OffloadError(f"'{path}' contains no offloading images (not a bundle: ship takes IN.mlir or "
-                           "what mlir-offload compile wrote)")
+        raise OffloadError(
+            f"'{path}' contains no offloading images (not a bundle: ship takes IN.mlir or "
+            "what mlir-offload compile wrote)"
+        )
     from offload.toolchain.link import ptx_files_beside
 
     for beside in ptx_files_beside(path, images):  # <bundle>.<arch>.ptx from compile --device-image=ptx
@@ -148,7 +165,7 @@ def bundle_stem(path: str) -> str:
     name = os.path.basename(path)
     for suffix in (".offload.bc", ".offload.o", ".offload.ll", ".bc", ".o"):
         if name.endswith(suffix) and len(name) > len(suffix):
-            return name[:-len(suffix)]
+            return name[: -len(suffix)]
     return name
 
 
@@ -161,8 +178,7 @@ def compile_side_files(input_path: str, flags: list[str]) -> list[str]:
     from offload.commands.compile import compile_command
 
     try:
-        context = compile_command.make_context("compile", [input_path, "-o", "bundle", *flags],
-                                               resilient_parsing=True)
+        context = compile_command.make_context("compile", [input_path, "-o", "bundle", *flags], resilient_parsing=True)
     except click.ClickException:
         return []
     named = (context.params.get("dependency_file"), context.params.get("time_trace"))

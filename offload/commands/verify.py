@@ -36,7 +36,7 @@ class VerifyReport:
 
 
 def _entry_offload_kind(entry, section) -> str | None:
-    """"cuda" / "hip" for an entry, from its kind field (clang >= 20 layout) or its section (legacy)."""
+    """ "cuda" / "hip" for an entry, from its kind field (clang >= 20 layout) or its section (legacy)."""
     from offload.formats.profiles import load_profile
 
     profile = load_profile(section.profile_major)
@@ -61,13 +61,17 @@ def check_host(path: str, elf, expected: str | None, report: VerifyReport) -> No
 
     found = host_of_elf_machine(elf.machine)
     if found is None:
-        report.problems.append(f"{path}: ELF machine {elf.machine} is not a host CPU mlir-offload builds bundles "
-                               f"for (supported: {supported()})")
+        report.problems.append(
+            f"{path}: ELF machine {elf.machine} is not a host CPU mlir-offload builds bundles "
+            f"for (supported: {supported()})"
+        )
         return
     if expected is not None and host_triple(expected) is not found:
         wanted = host_triple(expected).name
-        report.problems.append(f"{path} is an executable for {found.name} hosts, not {wanted}: compile the "
-                               f"bundle with --host-triple {wanted} and link with --target={wanted}")
+        report.problems.append(
+            f"{path} is an executable for {found.name} hosts, not {wanted}: compile the "
+            f"bundle with --host-triple {wanted} and link with --target={wanted}"
+        )
         return
     report.notes.append(f"host: {found.name}")
 
@@ -86,7 +90,8 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
     if not exe.device_sections:
         report.problems.append(
             f"{path}: no device code section (.nv_fatbin for CUDA, .hip_fatbin for HIP): was it linked "
-            f"without --offload-new-driver?")
+            f"without --offload-new-driver?"
+        )
     if not exe.entry_sections:
         report.problems.append(f"{path}: no offload entries section: it registers no kernel")
 
@@ -96,14 +101,18 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
         if section.registered is True and section.range_bytes == 0:
             report.problems.append(
                 f"{path}: the registration range __start_{section.name}..__stop_{section.name} is empty: "
-                f"no kernel or variable is registered")
+                f"no kernel or variable is registered"
+            )
         if section.registered is False and section.entries:
-            why = ("it has no registration code (linked without --offload-new-driver?)" if walked_names == "none"
-                   else f"its registration code walks {walked_names} (entries for clang "
-                        f"{' or '.join(map(str, clangs_registering(section.profile_major)))}, linked by another clang)")
+            why = (
+                "it has no registration code (linked without --offload-new-driver?)"
+                if walked_names == "none"
+                else f"its registration code walks {walked_names} (entries for clang "
+                f"{' or '.join(map(str, clangs_registering(section.profile_major)))}, linked by another clang)"
+            )
             report.problems.append(
-                f"{path}: {len(section.entries)} offload entries in section {section.name} are never "
-                f"registered: {why}")
+                f"{path}: {len(section.entries)} offload entries in section {section.name} are never registered: {why}"
+            )
     if any(s.registered is None for s in exe.entry_sections):
         report.notes.append("symbol table stripped: which entries section is registered was not checked")
 
@@ -115,14 +124,16 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
             if kind is None:
                 report.problems.append(
                     f"{path}: {what} '{entry.name}' in {section.name} has offload kind {entry.kind}, which "
-                    f"clang {section.profile_major}'s registration code does not handle")
+                    f"clang {section.profile_major}'s registration code does not handle"
+                )
                 continue
             images = exe.device_sections.get(DEVICE_SECTION[kind])
             if images is None:
                 if exe.device_sections:
                     report.problems.append(
                         f"{path}: {kind} {what} '{entry.name}' is registered but there is no "
-                        f"{DEVICE_SECTION[kind]} section")
+                        f"{DEVICE_SECTION[kind]} section"
+                    )
                 continue
             if not images:
                 report.problems.append(f"{path}: {DEVICE_SECTION[kind]} holds no device image")
@@ -134,7 +145,8 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
                 if not _image_has_symbol(image, entry.name, entry.is_kernel):
                     report.problems.append(
                         f"{path}: {what} '{entry.name}' is registered but missing from the {image.arch} "
-                        f"device image in {DEVICE_SECTION[kind]}")
+                        f"device image in {DEVICE_SECTION[kind]}"
+                    )
                 else:
                     symbols_checked += 1
 
@@ -143,7 +155,8 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
         if section_name in exe.device_sections and symbols and REGISTER_FATBIN[kind] not in symbols:
             report.problems.append(
                 f"{path}: {section_name} is present but nothing calls {REGISTER_FATBIN[kind]}: the device "
-                f"code is never registered")
+                f"code is never registered"
+            )
 
     if report.ok:
         for section_name, images in exe.device_sections.items():
@@ -151,12 +164,16 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
             report.notes.insert(0, f"{section_name}: {len(images)} device image(s) for {archs}")
             for image in sorted((i for i in images if i.kind == "ptx"), key=lambda i: i.arch, reverse=True):
                 # The driver JIT-compiles it on GPUs that none of the SASS images fits.
-                report.notes.insert(1, f"PTX for {image.arch}{' (compressed)' if image.compressed else ''}: "
-                                       f"forward compatibility to newer GPUs")
+                report.notes.insert(
+                    1,
+                    f"PTX for {image.arch}{' (compressed)' if image.compressed else ''}: "
+                    f"forward compatibility to newer GPUs",
+                )
         for section in walked:
             names = ", ".join(e.name for e in section.entries)
-            report.notes.insert(0, f"{section.name} (clang {section.profile_major} layout): "
-                                   f"{len(section.entries)} entries: {names}")
+            report.notes.insert(
+                0, f"{section.name} (clang {section.profile_major} layout): {len(section.entries)} entries: {names}"
+            )
         report.notes.insert(0, f"{symbols_checked} symbol/image check(s) passed")
     return report
 
@@ -164,8 +181,13 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
 @click.command("verify")
 @click.argument("app", type=click.Path())
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing when the executable is fine.")
-@click.option("--host-triple", "host", default=None, metavar="TRIPLE",
-              help="Also check that APP is for this host CPU (x86_64-linux-gnu, aarch64-linux-gnu).")
+@click.option(
+    "--host-triple",
+    "host",
+    default=None,
+    metavar="TRIPLE",
+    help="Also check that APP is for this host CPU (x86_64-linux-gnu, aarch64-linux-gnu).",
+)
 @click.pass_context
 def verify(ctx: click.Context, app: str, quiet: bool, host: str | None) -> None:
     """Check that executable APP carries and registers device code for every kernel it launches.
@@ -190,16 +212,15 @@ def verify(ctx: click.Context, app: str, quiet: bool, host: str | None) -> None:
             click.echo(one_line(f"  {note}"))
 
 
-
 def new_facts(problem: str, error: str, app: str) -> str:
     """`problem` less what the error line already says: the file's name, a hint in parentheses the error
     gives too; empty when nothing is left (a note never repeats the error)."""
     if problem.startswith(f"{app}: ") and error.startswith(f"{app}: "):
-        problem = problem[len(app) + 2:]
+        problem = problem[len(app) + 2 :]
     if problem.endswith(")") and "(" in problem:
-        hint = problem[problem.rindex("(") + 1:-1]
+        hint = problem[problem.rindex("(") + 1 : -1]
         if hint and hint in error:
-            problem = problem[:problem.rindex("(")].rstrip()
+            problem = problem[: problem.rindex("(")].rstrip()
     return "" if problem in error else problem
 
 

@@ -52,8 +52,10 @@ def report_compiler() -> list[str]:
         import llvmlite
         import llvmlite.binding as llvm
 
-        lines.append(f"llvmlite {llvmlite.__version__}: LLVM {'.'.join(map(str, llvm.llvm_version_info))}, "
-                     f"assertions {llvm.llvm_assertions_state}")
+        lines.append(
+            f"llvmlite {llvmlite.__version__}: LLVM {'.'.join(map(str, llvm.llvm_version_info))}, "
+            f"assertions {llvm.llvm_assertions_state}"
+        )
     except (ImportError, OSError):
         lines.append("llvmlite: not loadable (this machine can link bundles, not compile them)")
     return lines

@@ -36,12 +36,14 @@ def widen_narrow_element_accesses(module) -> None:
         byte_view = ir.MemRefType.get(narrow.shape, i8, narrow.layout, narrow.memory_space)
         attributes = {name: op.attributes[name] for name in op.attributes}
         with ir.InsertionPoint(op), op.location:
-            view = ir.Operation.create("builtin.unrealized_conversion_cast", results=[byte_view],
-                                       operands=[memref]).result
-            indices = list(op.operands[at + 1:])
+            view = ir.Operation.create(
+                "builtin.unrealized_conversion_cast", results=[byte_view], operands=[memref]
+            ).result
+            indices = list(op.operands[at + 1 :])
             if at == 0:  # a load
-                loaded = ir.Operation.create(op.name, results=[i8], operands=[view, *indices],
-                                             attributes=attributes).result
+                loaded = ir.Operation.create(
+                    op.name, results=[i8], operands=[view, *indices], attributes=attributes
+                ).result
                 op.results[0].replace_all_uses_with(arith.TruncIOp(narrow.element_type, loaded).result)
             else:
                 byte = arith.ExtUIOp(i8, op.operands[0]).result

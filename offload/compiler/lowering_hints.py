@@ -9,8 +9,11 @@ LOWERING_PASSES: dict[str, tuple[str, ...]] = {
     "linalg": ("convert-linalg-to-loops",),
     "tensor": ("one-shot-bufferize{bufferize-function-boundaries}", "convert-linalg-to-loops"),
     "bufferization": ("one-shot-bufferize{bufferize-function-boundaries}",),
-    "tosa": ("func.func(tosa-to-linalg)", "one-shot-bufferize{bufferize-function-boundaries}",
-             "convert-linalg-to-loops"),
+    "tosa": (
+        "func.func(tosa-to-linalg)",
+        "one-shot-bufferize{bufferize-function-boundaries}",
+        "convert-linalg-to-loops",
+    ),
     "shape": ("convert-shape-to-std",),
     "complex": ("convert-complex-to-standard",),
     "sparse_tensor": ("sparsifier",),

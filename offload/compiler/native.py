@@ -39,8 +39,10 @@ def find_ptxas(cuda_path: str | None = None) -> str:
     cuda = find_cuda(cuda_path)
     path = (cuda.ptxas if cuda else None) or shutil.which("ptxas")
     if path is None:
-        raise OffloadError("cubin device images need ptxas from the CUDA toolkit: install it or pass "
-                           "--cuda-path (or use --device-image=bitcode)")
+        raise OffloadError(
+            "cubin device images need ptxas from the CUDA toolkit: install it or pass "
+            "--cuda-path (or use --device-image=bitcode)"
+        )
     return path
 
 
@@ -58,15 +60,21 @@ def check_toolkit_archs(archs, runs_ptxas: bool, cuda_path: str | None = None) -
     for arch in archs:
         why = unbuildable_arch(arch, cuda.version)
         if why and runs_ptxas:
-            raise OffloadError(f"{why} (the toolkit at {cuda.root}): compile for an arch in that range, or use "
-                               "--device-image=bitcode to leave ptxas to the target's toolkit")
+            raise OffloadError(
+                f"{why} (the toolkit at {cuda.root}): compile for an arch in that range, or use "
+                "--device-image=bitcode to leave ptxas to the target's toolkit"
+            )
         if why:
-            click.echo(f"mlir-offload: warning: {why} (the toolkit at {cuda.root}): the bundle links only "
-                       "with a CUDA toolkit that builds it", err=True)
+            click.echo(
+                f"mlir-offload: warning: {why} (the toolkit at {cuda.root}): the bundle links only "
+                "with a CUDA toolkit that builds it",
+                err=True,
+            )
 
 
-def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL,
-                 flags: tuple[str, ...] = ()) -> bytes:
+def ptx_to_cubin(
+    ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL, flags: tuple[str, ...] = ()
+) -> bytes:
     """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it)."""
     with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:
         src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
@@ -82,8 +90,9 @@ def ptx_to_cubin(ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_L
             return f.read()
 
 
-def ptxas_report(ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL,
-                 flags: tuple[str, ...] = ()) -> str:
+def ptxas_report(
+    ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL, flags: tuple[str, ...] = ()
+) -> str:
     """What `ptxas -v` says of the PTX (registers, spills, stack, shared memory per kernel), assembled as
     for the bundle's cubin (compile --resource-usage; the image's cubin may come from the cache)."""
     with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:
@@ -107,8 +116,9 @@ def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[byt
     return ptx_to_cubin(ptx, target.arch, ptxas(), opt_level, getattr(ptxas, "flags", ())), ptx
 
 
-def bitcode_to_amdgpu_object(bitcode: bytes, target, opt_level: int = DEFAULT_OPT_LEVEL,
-                             ptxas=None) -> tuple[bytes, None]:
+def bitcode_to_amdgpu_object(
+    bitcode: bytes, target, opt_level: int = DEFAULT_OPT_LEVEL, ptxas=None
+) -> tuple[bytes, None]:
     """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
     device side's emitter (which knows that inline asm needs llc)."""
     from offload.serialize import emit_object
@@ -206,8 +216,7 @@ def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:
     module = _parse(llvm, host_bitcode, "host")
     if not module.triple:
         raise OffloadError("internal error: the host module has no target triple")
-    machine = llvm.Target.from_triple(module.triple).create_target_machine(
-        opt=opt_level, reloc="pic")
+    machine = llvm.Target.from_triple(module.triple).create_target_machine(opt=opt_level, reloc="pic")
     return machine.emit_object(module)
 
 
@@ -226,14 +235,17 @@ def _parse(llvm, bitcode: bytes, what: str):
     from offload.serialize.llvmlite_backend import fresh_context
 
     context = fresh_context()  # never the global one: its named types would rename a later module's
-    return verified_module(lambda data: llvm.parse_bitcode(data, context), bitcode,
-                           f"cannot read the {what} image as LLVM bitcode")
+    return verified_module(
+        lambda data: llvm.parse_bitcode(data, context), bitcode, f"cannot read the {what} image as LLVM bitcode"
+    )
 
 
 # ---- the pipeline stage: images and host before emission ----------------------------------------
 
-def convert_device_images(images: list, device_image: str, cuda_path: str | None = None,
-                          opt_level: int = DEFAULT_OPT_LEVEL) -> tuple[list, dict[str, str]]:
+
+def convert_device_images(
+    images: list, device_image: str, cuda_path: str | None = None, opt_level: int = DEFAULT_OPT_LEVEL
+) -> tuple[list, dict[str, str]]:
     """OffloadImages with bitcode -> native images for `device_image` in (cubin, ptx), for images made
     outside the compile stages (whose `codegen` stage works on DeviceImages).
 
@@ -269,6 +281,7 @@ def check_offloading_section(obj: bytes) -> int:
 
     count = len(read_offload_images(obj, "host object"))
     if count == 0:
-        raise OffloadError("the host object has no .llvm.offloading images: the target would link an "
-                           "executable without GPU code")
+        raise OffloadError(
+            "the host object has no .llvm.offloading images: the target would link an executable without GPU code"
+        )
     return count

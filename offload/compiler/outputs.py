@@ -34,8 +34,7 @@ def reads_bitcode_of(profile, producer_llvm: str) -> bool:
     return profile.reads_bitcode_of(int(producer_llvm.split(".")[0]))
 
 
-def choose_formats(profile, producer_llvm: str, device_image: str | None,
-                   host_format: str | None) -> tuple[str, str]:
+def choose_formats(profile, producer_llvm: str, device_image: str | None, host_format: str | None) -> tuple[str, str]:
     """The formats of a bundle for the target clang's profile: what the user asked, else bitcode where
     that clang reads our LLVM's bitcode and native code where it does not. Bitcode asked for a clang
     that cannot read it is refused (the link would fail on the target)."""
@@ -43,11 +42,16 @@ def choose_formats(profile, producer_llvm: str, device_image: str | None,
     device = device_image or ("bitcode" if readable else "cubin")
     host = host_format or ("bc" if readable else "obj")
     if not readable and (device == "bitcode" or host == "bc"):
-        asked = ("--device-image=bitcode" if device == "bitcode" else "") + \
-                (" and " if device == "bitcode" and host == "bc" else "") + ("--host-format=bc" if host == "bc" else "")
-        raise OffloadError(f"{asked}: clang {profile.clang_major} cannot read LLVM {producer_llvm} bitcode (it reads "
-                           f"up to LLVM {profile.bitcode_reads_llvm_up_to}); use --device-image=cubin "
-                           f"--host-format=obj (or --portable)")
+        asked = (
+            ("--device-image=bitcode" if device == "bitcode" else "")
+            + (" and " if device == "bitcode" and host == "bc" else "")
+            + ("--host-format=bc" if host == "bc" else "")
+        )
+        raise OffloadError(
+            f"{asked}: clang {profile.clang_major} cannot read LLVM {producer_llvm} bitcode (it reads "
+            f"up to LLVM {profile.bitcode_reads_llvm_up_to}); use --device-image=cubin "
+            f"--host-format=obj (or --portable)"
+        )
     return device, host
 
 
@@ -68,27 +72,39 @@ def build_settings(options: CompileOptions, output: str, textual: bool, config_f
     """The formats and side files of a compile to `output` (-S: `textual`)."""
     device_image, host_format = requested_formats(options)
     if textual and host_format == "obj":
-        raise OffloadError("-S writes LLVM IR text, but --host-format=obj (or --portable) asks for an ELF object: "
-                           "drop one of them")
+        raise OffloadError(
+            "-S writes LLVM IR text, but --host-format=obj (or --portable) asks for an ELF object: drop one of them"
+        )
     dependency_file = None
     if options.dependency_file_wanted or options.user_dependency_file_wanted:
         dependency_file = options.dependency_file or os.path.splitext(output)[0] + ".d"
     host_triple = resolve_host(options.host_triple).name  # an unsupported one fails before any work
-    return BuildSettings(device_image, host_format, host_triple, dependency_file, config_file,
-                         options.dependency_targets, options.dependency_phony)
+    return BuildSettings(
+        device_image,
+        host_format,
+        host_triple,
+        dependency_file,
+        config_file,
+        options.dependency_targets,
+        options.dependency_phony,
+    )
 
 
 def ptx_path(output: str, arch: str) -> str:
     return f"{output}.{arch}.ptx"
 
 
-def side_outputs(settings: BuildSettings, input_path: str, output: str, options: CompileOptions,
-                 ptx: dict[str, str]) -> dict[str, bytes]:
+def side_outputs(
+    settings: BuildSettings, input_path: str, output: str, options: CompileOptions, ptx: dict[str, str]
+) -> dict[str, bytes]:
     """path -> bytes of the files written beside the bundle: the PTX files (arch -> text), the dependency file."""
     files = {ptx_path(output, arch): text.encode("utf-8") for arch, text in sorted(ptx.items())}
     if settings.dependency_file:
-        rule = make_rule(settings.dependency_targets or (output,), compile_inputs(settings, input_path, options),
-                         settings.dependency_phony)
+        rule = make_rule(
+            settings.dependency_targets or (output,),
+            compile_inputs(settings, input_path, options),
+            settings.dependency_phony,
+        )
         files[settings.dependency_file] = rule.encode()
     return files
 

@@ -45,8 +45,10 @@ def native_archs(spec: str) -> str:
     found, asked = local_gpu_archs()
     if not found:
         tools = ", ".join(asked) if asked else "no offload-arch, nvptx-arch, amdgpu-arch or nvidia-smi installed"
-        raise OffloadError(f"--offload-arch=native: no GPU found on this machine ({tools}): name the target's "
-                           "arch, e.g. --offload-arch sm_80 or gfx90a")
+        raise OffloadError(
+            f"--offload-arch=native: no GPU found on this machine ({tools}): name the target's "
+            "arch, e.g. --offload-arch sm_80 or gfx90a"
+        )
     return ",".join(part for name in names for part in (found if name == NATIVE else [name]))
 
 
@@ -62,8 +64,9 @@ def default_output(input_path: str, textual: bool, bundle: BundlePlan) -> str:
 OBJECT_SUFFIX = ".o"
 
 
-def compile_plan(input_path: str, output: str | None, textual: bool, options: CompileOptions,
-                 config_file: str | None = None) -> CompilePlan:
+def compile_plan(
+    input_path: str, output: str | None, textual: bool, options: CompileOptions, config_file: str | None = None
+) -> CompilePlan:
     """The plan of compiling `input_path` with `options` (config_file: the mlir-offload.toml they came
     from, a prerequisite of -MD's rule). `output` None: named after the input (default_output), in the
     current folder, as clang does."""
@@ -87,8 +90,9 @@ def compile_plan(input_path: str, output: str | None, textual: bool, options: Co
     if output is None:
         output = default_output(input_path, textual, bundle)
         build = replace(build, dependency_file=build_settings(options, output, textual, config_file).dependency_file)
-    return CompilePlan(input_path, output, "ll" if textual else "bc", target_clang, tuple(targets), options, build,
-                       bundle)
+    return CompilePlan(
+        input_path, output, "ll" if textual else "bc", target_clang, tuple(targets), options, build, bundle
+    )
 
 
 # The clang whose entry layout the emulator reads (offload/toolchain/emulate.py links with it).
@@ -98,8 +102,9 @@ EMULATION_CLANG = 22
 def emulation_formats(options: CompileOptions, build: BuildSettings) -> BuildSettings:
     """--emulate: the emulator retargets the device bitcode image and links with clang 22."""
     if options.portable or build.device_image not in (None, "bitcode"):
-        raise OffloadError("--emulate keeps the device code as bitcode (the emulator retargets it): drop "
-                           "--portable and --device-image")
+        raise OffloadError(
+            "--emulate keeps the device code as bitcode (the emulator retargets it): drop --portable and --device-image"
+        )
     if options.target_clang != EMULATION_CLANG:
         raise OffloadError(f"--emulate links with clang {EMULATION_CLANG}: drop --target-clang")
     return replace(build, device_image="bitcode")

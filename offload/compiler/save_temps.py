@@ -27,7 +27,7 @@ class SaveTemps:
     def __init__(self, mode: str, input_path: str, output: str):
         self.folder = os.path.dirname(output) or "." if mode == "obj" and output != "-" else "."
         name = "stdin" if input_path == STDIN else os.path.basename(str(input_path))
-        self.stem = name[:-len(".mlir")] if name.endswith(".mlir") else os.path.splitext(name)[0] or name
+        self.stem = name[: -len(".mlir")] if name.endswith(".mlir") else os.path.splitext(name)[0] or name
         self.written: list[str] = []
 
     def path(self, stage: str, extension: str, arch: str | None = None) -> str:
@@ -53,7 +53,7 @@ class SaveTemps:
                 target = next((t for t in targets if name.startswith(f"{dumped_stem}.{t.arch}.")), None)
                 if target is None:
                     continue
-                step, _, extension = name[len(f"{dumped_stem}.{target.arch}."):].rpartition(".")
+                step, _, extension = name[len(f"{dumped_stem}.{target.arch}.") :].rpartition(".")
                 known = "lowered" if step.startswith("lowered-") else step  # lowered-<gpu.module>
                 if known not in DEVICE_STEPS:
                     continue

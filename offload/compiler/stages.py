@@ -43,9 +43,14 @@ def producer_llvm_version() -> str:
     return ".".join(str(part) for part in llvm.llvm_version_info)
 
 
-def plan_bundle(targets, target_clang: int | str | None, device_image: str | None = None,
-                host_format: str | None = None, host_triple: str | None = None,
-                ptx_only: tuple[str, ...] = ()) -> BundlePlan:
+def plan_bundle(
+    targets,
+    target_clang: int | str | None,
+    device_image: str | None = None,
+    host_format: str | None = None,
+    host_triple: str | None = None,
+    ptx_only: tuple[str, ...] = (),
+) -> BundlePlan:
     """The profile, and whether the target clang can read our LLVM's bitcode (profile data decides the
     default formats; device_image/host_format are the user's --device-image/--host-format/--portable)."""
     from offload.compiler.outputs import choose_formats
@@ -54,8 +59,10 @@ def plan_bundle(targets, target_clang: int | str | None, device_image: str | Non
     profile = load_profile(target_clang)
     kinds = sorted({t.offload_kind for t in targets})
     if len(kinds) != 1:
-        raise OffloadError(f"--offload-arch mixes offload kinds ({', '.join(kinds)}): the host code calls one "
-                           "runtime, compile one bundle per kind")
+        raise OffloadError(
+            f"--offload-arch mixes offload kinds ({', '.join(kinds)}): the host code calls one "
+            "runtime, compile one bundle per kind"
+        )
     producer = producer_llvm_version()
     device, host_format = choose_formats(profile, producer, device_image, host_format)
     return BundlePlan(profile, kinds[0], producer, host_format, device, host, ptx_only)
@@ -76,8 +83,10 @@ def compile_bundle(settings) -> CompiledBundle:
 
     options, emit, plan = settings.options, settings.emit, settings.bundle
     if emit == "ll" and plan.host_format != "bc":
-        raise OffloadError(f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
-                           "cannot read; bundles for it are ELF objects: drop -S")
+        raise OffloadError(
+            f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
+            "cannot read; bundles for it are ELF objects: drop -S"
+        )
     from offload.compiler.trace import stage
 
     if vendor_for(plan.offload_kind).toolkit_archs and not options.emulate:  # emulation needs no toolkit
@@ -90,8 +99,9 @@ def compile_bundle(settings) -> CompiledBundle:
     from offload.compiler.emulation import check_device_source, check_emulatable
 
     with stage("load"):
-        program = load_program(settings.input_path, options.pass_pipeline,
-                               check_device_source if options.emulate else None)
+        program = load_program(
+            settings.input_path, options.pass_pipeline, check_device_source if options.emulate else None
+        )
     if temps:
         temps.keep("input", str(program.module), "mlir")
     if options.emulate:
@@ -99,10 +109,16 @@ def compile_bundle(settings) -> CompiledBundle:
     with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):
         # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
         # Native images: codegen runs on each image built (a cache hit brings its native code along).
-        with (temps.device_steps(options, program.path, settings.targets) if temps
-              else nullcontext(options)) as device_options:
-            images = compile_device(program, list(settings.targets), device_options,
-                                    lto_pre_link=plan.device_image == "bitcode", codegen=codegen(plan, options))
+        with (
+            temps.device_steps(options, program.path, settings.targets) if temps else nullcontext(options)
+        ) as device_options:
+            images = compile_device(
+                program,
+                list(settings.targets),
+                device_options,
+                lto_pre_link=plan.device_image == "bitcode",
+                codegen=codegen(plan, options),
+            )
     if temps:
         keep_device_temps(temps, images)
     resources = resource_usage(images, options) if options.resource_usage else ()
@@ -110,8 +126,9 @@ def compile_bundle(settings) -> CompiledBundle:
         record = make_record(plan, images, options.device_debug)
         offload_images = package(images, plan, record)
     with stage("lower"):
-        lowered = lower(program, lambda module, kernel: symbol_name(module, kernel, options.rename),
-                        options.debug_info == "g")
+        lowered = lower(
+            program, lambda module, kernel: symbol_name(module, kernel, options.rename), options.debug_info == "g"
+        )
     if temps:
         temps.keep("host-lowered", lowered.llvm_ir, "ll")
     with stage("annotate"):
@@ -166,9 +183,15 @@ def codegen(plan: BundlePlan, options):
 def make_record(plan: BundlePlan, images, device_debug: bool = False):
     from offload.formats.bundle import BundleRecord
 
-    return BundleRecord(plan.profile.clang_major, plan.producer_llvm, plan.host_format,
-                        tuple(f"{i.target.offload_kind}:{i.target.arch}" for i in images), plan.host.name,
-                        plan.ptx_only, device_debug)
+    return BundleRecord(
+        plan.profile.clang_major,
+        plan.producer_llvm,
+        plan.host_format,
+        tuple(f"{i.target.offload_kind}:{i.target.arch}" for i in images),
+        plan.host.name,
+        plan.ptx_only,
+        device_debug,
+    )
 
 
 def package(images, plan: BundlePlan, record) -> list:
@@ -179,10 +202,15 @@ def package(images, plan: BundlePlan, record) -> list:
     offload_images = []
     for image in images:
         strings = {"triple": image.target.triple, "arch": image.target.arch, **record.image_strings()}
-        offload_images.append(OffloadImage(
-            image_kind=image.native.image_kind if image.native else int(ImageKind.BITCODE),
-            offload_kind=plan.profile.offload_kind_value(image.target.offload_kind),
-            flags=0, strings=strings, data=image.native.data if image.native else image.bitcode))
+        offload_images.append(
+            OffloadImage(
+                image_kind=image.native.image_kind if image.native else int(ImageKind.BITCODE),
+                offload_kind=plan.profile.offload_kind_value(image.target.offload_kind),
+                flags=0,
+                strings=strings,
+                data=image.native.data if image.native else image.bitcode,
+            )
+        )
     return offload_images
 
 
@@ -245,8 +273,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     host = verified_module(parse, lowered.llvm_ir, "internal error: cannot read the lowered host module")
     host.triple = triple
     host.data_layout = str(machine.target_data)
-    host.link_in(verified_module(parse, str(annotations),
-                                 "internal error: cannot read the host annotations"))
+    host.link_in(verified_module(parse, str(annotations), "internal error: cannot read the host annotations"))
     # The shims had to be external to resolve the host's declarations; nothing else may call them.
     for name in (*lowered.runtime_functions, *lowered.runner_utilities, *lowered.async_runtime):
         host.get_function(name).linkage = llvm.Linkage.internal
@@ -299,8 +326,11 @@ def device_globals(images) -> list[tuple[str, int, int]]:
         return _global_layout((built[0].bitcode, names))
     from offload.serialize.processes import call_forked
 
-    return call_forked(_global_layout, (images[0].bitcode, names),
-                       f"reading the device globals of the cached {images[0].target.arch} image")
+    return call_forked(
+        _global_layout,
+        (images[0].bitcode, names),
+        f"reading the device globals of the cached {images[0].target.arch} image",
+    )
 
 
 def _global_layout(item: tuple[bytes, list[str]]) -> list[tuple[str, int, int]]:

@@ -41,7 +41,7 @@ def _ir_error(message: str, name: str) -> OffloadError:
     # llvmlite: "LLVM IR parsing error\n<string>:LINE:COL: error: MESSAGE\n<source line>..."
     for line in message.splitlines():
         if line.startswith("<string>:") and ": error: " in line:
-            where, _, text = line[len("<string>:"):].partition(": error: ")
+            where, _, text = line[len("<string>:") :].partition(": error: ")
             parts = where.split(":")
             if len(parts) == 2 and all(p.isdigit() for p in parts):
                 return OffloadError(text, Location(name, int(parts[0]), int(parts[1])))

@@ -64,8 +64,15 @@ def _cpu_seconds() -> float:
 
 
 def _event(name: str, start: float, end: float) -> dict:
-    return {"name": name, "cat": "mlir-offload", "ph": "X", "pid": os.getpid(), "tid": 0,
-            "ts": round((start - _origin) * 1e6), "dur": round((end - start) * 1e6)}
+    return {
+        "name": name,
+        "cat": "mlir-offload",
+        "ph": "X",
+        "pid": os.getpid(),
+        "tid": 0,
+        "ts": round((start - _origin) * 1e6),
+        "dur": round((end - start) * 1e6),
+    }
 
 
 def record_time_trace() -> None:

@@ -49,8 +49,12 @@ class BundleRecord:
     def manifest_fields(self) -> dict:
         """The record as a shipped manifest.json carries it (read back by from_manifest; its targets are
         the manifest's "targets" objects, which say more per image)."""
-        return {"entry_profile": self.profile, "producer_llvm_version": self.producer_llvm,
-                "host_format": self.host_format, "host_triple": self.host_triple}
+        return {
+            "entry_profile": self.profile,
+            "producer_llvm_version": self.producer_llvm,
+            "host_format": self.host_format,
+            "host_triple": self.host_triple,
+        }
 
     @classmethod
     def from_manifest(cls, manifest: dict) -> BundleRecord:
@@ -58,8 +62,13 @@ class BundleRecord:
         "producer_llvm_version" carry the bitcode's LLVM major only; before "host_triple", x86-64)."""
         producer = manifest.get("producer_llvm_version") or str(manifest.get("producer_llvm") or 0)
         targets = tuple(f"{t['offload_kind']}:{t['arch']}" for t in manifest["targets"])
-        return cls(manifest["entry_profile"], producer, manifest["host_format"], targets,
-                   manifest.get("host_triple", cls.host_triple))
+        return cls(
+            manifest["entry_profile"],
+            producer,
+            manifest["host_format"],
+            targets,
+            manifest.get("host_triple", cls.host_triple),
+        )
 
 
 def read_bundle_record(data: bytes, name: str, read_images=None):
@@ -73,17 +82,26 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
     first = images[0].strings
     key = RECORD_PREFIX + "profile"
     if key not in first:
-        raise OffloadError(f"'{name}' holds offload images without an mlir-offload record ({key}): it was not "
-                           "made by `mlir-offload compile`")
+        raise OffloadError(
+            f"'{name}' holds offload images without an mlir-offload record ({key}): it was not "
+            "made by `mlir-offload compile`"
+        )
     producer = (first.get(RECORD_PREFIX + "producer", "LLVM 0").split() or [""])[-1]
     if not is_version_number(first[key]) or not all(is_version_number(part) for part in producer.split(".")):
-        raise OffloadError(f"'{name}': its mlir-offload record says profile {first[key]!r}, producer "
-                           f"{first.get(RECORD_PREFIX + 'producer')!r}, which are not version numbers")
+        raise OffloadError(
+            f"'{name}': its mlir-offload record says profile {first[key]!r}, producer "
+            f"{first.get(RECORD_PREFIX + 'producer')!r}, which are not version numbers"
+        )
     targets = tuple(f"{_kind_name(image)}:{image.strings.get('arch', '?')}" for image in images)
-    record = BundleRecord(int(first[key]), producer, first.get(RECORD_PREFIX + "host", "bc"), targets,
-                          first.get(RECORD_PREFIX + "host-triple", BundleRecord.host_triple),
-                          tuple(filter(None, first.get(RECORD_PREFIX + "ptx-only", "").split(","))),
-                          first.get(RECORD_PREFIX + "device-debug") == "1")
+    record = BundleRecord(
+        int(first[key]),
+        producer,
+        first.get(RECORD_PREFIX + "host", "bc"),
+        targets,
+        first.get(RECORD_PREFIX + "host-triple", BundleRecord.host_triple),
+        tuple(filter(None, first.get(RECORD_PREFIX + "ptx-only", "").split(","))),
+        first.get(RECORD_PREFIX + "device-debug") == "1",
+    )
     return record, images
 
 

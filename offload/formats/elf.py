@@ -57,9 +57,11 @@ class ElfFile:
         """The section's bytes, which read_elf checked lie inside the file. A NOBITS section has none: the
         sections read for their contents never are NOBITS, and its size is not bounded by the file."""
         if section.type == SHT_NOBITS:
-            raise ElfError(f"'{self.name}': section {section.name or section.index} has no contents in the file "
-                           f"(NOBITS, claiming {section.size} bytes)")
-        return self.data[section.offset:section.offset + section.size]
+            raise ElfError(
+                f"'{self.name}': section {section.name or section.index} has no contents in the file "
+                f"(NOBITS, claiming {section.size} bytes)"
+            )
+        return self.data[section.offset : section.offset + section.size]
 
     def symbol(self, name: str) -> Symbol | None:
         return next((s for s in self.symbols if s.name == name), None)
@@ -106,18 +108,19 @@ def read_elf(data: bytes, name: str) -> ElfFile:
         raise ElfError(f"'{name}' is not a 64-bit little-endian ELF file")
     if len(data) < 0x40:
         raise ElfError(f"'{name}': truncated ELF header ({len(data)} bytes), so no ELF section header table")
-    machine, = struct.unpack_from("<H", data, 0x12)
-    shoff, = struct.unpack_from("<Q", data, 0x28)
+    (machine,) = struct.unpack_from("<H", data, 0x12)
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
     if shnum and (shentsize < SECTION_HEADER.size or shoff > len(data) or shnum * shentsize > len(data) - shoff):
-        raise ElfError(f"'{name}': truncated ELF section header table ({shnum} headers of {shentsize} bytes "
-                       f"at offset {shoff}, file of {len(data)} bytes)")
+        raise ElfError(
+            f"'{name}': truncated ELF section header table ({shnum} headers of {shentsize} bytes "
+            f"at offset {shoff}, file of {len(data)} bytes)"
+        )
     headers = [SECTION_HEADER.unpack_from(data, shoff + i * shentsize) for i in range(shnum)]
     for i, h in enumerate(headers):
         size = h[5]
         if h[1] != SHT_NOBITS and (h[4] > len(data) or size > len(data) - h[4]):
-            raise ElfError(f"'{name}': section {i} [{h[4]}, +{size}) runs past the end of the file "
-                           f"({len(data)} bytes)")
+            raise ElfError(f"'{name}': section {i} [{h[4]}, +{size}) runs past the end of the file ({len(data)} bytes)")
     if shnum and shstrndx >= shnum:
         raise ElfError(f"'{name}': bad section name table index")
 
@@ -129,7 +132,7 @@ def read_elf(data: bytes, name: str) -> ElfFile:
         if offset >= size:
             return ""
         end = data.find(b"\0", start + offset, start + size)
-        return data[start + offset:end if end >= 0 else start + size].decode("utf-8", errors="replace")
+        return data[start + offset : end if end >= 0 else start + size].decode("utf-8", errors="replace")
 
     sections = [Section(i, c_string(shstrndx, h[0]), h[1], h[3], h[4], h[5]) for i, h in enumerate(headers)]
     elf = ElfFile(name, data, machine, sections, [], [])
@@ -137,8 +140,11 @@ def read_elf(data: bytes, name: str) -> ElfFile:
         if h[1] not in (SHT_SYMTAB, SHT_DYNSYM):
             continue
         table = elf.section_data(sections[i])
-        symbols = [Symbol(c_string(h[6], st_name), st_value, st_size, st_info & 0xF, st_info >> 4, st_shndx)
-                   for st_name, st_info, _other, st_shndx, st_value, st_size
-                   in SYMBOL.iter_unpack(table[: len(table) // SYMBOL.size * SYMBOL.size])]
+        symbols = [
+            Symbol(c_string(h[6], st_name), st_value, st_size, st_info & 0xF, st_info >> 4, st_shndx)
+            for st_name, st_info, _other, st_shndx, st_value, st_size in SYMBOL.iter_unpack(
+                table[: len(table) // SYMBOL.size * SYMBOL.size]
+            )
+        ]
         (elf.symbols if h[1] == SHT_SYMTAB else elf.dynamic_symbols).extend(symbols)
     return elf

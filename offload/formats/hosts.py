@@ -28,16 +28,28 @@ class HostTriple:
 
 
 X86_64 = HostTriple(
-    name="x86_64-linux-gnu", llvm_triple="x86_64-pc-linux-gnu",
+    name="x86_64-linux-gnu",
+    llvm_triple="x86_64-pc-linux-gnu",
     spellings=("x86-64",),
-    machines=("x86_64", "amd64"), elf_machine=62, elf_relative_reloc=8,
-    dim3_params=("i64", "i32"), cuda_target="x86_64-linux", gnu_tool_prefix="x86_64-linux-gnu-")
+    machines=("x86_64", "amd64"),
+    elf_machine=62,
+    elf_relative_reloc=8,
+    dim3_params=("i64", "i32"),
+    cuda_target="x86_64-linux",
+    gnu_tool_prefix="x86_64-linux-gnu-",
+)
 
 AARCH64 = HostTriple(
-    name="aarch64-linux-gnu", llvm_triple="aarch64-unknown-linux-gnu",
+    name="aarch64-linux-gnu",
+    llvm_triple="aarch64-unknown-linux-gnu",
     spellings=("sbsa-linux",),
-    machines=("aarch64", "arm64"), elf_machine=183, elf_relative_reloc=1027,
-    dim3_params=("[2 x i64]",), cuda_target="sbsa-linux", gnu_tool_prefix="aarch64-linux-gnu-")
+    machines=("aarch64", "arm64"),
+    elf_machine=183,
+    elf_relative_reloc=1027,
+    dim3_params=("[2 x i64]",),
+    cuda_target="sbsa-linux",
+    gnu_tool_prefix="aarch64-linux-gnu-",
+)
 
 HOSTS = {host.name: host for host in (X86_64, AARCH64)}
 
@@ -70,8 +82,9 @@ def build_machine_host() -> HostTriple:
     """This machine's own host triple (the default of --host-triple)."""
     host = host_of_machine(platform.machine())
     if host is None:
-        raise OffloadError(f"this machine is {platform.machine()}, not a supported host (supported: {supported()}): "
-                           "pass --host-triple")
+        raise OffloadError(
+            f"this machine is {platform.machine()}, not a supported host (supported: {supported()}): pass --host-triple"
+        )
     return host
 
 
@@ -81,9 +94,11 @@ def host_refusal(bundle_host: str, link_host: HostTriple, linker: str, cross_fix
     bundle's host in the caller's terms (a clang flag, a make variable; {triple} is the bundle's host)."""
     if bundle_host == link_host.name:
         return None
-    return (f"the bundle was built for {bundle_host} hosts but {linker} links for {link_host.name}",
-            f"{cross_fix.format(triple=bundle_host)} (with an {bundle_host} sysroot), or recompile with "
-            f"--host-triple {link_host.name}")
+    return (
+        f"the bundle was built for {bundle_host} hosts but {linker} links for {link_host.name}",
+        f"{cross_fix.format(triple=bundle_host)} (with an {bundle_host} sysroot), or recompile with "
+        f"--host-triple {link_host.name}",
+    )
 
 
 def resolve_host(text: str | None) -> HostTriple:

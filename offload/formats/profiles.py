@@ -57,7 +57,7 @@ def _profile_files() -> dict[int, str]:
     for entry in root.iterdir():
         name = entry.name
         if name.startswith("clang") and name.endswith(".toml"):
-            found[int(name[len("clang"):-len(".toml")])] = entry.read_text(encoding="utf-8")
+            found[int(name[len("clang") : -len(".toml")])] = entry.read_text(encoding="utf-8")
     return found
 
 
@@ -125,5 +125,7 @@ def clangs_registering(bundle_profile: int) -> list[int]:
 def link_table(bundle_profile: int, bitcode_llvm: int | None) -> list[tuple[int, tuple[str, ...], Profile]]:
     """(clang major, link_refusals, that clang's profile) for every clang with a profile: the rule as data,
     for a target that cannot run Python (the shipped build.sh)."""
-    return [(major, link_refusals(bundle_profile, bitcode_llvm, major), load_profile(major))
-            for major in available_profiles()]
+    return [
+        (major, link_refusals(bundle_profile, bitcode_llvm, major), load_profile(major))
+        for major in available_profiles()
+    ]

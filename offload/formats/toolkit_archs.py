@@ -37,7 +37,7 @@ def arch_number(arch: str) -> int | None:
     """sm_90a -> 90, compute_100f -> 100; None for a name of another form."""
     for prefix in ARCH_PREFIXES:
         if arch.startswith(prefix):
-            digits = arch[len(prefix):].rstrip("abf")
+            digits = arch[len(prefix) :].rstrip("abf")
             return int(digits) if digits.isdigit() else None
     return None
 

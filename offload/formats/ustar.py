@@ -12,9 +12,18 @@ from offload.errors import OffloadError
 BLOCK = 512
 MAX_ARCHIVE_BYTES = 256 << 20  # unpacked: a shipped bundle is a few MiB; a gzip bomb stops here
 _CHUNK = 1 << 16
-_TYPE_NAMES = {b"1": "a hard link", b"2": "a symbolic link", b"3": "a character device", b"4": "a block device",
-               b"6": "a FIFO", b"7": "a contiguous file", b"x": "a pax header", b"g": "a pax global header",
-               b"L": "a GNU long name", b"K": "a GNU long link"}
+_TYPE_NAMES = {
+    b"1": "a hard link",
+    b"2": "a symbolic link",
+    b"3": "a character device",
+    b"4": "a block device",
+    b"6": "a FIFO",
+    b"7": "a contiguous file",
+    b"x": "a pax header",
+    b"g": "a pax global header",
+    b"L": "a GNU long name",
+    b"K": "a GNU long link",
+}
 
 
 def read_member(path: str, wanted, max_size: int) -> bytes | None:
@@ -40,18 +49,25 @@ def _scan(stream, path: str, wanted, max_size: int) -> bytes | None:
             return None  # the end-of-archive blocks (or a plain end)
         if len(header) < BLOCK:
             raise OffloadError(f"{path}: damaged archive (truncated member header)")
-        name = _text(header[345:500]) + "/" + _text(header[:100]) if header[257:262] == b"ustar" and header[345] \
+        name = (
+            _text(header[345:500]) + "/" + _text(header[:100])
+            if header[257:262] == b"ustar" and header[345]
             else _text(header[:100])
+        )
         type_flag = header[156:157]
         size = _octal(header[124:136], path, name)
         if type_flag in _TYPE_NAMES:
-            raise OffloadError(f"{path}: member {_shown(name)} is {_TYPE_NAMES[type_flag]}, which an archive made "
-                               "by mlir-offload ship never holds")
+            raise OffloadError(
+                f"{path}: member {_shown(name)} is {_TYPE_NAMES[type_flag]}, which an archive made "
+                "by mlir-offload ship never holds"
+            )
         if type_flag not in (b"0", b"\0", b"5"):
             raise OffloadError(f"{path}: member {_shown(name)} has unknown type {type_flag!r}")
         if unpacked + size > MAX_ARCHIVE_BYTES:
-            raise OffloadError(f"{path}: member {_shown(name)} claims {size} bytes, more than an archive made by "
-                               f"mlir-offload ship holds ({MAX_ARCHIVE_BYTES >> 20} MiB unpacked)")
+            raise OffloadError(
+                f"{path}: member {_shown(name)} claims {size} bytes, more than an archive made by "
+                f"mlir-offload ship holds ({MAX_ARCHIVE_BYTES >> 20} MiB unpacked)"
+            )
         padded = (size + BLOCK - 1) // BLOCK * BLOCK
         if type_flag != b"5" and wanted(name):
             if size > max_size:

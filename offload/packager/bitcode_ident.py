@@ -34,7 +34,7 @@ class _Bits:
             raise _Truncated
         start, shift = self.pos >> 3, self.pos & 7
         # The bytes that hold the field, as one little-endian integer (a loop over its bits costs 10x more).
-        value = int.from_bytes(self.data[start:(self.pos + width + 7) >> 3], "little") >> shift
+        value = int.from_bytes(self.data[start : (self.pos + width + 7) >> 3], "little") >> shift
         self.pos += width
         return value & ((1 << width) - 1)
 
@@ -48,7 +48,7 @@ class _Bits:
         while True:
             if pos + width > end:
                 raise _Truncated
-            piece = (int.from_bytes(data[pos >> 3:(pos + width + 7) >> 3], "little") >> (pos & 7)) & field
+            piece = (int.from_bytes(data[pos >> 3 : (pos + width + 7) >> 3], "little") >> (pos & 7)) & field
             pos += width
             value |= (piece & payload) << shift
             if not piece & more:
@@ -64,9 +64,9 @@ class _Bits:
             raise _Truncated
         start, shift = self.pos >> 3, self.pos & 7
         if shift == 0:
-            chunk = self.data[start:start + count]
+            chunk = self.data[start : start + count]
         else:
-            value = int.from_bytes(self.data[start:start + count + 1], "little") >> shift
+            value = int.from_bytes(self.data[start : start + count + 1], "little") >> shift
             chunk = (value & ((1 << (8 * count)) - 1)).to_bytes(count, "little")
         self.pos += 8 * count
         return chunk
@@ -84,7 +84,7 @@ def _stream(data: bytes) -> bytes | None:
     if data[:4] == BITCODE_WRAPPER_MAGIC and len(data) >= 20:  # wrapper: magic, version, offset, size, cpu
         offset = int.from_bytes(data[8:12], "little")
         size = int.from_bytes(data[12:16], "little")
-        data = data[offset:offset + size]
+        data = data[offset : offset + size]
     return data[4:] if data[:4] == BITCODE_MAGIC else None
 
 
@@ -198,8 +198,14 @@ def _text(values: list[int]) -> str | None:
 
 _BLOCKINFO_BLOCK_ID, _MODULE_BLOCK_ID, _CONSTANTS_BLOCK_ID, _STRTAB_BLOCK_ID = 0, 8, 11, 23
 _SETBID = 1  # BLOCKINFO: the block the following abbreviations are for
-_MODULE_VERSION, _MODULE_TRIPLE, _MODULE_DATALAYOUT, _MODULE_SECTIONNAME, _MODULE_GLOBALVAR, _MODULE_FUNCTION = \
-    1, 2, 3, 5, 7, 8
+_MODULE_VERSION, _MODULE_TRIPLE, _MODULE_DATALAYOUT, _MODULE_SECTIONNAME, _MODULE_GLOBALVAR, _MODULE_FUNCTION = (
+    1,
+    2,
+    3,
+    5,
+    7,
+    8,
+)
 _MODULE_ALIAS_OLD, _MODULE_ALIAS, _MODULE_IFUNC = 9, 14, 15
 _CST_SETTYPE, _CST_STRING, _CST_CSTRING, _CST_DATA = 1, 8, 9, 22
 _STRTAB_BLOB = 1
@@ -308,8 +314,17 @@ def bitcode_globals(data: bytes) -> list[BitcodeGlobal] | None:
 
 def _read_module(bits: _Bits) -> BitcodeModule | None:
     blockinfo: dict[int, list] = {}
-    module: dict = {"globals": [], "functions": [], "sections": [], "values": 0, "constants": {}, "strtab": None,
-                    "seen": False, "layout": "", "triple": ""}
+    module: dict = {
+        "globals": [],
+        "functions": [],
+        "sections": [],
+        "values": 0,
+        "constants": {},
+        "strtab": None,
+        "seen": False,
+        "layout": "",
+        "triple": "",
+    }
 
     def enter_module(block_id: int, block: _Block) -> bool:
         if block_id != _CONSTANTS_BLOCK_ID:
@@ -379,12 +394,17 @@ def _read_module(bits: _Bits) -> BitcodeModule | None:
     for offset, size, initializer, section in module["globals"]:
         if offset + size > len(strtab) or section > len(module["sections"]):
             return None
-        name = strtab[offset:offset + size].decode("utf-8", "replace")
-        found.append(BitcodeGlobal(name, module["sections"][section - 1] if section else "",
-                                   module["constants"].get(initializer - 1) if initializer else None))
+        name = strtab[offset : offset + size].decode("utf-8", "replace")
+        found.append(
+            BitcodeGlobal(
+                name,
+                module["sections"][section - 1] if section else "",
+                module["constants"].get(initializer - 1) if initializer else None,
+            )
+        )
     functions = []
     for offset, size, declaration in module["functions"]:
         if offset + size > len(strtab):
             return None
-        functions.append(BitcodeFunction(strtab[offset:offset + size].decode("utf-8", "replace"), declaration))
+        functions.append(BitcodeFunction(strtab[offset : offset + size].decode("utf-8", "replace"), declaration))
     return BitcodeModule(found, functions, module["layout"], module["triple"])

@@ -25,13 +25,15 @@ def read_offload_images(data: bytes, name: str) -> list[OffloadImage]:
     if kind == "bitcode":
         return _from_bitcode(data, name)
     if kind == "text":
-        raise OffloadError(f"'{name}' is textual LLVM IR, which the target side does not read: assemble it "
-                           "(llvm-as) or compile without -S")
+        raise OffloadError(
+            f"'{name}' is textual LLVM IR, which the target side does not read: assemble it "
+            "(llvm-as) or compile without -S"
+        )
     raise OffloadError(f"'{name}' is not an offload binary, LLVM bitcode or IR, or an ELF object")
 
 
 def container_kind(data: bytes) -> str | None:
-    """"offload-binary", "elf", "bitcode", "text" (textual IR, maybe) or None, from the first bytes."""
+    """ "offload-binary", "elf", "bitcode", "text" (textual IR, maybe) or None, from the first bytes."""
     if data[:4] == MAGIC:
         return "offload-binary"
     if data[:4] == ELF_MAGIC:

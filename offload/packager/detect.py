@@ -34,8 +34,10 @@ def detect_image_kind(data: bytes) -> ImageKind:
         return ImageKind.PTX
     if head[:4] == OFFLOAD_BINARY_MAGIC:
         raise OffloadError("the image is itself an offload binary; package its images instead")
-    raise OffloadError("unrecognized image content (not LLVM bitcode, an ELF object or cubin, a CUDA "
-                       "fatbinary, SPIR-V or PTX); give its kind with image-kind=KIND")
+    raise OffloadError(
+        "unrecognized image content (not LLVM bitcode, an ELF object or cubin, a CUDA "
+        "fatbinary, SPIR-V or PTX); give its kind with image-kind=KIND"
+    )
 
 
 def _is_ptx(data: bytes) -> bool:

@@ -45,8 +45,10 @@ def parse_image_spec(spec: str) -> ImageSpec:
     for required in ("file", "kind", "triple", "arch"):
         if not args.get(required):
             raise OffloadError(f"--image '{spec}': missing {required}=")
-    order = [k.decode("utf-8", "surrogateescape") for k in
-             dense_map_order([k.encode("utf-8", "surrogateescape") for k in seen])]
+    order = [
+        k.decode("utf-8", "surrogateescape")
+        for k in dense_map_order([k.encode("utf-8", "surrogateescape") for k in seen])
+    ]
     return ImageSpec(
         file=args["file"],
         kind=args["kind"],

@@ -19,11 +19,11 @@ _SEED = 0xFF51AFD7ED558CCD  # hashing::detail::get_execution_seed() without ABI-
 
 
 def _f64(s: bytes, i: int) -> int:
-    return int.from_bytes(s[i:i + 8], "little")
+    return int.from_bytes(s[i : i + 8], "little")
 
 
 def _f32(s: bytes, i: int) -> int:
-    return int.from_bytes(s[i:i + 4], "little")
+    return int.from_bytes(s[i : i + 4], "little")
 
 
 def _rotr(v: int, shift: int) -> int:
@@ -55,8 +55,9 @@ def _hash_short(s: bytes, seed: int) -> int:
         b = _f64(s, 8)
         c = (_f64(s, n - 8) * _K2) & _M
         d = (_f64(s, n - 16) * _K0) & _M
-        return _hash_16_bytes((_rotr((a - b) & _M, 43) + _rotr(c ^ seed, 30) + d) & _M,
-                              (a + _rotr(b ^ _K3, 20) - c + n + seed) & _M)
+        return _hash_16_bytes(
+            (_rotr((a - b) & _M, 43) + _rotr(c ^ seed, 30) + d) & _M, (a + _rotr(b ^ _K3, 20) - c + n + seed) & _M
+        )
     if n > 32:
         z = _f64(s, 24)
         a = (_f64(s, 0) + (n + _f64(s, n - 16)) * _K0) & _M
@@ -89,8 +90,7 @@ class _HashState:
     """hashing::detail::hash_state: CityHash's 56-byte state for inputs over 64 bytes."""
 
     def __init__(self, s: bytes, seed: int):
-        self.h = [0, seed, _hash_16_bytes(seed, _K1), _rotr(seed ^ _K1, 49), (seed * _K1) & _M,
-                  _shift_mix(seed), 0]
+        self.h = [0, seed, _hash_16_bytes(seed, _K1), _rotr(seed ^ _K1, 49), (seed * _K1) & _M, _shift_mix(seed), 0]
         self.h[6] = _hash_16_bytes(self.h[4], self.h[5])
         self.mix(s, 0)
 
@@ -121,8 +121,10 @@ class _HashState:
 
     def finalize(self, length: int) -> int:
         h = self.h
-        return _hash_16_bytes((_hash_16_bytes(h[3], h[5]) + _shift_mix(h[1]) * _K1 + h[2]) & _M,
-                              (_hash_16_bytes(h[4], h[6]) + _shift_mix(length) * _K1 + h[0]) & _M)
+        return _hash_16_bytes(
+            (_hash_16_bytes(h[3], h[5]) + _shift_mix(h[1]) * _K1 + h[2]) & _M,
+            (_hash_16_bytes(h[4], h[6]) + _shift_mix(length) * _K1 + h[0]) & _M,
+        )
 
 
 def llvm_string_hash(s: bytes) -> int:

@@ -20,7 +20,7 @@ def read_binary(data: bytes) -> list[OffloadImage]:
     offset = 0
     while offset < len(data):  # each blob is at least a header long: bounded by len(data) / 32
         blob_size = _blob_size(data, offset)
-        images.extend(_read_blob(data[offset:offset + blob_size], offset))
+        images.extend(_read_blob(data[offset : offset + blob_size], offset))
         offset = align_to(offset + blob_size)
     return images
 
@@ -34,8 +34,7 @@ def _blob_size(data: bytes, at: int) -> int:
     if not 1 <= version <= NEWEST_VERSION:
         raise OffloadBinaryError(f"unsupported offload binary version {version} at offset {at}")
     if size < header_struct(version).size or size > len(data) - at:
-        raise OffloadBinaryError(f"offload binary at offset {at} claims size {size}, "
-                                 f"but {len(data) - at} bytes remain")
+        raise OffloadBinaryError(f"offload binary at offset {at} claims size {size}, but {len(data) - at} bytes remain")
     return size
 
 
@@ -44,31 +43,37 @@ def _read_blob(blob: bytes, at: int) -> list[OffloadImage]:
     fields = header.unpack_from(blob, 0)
     version, entries_offset, count_or_size = fields[1], fields[3], fields[4]
     if version >= 3 and fields[5] != 0:
-        raise OffloadBinaryError(f"offload binary at offset {at} is compressed (version {version}), "
-                                 "which is not supported")
+        raise OffloadBinaryError(
+            f"offload binary at offset {at} is compressed (version {version}), which is not supported"
+        )
     count = 1 if version == 1 else count_or_size
     if count * ENTRY.size > len(blob) or entries_offset > len(blob) - count * ENTRY.size:
-        raise OffloadBinaryError(f"offload binary at offset {at}: {count} entries at offset "
-                                 f"{entries_offset} exceed the blob's {len(blob)} bytes")
+        raise OffloadBinaryError(
+            f"offload binary at offset {at}: {count} entries at offset "
+            f"{entries_offset} exceed the blob's {len(blob)} bytes"
+        )
     string_entry = string_entry_struct(version)
     images = []
     for index in range(count):
         kind, offload_kind, flags, string_offset, num_strings, image_offset, image_size = ENTRY.unpack_from(
-            blob, entries_offset + index * ENTRY.size)
+            blob, entries_offset + index * ENTRY.size
+        )
         where = f"offload binary at offset {at}, entry {index}"
         if image_offset > len(blob) or image_size > len(blob) - image_offset:
-            raise OffloadBinaryError(f"{where}: image [{image_offset}, +{image_size}) exceeds the blob's "
-                                     f"{len(blob)} bytes")
+            raise OffloadBinaryError(
+                f"{where}: image [{image_offset}, +{image_size}) exceeds the blob's {len(blob)} bytes"
+            )
         if string_offset > len(blob) or num_strings * string_entry.size > len(blob) - string_offset:
-            raise OffloadBinaryError(f"{where}: {num_strings} strings at offset {string_offset} exceed the "
-                                     f"blob's {len(blob)} bytes")
+            raise OffloadBinaryError(
+                f"{where}: {num_strings} strings at offset {string_offset} exceed the blob's {len(blob)} bytes"
+            )
         strings: dict[str, str] = {}
         for i in range(num_strings):
             fields = string_entry.unpack_from(blob, string_offset + i * string_entry.size)
             key = _c_string(blob, fields[0], where)
             value = _c_string(blob, fields[1], where) if version == 1 else _sized(blob, fields[1], fields[2], where)
             strings[key] = value  # a repeated key keeps its first position, last value (llvm::MapVector)
-        images.append(OffloadImage(kind, offload_kind, flags, strings, blob[image_offset:image_offset + image_size]))
+        images.append(OffloadImage(kind, offload_kind, flags, strings, blob[image_offset : image_offset + image_size]))
     return images
 
 
@@ -82,5 +87,4 @@ def _c_string(blob: bytes, offset: int, where: str) -> str:
 def _sized(blob: bytes, offset: int, size: int, where: str) -> str:
     if offset > len(blob) or size > len(blob) - offset:
         raise OffloadBinaryError(f"{where}: string [{offset}, +{size}) exceeds the blob's {len(blob)} bytes")
-    return blob[offset:offset + size].decode("utf-8", "surrogateescape")
-
+    return blob[offset : offset + size].decode("utf-8", "surrogateescape")

@@ -19,13 +19,15 @@ def encode_string(s: str, what: str) -> bytes:
 
 
 def _encoded_strings(image: OffloadImage) -> list[tuple[bytes, bytes]]:
-    return [(encode_string(k, "string key"), encode_string(v, f"value of '{k}'"))
-            for k, v in image.strings.items()]
+    return [(encode_string(k, "string key"), encode_string(v, f"value of '{k}'")) for k, v in image.strings.items()]
 
 
 def _check_fields(image: OffloadImage) -> None:
-    for name, value, bits in (("image kind", image.image_kind, 16), ("offload kind", image.offload_kind, 16),
-                              ("flags", image.flags, 32)):
+    for name, value, bits in (
+        ("image kind", image.image_kind, 16),
+        ("offload kind", image.offload_kind, 16),
+        ("flags", image.flags, 32),
+    ):
         if not 0 <= int(value) < (1 << bits):
             raise OffloadBinaryError(f"{name} {value} does not fit in {bits} bits")
 
@@ -41,8 +43,15 @@ def write_blob_v1(image: OffloadImage) -> bytes:
     size = align_to(image_offset + len(image.data))
 
     out = bytearray(HEADER.pack(MAGIC, 1, size, HEADER.size, ENTRY.size))
-    out += ENTRY.pack(int(image.image_kind), int(image.offload_kind), int(image.flags), string_map_offset,
-                      len(strings), image_offset, len(image.data))
+    out += ENTRY.pack(
+        int(image.image_kind),
+        int(image.offload_kind),
+        int(image.flags),
+        string_map_offset,
+        len(strings),
+        image_offset,
+        len(image.data),
+    )
     for key, value in strings:
         out += STRING_ENTRY_V1.pack(table_offset + offsets[key], table_offset + offsets[value])
     out += table
@@ -76,8 +85,15 @@ def write_binary_v2(images: list[OffloadImage]) -> bytes:
     out = bytearray(HEADER.pack(MAGIC, 2, size, HEADER.size, len(images)))
     image_offset = data_offset
     for image, strings in zip(images, all_strings, strict=True):
-        out += ENTRY.pack(int(image.image_kind), int(image.offload_kind), int(image.flags), string_map_offset,
-                          len(strings), image_offset, len(image.data))
+        out += ENTRY.pack(
+            int(image.image_kind),
+            int(image.offload_kind),
+            int(image.flags),
+            string_map_offset,
+            len(strings),
+            image_offset,
+            len(image.data),
+        )
         string_map_offset += STRING_ENTRY_V2.size * len(strings)
         image_offset += len(image.data)
     for strings in all_strings:

@@ -7,11 +7,16 @@ taken whole from the cache) must not load the device pipeline, MLIR or LLVM."""
 from importlib import import_module
 
 _WHERE = {
-    "AMDGPU_TRIPLE": "offload.formats.targets", "NVPTX_TRIPLE": "offload.formats.targets",
-    "Target": "offload.formats.targets", "parse_offload_arch": "offload.formats.targets",
-    "CompileOptions": "offload.options", "emit_assembly": "offload.serialize.codegen",
-    "emit_object": "offload.serialize.codegen", "DeviceImage": "offload.serialize.images",
-    "symbol_name": "offload.serialize.images", "compile_device": "offload.serialize.pipeline",
+    "AMDGPU_TRIPLE": "offload.formats.targets",
+    "NVPTX_TRIPLE": "offload.formats.targets",
+    "Target": "offload.formats.targets",
+    "parse_offload_arch": "offload.formats.targets",
+    "CompileOptions": "offload.options",
+    "emit_assembly": "offload.serialize.codegen",
+    "emit_object": "offload.serialize.codegen",
+    "DeviceImage": "offload.serialize.images",
+    "symbol_name": "offload.serialize.images",
+    "compile_device": "offload.serialize.pipeline",
 }
 
 __all__ = sorted(_WHERE)

@@ -13,8 +13,13 @@ from dataclasses import dataclass
 from offload.compiler.frontend import location_of
 from offload.errors import OffloadError
 
-MMA_OPS = ("gpu.subgroup_mma_load_matrix", "gpu.subgroup_mma_store_matrix", "gpu.subgroup_mma_compute",
-           "gpu.subgroup_mma_constant_matrix", "gpu.subgroup_mma_elementwise")
+MMA_OPS = (
+    "gpu.subgroup_mma_load_matrix",
+    "gpu.subgroup_mma_store_matrix",
+    "gpu.subgroup_mma_compute",
+    "gpu.subgroup_mma_constant_matrix",
+    "gpu.subgroup_mma_elementwise",
+)
 SIZE = 16  # gfx11's only shape: 16x16x16
 
 
@@ -37,8 +42,15 @@ FRAGMENTS = (
 )
 
 # gpu.subgroup_mma_elementwise kinds and the arith ops applying them to a whole fragment.
-ELEMENTWISE = {"addf": "arith.addf", "mulf": "arith.mulf", "subf": "arith.subf", "maxf": "arith.maximumf",
-               "minf": "arith.minimumf", "divf": "arith.divf", "negatef": "arith.negf"}
+ELEMENTWISE = {
+    "addf": "arith.addf",
+    "mulf": "arith.mulf",
+    "subf": "arith.subf",
+    "maxf": "arith.maximumf",
+    "minf": "arith.minimumf",
+    "divf": "arith.divf",
+    "negatef": "arith.negf",
+}
 
 
 def lowers_subgroup_mma(arch: str, wavefront_size: int) -> bool:
@@ -63,8 +75,9 @@ def lower_subgroup_mma_to_wmma(device, path: str, ir) -> None:
         for value in [*op.results]:
             _check_straight_line(value, op, path)
     # The matrix type each op makes (or stores), read before any matrix is replaced by a vector.
-    matrix_types = [(op.operands[0] if op.name == "gpu.subgroup_mma_store_matrix" else op.results[0]).type
-                    for op in found]
+    matrix_types = [
+        (op.operands[0] if op.name == "gpu.subgroup_mma_store_matrix" else op.results[0]).type for op in found
+    ]
     for op, matrix_type in zip(found, matrix_types, strict=True):  # pre-order: producers before users
         with ir.InsertionPoint(op), op.location:
             _Rewrite(op, fragments, path, ir).run(matrix_type)
@@ -74,9 +87,11 @@ def lower_subgroup_mma_to_wmma(device, path: str, ir) -> None:
 def _check_straight_line(value, op, path: str) -> None:
     for use in value.uses:
         if use.owner.name not in MMA_OPS:
-            raise OffloadError(f"gpu.subgroup_mma matrix used by '{use.owner.name}': on gfx11 mlir-offload lowers "
-                               "matrices used by gpu.subgroup_mma_* ops only (no loops, blocks or calls carrying them)",
-                               location_of(op.location, path))
+            raise OffloadError(
+                f"gpu.subgroup_mma matrix used by '{use.owner.name}': on gfx11 mlir-offload lowers "
+                "matrices used by gpu.subgroup_mma_* ops only (no loops, blocks or calls carrying them)",
+                location_of(op.location, path),
+            )
 
 
 class _Rewrite:
@@ -115,8 +130,10 @@ class _Rewrite:
             return [(e, column, self.constant(e)) for e in range(SIZE)]
         if fragment.role == "B":
             return [(e, self.constant(e), column) for e in range(SIZE)]
-        return [(2 * v + int(opselect) if fragment.words else v, self.add(self.constant(2 * v), half), column)
-                for v in range(8)]
+        return [
+            (2 * v + int(opselect) if fragment.words else v, self.add(self.constant(2 * v), half), column)
+            for v in range(8)
+        ]
 
     def element_indices(self, memref_value, row, column, transpose: bool):
         """memref indices of the matrix element (row, column) at the op's [i, j] with its leadDimension:
@@ -166,11 +183,15 @@ class _Rewrite:
         if self.flag("a_transpose") or self.flag("b_transpose"):
             self.fail("a_transpose and b_transpose are not supported (load the operand with transpose instead)")
         i32 = self.ir.IntegerType.get_signless(32)
-        attributes = {"m": self.ir.IntegerAttr.get(i32, SIZE), "n": self.ir.IntegerAttr.get(i32, SIZE),
-                      "k": self.ir.IntegerAttr.get(i32, SIZE),
-                      "subwordOffset": self.ir.IntegerAttr.get(i32, int(self.flag("opSelect")))}
-        product = self.ir.Operation.create("amdgpu.wmma", results=[self.vector_type(fragment)],
-                                           operands=list(self.op.operands), attributes=attributes).result
+        attributes = {
+            "m": self.ir.IntegerAttr.get(i32, SIZE),
+            "n": self.ir.IntegerAttr.get(i32, SIZE),
+            "k": self.ir.IntegerAttr.get(i32, SIZE),
+            "subwordOffset": self.ir.IntegerAttr.get(i32, int(self.flag("opSelect"))),
+        }
+        product = self.ir.Operation.create(
+            "amdgpu.wmma", results=[self.vector_type(fragment)], operands=list(self.op.operands), attributes=attributes
+        ).result
         self.op.results[0].replace_all_uses_with(product)
 
     def subgroup_mma_constant_matrix(self, fragment: Fragment) -> None:
@@ -182,6 +203,7 @@ class _Rewrite:
         arith_op = ELEMENTWISE.get(kind)
         if arith_op is None or any(operand.type != self.op.results[0].type for operand in self.op.operands):
             self.fail(f"elementwise {kind} is not supported (supported: {', '.join(ELEMENTWISE)} on one type)")
-        result = self.ir.Operation.create(arith_op, results=[self.vector_type(fragment)],
-                                          operands=list(self.op.operands)).result
+        result = self.ir.Operation.create(
+            arith_op, results=[self.vector_type(fragment)], operands=list(self.op.operands)
+        ).result
         self.op.results[0].replace_all_uses_with(result)

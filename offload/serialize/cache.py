@@ -186,8 +186,11 @@ def image_key(job, library_files: list[str]) -> str:
         # The libraries in link order, by their bytes (the --link-bitcode files first).
         "libraries": [_file_digest(path) for path in library_files],
         # The LLVM that runs the stages (its version included): llvmlite, or opt and llvm-link.
-        "tools": {"mlir-offload": __version__, "device-code": _device_code_digest(),
-                  "llvm": ["llvmlite" if optimizer.in_process else "llvm-tools", optimizer.version]},
+        "tools": {
+            "mlir-offload": __version__,
+            "device-code": _device_code_digest(),
+            "llvm": ["llvmlite" if optimizer.in_process else "llvm-tools", optimizer.version],
+        },
     }
     return hashlib.sha256(json.dumps(description, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -223,5 +226,3 @@ def _device_code_digest() -> str:
             digest.update(source.name.encode() + source.read_bytes())
         _code_digest.append(digest.hexdigest())
     return _code_digest[0]
-
-

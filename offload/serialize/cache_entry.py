@@ -33,15 +33,31 @@ def encode(key: str, image) -> bytes:
     """The entry of a DeviceImage (with its native code, if it has some) under `key`."""
     native = image.native
     ptx = native.ptx.encode() if native is not None and native.ptx is not None else b""
-    header = {"key": key, "format": "bitcode" if native is None else "native",
-              "offload-kind": image.target.offload_kind, "arch": image.target.arch, "triple": image.target.triple,
-              "kernels": list(image.kernels), "globals": list(image.globals), "bitcode-size": len(image.bitcode)}
+    header = {
+        "key": key,
+        "format": "bitcode" if native is None else "native",
+        "offload-kind": image.target.offload_kind,
+        "arch": image.target.arch,
+        "triple": image.target.triple,
+        "kernels": list(image.kernels),
+        "globals": list(image.globals),
+        "bitcode-size": len(image.bitcode),
+    }
     if native is not None:
-        header.update({"image-kind": native.image_kind, "native-size": len(native.data),
-                       "ptx-size": len(ptx) if native.ptx is not None else None})
+        header.update(
+            {
+                "image-kind": native.image_kind,
+                "native-size": len(native.data),
+                "ptx-size": len(ptx) if native.ptx is not None else None,
+            }
+        )
     encoded = json.dumps(header, sort_keys=True).encode()
-    payload = len(encoded).to_bytes(_HEADER_SIZE, "little") + encoded + image.bitcode + \
-        (native.data + ptx if native is not None else b"")
+    payload = (
+        len(encoded).to_bytes(_HEADER_SIZE, "little")
+        + encoded
+        + image.bitcode
+        + (native.data + ptx if native is not None else b"")
+    )
     return MAGIC + hashlib.sha256(payload).digest() + payload
 
 
@@ -55,8 +71,11 @@ def decode(data: bytes, key: str, target, native: bool = False):
     header, body = parts
     if header.get("key") != key or header.get("format") != ("native" if native else "bitcode"):
         return None
-    if (header.get("offload-kind"), header.get("arch"), header.get("triple")) != \
-            (target.offload_kind, target.arch, target.triple):
+    if (header.get("offload-kind"), header.get("arch"), header.get("triple")) != (
+        target.offload_kind,
+        target.arch,
+        target.triple,
+    ):
         return None
     kernels, globals_ = header.get("kernels"), header.get("globals")
     if not _names(kernels) or not _names(globals_):
@@ -64,12 +83,12 @@ def decode(data: bytes, key: str, target, native: bool = False):
     sizes = [header.get("bitcode-size"), *((header.get("native-size"), header.get("ptx-size") or 0) if native else ())]
     if not all(_size(n) for n in sizes) or sum(sizes) != len(body):
         return None
-    bitcode = body[:sizes[0]]
+    bitcode = body[: sizes[0]]
     if not is_bitcode_defining(bitcode, kernels, globals_):
         return None
     code = None
     if native:
-        code = _native_code(header, body[sizes[0]:sizes[0] + sizes[1]], body[sizes[0] + sizes[1]:], target, kernels)
+        code = _native_code(header, body[sizes[0] : sizes[0] + sizes[1]], body[sizes[0] + sizes[1] :], target, kernels)
         if code is None:
             return None
     return DeviceImage(target=target, bitcode=bitcode, kernels=kernels, globals=globals_, native=code, cached=True)
@@ -117,18 +136,18 @@ def _parts(data: bytes):
     if len(data) < start + _HEADER_SIZE or not data.startswith(MAGIC):
         return None
     payload = memoryview(data)[start:]
-    if hashlib.sha256(payload).digest() != data[len(MAGIC):start]:
+    if hashlib.sha256(payload).digest() != data[len(MAGIC) : start]:
         return None
     size = int.from_bytes(payload[:_HEADER_SIZE], "little")
     if size > min(MAX_HEADER_BYTES, len(payload) - _HEADER_SIZE):
         return None
     try:
-        header = json.loads(bytes(payload[_HEADER_SIZE:_HEADER_SIZE + size]))
+        header = json.loads(bytes(payload[_HEADER_SIZE : _HEADER_SIZE + size]))
     except (ValueError, UnicodeDecodeError):
         return None
     if not isinstance(header, dict):
         return None
-    return header, bytes(payload[_HEADER_SIZE + size:])
+    return header, bytes(payload[_HEADER_SIZE + size :])
 
 
 def _names(value) -> bool:

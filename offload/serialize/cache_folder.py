@@ -70,23 +70,28 @@ class CacheFolder:
             try:
                 os.makedirs(self.root, mode=0o2770 if self.team else 0o700, exist_ok=True)
             except OSError as e:
-                self._warn(f"cannot create the device image cache '{self.root}': {e.strerror}; "
-                           "the images are built without it (--no-cache skips it)")
+                self._warn(
+                    f"cannot create the device image cache '{self.root}': {e.strerror}; "
+                    "the images are built without it (--no-cache skips it)"
+                )
                 return False
         try:  # the folder the user named may be reached through a link: its owner and mode decide
             fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as e:
             if e.errno != errno.ENOENT or create:
-                self._warn(f"cannot open the device image cache '{self.root}': {e.strerror}; "
-                           "the images are built without it")
+                self._warn(
+                    f"cannot open the device image cache '{self.root}': {e.strerror}; the images are built without it"
+                )
             return False
         status = os.fstat(fd)
         problem = self._untrusted_folder(status)
         if problem:
             os.close(fd)
-            self._warn(f"the device image cache '{self.root}' {problem}: not used; set MLIR_OFFLOAD_CACHE_DIR "
-                       "to a folder of your own (mode 700), or, for a team's shared cache, make it writable by "
-                       "one group only and set MLIR_OFFLOAD_CACHE_MODE=team (docs/cache.md)")
+            self._warn(
+                f"the device image cache '{self.root}' {problem}: not used; set MLIR_OFFLOAD_CACHE_DIR "
+                "to a folder of your own (mode 700), or, for a team's shared cache, make it writable by "
+                "one group only and set MLIR_OFFLOAD_CACHE_MODE=team (docs/cache.md)"
+            )
             return False
         self._fd, self._group = fd, status.st_gid
         return True
@@ -151,8 +156,10 @@ class CacheFolder:
             self._warn(f"cannot write the device image cache '{self.root}': {e.strerror} (--no-cache skips it)")
             return False
         if shard is None:
-            self._warn(f"the device image cache '{self.root}' has something other than a folder of yours at "
-                       f"'{key[:2]}': its images are not stored ('mlir-offload cache --clear' empties the cache)")
+            self._warn(
+                f"the device image cache '{self.root}' has something other than a folder of yours at "
+                f"'{key[:2]}': its images are not stored ('mlir-offload cache --clear' empties the cache)"
+            )
             return False
         try:
             _replace(shard, f"{key}{suffix}", data, 0o660 if self.team else 0o600)
@@ -313,8 +320,9 @@ class CacheFolder:
                 current = self._read_stats()
                 for name, value in counts.items():
                     current[name] = current.get(name, 0) + value
-                _replace(self._fd, STATS_NAME, json.dumps(current, sort_keys=True).encode(),
-                         0o660 if self.team else 0o600)
+                _replace(
+                    self._fd, STATS_NAME, json.dumps(current, sort_keys=True).encode(), 0o660 if self.team else 0o600
+                )
         except OSError:
             pass  # the counts are advisory: a compile never fails over them
 
@@ -322,8 +330,9 @@ class CacheFolder:
         if self._fd is None:
             return
         with self._stats_lock():
-            _replace(self._fd, STATS_NAME, json.dumps(dict.fromkeys(STAT_NAMES, 0)).encode(),
-                     0o660 if self.team else 0o600)
+            _replace(
+                self._fd, STATS_NAME, json.dumps(dict.fromkeys(STAT_NAMES, 0)).encode(), 0o660 if self.team else 0o600
+            )
 
     def _read_stats(self) -> dict[str, int]:
         counts = dict.fromkeys(STAT_NAMES, 0)
@@ -375,8 +384,12 @@ class CacheFolder:
 
     @contextmanager
     def _stats_lock(self):
-        fd = os.open(_STATS_LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                     0o660 if self.team else 0o600, dir_fd=self._fd)
+        fd = os.open(
+            _STATS_LOCK,
+            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+            0o660 if self.team else 0o600,
+            dir_fd=self._fd,
+        )
         try:
             status = os.fstat(fd)
             if not stat.S_ISREG(status.st_mode):
@@ -393,8 +406,7 @@ def _replace(folder: int, name: str, data: bytes, mode: int) -> None:
     """Write `data` to a new temporary file in `folder`, then rename it over `name` (the rename replaces
     whatever `name` was, a link included, without following it)."""
     temporary = f".{name}.{secrets.token_hex(6)}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
-                 dir_fd=folder)
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=folder)
     try:
         os.fchmod(fd, mode)  # whatever the umask: a team's entries are its group's to read
         with os.fdopen(fd, "wb") as out:

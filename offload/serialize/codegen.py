@@ -48,9 +48,19 @@ def llc_object(bitcode: bytes, target: Target, opt_level: int = DEFAULT_OPT_LEVE
             f"cannot emit a {target.arch} object: its device code has inline asm (from the ROCm device "
             f"libraries), which llvmlite's AMDGPU target cannot assemble, and no llc of LLVM {major} was found "
             f"(looked for llc-{major}, /usr/lib/llvm-{major}/bin/llc, llc): install llvm-{major}, or keep "
-            f"bitcode device images (--device-image=bitcode) for a clang that reads LLVM {major} bitcode")
-    command = [llc, f"-mtriple={target.triple}", f"-mcpu={target.arch}", f"-O{opt_level}",
-               "--relocation-model=pic", "-filetype=obj", "-o", "-", "-"]
+            f"bitcode device images (--device-image=bitcode) for a clang that reads LLVM {major} bitcode"
+        )
+    command = [
+        llc,
+        f"-mtriple={target.triple}",
+        f"-mcpu={target.arch}",
+        f"-O{opt_level}",
+        "--relocation-model=pic",
+        "-filetype=obj",
+        "-o",
+        "-",
+        "-",
+    ]
     if target.features:
         command.insert(3, f"-mattr={target.features}")
     trace.tool(command)
@@ -64,6 +74,10 @@ def llc_object(bitcode: bytes, target: Target, opt_level: int = DEFAULT_OPT_LEVE
 def _has_inline_asm(module) -> bool:
     import llvmlite.binding as llvm
 
-    return any(operand.value_kind == llvm.ValueKind.inline_asm
-               for function in module.functions for block in function.blocks
-               for instruction in block.instructions for operand in instruction.operands)
+    return any(
+        operand.value_kind == llvm.ValueKind.inline_asm
+        for function in module.functions
+        for block in function.blocks
+        for instruction in block.instructions
+        for operand in instruction.operands
+    )

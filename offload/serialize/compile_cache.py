@@ -39,10 +39,17 @@ _NOT_IN_KEY = ("cache", "remote_cache", "remote_cache_mode", "remote_cache_ttl")
 # settings of the cache itself and of what -v prints.
 _ENVIRONMENT_PREFIXES = ("MLIR_OFFLOAD_", "CUDA", "ROCM", "HIP_", "HSA_")
 _ENVIRONMENT_NAMES = ("PATH", "LD_LIBRARY_PATH")
-_ENVIRONMENT_IGNORED = ("MLIR_OFFLOAD_CACHE_DIR", "MLIR_OFFLOAD_CACHE_MODE", "MLIR_OFFLOAD_REMOTE_CACHE",
-                        "MLIR_OFFLOAD_REMOTE_CACHE_MODE", "MLIR_OFFLOAD_REMOTE_CACHE_TTL",
-                        "MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD", "MLIR_OFFLOAD_VERBOSE", "MLIR_OFFLOAD_PROGRESS_AFTER",
-                        "MLIR_OFFLOAD_TRACEBACK")
+_ENVIRONMENT_IGNORED = (
+    "MLIR_OFFLOAD_CACHE_DIR",
+    "MLIR_OFFLOAD_CACHE_MODE",
+    "MLIR_OFFLOAD_REMOTE_CACHE",
+    "MLIR_OFFLOAD_REMOTE_CACHE_MODE",
+    "MLIR_OFFLOAD_REMOTE_CACHE_TTL",
+    "MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD",
+    "MLIR_OFFLOAD_VERBOSE",
+    "MLIR_OFFLOAD_PROGRESS_AFTER",
+    "MLIR_OFFLOAD_TRACEBACK",
+)
 # Files a compile opens that are code (its modules: this package's in the key, the bindings' by identity).
 _CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth")
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -61,10 +68,20 @@ def eligible(input_path: str, output: str | None, options, verbose: bool) -> boo
     from offload.compiler.frontend import STDIN
     from offload.fsutil import STDOUT
 
-    return bool(options.cache and output and output != STDOUT and input_path != STDIN and not verbose
-                and not trace.enabled() and not options.time_trace and not options.resource_usage
-                and not options.save_temps and not options.pass_pipeline and not options.device_stage_folder
-                and NATIVE_ARCH not in (options.offload_arch or "").split(","))  # this machine's GPUs may change
+    return bool(
+        options.cache
+        and output
+        and output != STDOUT
+        and input_path != STDIN
+        and not verbose
+        and not trace.enabled()
+        and not options.time_trace
+        and not options.resource_usage
+        and not options.save_temps
+        and not options.pass_pipeline
+        and not options.device_stage_folder
+        and NATIVE_ARCH not in (options.offload_arch or "").split(",")
+    )  # this machine's GPUs may change
 
 
 def compile_key(input_path: str, output: str, textual: bool, options, config_file: str | None) -> str | None:
@@ -77,9 +94,16 @@ def compile_key(input_path: str, output: str, textual: bool, options, config_fil
                 return None
             files.append([os.path.abspath(path), digest])
     description = {
-        "kind": MAGIC.decode().strip(), "package": _package_digest(), "bindings": _bindings_identity(),
-        "python": sys.version, "folder": os.getcwd(), "input": os.path.abspath(input_path), "output": output,
-        "textual": textual, "config": config_file, "files": files,
+        "kind": MAGIC.decode().strip(),
+        "package": _package_digest(),
+        "bindings": _bindings_identity(),
+        "python": sys.version,
+        "folder": os.getcwd(),
+        "input": os.path.abspath(input_path),
+        "output": output,
+        "textual": textual,
+        "config": config_file,
+        "files": files,
         "options": {k: v for k, v in asdict(options).items() if k not in _NOT_IN_KEY},
         "environment": {k: v for k, v in sorted(os.environ.items()) if _consulted(k)},
     }
@@ -117,8 +141,13 @@ class Recorder:
         found: dict[tuple[str, str], object] = {}
         for path in dict.fromkeys(self.files):
             real = os.path.realpath(path)
-            if real in excluded or real.endswith(_CODE_SUFFIXES) or real.startswith(("/proc/", "/sys/", "/dev/")) \
-                    or Path(real).is_relative_to(_PACKAGE) or ("file", real) in found:
+            if (
+                real in excluded
+                or real.endswith(_CODE_SUFFIXES)
+                or real.startswith(("/proc/", "/sys/", "/dev/"))
+                or Path(real).is_relative_to(_PACKAGE)
+                or ("file", real) in found
+            ):
                 continue
             try:
                 if not stat.S_ISREG(os.stat(real).st_mode):
@@ -150,8 +179,9 @@ def _audit(event: str, arguments: tuple) -> None:
                 recorder.files.append(os.path.abspath(os.fsdecode(path)))
         elif event == "subprocess.Popen":
             executable, command, _, environment = arguments
-            program = os.fsdecode(executable if executable is not None else
-                                  (command if isinstance(command, (str, bytes)) else command[0]))
+            program = os.fsdecode(
+                executable if executable is not None else (command if isinstance(command, (str, bytes)) else command[0])
+            )
             search = (environment or {}).get("PATH") if isinstance(environment, dict) else None
             found = program if os.sep in program else shutil.which(program, path=search)
             recorder.programs.append(os.path.realpath(found) if found else program)
@@ -233,6 +263,7 @@ def _bindings_identity() -> list:
 
 # ---- entries -------------------------------------------------------------------------------------
 
+
 def encode(key: str, implicit: list, files: dict[str, bytes]) -> bytes:
     header = {"key": key, "implicit": implicit, "outputs": [[path, len(data)] for path, data in files.items()]}
     encoded = json.dumps(header, sort_keys=True).encode()
@@ -247,37 +278,54 @@ def decode(data: bytes, key: str, allowed) -> tuple[list, dict[str, bytes]] | No
     if len(data) < start + _HEADER_SIZE or not data.startswith(MAGIC):
         return None
     payload = memoryview(data)[start:]
-    if hashlib.sha256(payload).digest() != data[len(MAGIC):start]:
+    if hashlib.sha256(payload).digest() != data[len(MAGIC) : start]:
         return None
     size = int.from_bytes(payload[:_HEADER_SIZE], "little")
     if size > min(_MAX_HEADER_BYTES, len(payload) - _HEADER_SIZE):
         return None
     try:
-        header = json.loads(bytes(payload[_HEADER_SIZE:_HEADER_SIZE + size]))
+        header = json.loads(bytes(payload[_HEADER_SIZE : _HEADER_SIZE + size]))
     except (ValueError, UnicodeDecodeError):
         return None
     if not isinstance(header, dict) or header.get("key") != key:
         return None
     implicit, outputs = header.get("implicit"), header.get("outputs")
-    if not isinstance(implicit, list) or len(implicit) > MAX_IMPLICIT_INPUTS or not all(
+    if (
+        not isinstance(implicit, list)
+        or len(implicit) > MAX_IMPLICIT_INPUTS
+        or not all(
             isinstance(i, list) and len(i) == 3 and i[0] in ("file", "program") and isinstance(i[1], str)
-            for i in implicit):
+            for i in implicit
+        )
+    ):
         return None
-    if not isinstance(outputs, list) or not outputs or not all(
-            isinstance(o, list) and len(o) == 2 and isinstance(o[0], str) and allowed(o[0])
-            and isinstance(o[1], int) and not isinstance(o[1], bool) and o[1] >= 0 for o in outputs):
+    if (
+        not isinstance(outputs, list)
+        or not outputs
+        or not all(
+            isinstance(o, list)
+            and len(o) == 2
+            and isinstance(o[0], str)
+            and allowed(o[0])
+            and isinstance(o[1], int)
+            and not isinstance(o[1], bool)
+            and o[1] >= 0
+            for o in outputs
+        )
+    ):
         return None
-    body = payload[_HEADER_SIZE + size:]
+    body = payload[_HEADER_SIZE + size :]
     if sum(o[1] for o in outputs) != len(body) or len({o[0] for o in outputs}) != len(outputs):
         return None
     files, offset = {}, 0
     for path, length in outputs:
-        files[path] = bytes(body[offset:offset + length])
+        files[path] = bytes(body[offset : offset + length])
         offset += length
     return implicit, files
 
 
 # ---- one compile ---------------------------------------------------------------------------------
+
 
 class CompileCache:
     """One compile's use of the cache as a whole: `lookup` before the work, `store` after it."""

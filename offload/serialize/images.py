@@ -46,7 +46,7 @@ def symbol_name(module_name: str, symbol: str, rename: str | None) -> str:
     check_rename(rename)
     if rename == "module-prefix":
         return f"{module_name}_{symbol}"
-    return f"{rename[len(PREFIX_SCHEME):]}_{symbol}"
+    return f"{rename[len(PREFIX_SCHEME) :]}_{symbol}"
 
 
 def image_symbols(lowered: list[LoweredModule]) -> tuple[list[str], list[str], dict[str, Location]]:

@@ -72,9 +72,13 @@ def function_attributes(options) -> list[tuple[str, str]]:
     if options.ftz or options.fast_math:
         attributes.append(("denormal-fp-math-f32", "preserve-sign,preserve-sign"))
     if options.fast_math:
-        attributes += [("no-infs-fp-math", "true"), ("no-nans-fp-math", "true"),
-                       ("no-signed-zeros-fp-math", "true"), ("approx-func-fp-math", "true"),
-                       ("unsafe-fp-math", "true")]
+        attributes += [
+            ("no-infs-fp-math", "true"),
+            ("no-nans-fp-math", "true"),
+            ("no-signed-zeros-fp-math", "true"),
+            ("approx-func-fp-math", "true"),
+            ("unsafe-fp-math", "true"),
+        ]
     return attributes
 
 
@@ -88,14 +92,16 @@ def _nvvm_libraries(target: Target, options, needs_library: bool) -> LibraryPlan
     prec_div = 1 if (options.prec_div and not options.fast_math) else 0
     files = (find_libdevice(options.libdevice),) if needs_library else ()
     # __CUDA_FTZ has a module flag NVVMReflect reads; __CUDA_PREC_SQRT (LLVM 22) only an option.
-    return LibraryPlan(files=files, module_flags=((FLAG_OVERRIDE, "nvvm-reflect-ftz", ftz),),
-                       reflect=(("__CUDA_PREC_SQRT", prec_sqrt), ("__CUDA_PREC_DIV", prec_div)),
-                       shown=tuple((f"libdevice ({target.arch})", path) for path in files))
+    return LibraryPlan(
+        files=files,
+        module_flags=((FLAG_OVERRIDE, "nvvm-reflect-ftz", ftz),),
+        reflect=(("__CUDA_PREC_SQRT", prec_sqrt), ("__CUDA_PREC_DIV", prec_div)),
+        shown=tuple((f"libdevice ({target.arch})", path) for path in files),
+    )
 
 
 def _rocdl_conversion(target: Target) -> str:
-    return (f"{HIP.lowering}{{chipset={target.arch} index-bitwidth=64 runtime=HIP "
-            "use-bare-ptr-memref-call-conv=false}")
+    return f"{HIP.lowering}{{chipset={target.arch} index-bitwidth=64 runtime=HIP use-bare-ptr-memref-call-conv=false}}"
 
 
 def _rocdl_libraries(target: Target, options, needs_library: bool) -> LibraryPlan:
@@ -109,7 +115,8 @@ def _rocdl_libraries(target: Target, options, needs_library: bool) -> LibraryPla
         return f"oclc_{name}_{'on' if on else 'off'}.bc"
 
     names = [
-        "ocml.bc", "ockl.bc",
+        "ocml.bc",
+        "ockl.bc",
         on_off("finite_only", options.fast_math),
         on_off("unsafe_math", options.fast_math),
         on_off("daz_opt", options.ftz or options.fast_math),
@@ -120,11 +127,16 @@ def _rocdl_libraries(target: Target, options, needs_library: bool) -> LibraryPla
     ]
     missing = [n for n in names if not (folder / n).is_file()]
     if missing:
-        raise OffloadError(f"the ROCm device libraries in '{folder}' lack {', '.join(missing)} needed for "
-                           f"{target.arch}; fix: point --rocm-device-lib-path or ROCM_PATH at device libraries "
-                           "that support this GPU")
-    return LibraryPlan(files=tuple(str(folder / n) for n in names), module_flags=flags,
-                       shown=((f"ROCm device libraries ({target.arch})", f"{folder}: {' '.join(names)}"),))
+        raise OffloadError(
+            f"the ROCm device libraries in '{folder}' lack {', '.join(missing)} needed for "
+            f"{target.arch}; fix: point --rocm-device-lib-path or ROCM_PATH at device libraries "
+            "that support this GPU"
+        )
+    return LibraryPlan(
+        files=tuple(str(folder / n) for n in names),
+        module_flags=flags,
+        shown=((f"ROCm device libraries ({target.arch})", f"{folder}: {' '.join(names)}"),),
+    )
 
 
 NVVM = TargetKind(

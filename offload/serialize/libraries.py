@@ -25,8 +25,10 @@ def find_libdevice(explicit: str | None) -> str:
         if path.is_file():
             return str(path)
         if Path(explicit).is_dir():
-            raise OffloadError(f"--libdevice '{explicit}' is a folder without libdevice.10.bc: "
-                               "name the file or the folder that holds it (CUDA: nvvm/libdevice)")
+            raise OffloadError(
+                f"--libdevice '{explicit}' is a folder without libdevice.10.bc: "
+                "name the file or the folder that holds it (CUDA: nvvm/libdevice)"
+            )
         if path.exists():
             raise OffloadError(f"--libdevice '{explicit}' is not a file (expected libdevice.10.bc or its folder)")
         raise OffloadError(f"--libdevice '{explicit}' does not exist (expected libdevice.10.bc or its folder)")
@@ -38,9 +40,11 @@ def find_libdevice(explicit: str | None) -> str:
         if path.is_file():
             return str(path)
     looked.append("the nvidia-nvvm wheel (not installed)" if not _nvidia_wheel_roots() else "")
-    raise OffloadError("libdevice.10.bc is needed (the device code calls __nv_* math functions) but was not "
-                       f"found; looked in: {', '.join(filter(None, looked))}; fix: pass --libdevice PATH, set "
-                       "CUDA_HOME to a CUDA toolkit, or `pip install nvidia-nvvm`")
+    raise OffloadError(
+        "libdevice.10.bc is needed (the device code calls __nv_* math functions) but was not "
+        f"found; looked in: {', '.join(filter(None, looked))}; fix: pass --libdevice PATH, set "
+        "CUDA_HOME to a CUDA toolkit, or `pip install nvidia-nvvm`"
+    )
 
 
 def _nvidia_wheel_roots() -> list[Path]:
@@ -69,9 +73,11 @@ def find_rocm_device_libs(explicit: str | None) -> str:
     for folder in candidates:
         if (Path(folder) / "ocml.bc").is_file():
             return folder
-    raise OffloadError("the ROCm device libraries (ocml.bc, ockl.bc, oclc_*.bc) are needed but were not found; "
-                       f"looked in: {', '.join(candidates)}; fix: pass --rocm-device-lib-path DIR, set ROCM_PATH, "
-                       "or install rocm-device-libs")
+    raise OffloadError(
+        "the ROCm device libraries (ocml.bc, ockl.bc, oclc_*.bc) are needed but were not found; "
+        f"looked in: {', '.join(candidates)}; fix: pass --rocm-device-lib-path DIR, set ROCM_PATH, "
+        "or install rocm-device-libs"
+    )
 
 
 # What an error about a device library the user pointed at says to do.

@@ -60,8 +60,10 @@ class LlvmToolsStages:
     def link_modules(self, lowered: list[LoweredModule]) -> str:
         sources = [self._write(f"module{i}.ll", m.llvm_ir.encode()) for i, m in enumerate(lowered)]
         own = self._path("own.bc")
-        _run([self.optimizer.link, *sources, "-o", own],
-             f"internal error: llvm-link failed to link the gpu.modules of the {self.target.arch} image")
+        _run(
+            [self.optimizer.link, *sources, "-o", own],
+            f"internal error: llvm-link failed to link the gpu.modules of the {self.target.arch} image",
+        )
         return own
 
     def link_user_bitcode(self, module: str, files: tuple[str, ...]) -> str:
@@ -69,13 +71,18 @@ class LlvmToolsStages:
         for path in files:
             copy = self._write("user.input", read_link_bitcode(path))
             library = self._path("user.bc")
-            _run([self.optimizer.link, copy, "-o", library], f"--link-bitcode '{path}' is not valid LLVM bitcode or IR",
-                 names={copy: path})
+            _run(
+                [self.optimizer.link, copy, "-o", library],
+                f"--link-bitcode '{path}' is not valid LLVM bitcode or IR",
+                names={copy: path},
+            )
             check_library_triple(path, self._read(library).triple, self.target)
             libraries.append(library)
         linked = self._path("user-linked.bc")
-        _run([self.optimizer.link, module, *libraries, "-o", linked],
-             f"cannot link the --link-bitcode libraries into the {self.target.arch} image")
+        _run(
+            [self.optimizer.link, module, *libraries, "-o", linked],
+            f"cannot link the --link-bitcode libraries into the {self.target.arch} image",
+        )
         return linked
 
     def link_libraries(self, module: str, plan: LibraryPlan) -> str:
@@ -83,8 +90,11 @@ class LlvmToolsStages:
         for path in plan.files:
             _check_bitcode_header(path)
         linked = self._path("libraries-linked.bc")
-        _run([self.optimizer.link, module, "--only-needed", "--internalize", flags, *plan.files, "-o", linked],
-             f"cannot link the device libraries into the {self.target.arch} image", LIBRARY_FIX)
+        _run(
+            [self.optimizer.link, module, "--only-needed", "--internalize", flags, *plan.files, "-o", linked],
+            f"cannot link the device libraries into the {self.target.arch} image",
+            LIBRARY_FIX,
+        )
         return linked
 
     def optimize(self, module: str, keep: list[str], reflect, opt_level: int, lto_pre_link: bool) -> str:
@@ -95,24 +105,33 @@ class LlvmToolsStages:
         target, optimizer = self.target, self.optimizer
         keep_file = self._write("keep.txt", "".join(f"{name}\n" for name in keep).encode())
         image = self._path("optimized.bc")
-        command = [optimizer.path, *(f"-nvvm-reflect-add={name}={value}" for name, value in reflect),
-                   f"-mcpu={target.arch}", *([f"-mattr={target.features}"] if target.features else []),
-                   f"--data-layout={optimizer.data_layout(target.triple)}",
-                   f"-internalize-public-api-file={keep_file}",
-                   f"-passes=internalize,{pipeline_text(opt_level, lto_pre_link, self.kind.pre_link_passes)}",
-                   module, "-o", image]
+        command = [
+            optimizer.path,
+            *(f"-nvvm-reflect-add={name}={value}" for name, value in reflect),
+            f"-mcpu={target.arch}",
+            *([f"-mattr={target.features}"] if target.features else []),
+            f"--data-layout={optimizer.data_layout(target.triple)}",
+            f"-internalize-public-api-file={keep_file}",
+            f"-passes=internalize,{pipeline_text(opt_level, lto_pre_link, self.kind.pre_link_passes)}",
+            module,
+            "-o",
+            image,
+        ]
         _run(command, f"internal error: {os.path.basename(optimizer.path)} failed to optimize the {target.arch} image")
         if not _same_layout(self._read(image).data_layout, optimizer.data_layout(target.triple)):
-            raise OffloadError(f"internal error: {optimizer.path} wrote a {target.arch} image with another data "
-                               "layout than the target's")
+            raise OffloadError(
+                f"internal error: {optimizer.path} wrote a {target.arch} image with another data "
+                "layout than the target's"
+            )
         return image
 
     def _read(self, path: str) -> BitcodeModule:
         with open(path, "rb") as file:
             module = bitcode_module(file.read())
         if module is None:
-            raise OffloadError(f"internal error: LLVM's tools wrote a {self.target.arch} module our bitcode "
-                               "reader cannot read")
+            raise OffloadError(
+                f"internal error: LLVM's tools wrote a {self.target.arch} module our bitcode reader cannot read"
+            )
         return module
 
     def functions(self, module: str) -> list[tuple[str, bool]]:
@@ -150,7 +169,7 @@ def _run(command: list[str], failure: str, fix: str = "", names: dict[str, str] 
     except OSError as e:
         raise OffloadError(f"cannot run {command[0]}: {e.strerror}") from None
     if done.returncode != 0:
-        how = (f"killed by signal {-done.returncode}" if done.returncode < 0 else f"exit status {done.returncode}")
+        how = f"killed by signal {-done.returncode}" if done.returncode < 0 else f"exit status {done.returncode}"
         printed = done.stderr.decode("utf-8", "replace")
         for temporary, name in (names or {}).items():
             printed = printed.replace(temporary, name)

@@ -41,7 +41,8 @@ def target_machine(target: Target, opt_level: int = DEFAULT_OPT_LEVEL):
         llvm.initialize_all_targets()
         llvm.initialize_all_asmprinters()
         _target_machines[key] = llvm.Target.from_triple(target.triple).create_target_machine(
-            cpu=target.arch, features=target.features, opt=opt_level, reloc="pic")
+            cpu=target.arch, features=target.features, opt=opt_level, reloc="pic"
+        )
     return _target_machines[key]
 
 
@@ -78,8 +79,10 @@ class LlvmliteStages:
         try:
             module = llvm.parse_assembly(lowered.llvm_ir, self.context)
         except RuntimeError as e:
-            raise OffloadError(f"internal error: MLIR produced LLVM IR that LLVM rejects for gpu.module "
-                               f"@{lowered.name}: {str(e).strip().splitlines()[0]}") from None
+            raise OffloadError(
+                f"internal error: MLIR produced LLVM IR that LLVM rejects for gpu.module "
+                f"@{lowered.name}: {str(e).strip().splitlines()[0]}"
+            ) from None
         module.name = lowered.name
         module.triple = self.target.triple
         module.data_layout = self.data_layout
@@ -92,16 +95,21 @@ class LlvmliteStages:
         for path in files:
             data = read_link_bitcode(path)
             try:
-                library = llvm.parse_bitcode(data, self.context) if is_bitcode(data) else \
-                    llvm.parse_assembly(data.decode("utf-8", "replace"), self.context)
+                library = (
+                    llvm.parse_bitcode(data, self.context)
+                    if is_bitcode(data)
+                    else llvm.parse_assembly(data.decode("utf-8", "replace"), self.context)
+                )
             except RuntimeError as e:
-                raise OffloadError(f"--link-bitcode '{path}' is not valid LLVM bitcode or IR: "
-                                   f"{str(e).strip().splitlines()[0]}") from None
+                raise OffloadError(
+                    f"--link-bitcode '{path}' is not valid LLVM bitcode or IR: {str(e).strip().splitlines()[0]}"
+                ) from None
             try:  # an invalid library would fail our own module's verification (or trip an LLVM assertion) later
                 library.verify()
             except RuntimeError as e:
-                raise OffloadError(f"--link-bitcode '{path}' is not valid LLVM IR: "
-                                   f"{' '.join(str(e).split())[:300]}") from None
+                raise OffloadError(
+                    f"--link-bitcode '{path}' is not valid LLVM IR: {' '.join(str(e).split())[:300]}"
+                ) from None
             check_library_triple(path, library.triple, target)
             library.triple = target.triple
             library.data_layout = self.data_layout
@@ -120,8 +128,9 @@ class LlvmliteStages:
             try:
                 library = llvm.parse_bitcode(bitcode_bytes(path, "device library"), self.context)
             except RuntimeError as e:
-                raise OffloadError(f"device library '{path}' is not valid LLVM bitcode "
-                                   f"({' '.join(str(e).split())}): {LIBRARY_FIX}") from None
+                raise OffloadError(
+                    f"device library '{path}' is not valid LLVM bitcode ({' '.join(str(e).split())}): {LIBRARY_FIX}"
+                ) from None
             library.triple = self.target.triple
             library.data_layout = self.data_layout
             _link(module, library, f"device library '{path}'")
@@ -195,8 +204,9 @@ def _optimize(module, machine, opt_level: int, target: Target, reflect) -> None:
     try:
         module.verify()
     except RuntimeError as e:
-        raise OffloadError(f"internal error: the {target.arch} device module does not verify: "
-                           f"{' '.join(str(e).split())[:300]}") from None
+        raise OffloadError(
+            f"internal error: the {target.arch} device module does not verify: {' '.join(str(e).split())[:300]}"
+        ) from None
 
 
 def bitcode_call_graph(bitcode: bytes) -> dict[str, set[str]]:

@@ -30,8 +30,9 @@ class LoweringMode:
     alloca_address_space: int = 0  # the kind's (kinds.py): where llvm.alloca must allocate
 
 
-def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
-                     mode: LoweringMode) -> list[LoweredModule]:
+def lower_to_llvm_ir(
+    program: Program, pipeline: str, options: CompileOptions, mode: LoweringMode
+) -> list[LoweredModule]:
     """Each gpu.module lowered by `pipeline`, its symbols renamed (options.rename) and checked, and
     translated to LLVM IR for mode's triple; its kernels are the functions with mode's kernel attribute."""
     import mlir.ir as ir
@@ -75,8 +76,9 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
         for gpu_module in child_ops(device.operation, ir):
             name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
             ops = _symbol_ops(gpu_module, ir)
-            symbols = _module_symbols(gpu_module, ops, name, program.path, mode.kernel_attribute, options.rename,
-                                      defined_by, ir)
+            symbols = _module_symbols(
+                gpu_module, ops, name, program.path, mode.kernel_attribute, options.rename, defined_by, ir
+            )
             for op in ops:
                 if op.name == "llvm.mlir.global" and _is_dynamic_shared_memory(op, ir):
                     op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
@@ -86,8 +88,11 @@ def lower_to_llvm_ir(program: Program, pipeline: str, options: CompileOptions,
             gpu_module.attributes["llvm.target_triple"] = ir.StringAttr.get(mode.triple)
             if "llvm.data_layout" in gpu_module.attributes:  # the ROCDL lowering's spelling: the LLVM stages
                 del gpu_module.attributes["llvm.data_layout"]  # give the target machine's
-            text = run_mlir(functools.partial(translate_module_to_llvmir, gpu_module.operation),
-                            program.path, f"cannot translate gpu.module @{name} to LLVM IR")
+            text = run_mlir(
+                functools.partial(translate_module_to_llvmir, gpu_module.operation),
+                program.path,
+                f"cannot translate gpu.module @{name} to LLVM IR",
+            )
             lowered.append(LoweredModule(name, text, **symbols))
         return lowered
 
@@ -108,8 +113,9 @@ def _allocas_in_address_space(device, space: int, ir) -> None:
     for op in found:
         attributes = {name: op.attributes[name] for name in op.attributes}
         with ir.InsertionPoint(op), op.location:
-            allocated = ir.Operation.create("llvm.alloca", results=[private], operands=list(op.operands),
-                                            attributes=attributes).result
+            allocated = ir.Operation.create(
+                "llvm.alloca", results=[private], operands=list(op.operands), attributes=attributes
+            ).result
             cast = ir.Operation.create("llvm.addrspacecast", results=[generic], operands=[allocated]).result
         op.results[0].replace_all_uses_with(cast)
         op.erase()
@@ -126,8 +132,11 @@ def _declared_functions(device, ir) -> dict[str, set[str]]:
     declared = {}
     for gpu_module in child_ops(device.operation, ir):
         name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
-        declared[name] = {ir.StringAttr(op.attributes["sym_name"]).value for op in child_ops(gpu_module, ir)
-                          if op.name == "func.func" and len(op.regions[0].blocks) == 0}
+        declared[name] = {
+            ir.StringAttr(op.attributes["sym_name"]).value
+            for op in child_ops(gpu_module, ir)
+            if op.name == "func.func" and len(op.regions[0].blocks) == 0
+        }
     return declared
 
 
@@ -139,14 +148,20 @@ def _keep_declared_names(device, declared: dict[str, set[str]], ir) -> None:
         names = declared.get(ir.StringAttr(gpu_module.attributes["sym_name"]).value)
         if not names:
             continue
-        by_name = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in child_ops(gpu_module, ir)
-                   if op.name == "llvm.func"}
+        by_name = {
+            ir.StringAttr(op.attributes["sym_name"]).value: op
+            for op in child_ops(gpu_module, ir)
+            if op.name == "llvm.func"
+        }
         for name in sorted(names):
             wrapper, interface = by_name.get(name), by_name.get(C_WRAPPER_PREFIX + name)
             if wrapper is None or interface is None or C_WRAPPER_ATTRIBUTE not in wrapper.attributes:
                 continue
-            attributes = {key: wrapper.attributes[key] for key in wrapper.attributes
-                          if key not in (C_WRAPPER_ATTRIBUTE, "sym_visibility")}
+            attributes = {
+                key: wrapper.attributes[key]
+                for key in wrapper.attributes
+                if key not in (C_WRAPPER_ATTRIBUTE, "sym_visibility")
+            }
             attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")  # defined elsewhere
             with ir.InsertionPoint(wrapper), wrapper.location:
                 ir.Operation.create("llvm.func", attributes=attributes, regions=1)
@@ -165,14 +180,23 @@ def _symbol_ops(gpu_module, ir) -> list:
 
 class ModuleSymbols(TypedDict):
     """LoweredModule's symbol fields."""
+
     kernels: list[str]
     globals: list[str]
     exported: list[str]
     locations: dict[str, Location]
 
 
-def _module_symbols(gpu_module, ops: list, module_name: str, path: str, kernel_attribute: str, rename: str | None,
-                    defined_by: dict[str, tuple[str, Location]], ir) -> ModuleSymbols:
+def _module_symbols(
+    gpu_module,
+    ops: list,
+    module_name: str,
+    path: str,
+    kernel_attribute: str,
+    rename: str | None,
+    defined_by: dict[str, tuple[str, Location]],
+    ir,
+) -> ModuleSymbols:
     """Apply the rename scheme to the externally visible definitions among the gpu.module's symbol ops,
     then refuse a name that another gpu.module also defines (the RDC link would merge or reject them).
     Returns LoweredModule's symbol fields, names as in the image."""
@@ -187,8 +211,11 @@ def _module_symbols(gpu_module, ops: list, module_name: str, path: str, kernel_a
         if op.name == "llvm.func":
             defined = len(op.regions[0].blocks) > 0
         else:  # a global without an initializer and with external linkage is a declaration
-            defined = ("value" in op.attributes or len(op.regions[0].blocks) > 0
-                       or (linkage is not None and linkage not in _DECLARATION_LINKAGES))
+            defined = (
+                "value" in op.attributes
+                or len(op.regions[0].blocks) > 0
+                or (linkage is not None and linkage not in _DECLARATION_LINKAGES)
+            )
         if not defined:
             continue
         if linkage in _LOCAL_LINKAGES or symbol.startswith("llvm."):
@@ -199,8 +226,11 @@ def _module_symbols(gpu_module, ops: list, module_name: str, path: str, kernel_a
         where = symbols["locations"][original]
         if new_name != original:
             if new_name in table:
-                raise OffloadError(f"renaming '{original}' in gpu.module @{module_name} gives '{new_name}', a name "
-                                   "the module already has: rename one of them", where)
+                raise OffloadError(
+                    f"renaming '{original}' in gpu.module @{module_name} gives '{new_name}', a name "
+                    "the module already has: rename one of them",
+                    where,
+                )
             ir.SymbolTable.set_symbol_name(op, new_name)
             ir.SymbolTable.replace_all_symbol_uses(original, new_name, gpu_module.operation)
             symbols["locations"][new_name] = symbols["locations"].pop(original)
@@ -209,7 +239,9 @@ def _module_symbols(gpu_module, ops: list, module_name: str, path: str, kernel_a
             raise OffloadError(
                 f"symbol '{new_name}' is defined by both gpu.module @{first_module} ({first_where}) and "
                 f"gpu.module @{module_name} ({where}); all gpu.modules go into one device image per target: "
-                "rename one, or pass --rename=module-prefix (names become <module>_<symbol>)", where)
+                "rename one, or pass --rename=module-prefix (names become <module>_<symbol>)",
+                where,
+            )
         defined_by[new_name] = (module_name, where)
         symbols["exported"].append(new_name)
         if op.name == "llvm.func" and kernel_attribute in op.attributes:
@@ -232,10 +264,12 @@ def _refuse_non_uniform_all_reduce(device, path: str, ir) -> None:
 
     device.operation.walk(visit)
     if found:
-        raise OffloadError("gpu.all_reduce is not uniform (it is under control flow, or in a gpu.func without the "
-                           "`uniform` keyword): the NVVM/ROCDL lowering, like upstream's, rewrites only reductions "
-                           "every thread of the block reaches; move it out of the branch or mark it `uniform`",
-                           location_of(found[0].location, path))
+        raise OffloadError(
+            "gpu.all_reduce is not uniform (it is under control flow, or in a gpu.func without the "
+            "`uniform` keyword): the NVVM/ROCDL lowering, like upstream's, rewrites only reductions "
+            "every thread of the block reaches; move it out of the branch or mark it `uniform`",
+            location_of(found[0].location, path),
+        )
 
 
 TRANSLATABLE_DIALECTS = ("llvm.", "nvvm.", "rocdl.")
@@ -259,9 +293,11 @@ def _check_fully_lowered(gpu_module, name: str, path: str, ir) -> None:
     culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
     from offload.compiler.lowering_hints import pipeline_hint
 
-    raise OffloadError(f"'{culprit.name}' in gpu.module @{name} cannot be lowered to device code "
-                       f"(no NVVM/ROCDL lowering for it): {pipeline_hint(culprit.name)}",
-                       location_of(culprit.location, path))
+    raise OffloadError(
+        f"'{culprit.name}' in gpu.module @{name} cannot be lowered to device code "
+        f"(no NVVM/ROCDL lowering for it): {pipeline_hint(culprit.name)}",
+        location_of(culprit.location, path),
+    )
 
 
 def _is_dynamic_shared_memory(op, ir) -> bool:
@@ -271,8 +307,7 @@ def _is_dynamic_shared_memory(op, ir) -> bool:
     if "addr_space" not in op.attributes or ir.IntegerAttr(op.attributes["addr_space"]).value != 3:
         return False
     value_type = ir.TypeAttr(op.attributes["global_type"]).value
-    return ("value" not in op.attributes and len(op.regions[0].blocks) == 0
-            and _is_empty_array(value_type))
+    return "value" not in op.attributes and len(op.regions[0].blocks) == 0 and _is_empty_array(value_type)
 
 
 def _is_empty_array(value_type) -> bool:
@@ -284,8 +319,9 @@ def _approximate_divisions(device, ir) -> None:
     """--no-prec-div: f32 divisions may be approximate (afn/arcp, as clang's -fcuda-prec-div=false)."""
     from mlir.dialects import arith
 
-    flags = ir.AttrBuilder.get("Arith_FastMathAttr")(arith.FastMathFlags.afn | arith.FastMathFlags.arcp,
-                                                      ir.Context.current)
+    flags = ir.AttrBuilder.get("Arith_FastMathAttr")(
+        arith.FastMathFlags.afn | arith.FastMathFlags.arcp, ir.Context.current
+    )
 
     def mark(op):
         if op.name == "arith.divf":
@@ -322,10 +358,19 @@ def _promote_printf_arguments(device, ir) -> None:
 
 # gpu.subgroup_reduce kind -> the arith op combining two values (integer, float).
 SUBGROUP_COMBINE = {
-    "add": ("addi", "addf"), "mul": ("muli", "mulf"), "and": ("andi", None), "or": ("ori", None),
-    "xor": ("xori", None), "minsi": ("minsi", None), "minui": ("minui", None), "maxsi": ("maxsi", None),
-    "maxui": ("maxui", None), "minnumf": (None, "minnumf"), "maxnumf": (None, "maxnumf"),
-    "minimumf": (None, "minimumf"), "maximumf": (None, "maximumf"),
+    "add": ("addi", "addf"),
+    "mul": ("muli", "mulf"),
+    "and": ("andi", None),
+    "or": ("ori", None),
+    "xor": ("xori", None),
+    "minsi": ("minsi", None),
+    "minui": ("minui", None),
+    "maxsi": ("maxsi", None),
+    "maxui": ("maxui", None),
+    "minnumf": (None, "minnumf"),
+    "maxnumf": (None, "maxnumf"),
+    "minimumf": (None, "minimumf"),
+    "maximumf": (None, "maximumf"),
 }
 
 
@@ -352,21 +397,24 @@ def _expand_subgroup_reductions(device, subgroup_size: int, path: str, ir) -> No
         is_float = isinstance(scalar, (ir.F32Type, ir.F64Type))
         is_int = isinstance(scalar, ir.IntegerType) and scalar.width in (32, 64)
         combine = SUBGROUP_COMBINE.get(kind, (None, None))[1 if is_float else 0]
-        size = ir.IntegerAttr(op.attributes["cluster_size"]).value if "cluster_size" in op.attributes \
-            else subgroup_size
+        size = ir.IntegerAttr(op.attributes["cluster_size"]).value if "cluster_size" in op.attributes else subgroup_size
         stride = ir.IntegerAttr(op.attributes["cluster_stride"]).value if "cluster_stride" in op.attributes else 1
         if not (is_float or is_int) or combine is None or size * stride > subgroup_size:
-            raise OffloadError(f"gpu.subgroup_reduce {kind} of {value.type} over clusters of {size} lanes "
-                               f"{stride} apart cannot be expanded to shuffles on a {subgroup_size}-lane subgroup "
-                               "(supported: i32/i64/f32/f64 within the subgroup)", location_of(op.location, path))
+            raise OffloadError(
+                f"gpu.subgroup_reduce {kind} of {value.type} over clusters of {size} lanes "
+                f"{stride} apart cannot be expanded to shuffles on a {subgroup_size}-lane subgroup "
+                "(supported: i32/i64/f32/f64 within the subgroup)",
+                location_of(op.location, path),
+            )
         with ir.InsertionPoint(op), op.location:
             width = arith.ConstantOp(i32, subgroup_size).result
             result, offset = value, stride
             while offset < size * stride:
                 shift = arith.ConstantOp(i32, offset).result
                 shuffled = gpu.ShuffleOp(result, shift, width, gpu.ShuffleMode.XOR).results[0]
-                result = ir.Operation.create(f"arith.{combine}", results=[value.type],
-                                             operands=[result, shuffled]).result
+                result = ir.Operation.create(
+                    f"arith.{combine}", results=[value.type], operands=[result, shuffled]
+                ).result
                 offset *= 2
         op.results[0].replace_all_uses_with(result)
         op.erase()
@@ -401,8 +449,9 @@ def _expand_subgroup_queries(device, subgroup_size: int, ir) -> None:
                 xy = arith.MulIOp(x, y).result
                 if op.name == "gpu.subgroup_id":
                     tx, ty, tz = (gpu.ThreadIdOp(gpu.Dimension(d)).result for d in range(3))
-                    linear = arith.AddIOp(arith.AddIOp(tx, arith.MulIOp(ty, x).result).result,
-                                          arith.MulIOp(tz, xy).result).result
+                    linear = arith.AddIOp(
+                        arith.AddIOp(tx, arith.MulIOp(ty, x).result).result, arith.MulIOp(tz, xy).result
+                    ).result
                     result = arith.DivUIOp(linear, width).result
                 else:
                     result = arith.CeilDivUIOp(arith.MulIOp(xy, z).result, width).result
@@ -435,8 +484,9 @@ def _expand_subgroup_broadcasts(device, subgroup_size: int, ir) -> None:
             else:
                 active = llvm.CallIntrinsicOp(i32, ir.StringAttr.get("llvm.nvvm.activemask"), [], [], []).results[0]
                 poison_at_zero = arith.ConstantOp(i1, 0).result
-                lane = llvm.CallIntrinsicOp(i32, ir.StringAttr.get("llvm.cttz.i32"), [active, poison_at_zero],
-                                            [], []).results[0]
+                lane = llvm.CallIntrinsicOp(
+                    i32, ir.StringAttr.get("llvm.cttz.i32"), [active, poison_at_zero], [], []
+                ).results[0]
                 if isinstance(value.type, (ir.F32Type, ir.IntegerType)) and str(value.type) in ("i32", "f32"):
                     clamp = arith.ConstantOp(i32, subgroup_size - 1).result
                     result = nvvm.ShflOp(value.type, active, value, lane, clamp, nvvm.ShflKind.idx).result
@@ -450,4 +500,3 @@ def _add_passthrough(op, attributes: list[tuple[str, str]], ir) -> None:
     existing = list(ir.ArrayAttr(op.attributes["passthrough"])) if "passthrough" in op.attributes else []
     pairs = [ir.ArrayAttr.get([ir.StringAttr.get(k), ir.StringAttr.get(v)]) for k, v in attributes]
     op.attributes["passthrough"] = ir.ArrayAttr.get(existing + pairs)
-

@@ -74,8 +74,10 @@ def find_optimizer(triples: tuple[str, ...] = ()) -> Optimizer:
         if found:
             return found
     if chosen:
-        raise OffloadError(f"{OPT_ENVIRONMENT}='{chosen}' is not an opt of LLVM {major} with an llvm-link beside "
-                           f"it: name one (e.g. opt-{major}) or '{IN_PROCESS}'")
+        raise OffloadError(
+            f"{OPT_ENVIRONMENT}='{chosen}' is not an opt of LLVM {major} with an llvm-link beside "
+            f"it: name one (e.g. opt-{major}) or '{IN_PROCESS}'"
+        )
     return in_process_optimizer()
 
 
@@ -113,7 +115,7 @@ def _probe(opt: str, major: int, triples: tuple[str, ...]) -> Optimizer | None:
         module = bitcode_module(done.stdout)
         if done.returncode != 0 or not producer.startswith(f"LLVM{major}.") or module is None:
             return None
-        version = producer[len("LLVM"):]
+        version = producer[len("LLVM") :]
         if triple:
             layouts.append((triple, module.data_layout))
     return Optimizer(opt, version, link, tuple(layouts))
@@ -124,7 +126,7 @@ def _link_beside(opt: str) -> str | None:
     file it links to (/usr/bin/opt-22 -> /usr/lib/llvm-22/bin/llvm-link)."""
     folder, name = os.path.split(opt)
     real_folder = os.path.dirname(os.path.realpath(opt))
-    for candidate in (os.path.join(folder, "llvm-link" + name[len("opt"):]), os.path.join(real_folder, "llvm-link")):
+    for candidate in (os.path.join(folder, "llvm-link" + name[len("opt") :]), os.path.join(real_folder, "llvm-link")):
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return None

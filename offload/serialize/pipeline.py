@@ -24,8 +24,15 @@ from offload.serialize.processes import ForkedCall, map_forked, map_threads, wor
 from offload.serialize.skeleton import SerializeJob, serialize_image
 
 
-def compile_device(program: Program, targets: list[Target], options: CompileOptions,
-                   *, jobs: int | None = None, lto_pre_link: bool = False, codegen=None) -> list[DeviceImage]:
+def compile_device(
+    program: Program,
+    targets: list[Target],
+    options: CompileOptions,
+    *,
+    jobs: int | None = None,
+    lto_pre_link: bool = False,
+    codegen=None,
+) -> list[DeviceImage]:
     """Every gpu.module of `program`, for every target: one LLVM bitcode image per target. The MLIR
     lowering runs in a forked child (once per distinct pipeline); the LLVM stages of the targets run side
     by side, up to `jobs` at once (default: one per CPU): LLVM's tools as processes where the machine has
@@ -38,12 +45,22 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
     program.require_gpu_modules()
     pipelines = [KINDS[target.offload_kind].lowering_pipeline(target) for target in targets]
     distinct = list(dict.fromkeys(pipelines))  # sm_80 and sm_90 share one NVVM lowering
-    modes = {p: LoweringMode(KINDS[t.offload_kind].kernel_attribute, t.triple, t.wavefront_size, t.arch,
-                             KINDS[t.offload_kind].alloca_address_space)
-             for p, t in zip(pipelines, targets, strict=True)}
+    modes = {
+        p: LoweringMode(
+            KINDS[t.offload_kind].kernel_attribute,
+            t.triple,
+            t.wavefront_size,
+            t.arch,
+            KINDS[t.offload_kind].alloca_address_space,
+        )
+        for p, t in zip(pipelines, targets, strict=True)
+    }
     # In a child: MLIR crashing on some input (e.g. translating an NVVM op it cannot) is one error line.
-    lowering = ForkedCall(lambda names: [lower_to_llvm_ir(program, p, options, modes[p]) for p in names],
-                          distinct, "lowering the device code crashed")
+    lowering = ForkedCall(
+        lambda names: [lower_to_llvm_ir(program, p, options, modes[p]) for p in names],
+        distinct,
+        "lowering the device code crashed",
+    )
     # While the child lowers: which LLVM runs the LLVM stages.
     optimizer = _llvm_tools_ready(tuple(dict.fromkeys(t.triple for t in targets)))
     cache = _open_cache(options)  # also while the child lowers (the folder's checks)
@@ -55,19 +72,27 @@ def compile_device(program: Program, targets: list[Target], options: CompileOpti
     # A thread loading LLVM must not be running when a child is forked.
     preload = _preload_llvm() if optimizer.in_process and worker_count(len(targets), jobs) > 1 else None
     lowered_by_pipeline = dict(zip(distinct, lowering.result(), strict=True))
-    work = [SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link)
-            for pipeline, target in zip(pipelines, targets, strict=True)]
+    work = [
+        SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link)
+        for pipeline, target in zip(pipelines, targets, strict=True)
+    ]
     keys = [_cache_key(job, codegen) for job in work] if cache else [None] * len(work)
-    cached: list[DeviceImage | None] = (cache.lookup(keys, targets, native=codegen is not None) if cache
-                                        else [None] * len(work))
+    cached: list[DeviceImage | None] = (
+        cache.lookup(keys, targets, native=codegen is not None) if cache else [None] * len(work)
+    )
     missing = [i for i, image in enumerate(cached) if image is None]
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
     if optimizer.in_process:
         # LLVM parses the files the user names (--link-bitcode, --libdevice, --rocm-device-lib-path): never in
         # this process, whatever they hold.
-        built = map_forked(serialize_image, [work[i] for i in missing], [targets[i].arch for i in missing], jobs,
-                           isolate=bool(options.link_bitcode or options.libdevice or options.rocm_device_lib_path))
+        built = map_forked(
+            serialize_image,
+            [work[i] for i in missing],
+            [targets[i].arch for i in missing],
+            jobs,
+            isolate=bool(options.link_bitcode or options.libdevice or options.rocm_device_lib_path),
+        )
     else:
         built = map_threads(serialize_image, [work[i] for i in missing], jobs)
     if codegen is not None and built:
@@ -134,4 +159,3 @@ def _check_options(options: CompileOptions, targets: list[Target]) -> None:
             raise OffloadError(f"unknown offload kind '{target.offload_kind}' (valid: cuda, hip)")
         if vendor_for(target.offload_kind).ptx:
             check_ptx_feature(target)
-

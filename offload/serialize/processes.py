@@ -28,8 +28,13 @@ def worker_count(items: int, jobs: int | None = None) -> int:
     return max(1, min(items, jobs))
 
 
-def map_forked(function: Callable[[Item], Result], items: Sequence[Item], names: Sequence[str],
-               jobs: int | None = None, isolate: bool = False) -> list[Result]:
+def map_forked(
+    function: Callable[[Item], Result],
+    items: Sequence[Item],
+    names: Sequence[str],
+    jobs: int | None = None,
+    isolate: bool = False,
+) -> list[Result]:
     """[function(item) for item in items], in up to `jobs` forked children at a time (in this process
     when that is 1 or the platform cannot fork, unless `isolate`: the items hold untrusted input that
     LLVM parses, so even one runs in a child). names[i] says what items[i] is, for errors."""
@@ -149,8 +154,10 @@ def _outcome(data: bytes, status: int, name: str = "", failure: str | None = Non
     # The child died: what it printed (an LLVM assertion, a backtrace) stays unprinted, one line instead.
     if failure is not None:
         return OffloadError(f"{failure}: the process running MLIR/LLVM {how}")
-    return OffloadError(f"serializing the {name} image failed: the process running LLVM {how} "
-                        "(a --link-bitcode library or device library it cannot handle?)")
+    return OffloadError(
+        f"serializing the {name} image failed: the process running LLVM {how} "
+        "(a --link-bitcode library or device library it cannot handle?)"
+    )
 
 
 def _capture_stderr():
@@ -206,4 +213,3 @@ def map_threads(function: Callable[[Item], Result], items: Sequence[Item], jobs:
         return [function(item) for item in items]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(function, items))
-

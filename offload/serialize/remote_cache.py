@@ -86,11 +86,13 @@ def check_url(url: str) -> None:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a port that is not a number
     except ValueError:
-        raise OffloadError(f"remote cache URL '{redact(url)}' is malformed: expected "
-                           "redis://HOST:PORT/DB or rediss://HOST:PORT/DB") from None
+        raise OffloadError(
+            f"remote cache URL '{redact(url)}' is malformed: expected redis://HOST:PORT/DB or rediss://HOST:PORT/DB"
+        ) from None
     if parts.scheme not in SCHEMES or not parts.hostname:
-        raise OffloadError(f"remote cache URL '{redact(url)}' is not redis://HOST:PORT/DB or "
-                           "rediss://HOST:PORT/DB (TLS)")
+        raise OffloadError(
+            f"remote cache URL '{redact(url)}' is not redis://HOST:PORT/DB or rediss://HOST:PORT/DB (TLS)"
+        )
     database = parts.path.strip("/")
     if database and not database.isdigit():
         raise OffloadError(f"remote cache URL '{redact(url)}': the database '{database}' is not a number")
@@ -120,7 +122,8 @@ def check_ttl(ttl: str | int | None, where: str = TTL_ENVIRONMENT) -> int | None
 def password_of(url: str) -> str | None:
     """The URL's password, else the environment's (MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD, then REDISCLI_AUTH)."""
     return urlsplit(url).password or next(
-        (os.environ[name] for name in PASSWORD_ENVIRONMENTS if os.environ.get(name)), None)
+        (os.environ[name] for name in PASSWORD_ENVIRONMENTS if os.environ.get(name)), None
+    )
 
 
 def server_id(url: str) -> str:
@@ -157,8 +160,10 @@ class RemoteCache:
         return self.mode == "read-write" and self.failure is None
 
     def _missing_client(self) -> OffloadError:
-        return OffloadError(f"the remote cache {self.shown} ({URL_ENVIRONMENT} or remote-cache) needs the Python "
-                            "package 'redis': pip install 'mlir-offload[redis]', or unset the remote cache")
+        return OffloadError(
+            f"the remote cache {self.shown} ({URL_ENVIRONMENT} or remote-cache) needs the Python "
+            "package 'redis': pip install 'mlir-offload[redis]', or unset the remote cache"
+        )
 
     def _connection(self):
         if self._client is not None:
@@ -173,13 +178,23 @@ class RemoteCache:
 
         # No retries, no client-identification round trips (CLIENT SETINFO: driver_info=None from redis 7.1
         # on, lib_name/lib_version=None before): one compile, one pipeline to read, one to write.
-        anonymous = {"driver_info": None} if "driver_info" in inspect.signature(redis.Redis).parameters else \
-            {"lib_name": None, "lib_version": None}
+        anonymous = (
+            {"driver_info": None}
+            if "driver_info" in inspect.signature(redis.Redis).parameters
+            else {"lib_name": None, "lib_version": None}
+        )
         # RESP2: no HELLO round trip (AUTH only with a password, SELECT only for a database other than 0).
         self._client = redis.Redis.from_url(
-            self.url, password=self._password, socket_connect_timeout=CONNECT_TIMEOUT,
-            socket_timeout=OPERATION_TIMEOUT, retry=Retry(NoBackoff(), 0), retry_on_timeout=False,
-            health_check_interval=0, protocol=2, **anonymous)
+            self.url,
+            password=self._password,
+            socket_connect_timeout=CONNECT_TIMEOUT,
+            socket_timeout=OPERATION_TIMEOUT,
+            retry=Retry(NoBackoff(), 0),
+            retry_on_timeout=False,
+            health_check_interval=0,
+            protocol=2,
+            **anonymous,
+        )
         return self._client
 
     def get_many(self, keys: list[str], prefix: str = KEY_PREFIX) -> list[bytes | None]:

@@ -47,8 +47,9 @@ class Stages(Protocol):
     def link_modules(self, lowered: list[LoweredModule]): ...
     def link_user_bitcode(self, module, files: tuple[str, ...]): ...
     def link_libraries(self, module, plan: LibraryPlan): ...
-    def optimize(self, module, keep: list[str], reflect: tuple[tuple[str, int], ...], opt_level: int,
-                 lto_pre_link: bool): ...
+    def optimize(
+        self, module, keep: list[str], reflect: tuple[tuple[str, int], ...], opt_level: int, lto_pre_link: bool
+    ): ...
     def functions(self, module) -> Iterable[tuple[str, bool]]: ...  # (name, is a declaration)
     def call_graph(self, module) -> dict[str, set[str]]: ...
     def bitcode(self, module) -> bytes: ...
@@ -72,17 +73,18 @@ def serialize_image(job: SerializeJob) -> DeviceImage:
             module = stages.link_user_bitcode(module, job.options.link_bitcode)
             dump_stage(job, "user-linked", stages, module)
         # What the code calls shows only now: the ROCDL translation itself adds __ockl_* calls.
-        plan = kind.plan_libraries(job.target, job.options,
-                                   declares_call_into(stages.functions(module), kind.library_prefixes))
+        plan = kind.plan_libraries(
+            job.target, job.options, declares_call_into(stages.functions(module), kind.library_prefixes)
+        )
         plan.show()
         module = stages.link_libraries(module, plan)
         dump_stage(job, "libraries-linked", stages, module)
-        module = stages.optimize(module, kernels + user_globals, plan.reflect, job.options.opt_level,
-                                 job.lto_pre_link)
+        module = stages.optimize(module, kernels + user_globals, plan.reflect, job.options.opt_level, job.lto_pre_link)
         dump_stage(job, "optimized", stages, module)
         declared = [name for name, declaration in stages.functions(module) if declaration]
-        check_unresolved(declared, lambda: stages.call_graph(module), kind, job.target, kernels, exported,
-                         job.options.gpu_rdc)
+        check_unresolved(
+            declared, lambda: stages.call_graph(module), kind, job.target, kernels, exported, job.options.gpu_rdc
+        )
         bitcode = stages.bitcode(module)
     return DeviceImage(target=job.target, bitcode=bitcode, kernels=kernels, globals=user_globals)
 
@@ -110,8 +112,10 @@ def read_link_bitcode(path: str) -> bytes:
 def check_library_triple(path: str, triple: str, target: Target) -> None:
     """A --link-bitcode library for another triple is refused (an empty triple links anywhere)."""
     if triple and triple != target.triple:
-        raise OffloadError(f"--link-bitcode '{path}' is for '{triple}', not for {target.arch} "
-                           f"({target.triple}); give one library per target triple")
+        raise OffloadError(
+            f"--link-bitcode '{path}' is for '{triple}', not for {target.arch} "
+            f"({target.triple}); give one library per target triple"
+        )
 
 
 def declares_call_into(functions: Iterable[tuple[str, bool]], prefixes: tuple[str, ...]) -> bool:
@@ -131,16 +135,27 @@ def module_flags_ir(flags, target: Target) -> str:
     return str(holder)
 
 
-def check_unresolved(declared: list[str], call_graph, kind: TargetKind, target: Target, kernels: list[str],
-                     exported: dict[str, Location], relocatable: bool = False) -> None:
+def check_unresolved(
+    declared: list[str],
+    call_graph,
+    kind: TargetKind,
+    target: Target,
+    kernels: list[str],
+    exported: dict[str, Location],
+    relocatable: bool = False,
+) -> None:
     """A declared non-intrinsic function the target does not provide is an error naming the symbol and
     a kernel that calls it: the image would otherwise fail only at the target's device link.
     `relocatable` (-fgpu-rdc): the program's own declarations may be defined by other device code of the
     link (CUDA objects compiled with -fgpu-rdc); a device-library function still must resolve here.
     call_graph() gives caller -> callees, asked for only when there is an error to report."""
-    unresolved = sorted(name for name in declared
-                        if not name.startswith("llvm.") and name not in kind.provided_symbols
-                        and not (relocatable and not name.startswith(kind.library_prefixes)))
+    unresolved = sorted(
+        name
+        for name in declared
+        if not name.startswith("llvm.")
+        and name not in kind.provided_symbols
+        and not (relocatable and not name.startswith(kind.library_prefixes))
+    )
     if not unresolved:
         return
     callers = call_graph()
@@ -151,10 +166,12 @@ def check_unresolved(declared: list[str], call_graph, kind: TargetKind, target: 
     if symbol.startswith(kind.library_prefixes):
         hint = " (a device-library function the library does not define)"
     more = f" (and {len(unresolved) - 1} more: {', '.join(unresolved[1:4])})" if len(unresolved) > 1 else ""
-    raise OffloadError(f"unresolved device function '{symbol}' {where} for {target.arch}{hint}{more}; "
-                       "define it in a gpu.module, pass --link-bitcode FILE.bc, or compile with -fgpu-rdc to "
-                       "take it from CUDA device code at link",
-                       exported.get(kernel) if kernel else None)
+    raise OffloadError(
+        f"unresolved device function '{symbol}' {where} for {target.arch}{hint}{more}; "
+        "define it in a gpu.module, pass --link-bitcode FILE.bc, or compile with -fgpu-rdc to "
+        "take it from CUDA device code at link",
+        exported.get(kernel) if kernel else None,
+    )
 
 
 def _reachable(root: str, graph: dict[str, set[str]]) -> set[str]:

@@ -60,7 +60,7 @@ def parse(words) -> list[ClangArgument]:
     while index < len(words):
         word = words[index]
         if word == END_OF_OPTIONS:
-            grouped += [ClangArgument((word,))] + [ClangArgument((rest,), True) for rest in words[index + 1:]]
+            grouped += [ClangArgument((word,))] + [ClangArgument((rest,), True) for rest in words[index + 1 :]]
             break
         if takes_separate_argument(word) and index + 1 < len(words):
             grouped.append(ClangArgument((word, words[index + 1])))
@@ -87,5 +87,12 @@ def values_of(words, option: str) -> list[str]:
     return [argument.value for argument in parse(words) if argument.option == option and argument.value is not None]
 
 
-__all__ = ["ClangArgument", "input_files", "own_options", "parse", "separate_argument_options",
-           "takes_separate_argument", "values_of"]
+__all__ = [
+    "ClangArgument",
+    "input_files",
+    "own_options",
+    "parse",
+    "separate_argument_options",
+    "takes_separate_argument",
+    "values_of",
+]

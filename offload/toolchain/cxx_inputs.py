@@ -8,8 +8,23 @@ from __future__ import annotations
 import os
 
 # Mangled-name prefixes of symbols only the C++ runtime (libstdc++/libc++ and their ABI library) defines.
-CXX_RUNTIME_PREFIXES = ("_ZNSt", "_ZNKSt", "_ZSt", "_ZTISt", "_ZTVSt", "_ZTVN10__cxxabiv", "_ZNSo", "_ZNSi",
-                        "_ZdlPv", "_ZdaPv", "_Znwm", "_Znam", "_ZNSt3__1", "__cxa_", "__gxx_personality_v0")
+CXX_RUNTIME_PREFIXES = (
+    "_ZNSt",
+    "_ZNKSt",
+    "_ZSt",
+    "_ZTISt",
+    "_ZTVSt",
+    "_ZTVN10__cxxabiv",
+    "_ZNSo",
+    "_ZNSi",
+    "_ZdlPv",
+    "_ZdaPv",
+    "_Znwm",
+    "_Znam",
+    "_ZNSt3__1",
+    "__cxa_",
+    "__gxx_personality_v0",
+)
 CXX_SOURCE_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".C", ".cu", ".hip", ".mm")
 CXX_DRIVER_MODE = "--driver-mode=g++"
 # Link words that already bring a C++ runtime, or choose the driver: then link adds nothing.
@@ -29,8 +44,9 @@ def uses_cxx_runtime(data: bytes, name: str) -> bool:
         elf = read_elf(data, name)
     except ElfError:
         return False  # not an object link reads (bitcode, a shared library script): clang judges it
-    return any(symbol.section_index == SHN_UNDEF and symbol.name.startswith(CXX_RUNTIME_PREFIXES)
-               for symbol in elf.symbols)
+    return any(
+        symbol.section_index == SHN_UNDEF and symbol.name.startswith(CXX_RUNTIME_PREFIXES) for symbol in elf.symbols
+    )
 
 
 def archive_members(data: bytes):
@@ -38,7 +54,7 @@ def archive_members(data: bytes):
     the walk)."""
     offset = len(ARCHIVE_MAGIC)
     while offset + ARCHIVE_HEADER_SIZE <= len(data):
-        header = data[offset:offset + ARCHIVE_HEADER_SIZE]
+        header = data[offset : offset + ARCHIVE_HEADER_SIZE]
         size_field = header[48:58].strip()
         if header[58:60] != b"`\n" or not size_field.isdigit():
             return
@@ -48,7 +64,7 @@ def archive_members(data: bytes):
             return
         name = header[:16].rstrip()
         if name not in (b"/", b"//", b"/SYM64/"):  # the symbol and long-name tables are no objects
-            yield data[start:start + size]
+            yield data[start : start + size]
         offset = start + size + (size & 1)
 
 

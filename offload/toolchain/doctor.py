@@ -31,6 +31,7 @@ class Finding:
 class BundleNeeds:
     """What linking a bundle takes: its record (read back from its shipped manifest) and what the
     manifest measured of its images."""
+
     name: str
     record: BundleRecord
     producer_llvm: int  # newest LLVM major among the bitcode parts (0: none)
@@ -69,62 +70,96 @@ def fatbinary_wrapper_needed(profile, cuda: CudaToolkit) -> bool:
 
 # ---- can this machine link a bundle? -------------------------------------------------------------
 
-def bundle_findings(needs: BundleNeeds, clang: Clang | None, cuda: CudaToolkit | None,
-                    rocm: Rocm, wrapper_shipped: bool = False) -> list[Finding]:
+
+def bundle_findings(
+    needs: BundleNeeds, clang: Clang | None, cuda: CudaToolkit | None, rocm: Rocm, wrapper_shipped: bool = False
+) -> list[Finding]:
     """Each reason `clang` (with this machine's toolkits) cannot link the bundle, with its fix."""
     findings: list[Finding] = []
     if clang is None:
-        findings.append(Finding(
-            "no clang found",
-            f"install clang-{needs.entry_profile} and clang-tools-{needs.entry_profile}, or pass CLANG=/path/to/clang"))
+        findings.append(
+            Finding(
+                "no clang found",
+                f"install clang-{needs.entry_profile} and clang-tools-{needs.entry_profile}, "
+                "or pass CLANG=/path/to/clang",
+            )
+        )
         return findings
     refusals = link_refusals(needs.entry_profile, needs.producer_llvm if needs.has_bitcode else None, clang.major)
     if NO_PROFILE in refusals or OTHER_ENTRIES in refusals:
         alternatives = [m for m in available_profiles() if m == clang.major]
-        remake = (f"re-ship with --target-clang {clang.major}" if alternatives
-                  else f"no profile exists for clang {clang.major} (profiles: "
-                       f"{', '.join(map(str, available_profiles()))})")
-        findings.append(Finding(
-            f"{clang.path} is clang {clang.version} but the bundle's offload entries follow clang "
-            f"{needs.entry_profile}'s layout: the executable would register no kernels",
-            f"use clang {needs.entry_profile} (CLANG=clang-{needs.entry_profile}) or {remake}"))
+        remake = (
+            f"re-ship with --target-clang {clang.major}"
+            if alternatives
+            else f"no profile exists for clang {clang.major} (profiles: {', '.join(map(str, available_profiles()))})"
+        )
+        findings.append(
+            Finding(
+                f"{clang.path} is clang {clang.version} but the bundle's offload entries follow clang "
+                f"{needs.entry_profile}'s layout: the executable would register no kernels",
+                f"use clang {needs.entry_profile} (CLANG=clang-{needs.entry_profile}) or {remake}",
+            )
+        )
     elif UNREADABLE_BITCODE in refusals:
-        findings.append(Finding(
-            f"the bundle holds LLVM {needs.producer_llvm} bitcode, which clang {clang.major} cannot read",
-            "re-ship with --portable (cubin device images, ELF host object)"))
+        findings.append(
+            Finding(
+                f"the bundle holds LLVM {needs.producer_llvm} bitcode, which clang {clang.major} cannot read",
+                "re-ship with --portable (cubin device images, ELF host object)",
+            )
+        )
     try:
-        refusal = host_refusal(needs.host_triple, clang_target_host(clang.path), clang.path,
-                               "cross-link with make LDFLAGS='--target={triple} ...'")
+        refusal = host_refusal(
+            needs.host_triple,
+            clang_target_host(clang.path),
+            clang.path,
+            "cross-link with make LDFLAGS='--target={triple} ...'",
+        )
     except OffloadError as e:  # `clang -dumpmachine` named no supported host
         refusal = (e.message, f"check that `{clang.path} -dumpmachine` runs and names a supported host")
     if refusal:
         findings.append(Finding(*refusal))
     if clang.linker_wrapper is None:
-        findings.append(Finding(f"no clang-linker-wrapper beside {clang.path}",
-                                f"install clang-tools-{clang.major}"))
+        findings.append(Finding(f"no clang-linker-wrapper beside {clang.path}", f"install clang-tools-{clang.major}"))
     if "cuda" in needs.offload_kinds:
         if cuda is None:
-            findings.append(Finding("no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart)",
-                                    "install the CUDA toolkit or pass CUDA_PATH=/path/to/cuda"))
+            findings.append(
+                Finding(
+                    "no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart)",
+                    "install the CUDA toolkit or pass CUDA_PATH=/path/to/cuda",
+                )
+            )
         else:
             for name in ("ptxas", "nvlink", "fatbinary", "libcudart"):
                 if getattr(cuda, name) is None:
-                    findings.append(Finding(f"CUDA at {cuda.root} has no {name}",
-                                            "install the full CUDA toolkit or pass CUDA_PATH="))
+                    findings.append(
+                        Finding(
+                            f"CUDA at {cuda.root} has no {name}", "install the full CUDA toolkit or pass CUDA_PATH="
+                        )
+                    )
             if not refusals and fatbinary_wrapper_needed(load_profile(clang.major), cuda):
-                findings.append(Finding(
-                    f"clang {clang.major}'s linker wrapper calls fatbinary with --image=, which CUDA "
-                    f"{cuda.version}'s fatbinary rejects",
-                    "the shipped Makefile puts its fatbinary wrapper first on PATH" if wrapper_shipped
-                    else "put mlir-offload's offload/data/scripts/fatbinary wrapper first on PATH",
-                    blocking=not wrapper_shipped))
+                findings.append(
+                    Finding(
+                        f"clang {clang.major}'s linker wrapper calls fatbinary with --image=, which CUDA "
+                        f"{cuda.version}'s fatbinary rejects",
+                        "the shipped Makefile puts its fatbinary wrapper first on PATH"
+                        if wrapper_shipped
+                        else "put mlir-offload's offload/data/scripts/fatbinary wrapper first on PATH",
+                        blocking=not wrapper_shipped,
+                    )
+                )
     if "hip" in needs.offload_kinds:
         if clang.lld is None:
-            findings.append(Finding(f"no ld.lld beside {clang.path} (AMDGPU images are linked with lld)",
-                                    f"install lld-{clang.major}"))
+            findings.append(
+                Finding(
+                    f"no ld.lld beside {clang.path} (AMDGPU images are linked with lld)", f"install lld-{clang.major}"
+                )
+            )
         if rocm.libamdhip64 is None:
-            findings.append(Finding("no libamdhip64 (HIP runtime) found",
-                                    "install ROCm's HIP runtime or pass ROCM_PATH=/path/to/rocm"))
+            findings.append(
+                Finding(
+                    "no libamdhip64 (HIP runtime) found", "install ROCm's HIP runtime or pass ROCM_PATH=/path/to/rocm"
+                )
+            )
     return findings
 
 
@@ -140,9 +175,12 @@ def report_machine(clangs: list[Clang], cuda: CudaToolkit | None, rocm: Rocm) ->
     if cuda is None:
         lines.append("CUDA: not found (set CUDA_PATH)")
     else:
-        parts = [f"{n} {'ok' if getattr(cuda, n) else 'MISSING'}"
-                 for n in ("ptxas", "fatbinary", "nvlink", "libcudart")]
+        parts = [
+            f"{n} {'ok' if getattr(cuda, n) else 'MISSING'}" for n in ("ptxas", "fatbinary", "nvlink", "libcudart")
+        ]
         lines.append(f"CUDA {cuda.version or '(version unknown)'}: {cuda.root} ({', '.join(parts)})")
-    lines.append(f"ROCm: {rocm.root or 'no install'} (device libs: {rocm.device_libs or 'not found'}; "
-                 f"libamdhip64: {rocm.libamdhip64 or 'not found'})")
+    lines.append(
+        f"ROCm: {rocm.root or 'no install'} (device libs: {rocm.device_libs or 'not found'}; "
+        f"libamdhip64: {rocm.libamdhip64 or 'not found'})"
+    )
     return lines

@@ -54,19 +54,31 @@ def find_emulation_tools(clang_path: str | None = None) -> EmulationTools:
     clang = describe_clang(clang_path or f"clang-{EMULATED_LLVM}") or (None if clang_path else describe_clang("clang"))
     if clang is None or clang.major != EMULATED_LLVM:
         found = f"{clang.path} is clang {clang.version}" if clang else f"no clang-{EMULATED_LLVM} found"
-        raise OffloadError(f"--emulate needs clang {EMULATED_LLVM} with opt and llvm-config beside it ({found}): "
-                           f"install clang-{EMULATED_LLVM} llvm-{EMULATED_LLVM} llvm-{EMULATED_LLVM}-dev")
+        raise OffloadError(
+            f"--emulate needs clang {EMULATED_LLVM} with opt and llvm-config beside it ({found}): "
+            f"install clang-{EMULATED_LLVM} llvm-{EMULATED_LLVM} llvm-{EMULATED_LLVM}-dev"
+        )
     folder = Path(os.path.realpath(clang.path)).parent
     missing = [name for name in ("clang++", "opt", "llvm-config") if not (folder / name).is_file()]
     if missing:
-        raise OffloadError(f"--emulate needs {', '.join(missing)} beside {clang.path} (in {folder}): install "
-                           f"llvm-{EMULATED_LLVM} llvm-{EMULATED_LLVM}-dev")
-    if not Path(subprocess.run([str(folder / "llvm-config"), "--includedir"], capture_output=True, text=True)
-                .stdout.strip() or "/nonexistent", "llvm", "Plugins", "PassPlugin.h").is_file():
-        raise OffloadError(f"--emulate builds an LLVM pass plugin and needs LLVM {EMULATED_LLVM}'s headers: "
-                           f"install llvm-{EMULATED_LLVM}-dev")
-    return EmulationTools(clang.path, str(folder / "clang++"), str(folder / "opt"), str(folder / "llvm-config"),
-                          clang.version)
+        raise OffloadError(
+            f"--emulate needs {', '.join(missing)} beside {clang.path} (in {folder}): install "
+            f"llvm-{EMULATED_LLVM} llvm-{EMULATED_LLVM}-dev"
+        )
+    if not Path(
+        subprocess.run([str(folder / "llvm-config"), "--includedir"], capture_output=True, text=True).stdout.strip()
+        or "/nonexistent",
+        "llvm",
+        "Plugins",
+        "PassPlugin.h",
+    ).is_file():
+        raise OffloadError(
+            f"--emulate builds an LLVM pass plugin and needs LLVM {EMULATED_LLVM}'s headers: "
+            f"install llvm-{EMULATED_LLVM}-dev"
+        )
+    return EmulationTools(
+        clang.path, str(folder / "clang++"), str(folder / "opt"), str(folder / "llvm-config"), clang.version
+    )
 
 
 def cache_folder() -> Path:
@@ -132,8 +144,10 @@ def pass_plugin(tools: EmulationTools, dry_run: bool = False) -> str:
         with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
             source_path = os.path.join(scratch, PLUGIN_SOURCE)
             Path(source_path).write_bytes(source)
-            _run([tools.clangxx, "-shared", "-fPIC", "-O2", *flags, source_path, "-o", output],
-                 "building the emulation pass plugin")
+            _run(
+                [tools.clangxx, "-shared", "-fPIC", "-O2", *flags, source_path, "-o", output],
+                "building the emulation pass plugin",
+            )
 
     return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build, dry_run)
 
@@ -146,8 +160,10 @@ def runtime_object(tools: EmulationTools, llvm_triple: str, dry_run: bool = Fals
         with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
             source_path = os.path.join(scratch, RUNTIME_SOURCE)
             Path(source_path).write_bytes(source)
-            _run([tools.clang, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC", source_path, "-o", output],
-                 "compiling the emulation runtime")
+            _run(
+                [tools.clang, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC", source_path, "-o", output],
+                "compiling the emulation runtime",
+            )
 
     return _built([source, tools.version.encode(), llvm_triple.encode(), b"runtime"], "runtime.o", build, dry_run)
 
@@ -170,8 +186,10 @@ def emulated_images(bundles) -> list[EmulatedImage]:
     for bundle in bundles:
         bitcode = [image for image in bundle.images if image.image_kind == ImageKind.BITCODE]
         if not bitcode:
-            raise OffloadError(f"{bundle.path} holds no device bitcode image (only native code): --emulate needs "
-                               "one; recompile with --device-image=bitcode (or compile --emulate)")
+            raise OffloadError(
+                f"{bundle.path} holds no device bitcode image (only native code): --emulate needs "
+                "one; recompile with --device-image=bitcode (or compile --emulate)"
+            )
         cuda = [image for image in bitcode if image.strings.get("arch", "").startswith("sm_")]
         if cuda:
             image = min(cuda, key=lambda i: _sm_number(i.strings["arch"]))
@@ -182,8 +200,9 @@ def emulated_images(bundles) -> list[EmulatedImage]:
             target = target_for(arch)
         except OffloadError:
             raise OffloadError(f"{bundle.path}: device image for unknown architecture '{arch}'") from None
-        chosen.append(EmulatedImage(bundle.path, arch, target.wavefront_size, image.data,
-                                    PRELUDE_PASSES[target.offload_kind]))
+        chosen.append(
+            EmulatedImage(bundle.path, arch, target.wavefront_size, image.data, PRELUDE_PASSES[target.offload_kind])
+        )
     return chosen
 
 
@@ -192,8 +211,9 @@ def _sm_number(arch: str) -> int:
     return int(digits) if digits else 0
 
 
-def retarget(tools: EmulationTools, plugin: str, image: EmulatedImage, llvm_triple: str, scratch: str,
-             index: int) -> str:
+def retarget(
+    tools: EmulationTools, plugin: str, image: EmulatedImage, llvm_triple: str, scratch: str, index: int
+) -> str:
     """The image's kernels as a host object (opt runs the pass in a subprocess: a refusal is one line)."""
     device = os.path.join(scratch, f"device{index}.bc")
     host = os.path.join(scratch, f"kernels{index}.bc")
@@ -206,20 +226,36 @@ def retarget(tools: EmulationTools, plugin: str, image: EmulatedImage, llvm_trip
     except OSError as e:
         raise OffloadError(f"--emulate: cannot run {tools.opt}: {e.strerror}") from None
     if done.returncode != 0:
-        refusal = next((line[len(REFUSAL_PREFIX):] for line in done.stderr.splitlines()
-                        if line.startswith(REFUSAL_PREFIX)), None)
+        refusal = next(
+            (line[len(REFUSAL_PREFIX) :] for line in done.stderr.splitlines() if line.startswith(REFUSAL_PREFIX)), None
+        )
         if refusal:
             raise OffloadError(f"--emulate: {image.bundle} ({image.arch}): {refusal}")
         lines = [line for line in done.stderr.splitlines() if line.strip()]
-        raise OffloadError(f"--emulate: retargeting the {image.arch} image of {image.bundle} failed "
-                           f"(exit {done.returncode}): {lines[0] if lines else 'no message'}")
-    _run([tools.clang, f"--target={llvm_triple}", "-c", KERNEL_OPTIMIZATION, "-fPIC", "-Wno-override-module", host,
-          "-o", obj], f"compiling the {image.arch} kernels for the host")
+        raise OffloadError(
+            f"--emulate: retargeting the {image.arch} image of {image.bundle} failed "
+            f"(exit {done.returncode}): {lines[0] if lines else 'no message'}"
+        )
+    _run(
+        [
+            tools.clang,
+            f"--target={llvm_triple}",
+            "-c",
+            KERNEL_OPTIMIZATION,
+            "-fPIC",
+            "-Wno-override-module",
+            host,
+            "-o",
+            obj,
+        ],
+        f"compiling the {image.arch} kernels for the host",
+    )
     return obj
 
 
-def plan_emulated_link(bundles, inputs: list[str], output: str, clang: str | None, scratch: str,
-                       dry_run: bool = False) -> list[str]:
+def plan_emulated_link(
+    bundles, inputs: list[str], output: str, clang: str | None, scratch: str, dry_run: bool = False
+) -> list[str]:
     """The clang command linking `inputs` (bundles among them) with the retargeted kernels and the runtime
     (with dry_run: nothing built or retargeted, the kernel objects named as they would be)."""
     from offload.formats.hosts import host_refusal
@@ -233,9 +269,11 @@ def plan_emulated_link(bundles, inputs: list[str], output: str, clang: str | Non
         if refusal:
             raise OffloadError(f"{bundle.path}: {': '.join(refusal)}")
         if bundle.record.profile != EMULATED_LLVM:
-            raise OffloadError(f"{bundle.path} was made for clang {bundle.record.profile}; --emulate links with "
-                               f"clang {EMULATED_LLVM} and reads its offload entries: recompile with "
-                               f"--target-clang {EMULATED_LLVM}")
+            raise OffloadError(
+                f"{bundle.path} was made for clang {bundle.record.profile}; --emulate links with "
+                f"clang {EMULATED_LLVM} and reads its offload entries: recompile with "
+                f"--target-clang {EMULATED_LLVM}"
+            )
         if bundle.record.host_format == "obj" and bundle.path.endswith((".bc", ".ll")):
             raise OffloadError(f"'{bundle.path}' is an ELF object but named like bitcode: rename it to .o")
     images = emulated_images(bundles)
@@ -244,13 +282,15 @@ def plan_emulated_link(bundles, inputs: list[str], output: str, clang: str | Non
     if dry_run:
         objects = [os.path.join(scratch, f"kernels{index}.o") for index in range(len(images))]
     else:
-        objects = [retarget(tools, plugin, image, link_host.llvm_triple, scratch, index)
-                   for index, image in enumerate(images)]
+        objects = [
+            retarget(tools, plugin, image, link_host.llvm_triple, scratch, index) for index, image in enumerate(images)
+        ]
     return [tools.clang, *inputs, *host_optimization(inputs), *objects, runtime, *SYSTEM_LIBRARIES, "-o", output]
 
 
-def link_emulated(bundles, inputs: list[str], output: str, clang: str | None = None, dry_run: bool = False,
-                  verbose: bool = False) -> None:
+def link_emulated(
+    bundles, inputs: list[str], output: str, clang: str | None = None, dry_run: bool = False, verbose: bool = False
+) -> None:
     """Link an emulating executable at `output` (a temporary name renamed over it when all succeeded)."""
     import shlex
 

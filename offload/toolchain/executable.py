@@ -52,9 +52,14 @@ class DeviceCodeObject:
         if self.kind == "code-object":
             names = {s.name for s in elf.symbols}
             return {n[:-3] for n in names if n.endswith(".kd")}
-        return {s.name for s in elf.symbols if s.type == STT_FUNC and s.name
-                and 0 < s.section_index < len(elf.sections)
-                and elf.sections[s.section_index].name == f".text.{s.name}"}
+        return {
+            s.name
+            for s in elf.symbols
+            if s.type == STT_FUNC
+            and s.name
+            and 0 < s.section_index < len(elf.sections)
+            and elf.sections[s.section_index].name == f".text.{s.name}"
+        }
 
 
 def parse_cuda_fatbin(data: bytes) -> list[DeviceCodeObject]:
@@ -76,23 +81,28 @@ def parse_cuda_fatbin(data: bytes) -> list[DeviceCodeObject]:
             raise ExecutableError(f"fatbin: header size {header_size} at offset {position} (at least 16)")
         entry = position + header_size
         if fat_size > len(data) or entry > len(data) - fat_size:
-            raise ExecutableError(f"fatbin: entries of {fat_size} bytes at offset {position} run past the "
-                                  f"section's {len(data)} bytes")
+            raise ExecutableError(
+                f"fatbin: entries of {fat_size} bytes at offset {position} run past the section's {len(data)} bytes"
+            )
         end = entry + fat_size
         while entry + 0x30 <= end:
             kind, _ver, entry_header, payload = struct.unpack_from("<HHIQ", data, entry)
-            sm, = struct.unpack_from("<I", data, entry + 0x1C)
-            flags, = struct.unpack_from("<Q", data, entry + 0x28)
+            (sm,) = struct.unpack_from("<I", data, entry + 0x1C)
+            (flags,) = struct.unpack_from("<Q", data, entry + 0x28)
             if entry_header < 0x30 or entry_header > end - entry or payload > end - entry - entry_header:
-                raise ExecutableError(f"fatbin: entry at offset {entry} (header {entry_header} bytes, payload "
-                                      f"{payload} bytes) does not fit its fatbin's {fat_size} bytes")
-            body = data[entry + entry_header:entry + entry_header + payload]
-            images.append(DeviceCodeObject(
-                arch=f"sm_{sm}" if kind == FATBIN_ENTRY_ELF else f"compute_{sm}",
-                kind={FATBIN_ENTRY_ELF: "elf", FATBIN_ENTRY_PTX: "ptx"}.get(kind, f"kind{kind}"),
-                compressed=bool(flags & (FATBIN_FLAG_COMPRESSED | FATBIN_FLAG_COMPRESSED_ZSTD)),
-                data=body,
-            ))
+                raise ExecutableError(
+                    f"fatbin: entry at offset {entry} (header {entry_header} bytes, payload "
+                    f"{payload} bytes) does not fit its fatbin's {fat_size} bytes"
+                )
+            body = data[entry + entry_header : entry + entry_header + payload]
+            images.append(
+                DeviceCodeObject(
+                    arch=f"sm_{sm}" if kind == FATBIN_ENTRY_ELF else f"compute_{sm}",
+                    kind={FATBIN_ENTRY_ELF: "elf", FATBIN_ENTRY_PTX: "ptx"}.get(kind, f"kind{kind}"),
+                    compressed=bool(flags & (FATBIN_FLAG_COMPRESSED | FATBIN_FLAG_COMPRESSED_ZSTD)),
+                    data=body,
+                )
+            )
             entry += entry_header + payload
         # Fatbins placed one after another in the section are aligned.
         position = (end + 7) // 8 * 8
@@ -107,7 +117,7 @@ def parse_offload_bundle(data: bytes) -> list[DeviceCodeObject]:
         raise ExecutableError("offload bundle: bad magic")
     if len(data) < 32:
         raise ExecutableError("offload bundle: truncated header")
-    count, = struct.unpack_from("<Q", data, 24)
+    (count,) = struct.unpack_from("<Q", data, 24)
     if count > (len(data) - 32) // 24:
         raise ExecutableError(f"offload bundle: {count} entries cannot fit its {len(data)} bytes")
     images = []
@@ -118,14 +128,15 @@ def parse_offload_bundle(data: bytes) -> list[DeviceCodeObject]:
         offset, size, id_size = struct.unpack_from("<QQQ", data, position)
         if id_size > len(data) - position - 24 or offset > len(data) or size > len(data) - offset:
             raise ExecutableError(f"offload bundle: entry at offset {position} runs past its {len(data)} bytes")
-        bundle_id = data[position + 24:position + 24 + id_size].decode("utf-8", errors="replace")
+        bundle_id = data[position + 24 : position + 24 + id_size].decode("utf-8", errors="replace")
         position += 24 + id_size
         # "hipv4-amdgcn-amd-amdhsa--gfx90a[:features]"; the host entry has an empty payload.
         if not bundle_id.startswith("hip") or size == 0:
             continue
         arch = bundle_id.rsplit("--", 1)[-1].split(":")[0]
-        images.append(DeviceCodeObject(arch=arch, kind="code-object", compressed=False,
-                                       data=data[offset:offset + size]))
+        images.append(
+            DeviceCodeObject(arch=arch, kind="code-object", compressed=False, data=data[offset : offset + size])
+        )
     return images
 
 
@@ -191,10 +202,13 @@ def _parse_entries(elf: ElfFile, section: Section, layout: dict) -> list[Offload
             if type_ == "ptr" and values[name] == 0:
                 if relocations is None:
                     relocations = elf.relative_relocations()
-                values[name] = relocations.get(section.address + start + struct.calcsize(fmt[:1 + index]), 0)
+                values[name] = relocations.get(section.address + start + struct.calcsize(fmt[: 1 + index]), 0)
         symbol_name = elf.read_c_string(values["name"]) if values["name"] else None
-        entries.append(OffloadEntry(section.name, symbol_name or "", values["address"], values["size"],
-                                    values["flags"], values.get("kind")))
+        entries.append(
+            OffloadEntry(
+                section.name, symbol_name or "", values["address"], values["size"], values["flags"], values.get("kind")
+            )
+        )
     return entries
 
 

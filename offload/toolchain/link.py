@@ -69,12 +69,20 @@ def device_debug_options(profile, bundles) -> list[str]:
     the debug information and does not optimize (ptxas -g). Native images were assembled at compile."""
     from offload.packager import ImageKind
 
-    triples = sorted({image.strings.get("triple", "") for bundle in bundles for image in bundle.images
-                      if image.image_kind == int(ImageKind.BITCODE)})
+    triples = sorted(
+        {
+            image.strings.get("triple", "")
+            for bundle in bundles
+            for image in bundle.images
+            if image.image_kind == int(ImageKind.BITCODE)
+        }
+    )
     option = profile.link.get("device_compiler_option")
     if triples and not option:
-        raise OffloadError(f"clang {profile.clang_major}'s linker wrapper takes no device compile options, so -G "
-                           "cannot reach the device link of bitcode images: compile with -G --device-image=cubin")
+        raise OffloadError(
+            f"clang {profile.clang_major}'s linker wrapper takes no device compile options, so -G "
+            "cannot reach the device link of bitcode images: compile with -G --device-image=cubin"
+        )
     return [f"-Wl,{option}{triple}={argument}" for triple in triples if triple for argument in DEVICE_DEBUG_ARGUMENTS]
 
 
@@ -102,23 +110,28 @@ def compatibility_problem(record, images, clang) -> str | None:
     bundle_profile = profiles.load_profile(record.profile)
     layout = bundle_profile.entries.get("layout", "?")
     has_bitcode = record.host_format == "bc" or any(i.image_kind == ImageKind.BITCODE for i in images)
-    refusals = profiles.link_refusals(record.profile, record.producer_llvm_major if has_bitcode else None,
-                                      clang.major)
+    refusals = profiles.link_refusals(record.profile, record.producer_llvm_major if has_bitcode else None, clang.major)
     if profiles.NO_PROFILE in refusals:
         known = ", ".join(map(str, profiles.available_profiles()))
-        return (f"{clang.path} is clang {clang.version}, for which mlir-offload has no profile (profiles: {known}); "
-                f"the bundle was made for clang {record.profile} ({layout} entries): "
-                f"pass --clang clang-{record.profile}")
+        return (
+            f"{clang.path} is clang {clang.version}, for which mlir-offload has no profile (profiles: {known}); "
+            f"the bundle was made for clang {record.profile} ({layout} entries): "
+            f"pass --clang clang-{record.profile}"
+        )
     clang_profile = profiles.load_profile(clang.major)
     if profiles.OTHER_ENTRIES in refusals:
-        return (f"bundle was made for clang {record.profile} ({layout} entries) but {clang.path} is clang "
-                f"{clang.version} ({clang_profile.entries.get('layout', '?')} entries), which would link an "
-                f"executable that registers no kernel: recompile with --target-clang {clang.major} "
-                f"or pass --clang clang-{record.profile}")
+        return (
+            f"bundle was made for clang {record.profile} ({layout} entries) but {clang.path} is clang "
+            f"{clang.version} ({clang_profile.entries.get('layout', '?')} entries), which would link an "
+            f"executable that registers no kernel: recompile with --target-clang {clang.major} "
+            f"or pass --clang clang-{record.profile}"
+        )
     if profiles.UNREADABLE_BITCODE in refusals:
-        return (f"the bundle holds LLVM {record.producer_llvm} bitcode, which clang {clang.version} cannot read "
-                f"(it reads up to LLVM {clang_profile.bitcode_reads_llvm_up_to}): recompile with "
-                f"--target-clang {clang.major} (host object + native device images)")
+        return (
+            f"the bundle holds LLVM {record.producer_llvm} bitcode, which clang {clang.version} cannot read "
+            f"(it reads up to LLVM {clang_profile.bitcode_reads_llvm_up_to}): recompile with "
+            f"--target-clang {clang.major} (host object + native device images)"
+        )
     return None
 
 
@@ -163,26 +176,42 @@ def ptx_files_beside(bundle: str, images) -> list[str]:
 
     from offload.packager import ImageKind
 
-    archs = sorted({image.strings.get("arch", "") for image in images
-                    if image.image_kind == ImageKind.CUBIN
-                    and vendor_of_triple(image.strings.get("triple", "")) is CUDA})
+    archs = sorted(
+        {
+            image.strings.get("arch", "")
+            for image in images
+            if image.image_kind == ImageKind.CUBIN and vendor_of_triple(image.strings.get("triple", "")) is CUDA
+        }
+    )
     found = []
     for arch in archs:
         path = f"{bundle}.{arch}.ptx"
         if not os.path.isfile(path):
             continue
         if os.path.getmtime(path) < os.path.getmtime(bundle):
-            click.echo(f"mlir-offload: warning: {path} is older than {bundle}, so an earlier compile wrote it: "
-                       "not added (recompile the bundle, or delete the file)", err=True)
+            click.echo(
+                f"mlir-offload: warning: {path} is older than {bundle}, so an earlier compile wrote it: "
+                "not added (recompile the bundle, or delete the file)",
+                err=True,
+            )
             continue
         found.append(path)
     return found
 
 
-def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = None,
-              cuda_path: str | None = None, rocm_path: str | None = None, ptx: Sequence[str] = (),
-              ptx_beside: bool = False, cudart: str = "shared", resource_usage: bool = False,
-              device_debug: bool = False) -> LinkPlan:
+def plan_link(
+    bundles,
+    inputs: list[str],
+    output: str,
+    clang_path: str | None = None,
+    cuda_path: str | None = None,
+    rocm_path: str | None = None,
+    ptx: Sequence[str] = (),
+    ptx_beside: bool = False,
+    cudart: str = "shared",
+    resource_usage: bool = False,
+    device_debug: bool = False,
+) -> LinkPlan:
     """`bundles`: one bundle path (linked first, before `inputs`), or the LinkBundles of find_bundles(inputs),
     where `inputs` holds every link argument in the user's order. `ptx_beside`: add each bundle's
     ptx_files_beside (what the Makefile and CMake rules ask for) unless --ptx files are given. `cudart`:
@@ -202,9 +231,11 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
     first = bundles[0]
     for other in bundles[1:]:
         if other.record.profile != first.record.profile:
-            raise OffloadError(f"{first.path} was made for clang {first.record.profile} but {other.path} for clang "
-                               f"{other.record.profile}: one executable takes one entry layout, recompile them "
-                               "with the same --target-clang")
+            raise OffloadError(
+                f"{first.path} was made for clang {first.record.profile} but {other.path} for clang "
+                f"{other.record.profile}: one executable takes one entry layout, recompile them "
+                "with the same --target-clang"
+            )
     clang = find_target_clang(clang_path, first.record.profile)
     link_host = clang_target_host(clang.path, inputs)
     for bundle in bundles:
@@ -219,8 +250,10 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
     for bundle in bundles:
         if bundle.record.host_format == "obj" and bundle.path.endswith((".bc", ".ll")):
             # clang picks the input language from the suffix: an ELF object named .bc must be read as an object.
-            raise OffloadError(f"'{bundle.path}' is an ELF object (made for clang {bundle.record.profile}) but named "
-                               "like bitcode, so clang would misread it: rename it to .o")
+            raise OffloadError(
+                f"'{bundle.path}' is an ELF object (made for clang {bundle.record.profile}) but named "
+                "like bitcode, so clang would misread it: rename it to .o"
+            )
     inputs, ptxas_verbose = _ptxas_options_for_link(inputs)
     from offload.toolchain.clang_arguments import input_files
     from offload.toolchain.cxx_inputs import CXX_DRIVER_MODE, cxx_inputs
@@ -257,8 +290,9 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
         if spec.fatbinary:  # CUDA: its toolkit's fatbinary, PTX and arch ranges
             cuda = find_cuda(cuda_path)
             if cuda is None:
-                raise OffloadError("no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart): install it "
-                                   "or pass --cuda-path DIR")
+                raise OffloadError(
+                    "no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart): install it or pass --cuda-path DIR"
+                )
             root = cuda.root
             _refuse_unbuildable_archs(bundles, cuda)
             if fatbinary_wrapper_needed(load_profile(clang.major), cuda):
@@ -269,14 +303,26 @@ def plan_link(bundles, inputs: list[str], output: str, clang_path: str | None = 
                 path_prepend.append(os.path.join(root, "bin"))
                 toolkit_on_path = True
             if ptx_images:
-                env, extra = _ptx_through_fatbinary_wrapper(load_profile(clang.major), cuda, ptx_images, path_prepend,
-                                                            _ptx_only_archs(bundles, inputs, ptx_images))
+                env, extra = _ptx_through_fatbinary_wrapper(
+                    load_profile(clang.major),
+                    cuda,
+                    ptx_images,
+                    path_prepend,
+                    _ptx_only_archs(bundles, inputs, ptx_images),
+                )
                 command += extra
         else:
             rocm = find_rocm(rocm_path)
             root = rocm.root
-        library_dirs = [os.path.join(root, sub) for sub in runtime_library_dirs(spec, link_host)
-                        if os.path.isdir(os.path.join(root, sub))][:1] if root else []
+        library_dirs = (
+            [
+                os.path.join(root, sub)
+                for sub in runtime_library_dirs(spec, link_host)
+                if os.path.isdir(os.path.join(root, sub))
+            ][:1]
+            if root
+            else []
+        )
         mode = "none" if runtime_named(spec, inputs) else cudart
         command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs, mode)
     command += ["-o", output]
@@ -292,8 +338,10 @@ def _refuse_unbuildable_archs(bundles, cuda) -> None:
             kind, _, arch = target.partition(":")
             why = unbuildable_arch(arch, cuda.version) if kind == CUDA.offload_kind else None
             if why:
-                raise OffloadError(f"{bundle.path}: {why} (the toolkit at {cuda.root}): recompile for an arch "
-                                   "in that range, or link with a CUDA toolkit that builds it (--cuda-path DIR)")
+                raise OffloadError(
+                    f"{bundle.path}: {why} (the toolkit at {cuda.root}): recompile for an arch "
+                    "in that range, or link with a CUDA toolkit that builds it (--cuda-path DIR)"
+                )
 
 
 def _ptxas_options_for_link(inputs: list[str]) -> tuple[list[str], bool]:
@@ -310,9 +358,12 @@ def _ptxas_options_for_link(inputs: list[str]) -> tuple[list[str], bool]:
             if argument.value == "-v":
                 verbose = True
             else:
-                click.echo(f"mlir-offload: warning: -Xcuda-ptxas {argument.value} does not reach ptxas at link "
-                           "(clang's linker wrapper runs ptxas with its own options, and -v only): compile "
-                           "with --device-image=cubin to run ptxas there", err=True)
+                click.echo(
+                    f"mlir-offload: warning: -Xcuda-ptxas {argument.value} does not reach ptxas at link "
+                    "(clang's linker wrapper runs ptxas with its own options, and -v only): compile "
+                    "with --device-image=cubin to run ptxas there",
+                    err=True,
+                )
             continue
         kept += argument.words
     return kept, verbose
@@ -333,9 +384,12 @@ def _one_ptx_source(bundles: list[LinkBundle]) -> list[str]:
         if len(paths) == 1:
             chosen += paths
         else:
-            click.echo(f"mlir-offload: warning: {', '.join(paths)}: PTX of several bundles for {arch} not added "
-                       f"(a GPU newer than {arch} JIT-compiles one PTX image, which would lack the other bundles' "
-                       f"kernels): the executable runs only where its {arch} cubin does", err=True)
+            click.echo(
+                f"mlir-offload: warning: {', '.join(paths)}: PTX of several bundles for {arch} not added "
+                f"(a GPU newer than {arch} JIT-compiles one PTX image, which would lack the other bundles' "
+                f"kernels): the executable runs only where its {arch} cubin does",
+                err=True,
+            )
     return chosen
 
 
@@ -355,8 +409,9 @@ def _ptx_only_archs(bundles: list[LinkBundle], inputs: list[str], ptx_images) ->
     return archs
 
 
-def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list[str],
-                                   ptx_only: Sequence[str] = ()) -> tuple[dict, list[str]]:
+def _ptx_through_fatbinary_wrapper(
+    profile, cuda, ptx_images, path_prepend: list[str], ptx_only: Sequence[str] = ()
+) -> tuple[dict, list[str]]:
     """Environment and clang flags that make the linker wrapper's fatbinary step run
     offload/data/scripts/fatbinary, which adds the PTX images (kind=ptx) beside the linked cubins and drops
     the cubins of the `ptx_only` archs."""
@@ -377,10 +432,21 @@ def _ptx_through_fatbinary_wrapper(profile, cuda, ptx_images, path_prepend: list
     return env, extra
 
 
-def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = None, cuda_path: str | None = None,
-                rocm_path: str | None = None, dry_run: bool = False, verbose: bool = False,
-                ptx: Sequence[str] = (), ptx_beside: bool = False, cudart: str = "shared",
-                resource_usage: bool = False, device_debug: bool = False) -> None:
+def link_bundle(
+    bundles,
+    inputs: list[str],
+    output: str,
+    clang: str | None = None,
+    cuda_path: str | None = None,
+    rocm_path: str | None = None,
+    dry_run: bool = False,
+    verbose: bool = False,
+    ptx: Sequence[str] = (),
+    ptx_beside: bool = False,
+    cudart: str = "shared",
+    resource_usage: bool = False,
+    device_debug: bool = False,
+) -> None:
     """`bundles` and `inputs` as plan_link takes them."""
     import click
 
@@ -388,21 +454,28 @@ def link_bundle(bundles, inputs: list[str], output: str, clang: str | None = Non
 
     # Before clang runs: not over an input (clang would overwrite the bundle or an object), a device or a folder.
     check_outputs([output], [item for item in inputs if not item.startswith("-")])
-    plan = plan_link(bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside, cudart, resource_usage,
-                     device_debug)
+    plan = plan_link(
+        bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside, cudart, resource_usage, device_debug
+    )
     if plan.ptx:
         from offload.toolchain.ptx import inputs_with_device_code
 
         if isinstance(bundles, str):
             owners = [bundles]
         else:  # the bundles whose PTX was added: <bundle>.<arch>.ptx
-            owners = [b.path for b in bundles
-                      if any(image.path.startswith(os.path.abspath(b.path) + ".") for image in plan.ptx)]
+            owners = [
+                b.path
+                for b in bundles
+                if any(image.path.startswith(os.path.abspath(b.path) + ".") for image in plan.ptx)
+            ]
         archs = ", ".join(image.arch for image in plan.ptx)
         for other in inputs_with_device_code([i for i in inputs if i not in owners]):
-            click.echo(f"mlir-offload: warning: {other} carries device code too, but the added PTX "
-                       f"covers only {' and '.join(owners) or 'its bundle'}'s kernels: on a GPU newer than {archs} "
-                       f"the driver JIT-compiles that PTX and {other}'s kernels fail to launch", err=True)
+            click.echo(
+                f"mlir-offload: warning: {other} carries device code too, but the added PTX "
+                f"covers only {' and '.join(owners) or 'its bundle'}'s kernels: on a GPU newer than {archs} "
+                f"the driver JIT-compiles that PTX and {other}'s kernels fail to launch",
+                err=True,
+            )
     if dry_run or verbose:
         click.echo(plan.printable(), err=not dry_run)
     if dry_run:
@@ -454,8 +527,7 @@ def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool, fi
     import click
 
     try:
-        done = subprocess.run([*plan.command[:-1], output], env=env, capture_output=True, text=True,
-                              errors="replace")
+        done = subprocess.run([*plan.command[:-1], output], env=env, capture_output=True, text=True, errors="replace")
     except OSError as e:
         raise OffloadError(f"cannot run {plan.command[0]}: {e.strerror}") from None
     stderr = (done.stderr or "").replace(output, final).replace(env["TMPDIR"] + "/", "")
@@ -490,17 +562,29 @@ def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool, fi
         for kernel in kernels:
             click.echo(kernel.line())
         if not kernels:
-            click.echo("mlir-offload: warning: --resource-usage: no kernel figures in the link's output (ptxas and "
-                       "nvlink report CUDA kernels only)", err=True)
+            click.echo(
+                "mlir-offload: warning: --resource-usage: no kernel figures in the link's output (ptxas and "
+                "nvlink report CUDA kernels only)",
+                err=True,
+            )
     if plan.ptx:
         from offload.toolchain.ptx import missing_ptx
 
         missing = missing_ptx(output, plan.ptx)
         if missing:
-            raise OffloadError(f"the linked executable has no PTX for {', '.join(missing)}: "
-                               f"clang {plan.clang.version}'s linker wrapper did not run mlir-offload's fatbinary "
-                               "wrapper (nothing was written)")
+            raise OffloadError(
+                f"the linked executable has no PTX for {', '.join(missing)}: "
+                f"clang {plan.clang.version}'s linker wrapper did not run mlir-offload's fatbinary "
+                "wrapper (nothing was written)"
+            )
 
 
-__all__ = ["LinkBundle", "LinkPlan", "compatibility_problem", "find_bundles", "link_bundle",
-           "plan_link", "ptx_files_beside"]
+__all__ = [
+    "LinkBundle",
+    "LinkPlan",
+    "compatibility_problem",
+    "find_bundles",
+    "link_bundle",
+    "plan_link",
+    "ptx_files_beside",
+]

@@ -9,11 +9,27 @@ import re
 from dataclasses import dataclass, field
 
 # Lines that only say that a step failed, never why.
-_CONSEQUENCES = ("linker command failed", "' failed", "collect2:", "use -v to see invocation",
-                 "ld returned", "failed with exit code")
-_CAUSES = ("undefined reference to", "multiple definition of", "cannot find -l", "cannot find ",
-           "ptxas", "nvlink", "undefined symbol", "duplicate symbol", "no such file or directory",
-           "error:", "fatal")
+_CONSEQUENCES = (
+    "linker command failed",
+    "' failed",
+    "collect2:",
+    "use -v to see invocation",
+    "ld returned",
+    "failed with exit code",
+)
+_CAUSES = (
+    "undefined reference to",
+    "multiple definition of",
+    "cannot find -l",
+    "cannot find ",
+    "ptxas",
+    "nvlink",
+    "undefined symbol",
+    "duplicate symbol",
+    "no such file or directory",
+    "error:",
+    "fatal",
+)
 # clang compiles input <stem>.bc to a temporary <TMP>/<stem>-XXXXXX.o before ld sees it.
 _TEMPORARY = re.compile(r"(?:[^\s:'`]*/)?(?P<stem>[^/\s:'`]+)-[0-9a-zA-Z]{6}\.o")
 _QUOTED = re.compile(r"[`'](?P<name>[^`']+)'")
@@ -45,6 +61,7 @@ def _owner_names(inputs: list[str]) -> dict[str, str]:
 def _rename_temporaries(line: str, owners: dict[str, str]) -> str:
     def owner(match: re.Match) -> str:
         return owners.get(match.group("stem"), match.group(0))
+
     return _TEMPORARY.sub(owner, line)
 
 
@@ -76,8 +93,9 @@ def read_report(text: str, inputs: list[str]) -> LinkReport:
         if "multiple definition of" in line and names:
             report.restated.append(line)
             symbol = names[0]
-            where = [f for f in (referrer, _first_file(line.split("first defined here")[0].split(";")[-1], owners))
-                     if f]
+            where = [
+                f for f in (referrer, _first_file(line.split("first defined here")[0].split(";")[-1], owners)) if f
+            ]
             report.duplicates.setdefault(symbol, [])
             for f in where:
                 if f not in report.duplicates[symbol]:
@@ -95,8 +113,11 @@ def read_report(text: str, inputs: list[str]) -> LinkReport:
             report.restated.append(line)
             report.missing_libraries.append(line.split("cannot find ", 1)[1].split(":")[0])
     if not report.causes:  # an unknown message: every line but the consequences
-        report.causes = [line for line in (_rename_temporaries(raw.strip(), owners) for raw in text.splitlines())
-                         if line and not any(c in line for c in _CONSEQUENCES)]
+        report.causes = [
+            line
+            for line in (_rename_temporaries(raw.strip(), owners) for raw in text.splitlines())
+            if line and not any(c in line for c in _CONSEQUENCES)
+        ]
     return report
 
 
@@ -106,9 +127,11 @@ def failure_summary(report: LinkReport) -> str:
     for symbol, where in report.duplicates.items():
         places = " and ".join(where) or "two inputs"
         if symbol.startswith(STUB_PREFIX):
-            kernel = symbol[len(STUB_PREFIX):]
-            parts.append(f"kernel '{kernel}' is defined by {places}: compile one of them with "
-                         f"--symbol-prefix NAME (every exported device symbol becomes NAME_<symbol>)")
+            kernel = symbol[len(STUB_PREFIX) :]
+            parts.append(
+                f"kernel '{kernel}' is defined by {places}: compile one of them with "
+                f"--symbol-prefix NAME (every exported device symbol becomes NAME_<symbol>)"
+            )
         elif symbol == "main":
             parts.append(f"'main' is defined by {places}: only one input may define func.func @main")
         else:
@@ -116,8 +139,10 @@ def failure_summary(report: LinkReport) -> str:
     for symbol, users in report.undefined.items():
         parts.append(f"undefined symbol '{symbol}'" + (f" referenced by {', '.join(users)}" if users else ""))
     for symbol in report.undefined_device:
-        parts.append(f"undefined device function '{symbol}': link the CUDA object that defines it (compiled with "
-                     "-fgpu-rdc --offload-new-driver), or compile the bundle with --link-bitcode FILE.bc")
+        parts.append(
+            f"undefined device function '{symbol}': link the CUDA object that defines it (compiled with "
+            "-fgpu-rdc --offload-new-driver), or compile the bundle with --link-bitcode FILE.bc"
+        )
     for library in report.missing_libraries:
         parts.append(f"library {library} not found: pass -L DIR")
     if not parts:

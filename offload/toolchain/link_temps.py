@@ -25,7 +25,7 @@ def name_temps_after(temporary_output: str, final: str) -> list[str]:
     renamed = []
     for entry in sorted(os.listdir(folder)):
         if entry.startswith(prefix) and os.path.isfile(os.path.join(folder, entry)):
-            target = os.path.join(os.path.dirname(final), os.path.basename(final) + "." + entry[len(prefix):])
+            target = os.path.join(os.path.dirname(final), os.path.basename(final) + "." + entry[len(prefix) :])
             os.replace(os.path.join(folder, entry), target)
             renamed.append(target)
     return renamed

@@ -43,6 +43,7 @@ def ptx_external_functions(text: str) -> list[str]:
 @dataclass(frozen=True)
 class PtxImage:
     """A PTX file the target link adds to the executable's fatbin as `kind=ptx,sm=NN`."""
+
     arch: str  # "sm_80", from the file's .target directive
     path: str  # as the fatbinary wrapper will open it
 
@@ -64,15 +65,19 @@ def check_ptx_files(paths: list[str], bundle_archs: list[str], bundle: str) -> l
         arch = ptx_target_arch(text, path)
         if arch not in bundle_archs:
             have = ", ".join(bundle_archs) or "no CUDA arch"
-            raise OffloadError(f"{path}: PTX for {arch}, but {bundle} has {have}: pass the PTX that "
-                               f"`mlir-offload compile` wrote beside this bundle (<bundle>.<arch>.ptx)")
+            raise OffloadError(
+                f"{path}: PTX for {arch}, but {bundle} has {have}: pass the PTX that "
+                f"`mlir-offload compile` wrote beside this bundle (<bundle>.<arch>.ptx)"
+            )
         if arch in images:
             raise OffloadError(f"{path}: a second PTX file for {arch} (first: {images[arch].path})")
         external = ptx_external_functions(text)
         if external:
-            raise OffloadError(f"{path}: the PTX calls {', '.join(external[:3])} defined elsewhere, so a GPU "
-                               f"newer than {arch} could not JIT-compile it alone: link that device code into "
-                               f"the bundle (--link-bitcode) or drop --ptx")
+            raise OffloadError(
+                f"{path}: the PTX calls {', '.join(external[:3])} defined elsewhere, so a GPU "
+                f"newer than {arch} could not JIT-compile it alone: link that device code into "
+                f"the bundle (--link-bitcode) or drop --ptx"
+            )
         absolute = os.path.abspath(path)
         if any(c in absolute for c in ",\n"):
             raise OffloadError(f"{path}: fatbinary cannot take a file name with a comma or newline: rename it")
@@ -117,5 +122,3 @@ def missing_ptx(executable: str, ptx: list[PtxImage]) -> list[str]:
     images = read_executable(executable).device_sections.get(CUDA_FATBIN_SECTION, [])
     present = {i.arch for i in images if i.kind == "ptx"}
     return [image.arch for image in ptx if "compute_" + image.arch.removeprefix("sm_") not in present]
-
-

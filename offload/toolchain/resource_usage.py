@@ -11,8 +11,10 @@ from dataclasses import dataclass
 # The ptxas -v lines that carry the figures (CUDA 11 to 13 print them so).
 PTXAS_ENTRY = re.compile(r"^ptxas info\s*: Compiling entry function '(?P<name>[^']+)' for '(?P<arch>[^']+)'")
 PTXAS_PROPERTIES = re.compile(r"^ptxas info\s*: Function properties for (?P<name>\S+)")
-PTXAS_FRAME = re.compile(r"^\s+(?P<stack>\d+) bytes stack frame, (?P<stores>\d+) bytes spill stores, "
-                         r"(?P<loads>\d+) bytes spill loads")
+PTXAS_FRAME = re.compile(
+    r"^\s+(?P<stack>\d+) bytes stack frame, (?P<stores>\d+) bytes spill stores, "
+    r"(?P<loads>\d+) bytes spill loads"
+)
 PTXAS_USED = re.compile(r"^ptxas info\s*: Used (?P<registers>\d+) registers")
 NVLINK_COMMAND = re.compile(r"nvlink\"? .*-arch[ =](?P<arch>sm_\w+)")
 NVLINK_PROPERTIES = re.compile(r"^nvlink info\s*: Function properties for '(?P<name>[^']+)'")
@@ -34,10 +36,15 @@ class KernelResources:
     constant: int
 
     def line(self) -> str:
-        spills = ("spills unknown" if self.spill_stores is None
-                  else f"{self.spill_stores} bytes spill stores, {self.spill_loads} bytes spill loads")
-        return (f"{self.arch} {self.kernel}: {self.registers} registers, {spills}, {self.stack} bytes stack, "
-                f"{self.shared} bytes shared, {self.constant} bytes constant")
+        spills = (
+            "spills unknown"
+            if self.spill_stores is None
+            else f"{self.spill_stores} bytes spill stores, {self.spill_loads} bytes spill loads"
+        )
+        return (
+            f"{self.arch} {self.kernel}: {self.registers} registers, {spills}, {self.stack} bytes stack, "
+            f"{self.shared} bytes shared, {self.constant} bytes constant"
+        )
 
 
 def _bytes(pattern: re.Pattern, line: str) -> int:
@@ -60,18 +67,36 @@ def read_ptxas_verbose(text: str) -> list[KernelResources]:
         elif (found := PTXAS_FRAME.match(line)) and entry:
             frame = found
         elif (found := PTXAS_USED.match(line)) and entry:
-            from_ptxas.append(KernelResources(
-                entry[0], entry[1], int(found["registers"]),
-                int(frame["stores"]) if frame else 0, int(frame["loads"]) if frame else 0,
-                int(frame["stack"]) if frame else 0, _bytes(SHARED, line), _bytes(CONSTANT, line)))
+            from_ptxas.append(
+                KernelResources(
+                    entry[0],
+                    entry[1],
+                    int(found["registers"]),
+                    int(frame["stores"]) if frame else 0,
+                    int(frame["loads"]) if frame else 0,
+                    int(frame["stack"]) if frame else 0,
+                    _bytes(SHARED, line),
+                    _bytes(CONSTANT, line),
+                )
+            )
             entry = frame = None
         elif found := NVLINK_COMMAND.search(line):
             nvlink_arch = found["arch"]
         elif found := NVLINK_PROPERTIES.match(line):
             nvlink_name = found["name"]
         elif (found := NVLINK_USED.match(line)) and nvlink_name and nvlink_arch:
-            from_nvlink.append(KernelResources(nvlink_name, nvlink_arch, int(found["registers"]), None, None,
-                                               int(found["stack"]), _bytes(SHARED, line), _bytes(CONSTANT, line)))
+            from_nvlink.append(
+                KernelResources(
+                    nvlink_name,
+                    nvlink_arch,
+                    int(found["registers"]),
+                    None,
+                    None,
+                    int(found["stack"]),
+                    _bytes(SHARED, line),
+                    _bytes(CONSTANT, line),
+                )
+            )
             nvlink_name = None
     seen = {(r.kernel, r.arch) for r in from_ptxas}
     return from_ptxas + [r for r in from_nvlink if (r.kernel, r.arch) not in seen]

@@ -39,18 +39,27 @@ MANIFEST_FORMAT = "mlir-offload-ship/1"
 # An app name becomes a make target, a file name and shell words on the target: nothing to expand or split.
 APP_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-")
 # Names the archive's own files and the Makefile's targets take (build.sh refuses them too).
-RESERVED_APP_NAMES = frozenset({"all", "check", "clean", "FORCE", "build.sh", "Makefile", "SHA256SUMS", "manifest.json",
-                                "ptx", "tools"})
+RESERVED_APP_NAMES = frozenset(
+    {"all", "check", "clean", "FORCE", "build.sh", "Makefile", "SHA256SUMS", "manifest.json", "ptx", "tools"}
+)
 
 
 def check_app_name(name: str, source: str) -> str:
     """`name` when it is a safe app name ([A-Za-z0-9._+-], no leading '-' or '.'), else an error naming
     where it came from (`source`: "--app", or the archive name)."""
-    if not name or name[0] in "-." or not set(name) <= APP_NAME_CHARACTERS or len(name) > 200 \
-            or name in RESERVED_APP_NAMES:
-        raise OffloadError(f"app name {json.dumps(name)} (from {source}) is not a safe name: use letters, digits "
-                           "and . _ + - only, not starting with '-' or '.' (pass --app NAME)")
+    if (
+        not name
+        or name[0] in "-."
+        or not set(name) <= APP_NAME_CHARACTERS
+        or len(name) > 200
+        or name in RESERVED_APP_NAMES
+    ):
+        raise OffloadError(
+            f"app name {json.dumps(name)} (from {source}) is not a safe name: use letters, digits "
+            "and . _ + - only, not starting with '-' or '.' (pass --app NAME)"
+        )
     return name
+
 
 # Placeholders for values the target decides; rendered as shell variables in build.sh.
 CLANG, CUDA_PATH, ROCM_PATH, OUTPUT = "\0CLANG\0", "\0CUDA_PATH\0", "\0ROCM_PATH\0", "\0OUTPUT\0"
@@ -60,6 +69,7 @@ FATBINARY_WRAPPER = "tools/bin/fatbinary"
 @dataclass
 class BundleFacts:
     """What a bundle is (its record) and what ship measured of it: host producer, entries and images."""
+
     record: BundleRecord  # read once by read_bundle_record, checked against the entry sections
     host_producer: str | None  # "LLVM22.1.0" for bitcode
     entries: list[str]
@@ -116,26 +126,29 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
         layouts = entry_section_layouts()
         entry_globals = [v for v in found if v.section in layouts and v.name.startswith(prefix)]
         majors = {layouts[v.section][0] for v in entry_globals}
-        entries = sorted(v.name[len(prefix):] for v in entry_globals)
+        entries = sorted(v.name[len(prefix) :] for v in entry_globals)
     elif data[:4] == b"\x7fELF":
         host_format, producer = "obj", None
         elf = read_elf(data, name)
         sections = [s for s in read_entry_sections(elf) if s.entries]
         majors = {s.profile_major for s in sections}
         # In an object file the entries' name pointers are relocations; the entry symbols carry the names.
-        entries = sorted(sym.name[len(prefix):] for sym in elf.symbols if sym.name.startswith(prefix))
+        entries = sorted(sym.name[len(prefix) :] for sym in elf.symbols if sym.name.startswith(prefix))
         if len(entries) != sum(len(s.entries) for s in sections):
             entries = sorted(e.name for s in sections for e in s.entries)
     else:
         raise OffloadError(f"{name}: not a bundle (expected LLVM bitcode or an ELF object from mlir-offload compile)")
     if len(majors) != 1:
-        raise OffloadError(f"{name}: no offload entries (or entries of several clang layouts): not a bundle "
-                           f"that clang can register")
+        raise OffloadError(
+            f"{name}: no offload entries (or entries of several clang layouts): not a bundle that clang can register"
+        )
     record, offload_images = read_bundle_record(data, name)
     if record.host_format != host_format:
         actual = "LLVM bitcode" if host_format == "bc" else "an ELF object"
-        raise OffloadError(f"{name}: its record says host format '{record.host_format}' but the file is "
-                           f"{actual}: the bundle was altered after compile")
+        raise OffloadError(
+            f"{name}: its record says host format '{record.host_format}' but the file is "
+            f"{actual}: the bundle was altered after compile"
+        )
     record = replace(record, host_triple=host_triple(record.host_triple).name)
     profile = _recorded_profile(record, majors.pop(), name)
     kind_names = {v: k for k, v in profile.offload_kind.items()}
@@ -143,14 +156,21 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
     for image in offload_images:
         kind = kind_names.get(image.offload_kind)
         if kind not in VENDORS:
-            raise OffloadError(f"{name}: image for {image.strings.get('arch')} has offload kind "
-                               f"{image.offload_kind}, which clang {profile.clang_major} does not link")
-        images.append({
-            "offload_kind": kind, "triple": image.strings.get("triple", ""), "arch": image.strings.get("arch", ""),
-            "image_kind": {ImageKind.BITCODE: "bitcode", ImageKind.CUBIN: "cubin",
-                           ImageKind.OBJECT: "object"}.get(image.image_kind, image_kind_name(image.image_kind)),
-            "producer": bitcode_producer(image.data) if image.image_kind == ImageKind.BITCODE else None,
-        })
+            raise OffloadError(
+                f"{name}: image for {image.strings.get('arch')} has offload kind "
+                f"{image.offload_kind}, which clang {profile.clang_major} does not link"
+            )
+        images.append(
+            {
+                "offload_kind": kind,
+                "triple": image.strings.get("triple", ""),
+                "arch": image.strings.get("arch", ""),
+                "image_kind": {ImageKind.BITCODE: "bitcode", ImageKind.CUBIN: "cubin", ImageKind.OBJECT: "object"}.get(
+                    image.image_kind, image_kind_name(image.image_kind)
+                ),
+                "producer": bitcode_producer(image.data) if image.image_kind == ImageKind.BITCODE else None,
+            }
+        )
     return BundleFacts(record, producer, entries, images)
 
 
@@ -158,16 +178,21 @@ def _recorded_profile(record: BundleRecord, entry_major: int, name: str) -> Prof
     """The profile the bundle's record names, once its entry sections are checked to have that profile's
     layout (clang 21 and 22 share one layout: only the record tells them apart)."""
     if record.profile not in available_profiles():
-        raise OffloadError(f"{name}: its record says it was made for clang {record.profile}, which this "
-                           f"mlir-offload has no profile for (it knows {', '.join(map(str, available_profiles()))})")
+        raise OffloadError(
+            f"{name}: its record says it was made for clang {record.profile}, which this "
+            f"mlir-offload has no profile for (it knows {', '.join(map(str, available_profiles()))})"
+        )
     profile = load_profile(record.profile)
     if profile.entries != load_profile(entry_major).entries:
-        raise OffloadError(f"{name}: its record says clang {record.profile} but its offload entries have the "
-                           f"layout of clang {entry_major}: the bundle was altered after compile")
+        raise OffloadError(
+            f"{name}: its record says clang {record.profile} but its offload entries have the "
+            f"layout of clang {entry_major}: the bundle was altered after compile"
+        )
     return profile
 
 
 # ---- the target's link line ----------------------------------------------------------------------
+
 
 def target_link_words(profile: Profile, offload_kind: str, bundle: str | list[str], host=None) -> list[str]:
     """The clang command line `mlir-offload link` uses (the vendor record's library and flags), with the
@@ -178,9 +203,14 @@ def target_link_words(profile: Profile, offload_kind: str, bundle: str | list[st
     root = {"CUDA_PATH": CUDA_PATH, "ROCM_PATH": ROCM_PATH}[vendor.toolkit_variable]
     host = host or X86_64
     folders = toolchain.host_library_folders(vendor, host)
-    return [CLANG, "--offload-new-driver", *([bundle] if isinstance(bundle, str) else bundle),
-            *runtime_link_flags(vendor, root, [f"{root}/{folder}" for folder in (*folders, vendor.library_dirs[0])]),
-            "-o", OUTPUT]
+    return [
+        CLANG,
+        "--offload-new-driver",
+        *([bundle] if isinstance(bundle, str) else bundle),
+        *runtime_link_flags(vendor, root, [f"{root}/{folder}" for folder in (*folders, vendor.library_dirs[0])]),
+        "-o",
+        OUTPUT,
+    ]
 
 
 def _sh_word(word: str) -> str:
@@ -197,48 +227,70 @@ def _sh_word(word: str) -> str:
             parts.append(shlex.quote(rest[:index]))
         variable = names[placeholder]
         parts.append('"$APP.tmp"' if variable == "APP.tmp" else f'"${variable}"')
-        rest = rest[index + len(placeholder):]
+        rest = rest[index + len(placeholder) :]
     return "".join(parts)
 
 
 # ---- generated files -----------------------------------------------------------------------------
 
-def render_build_sh(app: str, bundle: str, facts: BundleFacts, profile: Profile, link_words: list[str],
-                    needs_fatbinary_wrapper: bool, ptx_files: dict[str, str] | None = None,
-                    files: Sequence[str] = ()) -> str:
+
+def render_build_sh(
+    app: str,
+    bundle: str,
+    facts: BundleFacts,
+    profile: Profile,
+    link_words: list[str],
+    needs_fatbinary_wrapper: bool,
+    ptx_files: dict[str, str] | None = None,
+    files: Sequence[str] = (),
+) -> str:
     """build.sh; `ptx_files` maps arch -> archive path of its PTX (relative: the link runs in the
     archive's folder, whatever characters the folder's path has)."""
     kind = facts.offload_kinds[0]
     entry_section = profile.entries["section"][kind]
     # The fatbinary wrapper, for a clang that looks for fatbinary in <--cuda-path>/bin (set by find_cuda).
-    link = " ".join(_sh_word(w) for w in link_words) + \
-        ' ${WRAPPER_CUDA_PATH:+"-Wl,--cuda-path=$WRAPPER_CUDA_PATH"} $HOST_OPTIMIZATION $LDFLAGS $LDLIBS'
+    link = (
+        " ".join(_sh_word(w) for w in link_words)
+        + ' ${WRAPPER_CUDA_PATH:+"-Wl,--cuda-path=$WRAPPER_CUDA_PATH"} $HOST_OPTIMIZATION $LDFLAGS $LDLIBS'
+    )
     bitcode_llvm = facts.bitcode_llvm or ""
     template = resources.files("offload.data").joinpath("ship/build.sh.in").read_text("utf-8")
     values = {
-        "@TOOL@": f"mlir-offload {__version__}", "@APP@": app, "@BUNDLE@": bundle,
-        "@PROFILE@": str(profile.clang_major), "@BITCODE_LLVM@": str(bitcode_llvm),
-        "@OFFLOAD_KIND@": kind, "@DEVICE_SECTION@": vendor_for(kind).device_section,
-        "@ENTRY_SECTION@": entry_section, "@ENTRY_SIZE@": str(profile.entries["struct_size"]),
-        "@ENTRIES@": str(len(facts.entries)), "@FATBINARY_WRAPPER@": "1" if needs_fatbinary_wrapper else "",
+        "@TOOL@": f"mlir-offload {__version__}",
+        "@APP@": app,
+        "@BUNDLE@": bundle,
+        "@PROFILE@": str(profile.clang_major),
+        "@BITCODE_LLVM@": str(bitcode_llvm),
+        "@OFFLOAD_KIND@": kind,
+        "@DEVICE_SECTION@": vendor_for(kind).device_section,
+        "@ENTRY_SECTION@": entry_section,
+        "@ENTRY_SIZE@": str(profile.entries["struct_size"]),
+        "@ENTRIES@": str(len(facts.entries)),
+        "@FATBINARY_WRAPPER@": "1" if needs_fatbinary_wrapper else "",
         "@PTX_IMAGES@": shlex.quote("\n".join(f"{arch}={path}" for arch, path in sorted((ptx_files or {}).items()))),
         # compute_XX archs (the bundle record) with their PTX shipped: the wrapper leaves out their cubin.
         "@PTX_ONLY@": " ".join(sorted(set(facts.record.ptx_only) & set(ptx_files or {}))),
         "@FATBINARY_LOOKUP@": str(profile.cuda.get("fatbinary_lookup", "path")),
-        "@CLANGS@": shlex.quote("\n".join(
-            f"{major} {','.join(refusals) or '-'} {'1' if clang.cuda.get('fatbinary_needs_image3_wrapper') else '-'} "
-            f"{clang.cuda.get('fatbinary_lookup', 'path')}"
-            for major, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm))),
+        "@CLANGS@": shlex.quote(
+            "\n".join(
+                f"{major} {','.join(refusals) or '-'} "
+                f"{'1' if clang.cuda.get('fatbinary_needs_image3_wrapper') else '-'} "
+                f"{clang.cuda.get('fatbinary_lookup', 'path')}"
+                for major, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm)
+            )
+        ),
         # The variables that name a toolkit besides the script's own CUDA_PATH / ROCM_PATH.
         "@CUDA_ROOTS@": toolchain.shell_search_words(toolchain.CUDA_ENVIRONMENT[1:], toolchain.STANDARD_CUDA_ROOTS),
-        "@ROCM_ROOTS@": toolchain.shell_search_words(toolchain.ROCM_ENVIRONMENT[1:],
-                                                     (*toolchain.STANDARD_ROCM_ROOTS, "/usr")),
+        "@ROCM_ROOTS@": toolchain.shell_search_words(
+            toolchain.ROCM_ENVIRONMENT[1:], (*toolchain.STANDARD_ROCM_ROOTS, "/usr")
+        ),
         "@CLANG_CANDIDATES@": " ".join(_sh_word(c) for c in toolchain.clang_candidates(profile.clang_major)),
         "@FILES@": shlex.quote("\n".join(sorted(files))),
         "@LINK@": link,
         "@HOST_TRIPLE@": facts.host_triple,
         # link's rule (offload/toolchain/link.py): this level unless LDFLAGS has a word starting with the option.
-        "@HOST_OPTIMIZATION@": HOST_OPTIMIZATION, "@OPTIMIZATION_OPTION@": OPTIMIZATION_OPTION,
+        "@HOST_OPTIMIZATION@": HOST_OPTIMIZATION,
+        "@OPTIMIZATION_OPTION@": OPTIMIZATION_OPTION,
         # The first word of `clang -dumpmachine` for a clang linking for that host (a case pattern).
         "@HOST_ARCHS@": "|".join(host_triple(facts.host_triple).machines),
     }
@@ -258,12 +310,19 @@ def fatbinary_wrapper() -> bytes:
 
 # ---- the archive ---------------------------------------------------------------------------------
 
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[str],
-                  ptx: dict[str, str] | None = None, more: Sequence[tuple[str, bytes]] = ()) -> bytes:
+def build_archive(
+    app: str,
+    bundle_data: bytes,
+    bundle_name: str,
+    flags: list[str],
+    ptx: dict[str, str] | None = None,
+    more: Sequence[tuple[str, bytes]] = (),
+) -> bytes:
     """All files of the shipped archive, as deterministic tar.gz bytes. `more`: (name, bytes) of further
     bundles of the same app, linked into the one executable with the first."""
     check_app_name(app, "the app")
@@ -275,13 +334,17 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
     profile = load_profile(facts.entry_profile)
     kind = facts.offload_kinds[0]
     if facts.bitcode_llvm and not profile.reads_bitcode_of(facts.bitcode_llvm):
-        raise OffloadError(f"{bundle_name}: holds LLVM {facts.bitcode_llvm} bitcode, which clang "
-                           f"{profile.clang_major} cannot read: ship with --portable (cubin images, ELF host object)")
+        raise OffloadError(
+            f"{bundle_name}: holds LLVM {facts.bitcode_llvm} bitcode, which clang "
+            f"{profile.clang_major} cannot read: ship with --portable (cubin images, ELF host object)"
+        )
     ptx_files = check_shipped_ptx(ptx or {}, facts, bundle_name, app)
     # The wrapper goes in when any clang that can link the bundle calls `fatbinary --image=`.
-    needs_wrapper = vendor_for(kind).fatbinary and any(clang.cuda.get("fatbinary_needs_image3_wrapper")
-                                           for _, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm)
-                                           if not refusals)
+    needs_wrapper = vendor_for(kind).fatbinary and any(
+        clang.cuda.get("fatbinary_needs_image3_wrapper")
+        for _, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm)
+        if not refusals
+    )
     payload: dict[str, bytes] = {bundle_name: bundle_data, **dict(more)}
     bundle_names = [bundle_name, *(name for name, _ in more)]
     for arch, text in sorted((ptx or {}).items()):
@@ -306,10 +369,16 @@ def build_archive(app: str, bundle_data: bytes, bundle_name: str, flags: list[st
     files = dict(payload)
     files["manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8")
     files["Makefile"] = render_makefile(app, " ".join(bundle_names)).encode("utf-8")
-    files["build.sh"] = render_build_sh(app, " ".join(bundle_names), facts, profile,
-                                        target_link_words(profile, kind, bundle_names, host_triple(facts.host_triple)),
-                                        needs_wrapper,
-                                        ptx_files, [*files, "build.sh"]).encode("utf-8")
+    files["build.sh"] = render_build_sh(
+        app,
+        " ".join(bundle_names),
+        facts,
+        profile,
+        target_link_words(profile, kind, bundle_names, host_triple(facts.host_triple)),
+        needs_wrapper,
+        ptx_files,
+        [*files, "build.sh"],
+    ).encode("utf-8")
     files["SHA256SUMS"] = "".join(f"{sha256(data)}  {name}\n" for name, data in sorted(files.items())).encode()
     return deterministic_tar_gz(app, files, executable={"build.sh", FATBINARY_WRAPPER})
 
@@ -320,23 +389,31 @@ def _joined_facts(named: list[tuple[str, BundleFacts]]) -> BundleFacts:
     first_name, first = named[0]
     seen = {entry: first_name for entry in first.entries}
     for name, facts in named[1:]:
-        for what, ours, theirs in (("clang", first.entry_profile, facts.entry_profile),
-                                   ("host format", first.host_format, facts.host_format),
-                                   ("host CPU", first.host_triple, facts.host_triple),
-                                   ("runtime", first.offload_kinds, facts.offload_kinds)):
+        for what, ours, theirs in (
+            ("clang", first.entry_profile, facts.entry_profile),
+            ("host format", first.host_format, facts.host_format),
+            ("host CPU", first.host_triple, facts.host_triple),
+            ("runtime", first.offload_kinds, facts.offload_kinds),
+        ):
             if ours != theirs:
-                raise OffloadError(f"{first_name} and {name} differ in {what} ({ours} vs {theirs}): one executable "
-                                   "links bundles made alike; recompile them with the same flags")
+                raise OffloadError(
+                    f"{first_name} and {name} differ in {what} ({ours} vs {theirs}): one executable "
+                    "links bundles made alike; recompile them with the same flags"
+                )
         for entry in facts.entries:
             if entry in seen:
-                raise OffloadError(f"kernel or global '{entry}' is defined by both {seen[entry]} and {name}: "
-                                   "recompile one with --symbol-prefix NAME")
+                raise OffloadError(
+                    f"kernel or global '{entry}' is defined by both {seen[entry]} and {name}: "
+                    "recompile one with --symbol-prefix NAME"
+                )
             seen[entry] = name
     targets = tuple(dict.fromkeys(t for _, facts in named for t in facts.record.targets))
-    return BundleFacts(replace(first.record, targets=targets),
-                       max((f.host_producer for _, f in named if f.host_producer), default=None,
-                           key=_llvm_major),
-                       sorted(seen), [image for _, facts in named for image in facts.images])
+    return BundleFacts(
+        replace(first.record, targets=targets),
+        max((f.host_producer for _, f in named if f.host_producer), default=None, key=_llvm_major),
+        sorted(seen),
+        [image for _, facts in named for image in facts.images],
+    )
 
 
 def check_shipped_ptx(ptx: dict[str, str], facts: BundleFacts, bundle_name: str, app: str) -> dict[str, str]:
@@ -348,13 +425,16 @@ def check_shipped_ptx(ptx: dict[str, str], facts: BundleFacts, bundle_name: str,
         name = f"ptx/{app}.{arch}.ptx"
         declared = ptx_target_arch(text, name)
         if declared != arch or arch not in cuda_archs:
-            raise OffloadError(f"{name}: PTX for {declared}, but {bundle_name} has "
-                               f"{', '.join(sorted(cuda_archs)) or 'no CUDA image'}")
+            raise OffloadError(
+                f"{name}: PTX for {declared}, but {bundle_name} has {', '.join(sorted(cuda_archs)) or 'no CUDA image'}"
+            )
         external = ptx_external_functions(text)
         if external:
-            raise OffloadError(f"{name}: the PTX calls {', '.join(external[:3])} defined elsewhere, so a GPU newer "
-                               f"than {arch} could not JIT-compile it alone: link that device code into the bundle "
-                               f"(--link-bitcode) or ship with --device-image=cubin")
+            raise OffloadError(
+                f"{name}: the PTX calls {', '.join(external[:3])} defined elsewhere, so a GPU newer "
+                f"than {arch} could not JIT-compile it alone: link that device code into the bundle "
+                f"(--link-bitcode) or ship with --device-image=cubin"
+            )
         files[arch] = name
     return files
 
@@ -399,8 +479,9 @@ def read_manifest(path: str) -> dict:
     if path.endswith(".json"):
         data = read_input(path)
     else:
-        member = read_member(path, lambda name: name.count("/") == 1 and name.endswith("/manifest.json"),
-                             MAX_MANIFEST_BYTES)
+        member = read_member(
+            path, lambda name: name.count("/") == 1 and name.endswith("/manifest.json"), MAX_MANIFEST_BYTES
+        )
         if member is None:
             raise OffloadError(f"{path}: no manifest.json: not an archive made by mlir-offload ship")
         data = member
@@ -417,8 +498,15 @@ def read_manifest(path: str) -> dict:
 
 
 # The fields read from a manifest and their types (a list of targets holds objects of TARGET_FIELDS).
-MANIFEST_FIELDS = {"format": str, "app": str, "entry_profile": int, "host_format": str, "device_image": str,
-                   "targets": list, "files": dict}
+MANIFEST_FIELDS = {
+    "format": str,
+    "app": str,
+    "entry_profile": int,
+    "host_format": str,
+    "device_image": str,
+    "targets": list,
+    "files": dict,
+}
 TARGET_FIELDS = {"offload_kind": str, "arch": str}
 
 
@@ -426,8 +514,9 @@ def _manifest_host(manifest: dict, path: str) -> str:
     """The manifest's host triple (archives from before the field were all x86-64), normalised."""
     recorded = manifest.get("host_triple", BundleRecord.host_triple)
     if not isinstance(recorded, str):
-        raise OffloadError(f"{path}: manifest.json host_triple is not a string: "
-                           "not a manifest written by mlir-offload ship")
+        raise OffloadError(
+            f"{path}: manifest.json host_triple is not a string: not a manifest written by mlir-offload ship"
+        )
     try:
         return host_triple(recorded).name
     except OffloadError as e:

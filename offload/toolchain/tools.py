@@ -31,8 +31,7 @@ ROCM_ENVIRONMENT = ("ROCM_PATH", "ROCM_HOME")
 STANDARD_ROCM_ROOTS = ("/opt/rocm",)
 # This machine's multiarch folder name (the build side reads Debian's ROCm device bitcode from it).
 _MULTIARCH = sysconfig.get_config_var("MULTIARCH") or f"{platform.machine()}-linux-gnu"
-ROCM_DEVICE_LIB_DIRS = (f"/usr/lib/{_MULTIARCH}/amdgcn/bitcode", "/usr/lib/amdgcn/bitcode",
-                        "/usr/share/amdgcn/bitcode")
+ROCM_DEVICE_LIB_DIRS = (f"/usr/lib/{_MULTIARCH}/amdgcn/bitcode", "/usr/lib/amdgcn/bitcode", "/usr/share/amdgcn/bitcode")
 
 
 @dataclass(frozen=True)
@@ -123,10 +122,14 @@ def describe_clang(path: str) -> Clang | None:
                 return str(bindir / name)
         return None
 
-    return Clang(resolved, version, int(version.split(".")[0]),
-                 beside("clang-linker-wrapper"),
-                 beside("llvm-offload-binary", "clang-offload-packager"),
-                 beside("ld.lld", "lld"))
+    return Clang(
+        resolved,
+        version,
+        int(version.split(".")[0]),
+        beside("clang-linker-wrapper"),
+        beside("llvm-offload-binary", "clang-offload-packager"),
+        beside("ld.lld", "lld"),
+    )
 
 
 def find_clangs(extra: Sequence[str] = ()) -> list[Clang]:
@@ -138,7 +141,7 @@ def find_clangs(extra: Sequence[str] = ()) -> list[Clang]:
     found: dict[str, Clang] = {}
     for candidate in candidates:
         base = os.path.basename(candidate)
-        if base.startswith("clang-") and not base[len("clang-"):].isdigit():
+        if base.startswith("clang-") and not base[len("clang-") :].isdigit():
             continue
         resolved = shutil.which(candidate)
         if resolved is None or os.path.realpath(resolved) in found:
@@ -179,8 +182,14 @@ def find_cuda(cuda_path: str | None = None, host=None) -> CudaToolkit | None:
         if not root or not Path(root, "bin").is_dir():
             continue
         ptxas, fatbinary, nvlink = (_file_or_none(Path(root, "bin", name)) for name in ("ptxas", "fatbinary", "nvlink"))
-        libs = next((found for sub in runtime_library_dirs(CUDA, host)
-                     if (found := sorted(glob.glob(os.path.join(root, sub, "libcudart.so*"))))), [])
+        libs = next(
+            (
+                found
+                for sub in runtime_library_dirs(CUDA, host)
+                if (found := sorted(glob.glob(os.path.join(root, sub, "libcudart.so*"))))
+            ),
+            [],
+        )
         return CudaToolkit(str(root), _cuda_version(root, ptxas), ptxas, fatbinary, nvlink, libs[0] if libs else None)
     return None
 
@@ -205,8 +214,9 @@ def find_target_clang(explicit: str | None, profile_major: int):
         clang = describe_clang(candidate)
         if clang is not None:
             return clang
-    raise OffloadError(f"no clang found: install clang-{profile_major} and clang-tools-{profile_major}, "
-                       "or pass --clang PATH")
+    raise OffloadError(
+        f"no clang found: install clang-{profile_major} and clang-tools-{profile_major}, or pass --clang PATH"
+    )
 
 
 def cuda_roots(explicit: str | None = None) -> list[str]:
@@ -236,8 +246,9 @@ def rocm_roots(explicit: str | None = None) -> list[str]:
 
 def rocm_device_lib_dirs(roots: list[str]) -> list[str]:
     """Where ocml.bc and friends may be, for these ROCm roots, in search order."""
-    return [str(Path(r) / sub) for r in roots for sub in ("amdgcn/bitcode", "lib/amdgcn/bitcode")] + \
-        list(ROCM_DEVICE_LIB_DIRS)
+    return [str(Path(r) / sub) for r in roots for sub in ("amdgcn/bitcode", "lib/amdgcn/bitcode")] + list(
+        ROCM_DEVICE_LIB_DIRS
+    )
 
 
 def _cuda_version(root: str, ptxas: str | None) -> str:
@@ -261,12 +272,19 @@ def toolkit_root(vendor, path: str | None = None) -> str | None:
 def find_rocm(rocm_path: str | None = None, host=None) -> Rocm:
     roots = rocm_roots(rocm_path)
     root = next((r for r in roots if r and Path(r).is_dir()), None)
-    device_libs = next((d for d in rocm_device_lib_dirs([root] if root else [])
-                        if glob.glob(os.path.join(d, "ocml*.bc"))), None)
+    device_libs = next(
+        (d for d in rocm_device_lib_dirs([root] if root else []) if glob.glob(os.path.join(d, "ocml*.bc"))), None
+    )
     from offload.formats.vendors import HIP
 
     # Distribution packages put libamdhip64 in /usr/lib/<multiarch>: /usr is a ROCm root too.
-    hip_candidates = next((found for base in ([root] if root else []) + ["/usr"]
-                           for sub in runtime_library_dirs(HIP, host)
-                           if (found := glob.glob(os.path.join(base, sub, "libamdhip64.so*")))), [])
+    hip_candidates = next(
+        (
+            found
+            for base in ([root] if root else []) + ["/usr"]
+            for sub in runtime_library_dirs(HIP, host)
+            if (found := glob.glob(os.path.join(base, sub, "libamdhip64.so*")))
+        ),
+        [],
+    )
     return Rocm(root, device_libs, sorted(hip_candidates)[0] if hip_candidates else None)
