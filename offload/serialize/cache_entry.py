@@ -1,6 +1,5 @@
-"""One device image cache entry, the same bytes in the local folder and in the remote tier:
-
-    MAGIC, sha256(payload), payload = header size (4 bytes, little-endian), header (JSON), image bytes
+"""One device image cache entry, the same bytes in the local folder and in the remote tier: an envelope
+(sealed.py) whose body is the image bytes.
 
 The header records the entry's full key, its target and what the image defines; the image bytes are the
 LLVM bitcode, then, for an image packaged as native code (cubin, AMDGPU object), that code and the PTX it
@@ -13,20 +12,14 @@ with a symbol for every kernel; PTX that is text. Nothing here hands the bytes t
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 from offload.formats.vendors import vendor_for
 from offload.packager import ImageKind
 from offload.packager.bitcode_ident import bitcode_module
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import DeviceImage
+from offload.serialize.sealed import seal, unseal
 
 MAGIC = b"MLIR-OFFLOAD-IMAGE-3\n"
-_DIGEST = 32
-_HEADER_SIZE = 4
-# A header holds the key, the target and symbol names: far below this.
-MAX_HEADER_BYTES = 16 << 20
 
 
 def encode(key: str, image) -> bytes:
@@ -51,14 +44,7 @@ def encode(key: str, image) -> bytes:
                 "ptx-size": len(ptx) if native.ptx is not None else None,
             }
         )
-    encoded = json.dumps(header, sort_keys=True).encode()
-    payload = (
-        len(encoded).to_bytes(_HEADER_SIZE, "little")
-        + encoded
-        + image.bitcode
-        + (native.data + ptx if native is not None else b"")
-    )
-    return MAGIC + hashlib.sha256(payload).digest() + payload
+    return seal(MAGIC, header, image.bitcode + (native.data + ptx if native is not None else b""))
 
 
 def decode(data: bytes, key: str, target, native: bool = False):
@@ -132,22 +118,8 @@ def entry_key(data: bytes) -> str | None:
 
 def _parts(data: bytes):
     """(header dict, image bytes) of a whole entry, else None."""
-    start = len(MAGIC) + _DIGEST
-    if len(data) < start + _HEADER_SIZE or not data.startswith(MAGIC):
-        return None
-    payload = memoryview(data)[start:]
-    if hashlib.sha256(payload).digest() != data[len(MAGIC) : start]:
-        return None
-    size = int.from_bytes(payload[:_HEADER_SIZE], "little")
-    if size > min(MAX_HEADER_BYTES, len(payload) - _HEADER_SIZE):
-        return None
-    try:
-        header = json.loads(bytes(payload[_HEADER_SIZE : _HEADER_SIZE + size]))
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(header, dict):
-        return None
-    return header, bytes(payload[_HEADER_SIZE + size :])
+    opened = unseal(data, MAGIC)
+    return None if opened is None else (opened[0], bytes(opened[1]))
 
 
 def _names(value) -> bool:

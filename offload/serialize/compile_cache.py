@@ -28,11 +28,9 @@ from typing import Any
 
 from offload.errors import pending_warnings
 from offload.serialize.cache_folder import COMPILE_SUFFIX
+from offload.serialize.sealed import seal, unseal
 
 MAGIC = b"MLIR-OFFLOAD-COMPILE-1\n"
-_DIGEST = 32
-_HEADER_SIZE = 4
-_MAX_HEADER_BYTES = 16 << 20
 # Options that choose where the cache is, not what a compile writes.
 _NOT_IN_KEY = ("cache", "remote_cache", "remote_cache_mode", "remote_cache_ttl")
 # The environment a compile consults (tool discovery, the toolkits, mlir-offload's own settings), less the
@@ -266,29 +264,16 @@ def _bindings_identity() -> list:
 
 def encode(key: str, implicit: list, files: dict[str, bytes]) -> bytes:
     header = {"key": key, "implicit": implicit, "outputs": [[path, len(data)] for path, data in files.items()]}
-    encoded = json.dumps(header, sort_keys=True).encode()
-    payload = len(encoded).to_bytes(_HEADER_SIZE, "little") + encoded + b"".join(files.values())
-    return MAGIC + hashlib.sha256(payload).digest() + payload
+    return seal(MAGIC, header, b"".join(files.values()))
 
 
 def decode(data: bytes, key: str, allowed) -> tuple[list, dict[str, bytes]] | None:
     """(implicit inputs, path -> bytes) of an entry for `key` whose every output path `allowed(path)`
     accepts; None when it is not one (damaged, another key's, an output this compile would not write)."""
-    start = len(MAGIC) + _DIGEST
-    if len(data) < start + _HEADER_SIZE or not data.startswith(MAGIC):
+    opened = unseal(data, MAGIC)
+    if opened is None or opened[0].get("key") != key:
         return None
-    payload = memoryview(data)[start:]
-    if hashlib.sha256(payload).digest() != data[len(MAGIC) : start]:
-        return None
-    size = int.from_bytes(payload[:_HEADER_SIZE], "little")
-    if size > min(_MAX_HEADER_BYTES, len(payload) - _HEADER_SIZE):
-        return None
-    try:
-        header = json.loads(bytes(payload[_HEADER_SIZE : _HEADER_SIZE + size]))
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(header, dict) or header.get("key") != key:
-        return None
+    header, body = opened
     implicit, outputs = header.get("implicit"), header.get("outputs")
     if (
         not isinstance(implicit, list)
@@ -314,7 +299,6 @@ def decode(data: bytes, key: str, allowed) -> tuple[list, dict[str, bytes]] | No
         )
     ):
         return None
-    body = payload[_HEADER_SIZE + size :]
     if sum(o[1] for o in outputs) != len(body) or len({o[0] for o in outputs}) != len(outputs):
         return None
     files, offset = {}, 0
