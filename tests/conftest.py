@@ -65,6 +65,37 @@ def run_cli(
     )
 
 
+def stderr_on_terminal(args, env: dict, cwd: str | os.PathLike | None = None) -> tuple[int, bytes]:
+    """(exit status, standard error) of `mlir-offload ARGS` run with its standard error on a pseudo-terminal."""
+    leader, follower = os.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "offload", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+            env=env,
+            cwd=cwd,
+            timeout=300,
+        )
+        os.close(follower)
+        follower = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other side is closed: all read
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return done.returncode, b"".join(chunks)
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
     """`-m fast`, the former name of `-m no_toolchain`, selects the same tests."""

@@ -4,12 +4,10 @@ under the column, in colour unless NO_COLOR; in a pipe they stay one line."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, run_cli, stderr_on_terminal
 
 pytestmark = pytest.mark.fast  # a syntax error: no clang, toolkit or make
 
@@ -18,32 +16,7 @@ BAD = "module {\n\tfunc.func @f( {\n}\n"
 
 def on_terminal(args, env) -> str:
     """stderr of `mlir-offload ARGS` written to a pseudo-terminal."""
-    leader, follower = os.openpty()
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "offload", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=follower,
-            env=env,
-            timeout=120,
-        )
-        os.close(follower)
-        follower = -1
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the terminal's other side is closed: all read
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks).decode().replace("\r\n", "\n")
-    finally:
-        os.close(leader)
-        if follower >= 0:
-            os.close(follower)
+    return stderr_on_terminal(args, env)[1].decode().replace("\r\n", "\n")
 
 
 @pytest.fixture

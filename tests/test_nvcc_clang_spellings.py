@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, run_cli, stderr_on_terminal
 
 SAXPY = REPO / "examples" / "saxpy.mlir"
 
@@ -333,28 +333,10 @@ def test_binary_output_is_not_written_to_a_terminal(tmp_path):
 def test_bundle_named_like_an_executable_gets_a_note_on_a_terminal(tmp_path):
     """nvcc's `-o app` makes an executable: on a terminal compile says its `app` is a bundle and how to link
     it; in a pipe (make, ship's compile) nothing is added."""
-    import subprocess
-    import sys
-
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    leader, follower = os.openpty()
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "offload", "compile", str(SAXPY), "-arch=sm_80", "-o", "app"],
-            stdout=subprocess.DEVNULL,
-            stderr=follower,
-            env=env,
-            cwd=tmp_path,
-            timeout=300,
-        )
-        os.close(follower)
-        follower = -1
-        shown = os.read(leader, 65536).decode()
-    finally:
-        os.close(leader)
-        if follower >= 0:
-            os.close(follower)
-    assert done.returncode == 0 and (tmp_path / "app").read_bytes()[:2] == b"BC"
+    status, stderr = stderr_on_terminal(["compile", str(SAXPY), "-arch=sm_80", "-o", "app"], env, cwd=tmp_path)
+    shown = stderr.decode()
+    assert status == 0 and (tmp_path / "app").read_bytes()[:2] == b"BC"
     assert "'app' will be a bundle, not an executable: mlir-offload link app -o APP" in shown
     piped = run_cli("compile", str(SAXPY), "-arch=sm_80", "-o", "app2", cwd=tmp_path)
     assert piped.returncode == 0 and piped.stderr == ""

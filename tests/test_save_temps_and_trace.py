@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from conftest import REPO, require_tool, run_cli
+from conftest import REPO, require_tool, run_cli, stderr_on_terminal
 
 REDUCTION = REPO / "examples" / "reduction.mlir"
 SAXPY = REPO / "examples" / "saxpy.mlir"
@@ -106,32 +106,7 @@ def test_time_trace_is_a_chrome_trace_of_the_stages(tmp_path):
 
 
 def on_terminal(args, env) -> bytes:
-    leader, follower = os.openpty()
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "offload", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=follower,
-            env=env,
-            timeout=300,
-        )
-        os.close(follower)
-        follower = -1
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(leader)
-        if follower >= 0:
-            os.close(follower)
+    return stderr_on_terminal(args, env)[1]
 
 
 def test_progress_line_on_a_terminal_only(tmp_path):
