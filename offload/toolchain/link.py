@@ -19,6 +19,7 @@ from offload.formats import profiles
 from offload.formats.bundle import BundleRecord, read_bundle_record
 from offload.formats.profiles import load_profile
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
+from offload.toolchain.cuda_device_link import cuda_device_link_speed
 from offload.toolchain.ptx import (
     PTX_ENVIRONMENT,
     PTX_ONLY_ENVIRONMENT,
@@ -295,6 +296,10 @@ def plan_link(
                 )
             root = cuda.root
             _refuse_unbuildable_archs(bundles, cuda)
+            speed = cuda_device_link_speed(load_profile(clang.major), bundles, inputs, cuda, device_debug)
+            command += speed.arguments
+            env.update(speed.env)
+            path_prepend += speed.path_prepend
             if fatbinary_wrapper_needed(load_profile(clang.major), cuda):
                 # clang 19/21 call fatbinary --image=..., which CUDA 13 rejects (DESIGN.md §5). clang 21 forwards
                 # --cuda-path to its linker wrapper, which then runs <cuda>/bin/fatbinary before PATH's: the
@@ -303,13 +308,14 @@ def plan_link(
                 path_prepend.append(os.path.join(root, "bin"))
                 toolkit_on_path = True
             if ptx_images:
-                env, extra = _ptx_through_fatbinary_wrapper(
+                ptx_env, extra = _ptx_through_fatbinary_wrapper(
                     load_profile(clang.major),
                     cuda,
                     ptx_images,
                     path_prepend,
                     _ptx_only_archs(bundles, inputs, ptx_images),
                 )
+                env.update(ptx_env)
                 command += extra
         else:
             rocm = find_rocm(rocm_path)

@@ -1,0 +1,215 @@
+"""link runs the CUDA device link of one arch in parallel where clang 22 can (offload/toolchain/cuda_device_link.py):
+LTO code generation in partitions and ptxas on threads of its own, through offload/data/ptxas/bin/ptxas. Every
+kernel keeps its code, and the executable is the same bytes on one CPU as on all."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from importlib import resources
+from types import SimpleNamespace
+
+import pytest
+
+from conftest import REPO, require_tool, run_cli
+
+WRAPPER = str(resources.files("offload.data").joinpath("ptxas/bin/ptxas"))
+DEVICE_LINKER = "-Xoffload-linker-nvptx64-nvidia-cuda"
+
+
+def bundle_of(size: int, arch: str = "sm_80", triple: str = "nvptx64-nvidia-cuda"):
+    from offload.packager import ImageKind
+
+    image = SimpleNamespace(
+        image_kind=int(ImageKind.BITCODE), strings={"triple": triple, "arch": arch}, data=b"x" * size
+    )
+    return SimpleNamespace(images=[image])
+
+
+def toolkit(tmp_path, splits: bool = True):
+    """A CUDA toolkit whose ptxas --help lists --split-compile or not."""
+    bin_dir = tmp_path / ("cuda-split" if splits else "cuda-old") / "bin"
+    bin_dir.mkdir(parents=True)
+    ptxas = bin_dir / "ptxas"
+    ptxas.write_text("#!/bin/sh\necho '--split-compile <N>'\n" if splits else "#!/bin/sh\necho '--maxrregcount'\n")
+    ptxas.chmod(0o755)
+    return SimpleNamespace(ptxas=str(ptxas), nvlink=str(bin_dir / "nvlink"))
+
+
+@pytest.mark.fast
+def test_partitions_and_ptxas_threads_follow_the_bundles_not_the_machine(tmp_path):
+    from offload.formats.profiles import load_profile
+    from offload.toolchain.cuda_device_link import (
+        BITCODE_BYTES_PER_PARTITION,
+        MAX_PARTITIONS,
+        cuda_device_link_speed,
+        partitions_for,
+    )
+
+    assert partitions_for(0) == 1
+    assert partitions_for(BITCODE_BYTES_PER_PARTITION * 2 - 1) == 1
+    assert partitions_for(BITCODE_BYTES_PER_PARTITION * 3) == 3
+    assert partitions_for(BITCODE_BYTES_PER_PARTITION * 1000) == MAX_PARTITIONS
+    clang22, cuda = load_profile(22), toolkit(tmp_path)
+    big = [bundle_of(BITCODE_BYTES_PER_PARTITION * 3)]
+    speed = cuda_device_link_speed(clang22, big, [], cuda)
+    assert speed.arguments == [
+        DEVICE_LINKER,
+        "--plugin-opt=lto-partitions=3",
+        DEVICE_LINKER,
+        f"--cuda-path={os.path.dirname(os.path.dirname(WRAPPER))}",
+    ]
+    assert speed.env == {"MLIR_OFFLOAD_PTXAS": cuda.ptxas, "MLIR_OFFLOAD_PTXAS_OPTIONS": "--split-compile=4"}
+    assert speed.path_prepend == [os.path.dirname(cuda.nvlink)]
+    # The largest arch decides; two bundles' images of one arch are linked together.
+    two = [bundle_of(BITCODE_BYTES_PER_PARTITION), bundle_of(BITCODE_BYTES_PER_PARTITION), bundle_of(10, "sm_90")]
+    assert "--plugin-opt=lto-partitions=2" in cuda_device_link_speed(clang22, two, [], cuda).arguments
+    # A small program: one partition, ptxas threads still.
+    small = cuda_device_link_speed(clang22, [bundle_of(1000)], [], cuda)
+    assert small.arguments == [DEVICE_LINKER, speed.arguments[3]]
+    # The user's own nvlink wrapper options are theirs.
+    own = cuda_device_link_speed(clang22, big, ["-O3", DEVICE_LINKER, "--plugin-opt=lto-partitions=1"], cuda)
+    assert "--plugin-opt=lto-partitions=3" not in own.arguments and speed.arguments[3] in own.arguments
+    own = cuda_device_link_speed(clang22, big, [DEVICE_LINKER, "--cuda-path=/opt/cuda"], cuda)
+    assert own.arguments == speed.arguments[:2] and own.env == {}
+    # Nothing for -G, -save-temps (every partition's PTX would get one name), a ptxas without threads,
+    # HIP images, or a clang whose profile does not say its nvlink wrapper takes the options.
+    for words, device_debug in ((["-save-temps"], False), (["--save-temps=obj"], False), ([], True)):
+        assert cuda_device_link_speed(clang22, big, words, cuda, device_debug).arguments == []
+    old = cuda_device_link_speed(clang22, big, [], toolkit(tmp_path, splits=False))
+    assert old.arguments == speed.arguments[:2] and old.env == {}
+    assert cuda_device_link_speed(clang22, [bundle_of(10**6, "gfx90a", "amdgcn-amd-amdhsa")], [], cuda).arguments == []
+    assert cuda_device_link_speed(load_profile(19), big, [], cuda).arguments == []
+
+
+@pytest.mark.fast
+def test_ptxas_wrapper_runs_the_real_ptxas_with_its_options_only(tmp_path):
+    real = tmp_path / "ptxas"
+    real.write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    real.chmod(0o755)
+    env = dict(os.environ, MLIR_OFFLOAD_PTXAS=str(real), MLIR_OFFLOAD_PTXAS_OPTIONS="--split-compile=4")
+    done = subprocess.run([WRAPPER, "-arch", "sm_80", "a b.s"], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["--split-compile=4", "-arch", "sm_80", "a b.s"]
+    for name, value, status in (
+        ("MLIR_OFFLOAD_PTXAS", "", 127),
+        ("MLIR_OFFLOAD_PTXAS", WRAPPER, 127),  # itself: it would run forever
+        ("MLIR_OFFLOAD_PTXAS_OPTIONS", "--split-compile=4; rm -rf /", 1),
+    ):
+        done = subprocess.run([WRAPPER, "x.s"], env=dict(env, **{name: value}), capture_output=True, text=True)
+        assert done.returncode == status
+        assert done.stderr.startswith("ptxas wrapper: error: ") and len(done.stderr.splitlines()) == 1
+
+
+def many_kernels(count: int) -> str:
+    """A program of `count` kernels of libdevice math (enough device bitcode for several partitions)."""
+    from mlir import ir
+    from mlir.dialects import arith, func, gpu, memref
+    from mlir.dialects import math as math_dialect
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.create()
+        module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+        buffer = ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], ir.F32Type.get())
+        with ir.InsertionPoint(module.body):
+            gpu_module = gpu.GPUModuleOp("kernels")
+            block = gpu_module.bodyRegion.blocks.append()
+            main = func.FuncOp("main", ir.FunctionType.get([], [ir.IntegerType.get_signless(32)]))
+        with ir.InsertionPoint(main.add_entry_block()):
+            func.return_([arith.constant(ir.IntegerType.get_signless(32), 0)])
+        with ir.InsertionPoint(block):
+            for k in range(count):
+                kernel = gpu.GPUFuncOp(
+                    ir.TypeAttr.get(ir.FunctionType.get([buffer], [])), sym_name=f"k{k}", kernel=True
+                )
+                body = kernel.body.blocks.append(buffer)
+                with ir.InsertionPoint(body):
+                    position = gpu.global_id(gpu.Dimension.x)
+                    value = memref.load(body.arguments[0], [position])
+                    for name in ("exp", "sin", "tanh", "log")[k % 2 : k % 2 + 3]:
+                        value = getattr(math_dialect, name)(value)
+                    memref.store(value, body.arguments[0], [position])
+                    gpu.return_([])
+        return str(module)
+
+
+def kernel_code(executable) -> dict[str, bytes]:
+    """Each kernel's SASS (its cubin's .text.<kernel> bytes) in an executable's fatbin."""
+    from offload.formats.elf import read_elf
+    from offload.toolchain.executable import read_executable
+
+    code = {}
+    for objects in read_executable(str(executable)).device_sections.values():
+        for image in objects:
+            if image.kind == "elf":
+                assert not image.compressed
+                elf = read_elf(image.data, str(executable))
+                code.update(
+                    {f"{image.arch} {s.name}": elf.section_data(s) for s in elf.sections if s.name.startswith(".text.")}
+                )
+    return code
+
+
+def test_parallel_device_link_keeps_every_kernel_and_the_bytes(tmp_path):
+    require_tool("clang-22", 22)
+    ptxas = require_tool("ptxas")
+    source = tmp_path / "many.mlir"
+    source.write_text(many_kernels(180))
+    bundle = tmp_path / "many.bc"
+    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("link", str(bundle), "-o", str(tmp_path / "app"), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    command = done.stdout.strip().splitlines()[-1]
+    assert "--plugin-opt=lto-partitions=2" in shlex.split(command)
+    splits = "--split-compile" in subprocess.run([ptxas, "--help"], capture_output=True, text=True).stdout
+    assert (f"--cuda-path={os.path.dirname(os.path.dirname(WRAPPER))}" in shlex.split(command)) == splits
+    # Linked in parallel, then on one CPU, then as before (one partition, the toolkit's own ptxas).
+    done = run_cli("link", str(bundle), "-o", str(tmp_path / "reported"), "--resource-usage", "-v")
+    assert done.returncode == 0, done.stderr
+    ran = [line for line in done.stderr.splitlines() if line.startswith(' "') and "ptxas" in line]
+    assert len(ran) == 2 and all(line.startswith(f' "{WRAPPER}"') == splits for line in ran)
+    assert len([line for line in done.stdout.splitlines() if line.startswith("sm_80 k")]) == 180
+    done = run_cli("link", str(bundle), "-o", str(tmp_path / "app"))
+    assert done.returncode == 0, done.stderr
+    one_cpu = (
+        subprocess.run(["taskset", "-c", str(min(os.sched_getaffinity(0))), "true"], capture_output=True).returncode
+        == 0
+    )
+    if one_cpu:
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        pinned = subprocess.run(
+            [
+                "taskset",
+                "-c",
+                str(min(os.sched_getaffinity(0))),
+                sys.executable,
+                "-m",
+                "offload",
+                "link",
+                str(bundle),
+                "-o",
+                str(tmp_path / "pinned"),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert pinned.returncode == 0, pinned.stderr
+        assert (tmp_path / "pinned").read_bytes() == (tmp_path / "app").read_bytes()
+    cuda_bin = os.path.dirname(os.path.realpath(ptxas))
+    done = run_cli(
+        "link",
+        str(bundle),
+        "-o",
+        str(tmp_path / "serial"),
+        DEVICE_LINKER,
+        "--plugin-opt=lto-partitions=1",
+        DEVICE_LINKER,
+        f"--cuda-path={os.path.dirname(cuda_bin)}",
+    )
+    assert done.returncode == 0, done.stderr
+    parallel, serial = kernel_code(tmp_path / "app"), kernel_code(tmp_path / "serial")
+    assert len(serial) == 180 and parallel == serial
