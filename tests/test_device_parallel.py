@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import REPO
 from offload.errors import Location, OffloadError
 from offload.serialize.processes import map_forked
 
@@ -63,3 +64,37 @@ def test_first_failing_item_wins_like_a_sequential_loop():
     with pytest.raises(OffloadError) as caught:
         map_forked(_square_or_fail, [4, 3], ["sm_80", "sm_90"], jobs=2)
     assert "sm_80" in caught.value.message
+
+
+def test_host_lowering_runs_beside_the_device_step_and_dies_with_it(tmp_path, monkeypatch):
+    """compile starts the host lowering's child before the device step (it needs no image) and collects it
+    after; when the device step fails, that child is killed and reaped, and the device error is the one raised."""
+    from offload import api
+    from offload.compiler import stages
+    from offload.serialize.processes import ForkedCall
+
+    started, cancelled = [], []
+    real_start, real_cancel = stages.start_lower, ForkedCall.cancel
+
+    def start(*args, **kwargs):
+        call = real_start(*args, **kwargs)
+        started.append(call)
+        return call
+
+    def cancel(self):
+        real_cancel(self)
+        cancelled.append(self)
+
+    def device_part(*args, **kwargs):
+        assert len(started) == 1, "the host lowering is not running while the device step runs"
+        os.kill(started[0]._pid, 0)  # its child is alive
+        raise OffloadError("device step failed")
+
+    monkeypatch.setattr(stages, "start_lower", start)
+    monkeypatch.setattr(ForkedCall, "cancel", cancel)
+    monkeypatch.setattr(stages, "_device_part", device_part)
+    with pytest.raises(OffloadError, match="device step failed"):
+        api.compile_file(REPO / "examples" / "saxpy.mlir", "sm_80", cache=False)  # no whole-compile cache hit
+    assert cancelled == started
+    with pytest.raises(ChildProcessError):
+        os.waitpid(started[0]._pid, os.WNOHANG)  # reaped: no zombie left

@@ -84,11 +84,15 @@ def lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool
     `device_symbol(gpu module, kernel)` is the kernel's name in the device image (see --rename);
     `debug` (compile -g): the MLIR locations become the host code's debug information.
     Runs in a forked child: MLIR crashing on some input is one error line, not a dead process."""
-    from offload.serialize.processes import call_forked
+    return start_lower_host(program, device_symbol, debug).result()
 
-    return call_forked(
-        lambda _: _lower_host_here(program, device_symbol, debug), None, "lowering the host code crashed"
-    )
+
+def start_lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool = False):
+    """lower_host, started: a ForkedCall whose result() is the LoweredHost. The compile runs it while the
+    device step runs (the host lowering needs no device image)."""
+    from offload.serialize.processes import ForkedCall
+
+    return ForkedCall(lambda _: _lower_host_here(program, device_symbol, debug), None, "lowering the host code crashed")
 
 
 def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost:

@@ -79,7 +79,7 @@ def compile_bundle(settings) -> CompiledBundle:
     """The whole compile of an offload.compiler.plan.CompilePlan: the bundle's bytes and, with device image
     "ptx", the PTX of each NVPTX image."""
     from offload.compiler.frontend import load_program
-    from offload.serialize import compile_device, symbol_name
+    from offload.serialize import symbol_name
 
     options, emit, plan = settings.options, settings.emit, settings.bundle
     if emit == "ll" and plan.host_format != "bc":
@@ -106,6 +106,34 @@ def compile_bundle(settings) -> CompiledBundle:
         temps.keep("input", str(program.module), "mlir")
     if options.emulate:
         check_emulatable(program)
+    # The host lowering needs no device image: its child runs while the device step does (another CPU).
+    host_lowering = start_lower(
+        program, lambda module, kernel: symbol_name(module, kernel, options.rename), options.debug_info == "g"
+    )
+    try:
+        images, resources, record, offload_images = _device_part(settings, program, temps, plan, options)
+    except BaseException:
+        host_lowering.cancel()
+        raise
+    with stage("lower"):
+        lowered = host_lowering.result()
+    if temps:
+        temps.keep("host-lowered", lowered.llvm_ir, "ll")
+    with stage("annotate"):
+        host = annotate(lowered, images, offload_images, plan, record)
+    if temps:
+        temps.keep("host", str(host), "ll")
+    ptx = {i.target.arch: i.native.ptx for i in images if plan.device_image == "ptx" and i.native and i.native.ptx}
+    with stage(f"emit ({emit if plan.host_format == 'bc' else 'obj'})"):
+        data = emit_bundle(host, plan, emit)
+    return CompiledBundle(data, ptx, resources)
+
+
+def _device_part(settings, program, temps, plan: BundlePlan, options):
+    """The device images of every target, packaged: (images, resource lines, record, OffloadImages)."""
+    from offload.compiler.trace import stage
+    from offload.serialize import compile_device
+
     with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):
         # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
         # Native images: codegen runs on each image built (a cache hit brings its native code along).
@@ -125,20 +153,7 @@ def compile_bundle(settings) -> CompiledBundle:
     with stage("package"):
         record = make_record(plan, images, options.device_debug)
         offload_images = package(images, plan, record)
-    with stage("lower"):
-        lowered = lower(
-            program, lambda module, kernel: symbol_name(module, kernel, options.rename), options.debug_info == "g"
-        )
-    if temps:
-        temps.keep("host-lowered", lowered.llvm_ir, "ll")
-    with stage("annotate"):
-        host = annotate(lowered, images, offload_images, plan, record)
-    if temps:
-        temps.keep("host", str(host), "ll")
-    ptx = {i.target.arch: i.native.ptx for i in images if plan.device_image == "ptx" and i.native and i.native.ptx}
-    with stage(f"emit ({emit if plan.host_format == 'bc' else 'obj'})"):
-        data = emit_bundle(host, plan, emit)
-    return CompiledBundle(data, ptx, resources)
+    return images, resources, record, offload_images
 
 
 def resource_usage(images, options) -> tuple[str, ...] | None:
@@ -214,10 +229,10 @@ def package(images, plan: BundlePlan, record) -> list:
     return offload_images
 
 
-def lower(program, device_symbol, debug: bool = False):
-    from offload.annotations.lower import lower_host
+def start_lower(program, device_symbol, debug: bool = False):
+    from offload.annotations.lower import start_lower_host
 
-    return lower_host(program, device_symbol, debug)
+    return start_lower_host(program, device_symbol, debug)
 
 
 def annotate(lowered, images, offload_images, plan: BundlePlan, record):

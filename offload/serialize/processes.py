@@ -107,6 +107,14 @@ class ForkedCall:
             raise self._done[1]
         return self._done[1]
 
+    def cancel(self) -> None:
+        """The child killed and reaped, where result() has not collected it (the caller failed first)."""
+        if self._done is None:
+            os.kill(self._pid, signal.SIGKILL)
+            os.close(self._fd)
+            os.waitpid(self._pid, 0)
+            self._done = ("error", OffloadError(f"{self.failure}: cancelled"))
+
 
 def call_forked(function: Callable[[Item], Result], item: Item, failure: str) -> Result:
     """function(item) in a forked child (see ForkedCall)."""
