@@ -233,10 +233,12 @@ def compile_stages(build: Build) -> dict[str, float]:
 STAGE_LINE = "mlir-offload: stage "
 
 
-def our_link_command(build: Build) -> tuple[list[str], dict]:
+def our_link_command(build: Build, *extra: str) -> tuple[list[str], dict]:
     """The clang command `mlir-offload link` runs, with the environment it sets (`link --dry-run`)."""
-    _, _ = timed(build.ours_link("--dry-run"), build.environment)  # checks the link plans
-    printed = subprocess.run(build.ours_link("--dry-run"), capture_output=True, text=True, env=build.environment)
+    _, _ = timed(build.ours_link("--dry-run", *extra), build.environment)  # checks the link plans
+    printed = subprocess.run(
+        build.ours_link("--dry-run", *extra), capture_output=True, text=True, env=build.environment
+    )
     words = shlex.split(printed.stdout.strip().splitlines()[-1])
     environment = dict(os.environ)
     while words and "=" in words[0] and not words[0].startswith("-"):
@@ -303,8 +305,8 @@ def sass_comparison(build: Build) -> list[str]:
     for folder in (ours_folder, theirs_folder):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir()
-    command, environment = our_link_command(build)
-    timed([*command[:-2], "-save-temps", "-o", str(ours_folder / "app")], environment, ours_folder)
+    command, environment = our_link_command(build, "-save-temps")
+    timed([*command[:-2], "-o", str(ours_folder / "app")], environment, ours_folder)
     timed([*build.clang_compile("-save-temps")[:-2], "-o", str(theirs_folder / "bench.o")], None, theirs_folder)
     lines = []
     worse_total = 0
@@ -344,7 +346,30 @@ def sass_comparison(build: Build) -> list[str]:
                 f"{t.instructions}/{t.registers}/{t.spill_bytes} (instructions/registers/spill bytes)"
             )
     lines.append(f"  SASS no worse per kernel: {'yes' if worse_total == 0 else 'NO'}")
+    # -save-temps turns link's parallel device link off (partitions would share one PTX name): the timed
+    # executable must hold the same kernel code as the one compared here.
+    timed_code, compared_code = kernel_code(build.work / "ours"), kernel_code(ours_folder / "app")
+    same = bool(compared_code) and timed_code == compared_code
+    lines.append(
+        f"  the timed executable's kernel code is the compared one's ({len(compared_code)} kernels x archs): "
+        f"{'yes' if same else 'NO'}"
+    )
     return lines
+
+
+def kernel_code(executable: Path) -> dict[str, bytes]:
+    """Each kernel's SASS in an executable: its cubin's .text.<kernel> bytes, per arch."""
+    from offload.formats.elf import read_elf
+    from offload.toolchain.executable import read_executable
+
+    code = {}
+    for objects in read_executable(str(executable)).device_sections.values():
+        for image in objects:
+            if image.kind == "elf" and not image.compressed:
+                elf = read_elf(image.data, str(executable))
+                texts = [s for s in elf.sections if s.name.startswith(".text.")]
+                code.update({f"{image.arch} {s.name}": elf.section_data(s) for s in texts})
+    return code
 
 
 def main() -> None:
