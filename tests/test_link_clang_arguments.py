@@ -180,3 +180,21 @@ def test_resource_usage_without_cuda_kernels_says_so(tmp_path, fake_hip):
     done = run_cli("link", str(tmp_path / "h.bc"), "--resource-usage", *fake_hip.link_flags, "-o", str(tmp_path / "h"))
     assert done.returncode == 0, done.stderr
     assert done.stdout == "" and "ptxas and nvlink report CUDA kernels only" in done.stderr
+
+
+def test_bitcode_bundle_named_without_bc_suffix_is_read_as_ir(tmp_path):
+    """clang reads a file as LLVM IR only by its suffix; a bitcode bundle named app.bundle went to the host
+    linker ("file format not recognized"). link hands it over as `-x ir BUNDLE` (`-x none` before later inputs)."""
+    require_tool("clang-22", 22)
+    bundle = tmp_path / "saxpy.bundle"
+    done = run_cli("compile", str(REPO / "examples" / "saxpy.mlir"), "--offload-arch", "sm_80", "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "more.c").write_text("int more(void) { return 1; }\n")
+    done = run_cli("link", str(bundle), str(tmp_path / "more.c"), "-o", str(tmp_path / "app"), "--dry-run")
+    assert done.returncode == 0, done.stderr
+    words = shlex.split(done.stdout.strip().splitlines()[-1])
+    at = words.index(str(bundle))
+    assert words[at - 2 : at] == ["-x", "ir"] and words[at + 1 : at + 4] == ["-x", "none", str(tmp_path / "more.c")]
+    done = run_cli("link", str(bundle), "-o", str(tmp_path / "app"))
+    assert done.returncode == 0, done.stderr
+    assert "-x" not in done.stderr and (tmp_path / "app").stat().st_size > 0

@@ -256,6 +256,7 @@ def plan_link(
                 "like bitcode, so clang would misread it: rename it to .o"
             )
     inputs, ptxas_verbose = _ptxas_options_for_link(inputs)
+    inputs = _bitcode_read_as_ir(inputs, bundles)
     from offload.toolchain.clang_arguments import input_files
     from offload.toolchain.cxx_inputs import CXX_DRIVER_MODE, cxx_inputs
 
@@ -333,6 +334,28 @@ def plan_link(
         command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs, mode)
     command += ["-o", output]
     return LinkPlan(clang, command, path_prepend, env, ptx_images, ptxas_verbose, resource_usage, device_debug)
+
+
+# The suffixes from which clang reads a file as LLVM IR; any other input is handed to the host linker.
+IR_SUFFIXES = (".bc", ".ll")
+
+
+def _bitcode_read_as_ir(inputs: list[str], bundles) -> list[str]:
+    """`inputs` with each bitcode bundle that is named otherwise (app.bundle, app.offload) given as
+    `-x ir BUNDLE`, followed by `-x none` where more inputs come: clang picks the language from the suffix."""
+    from offload.toolchain.clang_arguments import parse
+
+    renamed = {b.path for b in bundles if b.record.host_format == "bc" and not b.path.endswith(IR_SUFFIXES)}
+    arguments = parse(inputs)
+    words: list[str] = []
+    for index, argument in enumerate(arguments):
+        if argument.is_input and argument.words[-1] in renamed:
+            words += ["-x", "ir", *argument.words]
+            if any(later.is_input for later in arguments[index + 1 :]):
+                words += ["-x", "none"]
+        else:
+            words += argument.words
+    return words
 
 
 def _refuse_unbuildable_archs(bundles, cuda) -> None:
