@@ -78,6 +78,11 @@ def test_wheel_in_a_fresh_venv_compiles_links_and_finds_its_data(tmp_path):
     files = where.stdout.split()
     assert len(files) == 2 and all(f.startswith(str(venv)) for f in files), where.stdout + where.stderr  # the wheel
 
+    # The wrappers clang's tools run (fatbinary, ptxas) keep their execute bit through the wheel.
+    data = Path(files[1]).parent.parent / "data"
+    for wrapper in (data / "scripts" / "fatbinary", data / "ptxas" / "bin" / "ptxas"):
+        assert wrapper.is_file() and os.access(wrapper, os.X_OK), wrapper
+
     tool = str(venv / "bin" / "mlir-offload")
     mk = subprocess.run([tool, "config", "--mk"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert mk.returncode == 0, mk.stderr
