@@ -213,3 +213,79 @@ def test_parallel_device_link_keeps_every_kernel_and_the_bytes(tmp_path):
     assert done.returncode == 0, done.stderr
     parallel, serial = kernel_code(tmp_path / "app"), kernel_code(tmp_path / "serial")
     assert len(serial) == 180 and parallel == serial
+
+
+def test_shipped_build_links_in_parallel_as_link_does(tmp_path):
+    """ship's build.sh renders link's rule: the same partitions and ptxas threads (the archive carries the ptxas
+    wrapper), so the target builds the very bytes `mlir-offload link` does; LDFLAGS's own option wins, as the
+    link's own words do."""
+    import tarfile
+
+    require_tool("clang-22", 22)
+    ptxas = require_tool("ptxas")
+    splits = "--split-compile" in subprocess.run([ptxas, "--help"], capture_output=True, text=True).stdout
+    (tmp_path / "many.mlir").write_text(many_kernels(180))
+    done = run_cli("compile", "many.mlir", "--offload-arch", "sm_80", "-o", "many.bc", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    done = run_cli("ship", "many.bc", "-o", "many.tar.gz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with tarfile.open(tmp_path / "many.tar.gz") as archive:
+        members = {member.name: member for member in archive.getmembers()}
+        archive.extractall(tmp_path, filter="tar")
+    shipped = members["many/tools/ptxas/bin/ptxas"]
+    assert shipped.mode & 0o111 and (tmp_path / "many/tools/ptxas/bin/ptxas").read_bytes() == open(WRAPPER, "rb").read()
+    script = (tmp_path / "many" / "build.sh").read_text()
+    assert "LTO_PARTITIONS='2'" in script and "PTXAS_THREADS='4'" in script
+
+    def build(ldflags: str = "") -> bytes:
+        subprocess.run(["make", "-C", "many", "clean"], cwd=tmp_path, check=True, capture_output=True)
+        made = subprocess.run(
+            ["make", "-C", "many", "CLANG=clang-22", f"LDFLAGS={ldflags}"], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert made.returncode == 0, made.stderr
+        return (tmp_path / "many" / "many").read_bytes()
+
+    def link(*words: str) -> bytes:
+        done = run_cli("link", "many.bc", "-o", "app", *words, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return (tmp_path / "app").read_bytes()
+
+    parallel = link()
+    assert build() == parallel
+    own = (DEVICE_LINKER, "--plugin-opt=lto-partitions=1")
+    serial = link(*own)
+    assert serial != parallel  # so the equalities say which partitions each build used
+    assert build(" ".join(own)) == serial
+    if splits:  # the ptxas threads change the cubin's bytes too: the toolkit's own ptxas, asked for, wins
+        toolkit_ptxas = (DEVICE_LINKER, f"--cuda-path={os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))}")
+        assert build(" ".join(toolkit_ptxas)) == link(*toolkit_ptxas) != parallel
+
+
+def test_shipped_device_debug_bundle_links_for_debugging(tmp_path):
+    """A -G bundle ships with link's -G words (-g -O0 for the device compile of its bitcode) and without the
+    parallel device link (no ptxas wrapper in the archive)."""
+    import tarfile
+
+    require_tool("clang-22", 22)
+    require_tool("ptxas")
+    done = run_cli(
+        "compile", str(REPO / "examples" / "saxpy.mlir"), "--offload-arch", "sm_80", "-G", "-o", "g.bc", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    done = run_cli("ship", "g.bc", "-o", "g.tar.gz", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with tarfile.open(tmp_path / "g.tar.gz") as archive:
+        assert not [name for name in archive.getnames() if "ptxas" in name]
+        archive.extractall(tmp_path, filter="tar")
+    script = (tmp_path / "g" / "build.sh").read_text()
+    assert "-Wl,--device-compiler=nvptx64-nvidia-cuda=-g -Wl,--device-compiler=nvptx64-nvidia-cuda=-O0" in script
+    assert "LTO_PARTITIONS=''" in script and "PTXAS_THREADS=''" in script
+    made = subprocess.run(
+        ["make", "-C", "g", "CLANG=clang-22", "LDFLAGS=-save-temps"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert made.returncode == 0, made.stderr
+    from offload.formats.elf import read_elf
+
+    cubin = tmp_path / "g" / "g.tmp.nvptx64.sm_80.cubin"
+    names = {section.name for section in read_elf(cubin.read_bytes(), str(cubin)).sections}
+    assert {".debug_info", ".nv_debug_info_reg_sass"} <= names

@@ -141,7 +141,18 @@ def test_archive_is_deterministic_and_complete(shipped, tmp_path):
         names = sorted(tar.getnames())
         assert all(m.mtime == 0 and m.uid == 0 and m.gid == 0 for m in tar.getmembers())
         bundle = tar.extractfile("app/app.offload.bc").read()
-    assert names == ["app", "app/Makefile", "app/SHA256SUMS", "app/app.offload.bc", "app/build.sh", "app/manifest.json"]
+    assert names == [
+        "app",
+        "app/Makefile",
+        "app/SHA256SUMS",
+        "app/app.offload.bc",
+        "app/build.sh",
+        "app/manifest.json",
+        "app/tools",  # CUDA bitcode: the ptxas wrapper of the parallel device link (tests/test_cuda_device_link.py)
+        "app/tools/ptxas",
+        "app/tools/ptxas/bin",
+        "app/tools/ptxas/bin/ptxas",
+    ]
     bundle_dir.mkdir()
     (bundle_dir / "x.bc").write_bytes(bundle)
     assert run_cli("ship", str(bundle_dir / "x.bc"), "-o", str(again), "--app", "app").returncode == 0

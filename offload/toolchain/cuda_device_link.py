@@ -40,6 +40,21 @@ def partitions_for(bitcode_bytes: int) -> int:
     return max(1, min(MAX_PARTITIONS, bitcode_bytes // BITCODE_BYTES_PER_PARTITION))
 
 
+def cuda_bitcode_bytes(bitcode_images) -> dict[str, int]:
+    """arch -> bytes of CUDA device bitcode, from (triple, arch, size) of each bitcode image; `link` and
+    `ship` (whose build.sh renders the same rule) count alike."""
+    sizes: dict[str, int] = {}
+    for triple, arch, size in bitcode_images:
+        if triple == CUDA.triple:
+            sizes[arch] = sizes.get(arch, 0) + size
+    return sizes
+
+
+def partitions_of(sizes: dict[str, int]) -> int:
+    """One count for every arch's device link: the largest arch's."""
+    return partitions_for(max(sizes.values(), default=0))
+
+
 def cuda_device_link_speed(profile, bundles, words: list[str], cuda, device_debug: bool = False) -> DeviceLinkSpeed:
     """The clang arguments, environment and PATH entries that run the CUDA device link of `bundles` (LinkBundles)
     in parallel, for a clang whose `profile` says its nvlink wrapper takes them. Nothing for a -G link (ptxas -O0
@@ -49,17 +64,17 @@ def cuda_device_link_speed(profile, bundles, words: list[str], cuda, device_debu
     if device_debug or any(word.split("=", 1)[0] in SAVE_TEMPS_OPTIONS for word in words):
         return DeviceLinkSpeed()
     given = [words[i + 1] for i, word in enumerate(words[:-1]) if word == DEVICE_LINKER_OPTION]
-    sizes: dict[str, int] = {}
-    for bundle in bundles:
-        for image in bundle.images:
-            if image.image_kind == int(ImageKind.BITCODE) and image.strings.get("triple") == CUDA.triple:
-                arch = image.strings.get("arch", "")
-                sizes[arch] = sizes.get(arch, 0) + len(image.data)
+    sizes = cuda_bitcode_bytes(
+        (image.strings.get("triple", ""), image.strings.get("arch", ""), len(image.data))
+        for bundle in bundles
+        for image in bundle.images
+        if image.image_kind == int(ImageKind.BITCODE)
+    )
     arguments: list[str] = []
     env: dict[str, str] = {}
     path_prepend: list[str] = []
     option = profile.cuda.get("device_link_partitions_option")
-    partitions = partitions_for(max(sizes.values(), default=0))
+    partitions = partitions_of(sizes)
     if option and partitions > 1 and not any(g.startswith(option.rstrip("=0123456789")) for g in given):
         arguments += [DEVICE_LINKER_OPTION, f"{option}{partitions}"]
     if (

@@ -70,14 +70,20 @@ def device_debug_options(profile, bundles) -> list[str]:
     the debug information and does not optimize (ptxas -g). Native images were assembled at compile."""
     from offload.packager import ImageKind
 
-    triples = sorted(
+    return device_debug_words(
+        profile,
         {
             image.strings.get("triple", "")
             for bundle in bundles
             for image in bundle.images
             if image.image_kind == int(ImageKind.BITCODE)
-        }
+        },
     )
+
+
+def device_debug_words(profile, bitcode_triples) -> list[str]:
+    """device_debug_options of the bitcode images' triples (`ship` renders them into build.sh)."""
+    triples = sorted(bitcode_triples)
     option = profile.link.get("device_compiler_option")
     if triples and not option:
         raise OffloadError(

@@ -10,6 +10,8 @@ The archive (deterministic tar.gz, one top folder named after the app):
                        GPU newer than the listed archs JIT-compiles it)
   tools/bin/fatbinary  the fatbinary wrapper (offload/data/scripts/fatbinary) when the link needs it: for
                        the PTX images, and for clang <= 19/21 whose --image= option CUDA 13 rejects
+  tools/ptxas/bin/ptxas  the ptxas wrapper (offload/data/ptxas/bin/ptxas) for CUDA bitcode: ptxas on threads
+                       of its own in the device link, as `mlir-offload link` runs it
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from offload.formats.hosts import X86_64, host_triple
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
 from offload.toolchain import tools as toolchain
-from offload.toolchain.link import HOST_OPTIMIZATION, OPTIMIZATION_OPTION
+from offload.toolchain.cuda_device_link import DEVICE_LINKER_OPTION
+from offload.toolchain.link import HOST_OPTIMIZATION, OPTIMIZATION_OPTION, device_debug_words
 from offload.toolchain.ptx import ptx_external_functions, ptx_target_arch
 
 MANIFEST_FORMAT = "mlir-offload-ship/1"
@@ -64,6 +67,7 @@ def check_app_name(name: str, source: str) -> str:
 # Placeholders for values the target decides; rendered as shell variables in build.sh.
 CLANG, CUDA_PATH, ROCM_PATH, OUTPUT = "\0CLANG\0", "\0CUDA_PATH\0", "\0ROCM_PATH\0", "\0OUTPUT\0"
 FATBINARY_WRAPPER = "tools/bin/fatbinary"
+PTXAS_WRAPPER = "tools/ptxas/bin/ptxas"  # build.sh passes the nvlink wrapper --cuda-path=<archive>/tools/ptxas
 
 
 @dataclass
@@ -74,6 +78,7 @@ class BundleFacts:
     host_producer: str | None  # "LLVM22.1.0" for bitcode
     entries: list[str]
     images: list[dict] = field(default_factory=list)  # offload_kind, triple, arch, image_kind, producer
+    cuda_bitcode_bytes: dict[str, int] = field(default_factory=dict)  # arch -> bytes (the device link's partitions)
 
     @property
     def host_format(self) -> str:  # "bc" | "obj"
@@ -171,7 +176,14 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
                 "producer": bitcode_producer(image.data) if image.image_kind == ImageKind.BITCODE else None,
             }
         )
-    return BundleFacts(record, producer, entries, images)
+    from offload.toolchain.cuda_device_link import cuda_bitcode_bytes
+
+    sizes = cuda_bitcode_bytes(
+        (image.strings.get("triple", ""), image.strings.get("arch", ""), len(image.data))
+        for image in offload_images
+        if image.image_kind == ImageKind.BITCODE
+    )
+    return BundleFacts(record, producer, entries, images, sizes)
 
 
 def _recorded_profile(record: BundleRecord, entry_major: int, name: str) -> Profile:
@@ -243,6 +255,7 @@ def render_build_sh(
     needs_fatbinary_wrapper: bool,
     ptx_files: dict[str, str] | None = None,
     files: Sequence[str] = (),
+    speed: DeviceLinkRule | None = None,
 ) -> str:
     """build.sh; `ptx_files` maps arch -> archive path of its PTX (relative: the link runs in the
     archive's folder, whatever characters the folder's path has)."""
@@ -253,6 +266,12 @@ def render_build_sh(
         " ".join(_sh_word(w) for w in link_words)
         + ' ${WRAPPER_CUDA_PATH:+"-Wl,--cuda-path=$WRAPPER_CUDA_PATH"} $HOST_OPTIMIZATION $LDFLAGS $LDLIBS'
     )
+    link += (
+        ' ${JOBS_WORD:+"$JOBS_WORD"}'
+        ' ${PARTITIONS_WORD:+"$DEVICE_LINKER"} ${PARTITIONS_WORD:+"$PARTITIONS_WORD"}'
+        ' ${PTXAS_CUDA_PATH:+"$DEVICE_LINKER"} ${PTXAS_CUDA_PATH:+"--cuda-path=$PTXAS_CUDA_PATH"}'
+    )
+    speed = speed or DeviceLinkRule()
     bitcode_llvm = facts.bitcode_llvm or ""
     template = resources.files("offload.data").joinpath("ship/build.sh.in").read_text("utf-8")
     values = {
@@ -275,7 +294,10 @@ def render_build_sh(
             "\n".join(
                 f"{major} {','.join(refusals) or '-'} "
                 f"{'1' if clang.cuda.get('fatbinary_needs_image3_wrapper') else '-'} "
-                f"{clang.cuda.get('fatbinary_lookup', 'path')}"
+                f"{clang.cuda.get('fatbinary_lookup', 'path')} "
+                f"{clang.link.get('device_jobs_option') or '-'} "
+                f"{clang.cuda.get('device_link_partitions_option') or '-'} "
+                f"{clang.cuda.get('ptxas_lookup') or '-'}"
                 for major, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm)
             )
         ),
@@ -287,6 +309,11 @@ def render_build_sh(
         "@CLANG_CANDIDATES@": " ".join(_sh_word(c) for c in toolchain.clang_candidates(profile.clang_major)),
         "@FILES@": shlex.quote("\n".join(sorted(files))),
         "@LINK@": link,
+        "@DEVICE_IMAGES@": str(speed.device_images),
+        "@LTO_PARTITIONS@": str(speed.partitions) if speed.partitions > 1 else "",
+        "@PTXAS_THREADS@": str(speed.ptxas_threads or ""),
+        "@DEVICE_LINKER@": DEVICE_LINKER_OPTION,
+        "@PTXAS_WRAPPER_ROOT@": os.path.dirname(os.path.dirname(PTXAS_WRAPPER)),
         "@HOST_TRIPLE@": facts.host_triple,
         # link's rule (offload/toolchain/link.py): this level unless LDFLAGS has a word starting with the option.
         "@HOST_OPTIMIZATION@": HOST_OPTIMIZATION,
@@ -306,6 +333,29 @@ def render_makefile(app: str, bundle: str) -> str:
 
 def fatbinary_wrapper() -> bytes:
     return resources.files("offload.data").joinpath("scripts/fatbinary").read_bytes()
+
+
+def ptxas_wrapper() -> bytes:
+    return resources.files("offload.data").joinpath("ptxas/bin/ptxas").read_bytes()
+
+
+@dataclass(frozen=True)
+class DeviceLinkRule:
+    """What build.sh renders of `mlir-offload link`'s parallel device link (offload/toolchain/link.py and
+    cuda_device_link.py): the counts come from the bundles; which clang takes which option is the CLANGS data."""
+
+    device_images: int = 1  # the jobs option's count, at most one per CPU of the target (same bytes)
+    partitions: int = 1  # LTO code generation partitions of each CUDA arch
+    ptxas_threads: int = 0  # ptxas --split-compile=N through the shipped ptxas wrapper; 0: the toolkit's ptxas
+
+
+def device_link_rule(facts: BundleFacts) -> DeviceLinkRule:
+    from offload.toolchain.cuda_device_link import PTXAS_THREADS, partitions_of
+
+    images = len(set(facts.record.targets))
+    if facts.record.device_debug or not facts.cuda_bitcode_bytes:  # -G: ptxas -O0 -g as asked, one partition
+        return DeviceLinkRule(images)
+    return DeviceLinkRule(images, partitions_of(facts.cuda_bitcode_bytes), PTXAS_THREADS)
 
 
 # ---- the archive ---------------------------------------------------------------------------------
@@ -351,6 +401,19 @@ def build_archive(
         payload[ptx_files[arch]] = text.encode("utf-8")
     if needs_wrapper or ptx_files:
         payload[FATBINARY_WRAPPER] = fatbinary_wrapper()
+    speed = device_link_rule(facts)
+    if speed.ptxas_threads and any(
+        clang.cuda.get("ptxas_lookup") == "cuda_path"
+        for _, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm)
+        if not refusals
+    ):
+        payload[PTXAS_WRAPPER] = ptxas_wrapper()
+    else:
+        speed = replace(speed, ptxas_threads=0)
+    link_words = target_link_words(profile, kind, bundle_names, host_triple(facts.host_triple))
+    if facts.record.device_debug:  # link's -G rule: the device link of each bitcode triple gets -g -O0
+        bitcode_triples = {image["triple"] for image in facts.images if image["image_kind"] == "bitcode"}
+        link_words[-2:-2] = device_debug_words(profile, bitcode_triples)
     manifest = {
         "format": MANIFEST_FORMAT,
         "tool": f"mlir-offload {__version__}",
@@ -374,13 +437,14 @@ def build_archive(
         " ".join(bundle_names),
         facts,
         profile,
-        target_link_words(profile, kind, bundle_names, host_triple(facts.host_triple)),
+        link_words,
         needs_wrapper,
         ptx_files,
         [*files, "build.sh"],
+        speed,
     ).encode("utf-8")
     files["SHA256SUMS"] = "".join(f"{sha256(data)}  {name}\n" for name, data in sorted(files.items())).encode()
-    return deterministic_tar_gz(app, files, executable={"build.sh", FATBINARY_WRAPPER})
+    return deterministic_tar_gz(app, files, executable={"build.sh", FATBINARY_WRAPPER, PTXAS_WRAPPER})
 
 
 def _joined_facts(named: list[tuple[str, BundleFacts]]) -> BundleFacts:
@@ -408,11 +472,16 @@ def _joined_facts(named: list[tuple[str, BundleFacts]]) -> BundleFacts:
                 )
             seen[entry] = name
     targets = tuple(dict.fromkeys(t for _, facts in named for t in facts.record.targets))
+    device_debug = any(facts.record.device_debug for _, facts in named)  # -G in one: the link is -G (link's rule)
     return BundleFacts(
-        replace(first.record, targets=targets),
+        replace(first.record, targets=targets, device_debug=device_debug),
         max((f.host_producer for _, f in named if f.host_producer), default=None, key=_llvm_major),
         sorted(seen),
         [image for _, facts in named for image in facts.images],
+        {
+            arch: sum(facts.cuda_bitcode_bytes.get(arch, 0) for _, facts in named)
+            for arch in sorted({arch for _, facts in named for arch in facts.cuda_bitcode_bytes})
+        },
     )
 
 
@@ -442,7 +511,7 @@ def check_shipped_ptx(ptx: dict[str, str], facts: BundleFacts, bundle_name: str,
 def deterministic_tar_gz(top: str, files: dict[str, bytes], executable: set[str]) -> bytes:
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-        folders = sorted({os.path.dirname(n) for n in files if os.path.dirname(n)})
+        folders = sorted({folder for n in files for folder in _ancestors(n)})
         for folder in [""] + folders:
             info = tarfile.TarInfo(f"{top}/{folder}".rstrip("/"))
             info.type, info.mode = tarfile.DIRTYPE, 0o755
@@ -457,6 +526,12 @@ def deterministic_tar_gz(top: str, files: dict[str, bytes], executable: set[str]
     with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0, compresslevel=9) as gz:
         gz.write(raw.getvalue())
     return out.getvalue()
+
+
+def _ancestors(name: str) -> list[str]:
+    """The folders above an archive path, each one its own member (tools, tools/ptxas, tools/ptxas/bin)."""
+    parts = name.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _fixed(info: tarfile.TarInfo) -> None:
