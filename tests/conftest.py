@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -63,6 +65,16 @@ def run_cli(
         text=input is None,
         timeout=600,
     )
+
+
+def dry_run_words(line: str) -> tuple[list[str], list[str]]:
+    """(environment assignments, command words) of a shell line `link --dry-run` prints: NAME=VALUE words the
+    command runs with (the toolkit on PATH, the ptxas wrapper's variables), then clang and its arguments."""
+    words = shlex.split(line)
+    first = next(
+        (i for i, word in enumerate(words) if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", word)), len(words)
+    )
+    return words[:first], words[first:]
 
 
 def stderr_on_terminal(args, env: dict, cwd: str | os.PathLike | None = None) -> tuple[int, bytes]:

@@ -11,7 +11,7 @@ import tarfile
 
 import pytest
 
-from conftest import REPO, require_tool, run_cli
+from conftest import REPO, dry_run_words, require_tool, run_cli
 
 SAXPY = REPO / "examples" / "saxpy.mlir"
 
@@ -33,7 +33,7 @@ def test_link_config_and_build_sh_pick_the_same_clang(misleading_path, tmp_path)
     assert run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "-o", str(bundle), env=env).returncode == 0
     linked = run_cli("link", str(bundle), "--dry-run", "-o", str(tmp_path / "app"), env=env)
     assert linked.returncode == 0, linked.stderr
-    link_clang = shlex.split(linked.stdout)[0]
+    link_clang = dry_run_words(linked.stdout)[1][0]
     configured = run_cli("config", "--clang", env=env)
     assert configured.returncode == 0, configured.stderr
     assert configured.stdout.strip() == link_clang and os.path.realpath(link_clang) == os.path.realpath(clang22)

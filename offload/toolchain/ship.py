@@ -34,7 +34,7 @@ from offload.formats.hosts import X86_64, host_triple
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
 from offload.toolchain import tools as toolchain
-from offload.toolchain.cuda_device_link import DEVICE_LINKER_OPTION
+from offload.toolchain.cuda_device_link import DEVICE_LINKER_OPTION, PTXAS_THREADS, cuda_bitcode_bytes, partitions_of
 from offload.toolchain.link import HOST_OPTIMIZATION, OPTIMIZATION_OPTION, device_debug_words
 from offload.toolchain.ptx import ptx_external_functions, ptx_target_arch
 
@@ -176,8 +176,6 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
                 "producer": bitcode_producer(image.data) if image.image_kind == ImageKind.BITCODE else None,
             }
         )
-    from offload.toolchain.cuda_device_link import cuda_bitcode_bytes
-
     sizes = cuda_bitcode_bytes(
         (image.strings.get("triple", ""), image.strings.get("arch", ""), len(image.data))
         for image in offload_images
@@ -350,8 +348,6 @@ class DeviceLinkRule:
 
 
 def device_link_rule(facts: BundleFacts) -> DeviceLinkRule:
-    from offload.toolchain.cuda_device_link import PTXAS_THREADS, partitions_of
-
     images = len(set(facts.record.targets))
     if facts.record.device_debug or not facts.cuda_bitcode_bytes:  # -G: ptxas -O0 -g as asked, one partition
         return DeviceLinkRule(images)
