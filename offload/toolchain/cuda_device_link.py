@@ -40,13 +40,16 @@ def partitions_for(bitcode_bytes: int) -> int:
     return max(1, min(MAX_PARTITIONS, bitcode_bytes // BITCODE_BYTES_PER_PARTITION))
 
 
-def cuda_bitcode_bytes(bitcode_images) -> dict[str, int]:
-    """arch -> bytes of CUDA device bitcode, from (triple, arch, size) of each bitcode image; `link` and
-    `ship` (whose build.sh renders the same rule) count alike."""
+def cuda_bitcode_bytes(images) -> dict[str, int]:
+    """arch -> bytes of CUDA device bitcode among offload images (packager records); `link` and `ship` (whose
+    build.sh renders the same rule) count alike."""
+    from offload.packager import ImageKind
+
     sizes: dict[str, int] = {}
-    for triple, arch, size in bitcode_images:
-        if triple == CUDA.triple:
-            sizes[arch] = sizes.get(arch, 0) + size
+    for image in images:
+        if image.image_kind == int(ImageKind.BITCODE) and image.strings.get("triple") == CUDA.triple:
+            arch = image.strings.get("arch", "")
+            sizes[arch] = sizes.get(arch, 0) + len(image.data)
     return sizes
 
 
@@ -59,17 +62,10 @@ def cuda_device_link_speed(profile, bundles, words: list[str], cuda, device_debu
     """The clang arguments, environment and PATH entries that run the CUDA device link of `bundles` (LinkBundles)
     in parallel, for a clang whose `profile` says its nvlink wrapper takes them. Nothing for a -G link (ptxas -O0
     -g, as asked), with -save-temps, or where the link's own `words` already pass the nvlink wrapper the option."""
-    from offload.packager import ImageKind
-
     if device_debug or any(word.split("=", 1)[0] in SAVE_TEMPS_OPTIONS for word in words):
         return DeviceLinkSpeed()
     given = [words[i + 1] for i, word in enumerate(words[:-1]) if word == DEVICE_LINKER_OPTION]
-    sizes = cuda_bitcode_bytes(
-        (image.strings.get("triple", ""), image.strings.get("arch", ""), len(image.data))
-        for bundle in bundles
-        for image in bundle.images
-        if image.image_kind == int(ImageKind.BITCODE)
-    )
+    sizes = cuda_bitcode_bytes(image for bundle in bundles for image in bundle.images)
     arguments: list[str] = []
     env: dict[str, str] = {}
     path_prepend: list[str] = []

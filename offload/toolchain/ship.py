@@ -176,12 +176,7 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
                 "producer": bitcode_producer(image.data) if image.image_kind == ImageKind.BITCODE else None,
             }
         )
-    sizes = cuda_bitcode_bytes(
-        (image.strings.get("triple", ""), image.strings.get("arch", ""), len(image.data))
-        for image in offload_images
-        if image.image_kind == ImageKind.BITCODE
-    )
-    return BundleFacts(record, producer, entries, images, sizes)
+    return BundleFacts(record, producer, entries, images, cuda_bitcode_bytes(offload_images))
 
 
 def _recorded_profile(record: BundleRecord, entry_major: int, name: str) -> Profile:
@@ -347,11 +342,17 @@ class DeviceLinkRule:
     ptxas_threads: int = 0  # ptxas --split-compile=N through the shipped ptxas wrapper; 0: the toolkit's ptxas
 
 
-def device_link_rule(facts: BundleFacts) -> DeviceLinkRule:
+def device_link_rule(facts: BundleFacts, profile: Profile) -> DeviceLinkRule:
+    """The rule for `facts`; ptxas threads only where a clang that can link the bundle finds the wrapper."""
     images = len(set(facts.record.targets))
     if facts.record.device_debug or not facts.cuda_bitcode_bytes:  # -G: ptxas -O0 -g as asked, one partition
         return DeviceLinkRule(images)
-    return DeviceLinkRule(images, partitions_of(facts.cuda_bitcode_bytes), PTXAS_THREADS)
+    wrapper_found = any(
+        clang.cuda.get("ptxas_lookup") == "cuda_path"
+        for _, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm)
+        if not refusals
+    )
+    return DeviceLinkRule(images, partitions_of(facts.cuda_bitcode_bytes), PTXAS_THREADS if wrapper_found else 0)
 
 
 # ---- the archive ---------------------------------------------------------------------------------
@@ -397,15 +398,9 @@ def build_archive(
         payload[ptx_files[arch]] = text.encode("utf-8")
     if needs_wrapper or ptx_files:
         payload[FATBINARY_WRAPPER] = fatbinary_wrapper()
-    speed = device_link_rule(facts)
-    if speed.ptxas_threads and any(
-        clang.cuda.get("ptxas_lookup") == "cuda_path"
-        for _, refusals, clang in link_table(profile.clang_major, facts.bitcode_llvm)
-        if not refusals
-    ):
+    speed = device_link_rule(facts, profile)
+    if speed.ptxas_threads:
         payload[PTXAS_WRAPPER] = ptxas_wrapper()
-    else:
-        speed = replace(speed, ptxas_threads=0)
     link_words = target_link_words(profile, kind, bundle_names, host_triple(facts.host_triple))
     if facts.record.device_debug:  # link's -G rule: the device link of each bitcode triple gets -g -O0
         bitcode_triples = {image["triple"] for image in facts.images if image["image_kind"] == "bitcode"}
