@@ -157,6 +157,7 @@ def test_ldflags_and_cflags_are_what_a_cuda_link_needs(tmp_path):
         "-L/usr/local/cuda/lib64",
         "-Wno-unknown-cuda-version",
         "-lcudart",
+        "-lm",
     ]
     cf = run_cli("config", "--cflags", cwd=tmp_path)
     assert cf.stdout.split()[:3] == ["--offload-new-driver", "-fgpu-rdc", "--cuda-path=/usr/local/cuda"]

@@ -105,6 +105,10 @@ def runtime_modes() -> tuple[str, ...]:
     return tuple(dict.fromkeys(mode for vendor in VENDORS.values() for mode, _ in vendor.runtime_variants))
 
 
+# Host code calls libm for math ops (math.exp -> expf); nvcc's g++ and hipcc's clang++ link it, clang's C driver does not.
+HOST_SYSTEM_LIBRARIES = ("m",)
+
+
 def runtime_libraries(vendor: Vendor, mode: str = "shared") -> tuple[str, ...]:
     """The libraries (-l names) of link --cudart=MODE for this vendor."""
     variants = dict(vendor.runtime_variants) or {"shared": (vendor.link_library,)}
@@ -132,7 +136,8 @@ def runtime_link_flags(vendor: Vendor, root: str | None, library_dirs: list[str]
     (the libraries of link --cudart=MODE)."""
     words = [f"{vendor.toolkit_path_flag}={root}"] if root else []
     words += [f"-L{folder}" for folder in library_dirs]
-    return words + [*vendor.quiet_flags, *(f"-l{library}" for library in runtime_libraries(vendor, mode))]
+    libraries = (*runtime_libraries(vendor, mode), *HOST_SYSTEM_LIBRARIES)
+    return words + [*vendor.quiet_flags, *(f"-l{library}" for library in libraries)]
 
 
 VENDORS = {vendor.offload_kind: vendor for vendor in (CUDA, HIP)}

@@ -1,7 +1,7 @@
 // A 16x32 f32 tile of a 48x32 matrix (rows 16..31 via the box at [0, 16]) loaded by TMA into shared
 // memory, completion tracked by an mbarrier (expect_tx bytes, parity wait); the descriptor is made on the host.
 module {
-  memref.global "private" @tile_smem : memref<16x32xf32, 3>
+  memref.global "private" @tile_smem : memref<16x32xf32, 3> {alignment = 128 : i64}
   func.func @main() {
     %c0 = arith.constant 0 : index
     %phase0 = arith.constant false
