@@ -357,15 +357,19 @@ def _path_without_flock(folder: Path) -> str:
     return str(folder)
 
 
-@pytest.mark.parametrize("lock", ["flock", "lock folder"])
+@pytest.mark.parametrize("lock", ["flock", "no flock", "flock that cannot lock"])
 def test_two_builds_of_one_folder_at_once_take_turns(shipped, tmp_path, lock):
     """The second build waits for the first, then finds its executable up to date: neither removes or
-    renames what the other links (before: both linked to APP.tmp, and one's clean-up took the other's)."""
+    renames what the other links (before: both linked to APP.tmp, and one's clean-up took the other's).
+    Without a flock that works (none installed; a file system that cannot lock, as some NFS), a lock folder."""
     clang = _slow_clang(tmp_path / "bin", require_tool("clang-22", 22))
     top = _unpack(shipped["port22"], tmp_path / "unpacked")
     env = _scrubbed_env(tmp_path)
-    if lock == "lock folder":
+    if lock != "flock":
         env["PATH"] = f"{tmp_path / 'shims'}:{_path_without_flock(tmp_path / 'no-flock')}"
+    if lock == "flock that cannot lock":  # util-linux's exit status when flock(2) fails other than on a conflict
+        (tmp_path / "shims" / "flock").write_text("#!/bin/sh\necho 'flock: 9: Bad file descriptor' >&2\nexit 65\n")
+        (tmp_path / "shims" / "flock").chmod(0o755)
     command = ["make", "-C", str(top), f"CLANG={clang}", "APP=demo"]
     builds = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
     builds.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
