@@ -477,15 +477,16 @@ def library_archive(tmp_path_factory):
 
 
 @pytest.mark.parametrize(
-    "variables, cxx",
+    "variables, cxx, cxx_runtime",
     [
-        (["LDFLAGS={work}/main_cpp.o"], True),
-        (["LDFLAGS=-L{work}/cxx", "LDLIBS=-lmain"], True),  # an archive that -l finds in a -L folder
-        (["LDFLAGS={work}/main_c.o"], False),
-        (["LDFLAGS={work}/main_cpp.o", "LDLIBS=-lstdc++"], False),  # the runtime named: nothing added
+        (["LDFLAGS={work}/main_cpp.o"], True, True),
+        (["LDFLAGS=-L{work}/cxx", "LDLIBS=-lmain"], True, True),  # an archive that -l finds in a -L folder
+        (["LDFLAGS={work}/main.cpp"], True, True),  # a C++ source clang compiles at the link
+        (["LDFLAGS={work}/main_c.o"], False, False),
+        (["LDFLAGS={work}/main_cpp.o", "LDLIBS=-lstdc++"], False, True),  # the runtime named: nothing added
     ],
 )
-def test_cxx_objects_in_ldflags_link_as_cxx(library_archive, tmp_path, fake_cuda, variables, cxx):
+def test_cxx_objects_in_ldflags_link_as_cxx(library_archive, tmp_path, fake_cuda, variables, cxx, cxx_runtime):
     real = require_tool("clang-22", 22)
     top = _unpack(library_archive / "lib.tar.gz", tmp_path / "unpacked")
     clang = _logging_clang(tmp_path / "bin", real)
@@ -496,7 +497,7 @@ def test_cxx_objects_in_ldflags_link_as_cxx(library_archive, tmp_path, fake_cuda
     assert ("--driver-mode=g++" in link) == cxx
     assert link[link.index("--offload-new-driver") + 1] == ("--driver-mode=g++" if cxx else "lib.offload.bc")
     needed = subprocess.run(["readelf", "-d", str(top / "lib")], capture_output=True, text=True, check=True).stdout
-    assert ("libstdc++" in needed) == ("main_cpp.o" in filled[0] or "-lmain" in " ".join(filled))
+    assert ("libstdc++" in needed) == cxx_runtime
     ran = fake_cuda.run(top / "lib")
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == "launched with 16 values\n"
