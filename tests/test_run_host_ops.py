@@ -93,9 +93,20 @@ def check_run(result, api: str):
         "Free",
     ):
         assert api + name in apis, name
-    # memset of 0 is one byte memset; of 1.0f (bytes differ) a copy of the pattern.
+    # memset of 0 is one byte memset; of 1.0f and 2.0f (bytes differ) a copy of the pattern, of every byte.
     (memset,) = result.calls(f"{api}MemsetAsync")
     assert (ptr_value(memset["dst"]), memset["value"], memset["size"]) == (k_ptr, 0, 4 * N)
+    fills = [c for c in result.calls(f"{api}MemcpyAsync") if ptr_value(c["dst"]) in (x_ptr, y_ptr)]
+    assert [(ptr_value(c["dst"]), c["size"]) for c in fills] == [(x_ptr, 4 * N), (y_ptr, 4 * N)]
+    # The fake runs no kernel: what the host reads back is what the memsets wrote, to the last element.
+    assert result.stdout.splitlines() == [
+        "x[0] = 1.0",
+        "y[0] = 2.0",
+        "k[0] = 0",
+        "x[999] = 1.0",
+        "y[999] = 2.0",
+        "k[999] = 0",
+    ]
     assert sorted(ptr_value(c["ptr"]) for c in result.calls(f"{api}Free")) == sorted([x_ptr, y_ptr, k_ptr])
     # Nothing of upstream's runtime wrapper library is referenced.
     assert "mgpu" not in result.stderr
@@ -220,3 +231,49 @@ def test_every_stub_launches_through_one_shared_function_that_names_its_kernel(t
     assert result.returncode == 1
     assert result.stderr == "cudaLaunchKernel: launch dimension of kernel 'wide' does not fit in 32 bits\n"
     assert [launch["kernel"] for launch in result.launches()] == ["narrow"]
+
+
+REGISTERED_VIEWS = """\
+// Host memory registered through views that start inside their buffers (a nonzero offset), 1-D and 2-D.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @touch(%x: memref<16xf32>, %y: memref<4x8xf32>) kernel { gpu.return }
+  }
+  func.func @main() -> i32 {
+    %c1 = arith.constant 1 : index
+    %line = memref.alloc() : memref<16xf32>
+    %grid = memref.alloc() : memref<4x8xf32>
+    %middle = memref.subview %line[4] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1], offset: 4>>
+    %rows = memref.subview %grid[2, 0] [2, 8] [1, 1] : memref<4x8xf32> to memref<2x8xf32, strided<[8, 1], offset: 16>>
+    %middle_any = memref.cast %middle : memref<8xf32, strided<[1], offset: 4>> to memref<*xf32>
+    %rows_any = memref.cast %rows : memref<2x8xf32, strided<[8, 1], offset: 16>> to memref<*xf32>
+    gpu.host_register %middle_any : memref<*xf32>
+    gpu.host_register %rows_any : memref<*xf32>
+    gpu.launch_func @kernels::@touch blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%line : memref<16xf32>, %grid : memref<4x8xf32>)
+    gpu.host_unregister %middle_any : memref<*xf32>
+    gpu.host_unregister %rows_any : memref<*xf32>
+    %zero = arith.constant 0 : i32
+    return %zero : i32
+  }
+}
+"""
+
+
+def test_host_register_of_a_view_with_an_offset_passes_its_first_element(tmp_path, fake_cuda):
+    """gpu.host_register registers the view's own bytes: from aligned + offset, size x element size."""
+    require_tool("clang-22", 22)
+    source = tmp_path / "views.mlir"
+    source.write_text(REGISTERED_VIEWS)
+    bundle, app = tmp_path / "views.offload.bc", tmp_path / "views"
+    assert run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
+    done = run_cli("link", str(bundle), "-o", str(app))
+    assert done.returncode == 0, done.stderr
+    result = fake_cuda.run(app)
+    assert result.returncode == 0, result.stderr
+    (launch,) = result.launches()
+    line, grid = arg_ptr(launch["args"][1]), arg_ptr(launch["args"][6])  # the aligned pointers
+    registered = [(ptr_value(c["ptr"]), c["size"], c["ret"]) for c in result.calls("cudaHostRegister")]
+    assert registered == [(line + 4 * 4, 8 * 4, 0), (grid + 16 * 4, 2 * 8 * 4, 0)]
+    unregistered = [(ptr_value(c["ptr"]), c["ret"]) for c in result.calls("cudaHostUnregister")]
+    assert unregistered == [(line + 4 * 4, 0), (grid + 16 * 4, 0)]

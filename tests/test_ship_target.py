@@ -153,6 +153,15 @@ def test_archive_is_deterministic_and_complete(shipped, tmp_path):
         "app/tools/ptxas/bin",
         "app/tools/ptxas/bin/ptxas",
     ]
+    # SHA256SUMS lists exactly the archive's other files, each with its digest (build.sh checks no more).
+    import hashlib
+
+    for top, archive in shipped.items():
+        with tarfile.open(archive) as tar:
+            members = {m.name[len(top) + 1 :]: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+        listed = [line.split("  ", 1) for line in members.pop("SHA256SUMS").decode().splitlines()]
+        assert sorted(name for _, name in listed) == sorted(members) and len(listed) == len(members), top
+        assert all(digest == hashlib.sha256(members[name]).hexdigest() for digest, name in listed)
     bundle_dir.mkdir()
     (bundle_dir / "x.bc").write_bytes(bundle)
     assert run_cli("ship", str(bundle_dir / "x.bc"), "-o", str(again), "--app", "app").returncode == 0
@@ -287,3 +296,209 @@ def test_build_sh_optimizes_the_host_part_unless_ldflags_says(shipped, tmp_path,
         line.split() for line in (tmp_path / "bin" / "log").read_text().splitlines() if "--offload-new-driver" in line
     ]
     assert [word for word in link if word.startswith("-O")] == expected
+
+
+# ---- rebuilds, concurrent builds and failed steps -------------------------------------------------
+
+
+def _built_or_up_to_date(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 0, result.stdout + result.stderr
+    said = [word for word in ("built", "up to date") if f"demo: {word}" in result.stdout]
+    return " ".join(said)
+
+
+@pytest.mark.parametrize("how", ["object", "archive"])
+def test_a_changed_file_that_ldflags_or_ldlibs_name_relinks(shipped, tmp_path, how):
+    """The stamp holds the digests of the files the link variables name, not only their text."""
+    clang = require_tool("clang-22", 22)
+    top = _unpack(shipped["port22"], tmp_path / "unpacked")
+    env = _scrubbed_env(tmp_path)
+    (tmp_path / "lib").mkdir()
+    extra_o, archive = tmp_path / "extra.o", tmp_path / "lib" / "libextra.a"
+    variables = (
+        [f"LDFLAGS={extra_o}"] if how == "object" else [f"LDFLAGS=-L {tmp_path / 'lib'}", "LDLIBS=-lextra -Wl,-u,extra"]
+    )
+
+    def build_extra(value: int) -> None:
+        (tmp_path / "extra.c").write_text(f"int extra = {value};\n")
+        subprocess.run([clang, "-c", str(tmp_path / "extra.c"), "-o", str(extra_o)], check=True)
+        archive.unlink(missing_ok=True)
+        subprocess.run(["ar", "rcs", str(archive), str(extra_o)], check=True)
+
+    build_extra(1)
+    assert _built_or_up_to_date(_make(top, env, "CLANG=clang-22", "APP=demo", *variables)) == "built"
+    assert _built_or_up_to_date(_make(top, env, "CLANG=clang-22", "APP=demo", *variables)) == "up to date"
+    first = (top / "demo").read_bytes()
+    build_extra(2)  # same names and link line, other bytes
+    assert _built_or_up_to_date(_make(top, env, "CLANG=clang-22", "APP=demo", *variables)) == "built"
+    assert (top / "demo").read_bytes() != first
+    assert _built_or_up_to_date(_make(top, env, "CLANG=clang-22", "APP=demo", *variables)) == "up to date"
+
+
+def _slow_clang(folder: Path, real: str) -> Path:
+    """A clang whose link waits 3 s before running the real one: two builds started together overlap."""
+    folder.mkdir()
+    (folder / "clang-linker-wrapper").symlink_to(Path(os.path.realpath(real)).parent / "clang-linker-wrapper")
+    clang = folder / "clang"
+    clang.write_text(
+        f'#!/bin/sh\ncase " $* " in *" --offload-new-driver "*) sleep 3 ;; esac\nexec {os.path.realpath(real)} "$@"\n'
+    )
+    clang.chmod(0o755)
+    return clang
+
+
+def _path_without_flock(folder: Path) -> str:
+    """A PATH folder with every command of /usr/bin and /bin but flock (a target without util-linux)."""
+    folder.mkdir()
+    for bin_dir in ("/bin", "/usr/bin"):
+        for tool in Path(bin_dir).iterdir():
+            if tool.name != "flock" and not (folder / tool.name).exists():
+                (folder / tool.name).symlink_to(tool)
+    return str(folder)
+
+
+@pytest.mark.parametrize("lock", ["flock", "no flock", "flock that cannot lock"])
+def test_two_builds_of_one_folder_at_once_take_turns(shipped, tmp_path, lock):
+    """The second build waits for the first, then finds its executable up to date: neither removes or
+    renames what the other links (before: both linked to APP.tmp, and one's clean-up took the other's).
+    Without a flock that works (none installed; a file system that cannot lock, as some NFS), a lock folder."""
+    clang = _slow_clang(tmp_path / "bin", require_tool("clang-22", 22))
+    top = _unpack(shipped["port22"], tmp_path / "unpacked")
+    env = _scrubbed_env(tmp_path)
+    if lock != "flock":
+        env["PATH"] = f"{tmp_path / 'shims'}:{_path_without_flock(tmp_path / 'no-flock')}"
+    if lock == "flock that cannot lock":  # util-linux's exit status when flock(2) fails other than on a conflict
+        (tmp_path / "shims" / "flock").write_text("#!/bin/sh\necho 'flock: 9: Bad file descriptor' >&2\nexit 65\n")
+        (tmp_path / "shims" / "flock").chmod(0o755)
+    command = ["make", "-C", str(top), f"CLANG={clang}", "APP=demo"]
+    builds = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
+    builds.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    results = [subprocess.CompletedProcess(command, b.wait(timeout=300), *b.communicate()) for b in builds]
+    assert sorted(_built_or_up_to_date(r) for r in results) == ["built", "up to date"]
+    assert sorted(p.name for p in top.iterdir() if p.name.startswith(("demo", ".demo", ".build"))) == [
+        ".demo.built",
+        "demo",
+    ]
+    assert _built_or_up_to_date(_make(top, env, f"CLANG={clang}", "APP=demo")) == "up to date"
+
+
+def test_a_lock_folder_of_a_build_that_is_gone_is_one_error_naming_it(shipped, tmp_path):
+    top = _unpack(shipped["port22"], tmp_path / "unpacked")
+    env = _scrubbed_env(tmp_path)
+    env["PATH"] = f"{tmp_path / 'shims'}:{_path_without_flock(tmp_path / 'no-flock')}"
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (top / ".build.lock").mkdir()
+    (top / ".build.lock" / "owner").write_text(f"{gone.pid}\n")
+    result = _make(top, env, "CLANG=clang-22")
+    assert result.returncode != 0
+    assert result.stderr.splitlines()[:2] == [
+        f"build.sh: error: .build.lock was left by a build that is gone (process {gone.pid})",
+        f"  fix: if no build of this folder runs, remove it: rm -r {top}/.build.lock",
+    ]
+    assert (top / ".build.lock" / "owner").is_file() and not (top / "app").exists()
+
+
+def test_a_failed_rename_never_reports_built(shipped, tmp_path):
+    """mv failing (a full or read-only disk; here a mv that fails on the executable) is an error, exit 1."""
+    require_tool("clang-22", 22)
+    top = _unpack(shipped["port22"], tmp_path / "unpacked")
+    env = _scrubbed_env(tmp_path)
+    failing_mv = tmp_path / "shims" / "mv"
+    failing_mv.write_text(
+        '#!/bin/sh\ncase "$2" in *.tmp) echo "mv: cannot move $2: Read-only file system" >&2; exit 1 ;; esac\n'
+        'exec /bin/mv "$@"\n'
+    )
+    failing_mv.chmod(0o755)
+    result = _make(top, env, "CLANG=clang-22", "APP=demo")
+    assert result.returncode != 0 and "built with" not in result.stdout
+    assert "demo: error: cannot rename demo.tmp to demo (see above)" in result.stderr.splitlines()
+    assert "demo: 1 problem(s); nothing was built" in result.stderr.splitlines()
+    assert not [p.name for p in top.iterdir() if "demo" in p.name]
+
+
+def test_an_app_name_taken_by_a_folder_is_refused(shipped, tmp_path):
+    require_tool("clang-22", 22)
+    top = _unpack(shipped["port22"], tmp_path / "unpacked")
+    (top / "demo").mkdir()  # mv would move the executable into it, and the build would say "built"
+    result = _make(top, _scrubbed_env(tmp_path), "CLANG=clang-22", "APP=demo")
+    assert result.returncode != 0 and "built with" not in result.stdout
+    assert "demo: error: demo is a folder: the build would move the executable into it" in result.stderr
+    assert list((top / "demo").iterdir()) == [] and not (top / "demo.tmp").exists()
+
+
+# ---- C++ objects in LDFLAGS link as C++ (mlir-offload link's rule) -----------------------------------
+
+MAIN_CPP = """\
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+extern "C" void run_double(float *allocated, float *aligned, int64_t offset, int64_t size, int64_t stride);
+int main() {
+  std::vector<float> values(16, 1.0f);
+  run_double(values.data(), values.data(), 0, 16, 1);
+  std::printf("launched with %zu values\\n", values.size());
+  return 0;
+}
+"""
+MAIN_C = """\
+#include <stdint.h>
+#include <stdio.h>
+void run_double(float *allocated, float *aligned, int64_t offset, int64_t size, int64_t stride);
+int main(void) {
+  float values[16] = {0};
+  run_double(values, values, 0, 16, 1);
+  printf("launched with %d values\\n", 16);
+  return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def library_archive(tmp_path_factory):
+    """A shipped bundle without main (run_double launches double_it), and main.cpp / main.c objects."""
+    from test_ship_several import LIBRARY
+
+    clang = require_tool("clang-22", 22)
+    require_tool("ptxas")
+    work = tmp_path_factory.mktemp("cxx")
+    (work / "lib.mlir").write_text(LIBRARY)
+    done = run_cli("compile", "lib.mlir", "--offload-arch", "sm_80", "-o", "lib.offload.bc", cwd=work)
+    assert done.returncode == 0, done.stderr
+    done = run_cli("ship", "lib.offload.bc", "--app", "lib", "-o", "lib.tar.gz", cwd=work)
+    assert done.returncode == 0, done.stderr
+    (work / "main.cpp").write_text(MAIN_CPP)
+    (work / "main.c").write_text(MAIN_C)
+    subprocess.run([require_tool("clang++-22", 22), "-c", "main.cpp", "-o", "main_cpp.o"], cwd=work, check=True)
+    subprocess.run([clang, "-c", "main.c", "-o", "main_c.o"], cwd=work, check=True)
+    (work / "cxx").mkdir()
+    subprocess.run(["ar", "rcs", "cxx/libmain.a", "main_cpp.o"], cwd=work, check=True)
+    return work
+
+
+@pytest.mark.parametrize(
+    "variables, cxx, cxx_runtime",
+    [
+        (["LDFLAGS={work}/main_cpp.o"], True, True),
+        (["LDFLAGS=-L{work}/cxx", "LDLIBS=-lmain"], True, True),  # an archive that -l finds in a -L folder
+        (["LDFLAGS={work}/main.cpp"], True, True),  # a C++ source clang compiles at the link
+        (["LDFLAGS={work}/main_c.o"], False, False),
+        (["LDFLAGS={work}/main_cpp.o", "LDLIBS=-lstdc++"], False, True),  # the runtime named: nothing added
+    ],
+)
+def test_cxx_objects_in_ldflags_link_as_cxx(library_archive, tmp_path, fake_cuda, variables, cxx, cxx_runtime):
+    real = require_tool("clang-22", 22)
+    top = _unpack(library_archive / "lib.tar.gz", tmp_path / "unpacked")
+    clang = _logging_clang(tmp_path / "bin", real)
+    filled = [v.format(work=library_archive) for v in variables]
+    result = _make(top, _scrubbed_env(tmp_path), f"CLANG={clang}", *filled)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (link,) = [line.split() for line in (tmp_path / "bin" / "log").read_text().splitlines() if "-o" in line.split()]
+    assert ("--driver-mode=g++" in link) == cxx
+    assert link[link.index("--offload-new-driver") + 1] == ("--driver-mode=g++" if cxx else "lib.offload.bc")
+    needed = subprocess.run(["readelf", "-d", str(top / "lib")], capture_output=True, text=True, check=True).stdout
+    assert ("libstdc++" in needed) == cxx_runtime
+    ran = fake_cuda.run(top / "lib")
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "launched with 16 values\n"
+    assert [launch["kernel"] for launch in ran.launches()] == ["double_it"]

@@ -35,6 +35,7 @@ from offload.formats.profiles import Profile, available_profiles, link_table, lo
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
 from offload.toolchain import tools as toolchain
 from offload.toolchain.cuda_device_link import DEVICE_LINKER_OPTION, PTXAS_THREADS, cuda_bitcode_bytes, partitions_of
+from offload.toolchain.cxx_inputs import CXX_DRIVER_MODE, CXX_RUNTIME_PREFIXES, CXX_RUNTIME_WORDS, CXX_SOURCE_SUFFIXES
 from offload.toolchain.link import HOST_OPTIMIZATION, OPTIMIZATION_OPTION, device_debug_words
 from offload.toolchain.ptx import ptx_external_functions, ptx_target_arch
 
@@ -255,8 +256,11 @@ def render_build_sh(
     kind = facts.offload_kinds[0]
     entry_section = profile.entries["section"][kind]
     # The fatbinary wrapper, for a clang that looks for fatbinary in <--cuda-path>/bin (set by find_cuda).
+    words = [_sh_word(w) for w in link_words]
+    # Where `mlir-offload link` puts --driver-mode=g++: right after --offload-new-driver (set by find_cxx_inputs).
+    words.insert(2, '${CXX_DRIVER_MODE:+"$CXX_DRIVER_MODE"}')
     link = (
-        " ".join(_sh_word(w) for w in link_words)
+        " ".join(words)
         + ' ${WRAPPER_CUDA_PATH:+"-Wl,--cuda-path=$WRAPPER_CUDA_PATH"} $HOST_OPTIMIZATION $LDFLAGS $LDLIBS'
     )
     link += (
@@ -311,6 +315,11 @@ def render_build_sh(
         # link's rule (offload/toolchain/link.py): this level unless LDFLAGS has a word starting with the option.
         "@HOST_OPTIMIZATION@": HOST_OPTIMIZATION,
         "@OPTIMIZATION_OPTION@": OPTIMIZATION_OPTION,
+        # link's C++ rule (offload/toolchain/cxx_inputs.py), as case patterns and an awk list of prefixes.
+        "@CXX_DRIVER_MODE@": CXX_DRIVER_MODE,
+        "@CXX_RUNTIME_WORDS@": "|".join(f"{shlex.quote(word)}*" for word in CXX_RUNTIME_WORDS),
+        "@CXX_SOURCE_SUFFIXES@": "|".join(f"*{shlex.quote(suffix)}" for suffix in CXX_SOURCE_SUFFIXES),
+        "@CXX_RUNTIME_PREFIXES@": " ".join(CXX_RUNTIME_PREFIXES),
         # The first word of `clang -dumpmachine` for a clang linking for that host (a case pattern).
         "@HOST_ARCHS@": "|".join(host_triple(facts.host_triple).machines),
     }
