@@ -19,7 +19,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from offload.errors import Location, OffloadError
-from offload.fsutil import read_input
+from offload.fsutil import current_folder, current_folder_error, read_input
 from offload.options import SPECS, TOML_KEYS, check_toml_value, describe
 
 CONFIG_NAME = "mlir-offload.toml"
@@ -182,8 +182,14 @@ class ProjectConfig:
 
 def find_config(start: str | os.PathLike | None) -> Path | None:
     """The nearest mlir-offload.toml in the folder of `start` (a file or folder) or above it."""
-    here = Path(start) if start is not None else Path.cwd()
-    here = Path(os.path.realpath(here))  # a link loop stays as named (its read reports it)
+    if start is None:
+        start = current_folder()
+        if start is None:
+            raise current_folder_error(f"{CONFIG_NAME} is looked for from it")
+    try:
+        here = Path(os.path.realpath(start))  # a link loop stays as named (its read reports it)
+    except OSError:  # a relative name and no current folder to resolve it in
+        raise current_folder_error(f"'{start}' is relative to it") from None
     try:
         is_folder = here.is_dir()
     except OSError:  # e.g. a name too long for the file system: the input's own read reports it
