@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from offload.errors import pending_warnings
-from offload.fsutil import current_folder
+from offload.fsutil import STDOUT, current_folder
 from offload.serialize.cache_folder import COMPILE_SUFFIX
 from offload.serialize.sealed import seal, unseal
 
@@ -65,7 +65,6 @@ def eligible(input_path: str, output: str | None, options, verbose: bool) -> boo
     writes nothing a replay could not (a trace, ptxas's report, saved stages, a pass pipeline's files)."""
     from offload.compiler import trace
     from offload.compiler.frontend import STDIN
-    from offload.fsutil import STDOUT
 
     return bool(
         options.cache
