@@ -18,7 +18,7 @@ from offload.errors import OffloadError
 CACHE_MODE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_MODE"  # "team": a cache folder shared by one group
 CACHE_MODES = ("private", "team")
 # mlir-offload.toml files applied whatever their owner (as git's safe.directory): os.pathsep-separated
-# folders or files, `group:NAME` (a group's files), or `*` (every file).
+# folders or files, `group=NAME` (a group's files; NAME or a number), or `*` (every file).
 TRUSTED_CONFIG_ENVIRONMENT = "MLIR_OFFLOAD_TRUSTED_CONFIG"
 
 
@@ -64,7 +64,7 @@ def config_problem(status: os.stat_result, path: Path) -> str | None:
     entries = [entry for entry in os.environ.get(TRUSTED_CONFIG_ENVIRONMENT, "").split(os.pathsep) if entry]
     if "*" in entries or _named(path, entries):
         return None
-    trusted_groups = {gid for entry in entries if entry.startswith("group:") for gid in _group_id(entry[6:])}
+    trusted_groups = {gid for entry in entries if entry.startswith("group=") for gid in _group_id(entry[6:])}
     mode = stat.S_IMODE(status.st_mode)
     if mode & stat.S_IWOTH:
         return f"can be written by every user (mode {mode:o})"
@@ -80,7 +80,7 @@ def config_problem(status: os.stat_result, path: Path) -> str | None:
 def _named(path: Path, entries: list[str]) -> bool:
     real = os.path.realpath(path)
     for entry in entries:
-        if entry.startswith("group:") or not os.path.isabs(entry):
+        if not os.path.isabs(entry):
             continue
         named = os.path.realpath(entry)
         if named in (real, os.path.dirname(real)):
