@@ -328,6 +328,8 @@ def test_cached_image_with_device_globals_gives_the_same_bundle(tmp_path):
 # ---- the emulator's build cache (offload/toolchain/build_cache.py): retarget.so runs inside opt, runtime.o
 # in every emulated executable, so the same rule holds, and what is taken must match its recorded digest.
 
+OTHER_UID, OTHER_GID = 12345, 4242  # no such user or group: "another user" in a temporary folder
+
 PLANTED = """\
 #include <stdio.h>
 __attribute__((constructor)) static void planted(void) {
@@ -417,8 +419,8 @@ def test_emulator_builds_planted_in_a_shared_cache_folder_are_never_loaded(tmp_p
     env = {"MLIR_OFFLOAD_CACHE_DIR": str(shared), "MLIR_OFFLOAD_EMULATOR_CACHE": None}
     plugin, runtime = cached_paths(bundle, env, monkeypatch)
     assert plugin.is_relative_to(shared) and runtime.is_relative_to(shared)
-    plant(plugin, plugin_bytes, owner=12345)
-    plant(runtime, runtime_bytes, owner=12345)
+    plant(plugin, plugin_bytes, owner=OTHER_UID)
+    plant(runtime, runtime_bytes, owner=OTHER_UID)
     done = emulated_link(bundle, env)
     assert done.returncode == 0, done.stderr
     [warning] = warnings_in(done)
@@ -464,3 +466,28 @@ def test_emulator_build_that_does_not_match_its_digest_is_rebuilt(tmp_path, monk
         again = emulated_link(bundle, env)
         assert again.returncode == 0 and warnings_in(again) == [], again.stderr
     assert [p.name for p in private.iterdir() if p.name.startswith(".")] == []  # no temporaries left
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another user needs root")
+def test_emulator_team_cache_takes_the_groups_builds_only(tmp_path, monkeypatch):
+    """MLIR_OFFLOAD_CACHE_MODE=team: a teammate's build (another user, the folder's group) is taken; one of
+    a user outside the group is not, with one warning."""
+    bundle = saxpy_bundle(tmp_path)
+    team = tmp_path / "team"
+    session = Path(os.environ["MLIR_OFFLOAD_EMULATOR_CACHE"])
+    if session.is_dir():
+        shutil.copytree(session, team, ignore=shutil.ignore_patterns(".*"))
+    team.mkdir(exist_ok=True)
+    team.chmod(0o2770)
+    env = {"MLIR_OFFLOAD_EMULATOR_CACHE": str(team), "MLIR_OFFLOAD_CACHE_MODE": "team"}
+    assert emulated_link(bundle, env).returncode == 0
+    _, runtime = cached_paths(bundle, env, monkeypatch)
+    group = team.stat().st_gid
+    for owner, expected in (((OTHER_UID, group), []), ((OTHER_UID, OTHER_GID), ["is not yours alone"])):
+        for made in (runtime, runtime.parent / "runtime.o.sha256", runtime.parent):
+            os.chown(made, *owner)
+        done = emulated_link(bundle, env)
+        assert done.returncode == 0, done.stderr
+        assert [any(e in w for e in expected) for w in warnings_in(done)] == [True] * len(expected), done.stderr
+        ran = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 0 and "saxpy: ok" in ran.stdout, ran.stderr
