@@ -142,6 +142,12 @@ def _internal_error(e: Exception) -> NoReturn:
     """A bug of ours: still one line for the user, the traceback on request."""
     if os.environ.get("MLIR_OFFLOAD_TRACEBACK"):
         raise e
+    from offload.fsutil import current_folder, current_folder_error
+
+    if isinstance(e, OSError) and e.filename is None and current_folder() is None:
+        # os.getcwd() or a relative name resolved against it (os.path.abspath): the folder, not a bug of ours
+        _echo_error(current_folder_error().render())
+        sys.exit(1)
     detail = " ".join(str(e).split())
     _echo_error(
         f"mlir-offload: error: internal error ({type(e).__name__}: {detail}); rerun with "

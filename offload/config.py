@@ -18,9 +18,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from offload.errors import Location, OffloadError
-from offload.fsutil import read_input
+from offload.errors import Location, OffloadError, warn_when_done
+from offload.fsutil import current_folder, current_folder_error, read_input, refuse_endless_device
 from offload.options import SPECS, TOML_KEYS, check_toml_value, describe
+from offload.trust import TRUSTED_CONFIG_ENVIRONMENT, config_problem
 
 CONFIG_NAME = "mlir-offload.toml"
 
@@ -182,8 +183,14 @@ class ProjectConfig:
 
 def find_config(start: str | os.PathLike | None) -> Path | None:
     """The nearest mlir-offload.toml in the folder of `start` (a file or folder) or above it."""
-    here = Path(start) if start is not None else Path.cwd()
-    here = Path(os.path.realpath(here))  # a link loop stays as named (its read reports it)
+    if start is None:
+        start = current_folder()
+        if start is None:
+            raise current_folder_error(f"{CONFIG_NAME} is looked for from it")
+    try:
+        here = Path(os.path.realpath(start))  # a link loop stays as named (its read reports it)
+    except OSError:  # a relative name and no current folder to resolve it in
+        raise current_folder_error(f"'{start}' is relative to it") from None
     try:
         is_folder = here.is_dir()
     except OSError:  # e.g. a name too long for the file system: the input's own read reports it
@@ -217,10 +224,14 @@ def _syntax_location(path: Path, error: tomllib.TOMLDecodeError, text: str = "")
     return Location(str(path)), message
 
 
-def load_config(path: str | os.PathLike) -> ProjectConfig:
-    """Read and check one mlir-offload.toml: unknown keys and wrong types are errors at file:line:col."""
+def load_config(path: str | os.PathLike) -> ProjectConfig | None:
+    """Read and check one mlir-offload.toml: unknown keys and wrong types are errors at file:line:col.
+    None, after one warning line, when it is not trusted (offload/trust.py): another user's, or one
+    others can write, unless MLIR_OFFLOAD_TRUSTED_CONFIG names it."""
     path = Path(path)
-    text_bytes = read_input(path)
+    text_bytes = _read_trusted(path)
+    if text_bytes is None:
+        return None
     try:
         text = text_bytes.decode("utf-8")
         data = tomllib.loads(text)
@@ -256,6 +267,28 @@ def load_config(path: str | os.PathLike) -> ProjectConfig:
             raise OffloadError(f"key '{key}' expects {e.args[0]}, got {got}", where(key)) from None
         lines[key] = where(key).line or 1
     return ProjectConfig(path, values, lines)
+
+
+def _read_trusted(path: Path) -> bytes | None:
+    """The file's bytes, judged by the owner and mode of what was opened (so that what is checked is what
+    is read); None after one warning naming the file and how to trust it."""
+    try:
+        handle = open(path, "rb")
+    except OSError:
+        return read_input(path)  # the read's own one-line error
+    with handle:
+        problem = config_problem(os.fstat(handle.fileno()), path)
+        if problem is None:
+            refuse_endless_device(handle.fileno(), f"'{path}'")
+            try:
+                return handle.read()
+            except OSError as e:
+                raise OffloadError(f"cannot read '{path}': {e.strerror}") from None
+    warn_when_done(
+        f"mlir-offload: warning: {path} is not applied: it {problem}; to apply it, add its folder to "
+        f"{TRUSTED_CONFIG_ENVIRONMENT} (docs/cli.md)"
+    )
+    return None
 
 
 def project_config(start: str | os.PathLike | None) -> ProjectConfig | None:

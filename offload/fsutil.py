@@ -271,6 +271,22 @@ def refuse_endless_device(fd: int, what: str) -> None:
     raise OffloadError(f"{what} is a device, not a file")
 
 
+def current_folder() -> str | None:
+    """The current folder, or None when it is gone (deleted) or unreadable (a parent without search permission)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return None
+
+
+def current_folder_error(why: str = "") -> OffloadError:
+    """One error line for work that needs the current folder when it is gone or unreadable."""
+    need = f" ({why})" if why else ""
+    return OffloadError(
+        f"the current folder is gone or unreadable{need}: name files by absolute paths, or cd to a folder that exists"
+    )
+
+
 def _unlink_quietly(path: str) -> None:
     try:
         os.unlink(path)

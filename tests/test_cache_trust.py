@@ -4,7 +4,9 @@ folder others can write into. Each compile must give the bytes --no-cache gives,
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -12,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, require_tool
+from emulation import require_emulation
 from offload.formats.targets import parse_offload_arch
 from offload.serialize import cache_entry
 from offload.serialize.cache import CACHE_ENVIRONMENT
@@ -320,3 +323,171 @@ def test_cached_image_with_device_globals_gives_the_same_bundle(tmp_path):
         outputs.append(out.read_bytes())
     assert "cache: hit sm_80" in done.stderr
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+# ---- the emulator's build cache (offload/toolchain/build_cache.py): retarget.so runs inside opt, runtime.o
+# in every emulated executable, so the same rule holds, and what is taken must match its recorded digest.
+
+OTHER_UID, OTHER_GID = 12345, 4242  # no such user or group: "another user" in a temporary folder
+
+PLANTED = """\
+#include <stdio.h>
+__attribute__((constructor)) static void planted(void) {
+  FILE *f = fopen(MARKER, "w");
+  if (f) fclose(f);
+}
+"""
+
+
+def planted_builds(folder: Path, marker: Path) -> tuple[bytes, bytes]:
+    """(a shared object, an object file) whose code, once loaded or linked and run, creates `marker`."""
+    require_emulation()
+    clang = require_tool("clang-22", 22)
+    source = folder / "planted.c"
+    source.write_text(PLANTED)
+    define = f'-DMARKER="{marker}"'
+    plugin, runtime = folder / "planted.so", folder / "planted.o"
+    subprocess.run([clang, "-shared", "-fPIC", define, str(source), "-o", str(plugin)], check=True)
+    subprocess.run([clang, "-c", "-fPIC", define, str(source), "-o", str(runtime)], check=True)
+    return plugin.read_bytes(), runtime.read_bytes()
+
+
+def emulated_link(bundle: Path, env: dict, *flags: str) -> subprocess.CompletedProcess:
+    """`link --emulate` of `bundle` into app beside it, with `env` over this test's environment (None: unset)."""
+    environment = {**os.environ, "PYTHONPATH": str(REPO), **{k: v for k, v in env.items() if v is not None}}
+    for name in [name for name, value in env.items() if value is None]:
+        environment.pop(name, None)
+    command = [sys.executable, "-m", "offload", "link", str(bundle), "--emulate", *flags, "-o", "app"]
+    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600, cwd=bundle.parent)
+
+
+def cached_paths(bundle: Path, env: dict, monkeypatch) -> tuple[Path, Path]:
+    """Where a link with `env` takes retarget.so and runtime.o from (its --dry-run names the runtime)."""
+    from offload.toolchain.emulate import find_emulation_tools, pass_plugin
+
+    for name, value in env.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    plugin = Path(pass_plugin(find_emulation_tools(), "", dry_run=True))
+    dry = emulated_link(bundle, env, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    runtime = next(word for word in dry.stdout.split() if word.endswith("/runtime.o"))
+    return plugin, Path(runtime)
+
+
+def saxpy_bundle(folder: Path) -> Path:
+    bundle = folder / "saxpy.offload.bc"
+    done = subprocess.run(
+        [sys.executable, "-m", "offload", "compile", SAXPY, "--offload-arch", "sm_80", "-o", str(bundle)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    return bundle
+
+
+def plant(path: Path, content: bytes, owner: int | None = None) -> None:
+    """`content` at `path` with the digest a planter would write beside it, all owned by `owner`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    digest = path.parent / (path.name + ".sha256")
+    digest.write_text(hashlib.sha256(content).hexdigest())
+    if owner is not None:
+        for made in (path, digest, path.parent, path.parent.parent):
+            os.chown(made, owner, owner)
+
+
+def warnings_in(done: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in done.stderr.splitlines() if "warning:" in line]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another user needs root")
+def test_emulator_builds_planted_in_a_shared_cache_folder_are_never_loaded(tmp_path, monkeypatch):
+    """Another user (uid 12345) plants retarget.so and runtime.o, with matching digests, under the
+    predictable keys of a cache folder every user can write: opt must not load the one, the link must not
+    take the other; one warning line, builds of the user's own, and the program runs."""
+    marker = tmp_path / "planted-code-ran"
+    plugin_bytes, runtime_bytes = planted_builds(tmp_path, marker)
+    bundle = saxpy_bundle(tmp_path)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    env = {"MLIR_OFFLOAD_CACHE_DIR": str(shared), "MLIR_OFFLOAD_EMULATOR_CACHE": None}
+    plugin, runtime = cached_paths(bundle, env, monkeypatch)
+    assert plugin.is_relative_to(shared) and runtime.is_relative_to(shared)
+    plant(plugin, plugin_bytes, owner=OTHER_UID)
+    plant(runtime, runtime_bytes, owner=OTHER_UID)
+    done = emulated_link(bundle, env)
+    assert done.returncode == 0, done.stderr
+    [warning] = warnings_in(done)
+    expected = f"the emulator's build cache '{shared / 'emulator'}' is in a folder that can be written by every user"
+    assert expected in warning and "not used" in warning and "MLIR_OFFLOAD_EMULATOR_CACHE" in warning, warning
+    ran = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0 and "saxpy: ok" in ran.stdout, ran.stderr
+    assert not marker.exists()
+    assert plugin.read_bytes() == plugin_bytes  # another user's files are left alone, never replaced
+
+
+def test_emulator_build_that_does_not_match_its_digest_is_rebuilt(tmp_path, monkeypatch):
+    """The user's own cache folder: an entry whose bytes do not match the digest recorded at build time,
+    or a link in place of the file, is not linked: one warning line, a fresh build replaces it, and the
+    next link takes it silently."""
+    marker = tmp_path / "planted-code-ran"
+    _, runtime_bytes = planted_builds(tmp_path, marker)
+    bundle = saxpy_bundle(tmp_path)
+    private = tmp_path / "emulator-cache"
+    session = Path(os.environ["MLIR_OFFLOAD_EMULATOR_CACHE"])
+    if session.is_dir():  # the plugin built once a session (half a minute), copied with its digests
+        shutil.copytree(session, private, ignore=shutil.ignore_patterns(".*"))
+    env = {"MLIR_OFFLOAD_EMULATOR_CACHE": str(private)}
+    assert emulated_link(bundle, env).returncode == 0
+    _, runtime = cached_paths(bundle, env, monkeypatch)
+    recorded = (runtime.parent / "runtime.o.sha256").read_text()
+    for tamper in ("bytes", "link"):
+        runtime.unlink()
+        if tamper == "bytes":
+            runtime.write_bytes(runtime_bytes)  # the user's own file, mode 600: only the digest tells
+            runtime.chmod(0o600)
+        else:
+            (tmp_path / "elsewhere.o").write_bytes(runtime_bytes)
+            runtime.symlink_to(tmp_path / "elsewhere.o")
+        done = emulated_link(bundle, env)
+        assert done.returncode == 0, done.stderr
+        [warning] = warnings_in(done)
+        assert f"'{private}' holds a '{runtime.parent.name}/runtime.o' that" in warning, warning
+        ran = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 0 and "saxpy: ok" in ran.stdout, ran.stderr
+        assert not marker.exists()
+        assert not runtime.is_symlink() and hashlib.sha256(runtime.read_bytes()).hexdigest() == recorded
+        again = emulated_link(bundle, env)
+        assert again.returncode == 0 and warnings_in(again) == [], again.stderr
+    assert [p.name for p in private.iterdir() if p.name.startswith(".")] == []  # no temporaries left
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another user needs root")
+def test_emulator_team_cache_takes_the_groups_builds_only(tmp_path, monkeypatch):
+    """MLIR_OFFLOAD_CACHE_MODE=team: a teammate's build (another user, the folder's group) is taken; one of
+    a user outside the group is not, with one warning."""
+    bundle = saxpy_bundle(tmp_path)
+    team = tmp_path / "team"
+    session = Path(os.environ["MLIR_OFFLOAD_EMULATOR_CACHE"])
+    if session.is_dir():
+        shutil.copytree(session, team, ignore=shutil.ignore_patterns(".*"))
+    team.mkdir(exist_ok=True)
+    team.chmod(0o2770)
+    env = {"MLIR_OFFLOAD_EMULATOR_CACHE": str(team), "MLIR_OFFLOAD_CACHE_MODE": "team"}
+    assert emulated_link(bundle, env).returncode == 0
+    _, runtime = cached_paths(bundle, env, monkeypatch)
+    group = team.stat().st_gid
+    for owner, expected in (((OTHER_UID, group), []), ((OTHER_UID, OTHER_GID), ["is not yours alone"])):
+        for made in (runtime, runtime.parent / "runtime.o.sha256", runtime.parent):
+            os.chown(made, *owner)
+        done = emulated_link(bundle, env)
+        assert done.returncode == 0, done.stderr
+        assert [any(e in w for e in expected) for w in warnings_in(done)] == [True] * len(expected), done.stderr
+        ran = subprocess.run([str(tmp_path / "app")], capture_output=True, text=True, timeout=300)
+        assert ran.returncode == 0 and "saxpy: ok" in ran.stdout, ran.stderr

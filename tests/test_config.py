@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +13,9 @@ from conftest import run_cli
 from offload.config import find_config, key_positions, load_config, project_config
 from offload.errors import OffloadError
 from offload.options import resolve
+from offload.trust import TRUSTED_CONFIG_ENVIRONMENT as TRUSTED
+
+SAXPY = Path(__file__).resolve().parent.parent / "examples" / "saxpy.mlir"
 
 PROJECT = textwrap.dedent("""\
     # project settings
@@ -171,3 +177,76 @@ def test_mk_and_cmake_paths_exist():
     cmake = run_cli("config", "--cmake-dir").stdout.strip()
     assert mk.endswith("mlir-offload.mk") and os.path.isfile(mk)
     assert os.path.isfile(os.path.join(cmake, "MLIROffload.cmake"))
+
+
+# ---- whose mlir-offload.toml is applied (offload/trust.py): as git since CVE-2022-24765, another user's
+# file, or one others can write, in a folder above the input is not applied, with one warning naming the
+# file and MLIR_OFFLOAD_TRUSTED_CONFIG.
+
+as_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another user needs root")
+OTHER_USER = 12345  # no such user: a file of "another user" in a temporary folder
+OTHER_GROUP = 4242
+
+
+def untrusted_warning(path) -> str:
+    return f"mlir-offload: warning: {path} is not applied: it "
+
+
+@as_root
+def test_another_users_config_is_not_applied(tmp_path):
+    from conftest import require_tool
+
+    require_tool("ptxas")
+    (tmp_path / "her-cuda").symlink_to("/usr/local/cuda")  # a usable toolkit at a path of hers
+    toml = tmp_path / "mlir-offload.toml"
+    toml.write_text(f'cuda-path = "{tmp_path / "her-cuda"}"\nlink-bitcode = ["missing.bc"]\n')
+    os.chown(toml, OTHER_USER, OTHER_USER)
+    (tmp_path / "src").mkdir()
+    shutil.copy(SAXPY, tmp_path / "src" / "saxpy.mlir")
+    warning = untrusted_warning(toml) + f"belongs to another user (uid {OTHER_USER}); to apply it, add its folder "
+    for args in (("config", "--cflags"), ("config", "--ldflags")):
+        done = run_cli(*args, cwd=tmp_path / "src")
+        assert done.returncode == 0, done.stderr
+        assert "her-cuda" not in done.stdout and "--cuda-path=" in done.stdout
+        assert done.stderr.splitlines() == [warning + "to MLIR_OFFLOAD_TRUSTED_CONFIG (docs/cli.md)"]
+    shown = run_cli("config", "show", cwd=tmp_path / "src")
+    assert shown.stdout.splitlines()[0] == f"# configuration file: none ({toml} is not trusted: not applied)"
+    assert "her-cuda" not in shown.stdout and len(shown.stderr.splitlines()) == 1
+    compiled = run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "saxpy.bc", cwd=tmp_path / "src")
+    assert compiled.returncode == 0, compiled.stderr  # link-bitcode's missing library was never asked for
+    assert compiled.stderr.splitlines() == [warning + "to MLIR_OFFLOAD_TRUSTED_CONFIG (docs/cli.md)"]
+    # Trusted by name (its folder or the file), by its group, or all: applied, silently.
+    os.chown(toml, OTHER_USER, OTHER_GROUP)
+    for trusted in (str(tmp_path), str(toml), f"/nowhere{os.pathsep}group={OTHER_GROUP}", "*"):
+        done = run_cli("config", "--cflags", cwd=tmp_path / "src", env={**os.environ, TRUSTED: trusted})
+        assert done.returncode == 0 and done.stderr == "", (trusted, done.stderr)
+        assert f"--cuda-path={tmp_path / 'her-cuda'}" in done.stdout.split(), trusted
+    failed = run_cli(
+        "compile",
+        "saxpy.mlir",
+        "--offload-arch",
+        "sm_80",
+        "-o",
+        "s.bc",
+        cwd=tmp_path / "src",
+        env={**os.environ, TRUSTED: str(tmp_path)},
+    )
+    assert failed.returncode == 1 and "missing.bc" in failed.stderr  # applied: its library is looked for
+
+
+@as_root
+@pytest.mark.parametrize("mode, group", [(0o666, 0), (0o664, OTHER_GROUP)])
+def test_a_config_others_can_write_is_not_applied(tmp_path, mode, group):
+    toml = tmp_path / "mlir-offload.toml"
+    toml.write_text("opt-level = 1\n")
+    os.chown(toml, os.geteuid(), group)
+    toml.chmod(mode)
+    shown = run_cli("config", "show", str(tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    assert "opt-level = 3" in shown.stdout  # the default, not the file's 1
+    [line] = shown.stderr.splitlines()
+    written_by = "every user" if mode & 0o002 else f"its group (gid {OTHER_GROUP}, mode 664)"
+    assert line.startswith(untrusted_warning(toml) + f"can be written by {written_by}"), line
+    toml.chmod(0o644)  # the user's own, writable by no one else: applied
+    shown = run_cli("config", "show", str(tmp_path))
+    assert "opt-level = 1" in shown.stdout and shown.stderr == ""

@@ -702,3 +702,75 @@ def test_a_process_remembers_a_failed_server_for_a_while(monkeypatch):
     monkeypatch.setattr(remote_cache.time, "monotonic", lambda: now + REMOTE_DOWN_SECONDS + 1)
     third = RemoteCache(url, warn=warnings.append)
     assert third.get_many(["k"]) == [None] and len(warnings) == 2 and "refused" in warnings[1]
+
+
+class DrippingServer:
+    """A loopback server that speaks just enough Redis to start an answer and then sends one more byte
+    of it every 1.5 s, for ever: under each read's timeout, so only a deadline for the whole operation
+    ends the wait. `drips` says when it starts: at the first GETRANGE ("read"), or at the first SET,
+    GETRANGEs being answered as misses before ("write")."""
+
+    INTERVAL = 1.5
+
+    def __init__(self, drips: str):
+        import threading
+
+        self.drips = drips
+        self.stopped = threading.Event()
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        self.dripped = 0
+        self.connections: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections.append(connection)
+            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        try:
+            while not self.stopped.is_set():
+                request = connection.recv(1 << 16)
+                if not request:
+                    return
+                if self.drips == "write" and b"SET" not in request:
+                    connection.sendall(b"$0\r\n\r\n" * request.count(b"GETRANGE"))  # misses
+                    continue
+                connection.sendall(b"$1048576\r\n" if self.drips == "read" else b"+")
+                while not self.stopped.wait(self.INTERVAL):
+                    connection.sendall(b"x" if self.drips == "read" else b"O")
+                    self.dripped += 1
+        except OSError:
+            return  # the client shut the connection: what a deadline does
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.listener.close()
+        for connection in self.connections:
+            connection.close()
+
+
+@pytest.mark.parametrize("drips", ["read", "write"])
+def test_a_server_dripping_its_answer_holds_no_compile(tmp_path, reference, drips):
+    # The 2 s limit was per read: a byte every 1.5 s held the get (or the set) for ever. Now the whole
+    # operation has one deadline, then one warning, and the compile goes on (without the fix this test
+    # hangs until TIMEOUT).
+    dripping = DrippingServer(drips)
+    try:
+        done = compile_saxpy(tmp_path / "machine", tmp_path / "a.bc", f"redis://127.0.0.1:{dripping.port}/0")
+    finally:
+        dripping.close()
+    action = "read from" if drips == "read" else "write to"
+    [warning] = warnings_of(done)
+    assert f"cannot {action} the remote cache redis://127.0.0.1:{dripping.port}/0: Timeout" in warning, warning
+    assert "cache: miss sm_80" in done.stderr
+    assert (tmp_path / "a.bc").read_bytes() == reference

@@ -7,7 +7,7 @@ import os
 
 import click
 
-from offload.errors import OffloadError
+from offload.errors import OffloadError, warn_when_done
 
 
 @click.command("cache")
@@ -80,11 +80,17 @@ def cache_command(clear: bool, zero_stats: bool) -> None:
 def _remote(folder) -> str:
     """The server (its password hidden), its mode, and whether a compile found it failing a moment ago."""
     from offload.config import project_config
+    from offload.fsutil import current_folder
     from offload.options import DEFAULTS
     from offload.serialize.cache_folder import REMOTE_DOWN_SECONDS
     from offload.serialize.remote_cache import MODE_ENVIRONMENT, URL_ENVIRONMENT, redact, server_id
 
-    config = project_config(os.getcwd())
+    here = current_folder()
+    if here is None:
+        warn_when_done(
+            "mlir-offload: warning: the current folder is gone or unreadable: no mlir-offload.toml was looked for"
+        )
+    config = project_config(here) if here is not None else None
     url = os.environ.get(URL_ENVIRONMENT) or (config.values.get("remote-cache") if config else None)
     if not url:
         return f"none (set {URL_ENVIRONMENT}=redis://HOST:PORT/DB or remote-cache in mlir-offload.toml)"

@@ -121,10 +121,16 @@ def config_show(input: str | None, **flags) -> None:
     starts; it walks up to the root. The output is itself a valid mlir-offload.toml."""
     from offload.config import find_config, load_config, render_toml_value
 
+    found = find_config(input)
     start = input if input is not None else os.getcwd()
-    found = find_config(start)
-    resolved = resolve(given_flags(flags), load_config(found) if found else None)
-    click.echo(f"# configuration file: {found if found else 'none (searched from ' + str(start) + ' up)'}")
+    applied = load_config(found) if found else None
+    resolved = resolve(given_flags(flags), applied)
+    if applied is not None:
+        click.echo(f"# configuration file: {found}")
+    elif found is not None:
+        click.echo(f"# configuration file: none ({found} is not trusted: not applied)")
+    else:
+        click.echo(f"# configuration file: none (searched from {start} up)")
     rows = []
     for key, name in TOML_KEYS.items():
         shown = getattr(resolved.options, name)

@@ -20,10 +20,10 @@ from pathlib import Path
 from offload import __version__
 from offload.compiler import trace
 from offload.errors import OffloadError
+from offload.trust import CACHE_MODE_ENVIRONMENT, team_mode
 
 CACHE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_DIR"
-FOLDER_MODE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_MODE"  # "team": a folder shared by one group
-FOLDER_MODES = ("private", "team")
+FOLDER_MODE_ENVIRONMENT = CACHE_MODE_ENVIRONMENT  # "team": a folder shared by one group
 # The remote tier's server (remote_cache.py, imported only when one is set).
 REMOTE_URL_ENVIRONMENT = "MLIR_OFFLOAD_REMOTE_CACHE"
 
@@ -37,13 +37,6 @@ def cache_root() -> Path | None:
         return Path(xdg) / "mlir-offload"
     home = os.path.expanduser("~")
     return Path(home) / ".cache" / "mlir-offload" if home != "~" else None
-
-
-def team_mode() -> bool:
-    mode = os.environ.get(FOLDER_MODE_ENVIRONMENT) or "private"
-    if mode not in FOLDER_MODES:
-        raise OffloadError(f"{FOLDER_MODE_ENVIRONMENT} '{mode}' is not one of {', '.join(FOLDER_MODES)}")
-    return mode == "team"
 
 
 def open_folder(create: bool = True, warn=None):

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from offload.errors import warn_when_done
+from offload.trust import folder_problem, trusted_entry
 
 SUFFIX = ".image"
 COMPILE_SUFFIX = ".compile"  # a whole compile's files (compile_cache.py)
@@ -108,27 +109,11 @@ class CacheFolder:
             self._fd = None
 
     def _untrusted_folder(self, status: os.stat_result) -> str | None:
-        mode = stat.S_IMODE(status.st_mode)
-        if mode & stat.S_IWOTH:
-            return f"can be written by every user (mode {mode:o})"
-        if self.team:
-            if status.st_uid != os.geteuid() and status.st_gid not in _groups():
-                return f"belongs to user {status.st_uid} and group {status.st_gid}, neither yours"
-            return None
-        if status.st_uid != os.geteuid():
-            return f"belongs to another user (uid {status.st_uid})"
-        if mode & stat.S_IWGRP and not _private_group(status.st_gid):
-            return f"can be written by its group (mode {mode:o}) and MLIR_OFFLOAD_CACHE_MODE is not team"
-        return None
+        return folder_problem(status, self.team)
 
     def _trusted(self, status: os.stat_result) -> bool:
         """An entry or shard folder no one but the user (team mode: the folder's group) made or can change."""
-        mode = stat.S_IMODE(status.st_mode)
-        if mode & stat.S_IWOTH:
-            return False
-        if status.st_uid == os.geteuid():
-            return self.team or not mode & stat.S_IWGRP or _private_group(status.st_gid)
-        return self.team and status.st_gid == self._group
+        return trusted_entry(status, self.team, self._group)
 
     # ---- entries -------------------------------------------------------------------------------
 
@@ -423,22 +408,6 @@ def _unlink_quietly(name: str, folder: int) -> bool:
         return True
     except OSError:
         return False
-
-
-def _groups() -> set[int]:
-    return {os.getegid(), *os.getgroups()}
-
-
-def _private_group(gid: int) -> bool:
-    """The user's own group, with no other member (Debian's user private groups under umask 002)."""
-    import grp
-    import pwd
-
-    try:
-        group, user = grp.getgrgid(gid), pwd.getpwuid(os.geteuid())
-    except KeyError:
-        return False
-    return gid == user.pw_gid and group.gr_name == user.pw_name and not group.gr_mem
 
 
 def _print_warning(message: str) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from offload.errors import pending_warnings
+from offload.fsutil import STDOUT, current_folder
 from offload.serialize.cache_folder import COMPILE_SUFFIX
 from offload.serialize.sealed import seal, unseal
 
@@ -64,7 +65,6 @@ def eligible(input_path: str, output: str | None, options, verbose: bool) -> boo
     writes nothing a replay could not (a trace, ptxas's report, saved stages, a pass pipeline's files)."""
     from offload.compiler import trace
     from offload.compiler.frontend import STDIN
-    from offload.fsutil import STDOUT
 
     return bool(
         options.cache
@@ -83,7 +83,11 @@ def eligible(input_path: str, output: str | None, options, verbose: bool) -> boo
 
 
 def compile_key(input_path: str, output: str, textual: bool, options, config_file: str | None) -> str | None:
-    """The key of a compile, or None when a named input is not a regular file (read as the compile reads it)."""
+    """The key of a compile, or None when a named input is not a regular file (read as the compile reads it)
+    or the current folder is gone (the dependency file's relative names would have no meaning)."""
+    folder = current_folder()
+    if folder is None:
+        return None
     files = []
     for path in [input_path, *options.link_bitcode, options.libdevice, config_file]:
         if path:
@@ -96,7 +100,7 @@ def compile_key(input_path: str, output: str, textual: bool, options, config_fil
         "package": _package_digest(),
         "bindings": _bindings_identity(),
         "python": sys.version,
-        "folder": os.getcwd(),
+        "folder": folder,
         "input": os.path.abspath(input_path),
         "output": output,
         "textual": textual,

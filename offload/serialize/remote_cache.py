@@ -12,8 +12,9 @@ mode is read-only.
 Values are entries (cache_entry.py): the caller takes one only when it records the key asked for and
 its image checks out, so a value swapped between keys or garbled is a miss, never embedded. A server
 that cannot be reached, is slow or fails answers nothing for the rest of the compile: one warning line,
-timeouts of CONNECT_TIMEOUT and OPERATION_TIMEOUT, and the compile goes on without it (cache.py then
-remembers the failure for a while, so that the next compiles do not wait too).
+timeouts of CONNECT_TIMEOUT and OPERATION_TIMEOUT (one deadline for a whole get or set), and the compile
+goes on without it (cache.py then remembers the failure for a while, so that the next compiles do not
+wait too).
 
 The `redis` package is an optional dependency (`pip install 'mlir-offload[redis]'`): its presence is
 checked when a URL is set, and it is imported only when an image is asked of the server or written to it
@@ -24,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import threading
 import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -39,7 +41,11 @@ PASSWORD_ENVIRONMENTS = ("MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD", "REDISCLI_AUTH")
 MODES = ("read-write", "read-only")
 SCHEMES = ("redis", "rediss")
 CONNECT_TIMEOUT = 0.5  # seconds
-OPERATION_TIMEOUT = 2.0
+OPERATION_TIMEOUT = 2.0  # a whole get_many or put_many, connecting and every reply included
+# Each read's own limit lies past the whole operation's: a server that answers nothing is stopped by the
+# operation's deadline, with the same message as one that drips its answer.
+_READ_TIMEOUT = OPERATION_TIMEOUT + 1.0
+_DEADLINE_POLL = 0.05  # seconds between shutting the connections and looking whether the work ended
 KEY_PREFIX = "mlir-offload:image:"
 # An image of a large program is megabytes: a value past this is neither read (a miss, of which at most
 # this much is downloaded) nor written.
@@ -188,7 +194,7 @@ class RemoteCache:
             self.url,
             password=self._password,
             socket_connect_timeout=CONNECT_TIMEOUT,
-            socket_timeout=OPERATION_TIMEOUT,
+            socket_timeout=_READ_TIMEOUT,
             retry=Retry(NoBackoff(), 0),
             retry_on_timeout=False,
             health_check_interval=0,
@@ -204,11 +210,15 @@ class RemoteCache:
         if not keys or self.failure is not None:
             return [None] * len(keys)
         client = self._connection()
-        try:
+
+        def read() -> Any:
             pipeline = client.pipeline(transaction=False)
             for key in keys:
                 pipeline.getrange(prefix + key, 0, MAX_VALUE_BYTES)  # inclusive: one byte past the bound
-            values = pipeline.execute(raise_on_error=False)
+            return pipeline.execute(raise_on_error=False)
+
+        try:
+            values = _within_deadline(client, read)
         except Exception as e:  # noqa: BLE001 - any failure of the server or the connection: build without it
             self._fail("read from", e)
             return [None] * len(keys)
@@ -225,11 +235,15 @@ class RemoteCache:
         if not entries or not self.writable:
             return 0
         client = self._connection()
-        try:
+
+        def write() -> Any:
             pipeline = client.pipeline(transaction=False)
             for key, value in entries.items():
                 pipeline.set(prefix + key, value, ex=self.ttl)
-            pipeline.execute()
+            return pipeline.execute()
+
+        try:
+            _within_deadline(client, write)
         except Exception as e:  # noqa: BLE001
             self._fail("write to", e)
             return 0
@@ -266,6 +280,35 @@ class RemoteCache:
         # (a wrong password, a command the ACL denies) is remembered only when reading.
         self.lasting = action == "read from" or isinstance(error, (ConnectionError, TimeoutError, OSError))
         self._warn_once(f"cannot {action} the remote cache {self.shown}: {detail}; building without it")
+
+
+def _within_deadline(client, operation) -> Any:
+    """operation() with one deadline, OPERATION_TIMEOUT, for all of it: the per-read timeouts of the client
+    would let a server that sends a byte now and then hold the compile for ever. The operation runs in a
+    thread; at the deadline the client's connections are shut down under it, which ends its read at once,
+    and a redis TimeoutError is raised (no thread outlives the call: the compile forks afterwards)."""
+    from redis.exceptions import TimeoutError as DeadlinePassed
+
+    outcome: list[tuple[bool, Any]] = []
+
+    def work() -> None:
+        try:
+            outcome.append((True, operation()))
+        except BaseException as e:  # noqa: BLE001 - handed over to the calling thread below
+            outcome.append((False, e))
+
+    worker = threading.Thread(target=work, name="mlir-offload-remote-cache", daemon=True)
+    worker.start()
+    worker.join(OPERATION_TIMEOUT)
+    if worker.is_alive():
+        while worker.is_alive():  # a connect still under way has no socket to shut yet: again until it ends
+            client.connection_pool.disconnect(inuse_connections=True)
+            worker.join(_DEADLINE_POLL)
+        raise DeadlinePassed(f"Timeout: no whole answer within {OPERATION_TIMEOUT:g} s")
+    succeeded, result = outcome[0]
+    if not succeeded:
+        raise result
+    return result
 
 
 def _print_warning(message: str) -> None:

@@ -8,8 +8,9 @@ the emulation runtime offload/data/emulator/runtime.c in place of libcudart/liba
 
 The pass plugin and the runtime object are built once per source and tool version, in the cache folder
 (MLIR_OFFLOAD_EMULATOR_CACHE, else the emulator folder of MLIR_OFFLOAD_CACHE_DIR, else of
-$XDG_CACHE_HOME/mlir-offload, else of ~/.cache/mlir-offload; see
-offload/serialize/cache.py), written to a temporary name and renamed, so concurrent builds are safe."""
+$XDG_CACHE_HOME/mlir-offload, else of ~/.cache/mlir-offload), under the device image cache's trust rule
+(build_cache.py): an entry is taken only when no one else can have put it there and its bytes match the
+digest recorded with them, and a link loads and links a private copy of what it checked."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from offload.errors import OffloadError
+from offload.errors import OffloadError, warn_when_done
+from offload.toolchain.build_cache import BuildCache
+from offload.trust import team_mode
 
 PASS_NAME = "mlir-offload-emulate"
 PLUGIN_SOURCE = "retarget.cpp"
@@ -81,10 +84,12 @@ def find_emulation_tools(clang_path: str | None = None) -> EmulationTools:
     )
 
 
-def cache_folder() -> Path:
-    """Where the built plugin and runtime live (a temporary folder when there is no home)."""
+def cache_places() -> tuple[Path, str]:
+    """(the cache folder, the folder of the emulator's builds in it: "" when it is the folder itself, as
+    with MLIR_OFFLOAD_EMULATOR_CACHE). The cache folder's owner and mode are checked as the device image
+    cache's (offload/trust.py); a temporary folder stands in for a missing home."""
     if os.environ.get(EMULATOR_CACHE_ENVIRONMENT):
-        return Path(os.environ[EMULATOR_CACHE_ENVIRONMENT])
+        return Path(os.environ[EMULATOR_CACHE_ENVIRONMENT]), ""
     explicit = os.environ.get(CACHE_ENVIRONMENT)
     if explicit:
         root = Path(explicit)
@@ -94,7 +99,13 @@ def cache_folder() -> Path:
         root = Path(os.path.expanduser("~")) / ".cache" / "mlir-offload"
     else:
         root = Path(tempfile.gettempdir()) / f"mlir-offload-{os.getuid()}"
-    return root / "emulator"
+    return root, "emulator"
+
+
+def cache_folder() -> Path:
+    """Where the built plugin and runtime live."""
+    root, builds = cache_places()
+    return root / builds if builds else root
 
 
 def _source(name: str) -> bytes:
@@ -113,59 +124,71 @@ def _run(argv: list[str], what: str) -> subprocess.CompletedProcess:
     return done
 
 
-def _built(key_parts: list[bytes], name: str, build, dry_run: bool = False) -> str:
-    """The cached file `name` for this key, built by build(temporary path) when missing (not with dry_run)."""
+def _built(key_parts: list[bytes], name: str, build, scratch: str, dry_run: bool = False) -> str:
+    """A private copy, in `scratch`, of the file `name` built for this key: taken from the cache when an
+    entry there is trusted and matches the digest recorded with it, else built by build(path) into
+    `scratch` (and stored, unless the cache cannot be trusted: then one warning line says why). With
+    dry_run, nothing is built: the cached file's name."""
     key = hashlib.sha256(b"\0".join(key_parts)).hexdigest()[:32]
-    folder = cache_folder() / key
-    path = folder / name
-    if path.is_file() or dry_run:
-        return str(path)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OffloadError(f"--emulate: cannot create the cache folder {folder}: {e.strerror}") from None
-    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
-    os.close(handle)
-    try:
-        build(temporary)
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    return str(path)
+    if dry_run:
+        return str(cache_folder() / key / name)
+    private = os.path.join(scratch, name)
+    cache = BuildCache(*cache_places(), team_mode())
+    data, problem = cache.take(key, name)
+    if data is not None:
+        Path(private).write_bytes(data)  # what opt loads and clang links is exactly what was checked
+        cache.close()
+        return private
+    if problem:
+        warn_when_done(
+            f"mlir-offload: warning: the emulator's build cache '{cache.folder}' {problem}: not used, its "
+            f"builds made privately for this link; set {EMULATOR_CACHE_ENVIRONMENT} to a folder of your own "
+            "(mode 700) (docs/cache.md)"
+        )
+    build(private)
+    if problem is None or cache.replaceable:
+        stored = cache.store(key, name, Path(private).read_bytes())
+        if stored is not None:
+            warn_when_done(
+                f"mlir-offload: warning: cannot store {name} in the emulator's build cache '{cache.folder}': "
+                f"{stored}; it is built again by the next emulating link"
+            )
+    cache.close()
+    return private
 
 
-def pass_plugin(tools: EmulationTools, dry_run: bool = False) -> str:
+def pass_plugin(tools: EmulationTools, scratch: str, dry_run: bool = False) -> str:
     """retarget.cpp built as an opt plugin against this LLVM."""
     source = _source(PLUGIN_SOURCE)
 
     def build(output: str) -> None:
         flags = _run([tools.llvm_config, "--cxxflags"], "llvm-config").stdout.split()
-        with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
-            source_path = os.path.join(scratch, PLUGIN_SOURCE)
+        with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as sources:
+            source_path = os.path.join(sources, PLUGIN_SOURCE)
             Path(source_path).write_bytes(source)
             _run(
                 [tools.clangxx, "-shared", "-fPIC", "-O2", *flags, source_path, "-o", output],
                 "building the emulation pass plugin",
             )
 
-    return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build, dry_run)
+    return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build, scratch, dry_run)
 
 
-def runtime_object(tools: EmulationTools, llvm_triple: str, dry_run: bool = False) -> str:
+def runtime_object(tools: EmulationTools, llvm_triple: str, scratch: str, dry_run: bool = False) -> str:
     """runtime.c compiled for the host."""
     source = _source(RUNTIME_SOURCE)
 
     def build(output: str) -> None:
-        with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
-            source_path = os.path.join(scratch, RUNTIME_SOURCE)
+        with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as sources:
+            source_path = os.path.join(sources, RUNTIME_SOURCE)
             Path(source_path).write_bytes(source)
             _run(
                 [tools.clang, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC", source_path, "-o", output],
                 "compiling the emulation runtime",
             )
 
-    return _built([source, tools.version.encode(), llvm_triple.encode(), b"runtime"], "runtime.o", build, dry_run)
+    key = [source, tools.version.encode(), llvm_triple.encode(), b"runtime"]
+    return _built(key, "runtime.o", build, scratch, dry_run)
 
 
 @dataclass(frozen=True)
@@ -277,8 +300,8 @@ def plan_emulated_link(
         if bundle.record.host_format == "obj" and bundle.path.endswith((".bc", ".ll")):
             raise OffloadError(f"'{bundle.path}' is an ELF object but named like bitcode: rename it to .o")
     images = emulated_images(bundles)
-    plugin = pass_plugin(tools, dry_run)
-    runtime = runtime_object(tools, link_host.llvm_triple, dry_run)
+    plugin = pass_plugin(tools, scratch, dry_run)
+    runtime = runtime_object(tools, link_host.llvm_triple, scratch, dry_run)
     if dry_run:
         objects = [os.path.join(scratch, f"kernels{index}.o") for index in range(len(images))]
     else:
