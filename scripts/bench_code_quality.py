@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,14 +62,13 @@ def ptxas_report(ptx: Path, arch: str, ptxas: str) -> dict[str, KernelCode]:
         elif (m := re.search(r"Used (\d+) registers", line)) and function:
             registers[function] = int(m.group(1))
     elf = read_elf(cubin.read_bytes(), str(cubin))
+    texts = {name: elf.section(f".text.{name}") for name in registers}
     return {
-        name: KernelCode(elf.section(f".text.{name}").size // 16, registers[name], spills.get(name, 0))
-        for name in registers
-        if elf.section(f".text.{name}")
+        name: KernelCode(text.size // 16, registers[name], spills.get(name, 0)) for name, text in texts.items() if text
     }
 
 
-def our_ptx(source: Path, arch: str, work: Path, environment: dict, flags: list[str]) -> Path:
+def our_ptx(source: Path, arch: str, work: Path, environment: dict, flags: Sequence[str]) -> Path:
     """The PTX clang-linker-wrapper made from our bundle at the executable's link."""
     work.mkdir()
     bundle = work / "bench.offload.bc"
@@ -108,7 +108,7 @@ def upstream_ptx(source: Path, arch: str, work: Path, cuda: str) -> Path:
     return ptx
 
 
-def compare(source: Path, arch: str, cuda: str, flags: list[str] = ()) -> list[str]:
+def compare(source: Path, arch: str, cuda: str, flags: Sequence[str] = ()) -> list[str]:
     """The per-kernel table (and a summary line) as printable lines."""
     ptxas = str(Path(cuda) / "bin" / "ptxas")
     with tempfile.TemporaryDirectory() as tmp:

@@ -65,6 +65,7 @@ def measure(command: list[str], environment: dict | None = None) -> tuple[float,
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment)
     _, status, usage = os.wait4(process.pid, 0)  # rusage of the child and the children it waited for
     elapsed = time.perf_counter() - start
+    assert process.stderr is not None  # stderr=PIPE
     stderr = process.stderr.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed: {' '.join(command)}\n{stderr}")

@@ -191,7 +191,9 @@ def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> Non
     measure(command, first)  # builds both images and writes them to Redis (`device`: no whole compiles)
     import redis
 
-    keys = [k.decode()[len(KEY_PREFIX) :] for k in redis.Redis.from_url(url).keys(KEY_PREFIX + "*")]
+    # redis types a key as bytes or str (str with decode_responses, not set here)
+    names = [k.decode() if isinstance(k, bytes) else k for k in redis.Redis.from_url(url).keys(KEY_PREFIX + "*")]
+    keys = [name[len(KEY_PREFIX) :] for name in names]
     targets = parse_offload_arch("sm_80,sm_90")
     # Which target each key is for: the entry says (a lookup for the wrong target is a miss).
     probe = ImageCache(None, RemoteCache(url))

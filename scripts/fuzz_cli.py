@@ -23,6 +23,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "tests" / "data" / "fuzz"
@@ -96,9 +97,9 @@ def run_one(command: str, data: bytes, scratch: str) -> tuple[object, str, str, 
     out, err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     saved = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = out, err
+    status: str | int = 0  # SystemExit carries an exit code or a message
     try:
         cli.main(arguments(command, path, scratch))
-        status = 0
     except SystemExit as e:
         status = e.code if e.code is not None else 0
     finally:
@@ -150,7 +151,7 @@ def fuzz(
     with tempfile.TemporaryDirectory(prefix="fuzz-cli-") as scratch:  # imports once, before the children fork
         for _, data, command in corpus:
             run_one(command, data, scratch)
-    results = {"inputs": 0, "crashes": [], "hangs": [], "native": []}
+    results: dict[str, Any] = {"inputs": 0, "crashes": [], "hangs": [], "native": []}
     started = time.time()
     index = 0
     while index < iterations:

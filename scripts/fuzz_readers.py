@@ -22,7 +22,9 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "tests" / "data" / "fuzz"
@@ -119,13 +121,18 @@ def read_manifest_file(data: bytes, scratch: str) -> None:
     read_bundle_needs(path)
 
 
-def seeds() -> list[tuple[str, bytes, object]]:
+Reader = Callable[[bytes, str], None]  # (input bytes, scratch folder)
+
+
+def seeds() -> list[tuple[str, bytes, Reader]]:
     """(name, bytes, reader) of every seed input."""
     from offload.formats.elf import read_elf
 
     files = {p.name: p.read_bytes() for p in sorted(SEEDS.iterdir())}
     exe = read_elf(files["saxpy.cuda.exe"], "seed")
-    fatbin = exe.section_data(exe.section(".nv_fatbin"))
+    fatbin_section = exe.section(".nv_fatbin")
+    assert fatbin_section is not None, "the seed executable has no .nv_fatbin"
+    fatbin = exe.section_data(fatbin_section)
     hip_id = b"hipv4-amdgcn-amd-amdhsa--gfx90a"
     host_id = b"host-x86_64-unknown-linux-gnu"
     body = b"\x7fELF" + bytes(60)
@@ -250,7 +257,7 @@ def fuzz(
                 reader(data, scratch)
             except OffloadError:
                 pass
-    results = {"inputs": 0, "crashes": [], "hangs": [], "native": []}
+    results: dict[str, Any] = {"inputs": 0, "crashes": [], "hangs": [], "native": []}
     started = time.time()
     index = 0
     while index < iterations:
@@ -279,10 +286,14 @@ def fuzz(
                 if status in ("crash", "hang"):
                     results["crashes" if status == "crash" else "hangs"].append((int(number), " ".join(detail)))
                     _save(save, seed, int(number), corpus)
-        _, status = os.waitpid(pid, 0)
+        _, wait_status = os.waitpid(pid, 0)
         if done < stop:  # the child died inside input `last_started`: a native crash (or an exit)
             dead = last_started if last_started is not None else done
-            how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+            how = (
+                f"signal {os.WTERMSIG(wait_status)}"
+                if os.WIFSIGNALED(wait_status)
+                else f"exit {os.WEXITSTATUS(wait_status)}"
+            )
             results["native"].append((dead, f"{case(seed, dead, corpus)[0]}: child died ({how})"))
             results["inputs"] += 1
             _save(save, seed, dead, corpus)

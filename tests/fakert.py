@@ -24,6 +24,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -202,7 +203,7 @@ def _run_tool(cmd: list[str], env: dict | None = None) -> None:
 
 
 def clang_cuda_link(
-    clang: str, major: int, inputs: list[str], output: str | os.PathLike, extra: list[str] = ()
+    clang: str, major: int, inputs: list[str], output: str | os.PathLike, extra: Sequence[str] = ()
 ) -> None:
     """The working link of a host object/bundle with embedded CUDA images:
     clang --offload-new-driver IN -L/usr/local/cuda/lib64 -lcudart -Wno-unknown-cuda-version -o OUT,

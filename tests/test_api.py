@@ -67,6 +67,7 @@ def test_errors_are_offload_errors():
         api.compile_text(SAXPY.read_text(), "sm_1")
     with pytest.raises(api.OffloadError) as failure:
         api.compile_text("func.func @f( {", "sm_80", name="mine")
+    assert failure.value.location is not None
     assert failure.value.location.file == "mine.mlir"  # the caller's name, no temporary path
     assert failure.value.render() == "mine.mlir:1:14: error: expected non-function type"
 

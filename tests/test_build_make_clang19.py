@@ -105,8 +105,14 @@ def test_link_refuses_bundles_of_two_profiles(built19, tmp_path):
 
 
 def _archive(path: Path) -> dict[str, bytes]:
+    files = {}
     with tarfile.open(path) as tar:
-        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+        for member in tar.getmembers():
+            if member.isfile():
+                extracted = tar.extractfile(member)
+                assert extracted is not None
+                files[member.name] = extracted.read()
+    return files
 
 
 def test_ship_of_an_existing_portable_bundle_carries_its_ptx(built19, tmp_path):

@@ -193,9 +193,9 @@ def test_forged_entry_on_the_cubin_path_is_a_miss(tmp_path, cubin_reference, for
     compile_saxpy(cache, tmp_path / "first.bc", "--device-image=cubin")
     entry = only_entry(cache)
     data = entry.read_bytes()
-    cubin = cache_entry.decode(
-        data, cache_entry.entry_key(data), parse_offload_arch("sm_80")[0], native=True
-    ).native.data
+    key = cache_entry.entry_key(data)
+    assert key is not None
+    cubin = cache_entry.decode(data, key, parse_offload_arch("sm_80")[0], native=True).native.data
     if forgery == "bitcode":
         _forge(entry, bitcode=b"BC\xc0\xde" + bytes(range(256)) * 4)  # LLVM would abort on it in-process
     elif forgery == "garbage":
@@ -289,7 +289,7 @@ def test_cache_command_shows_clears_and_zeroes(tmp_path):
         return dict(
             line.split(None, 1)
             if not line.startswith(("cache folder", "remote cache"))
-            else (line[:12], line[12:].strip())
+            else [line[:12], line[12:].strip()]
             for line in done.stdout.splitlines()
             if "  " in line
         )

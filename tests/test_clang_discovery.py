@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import sys
 import tarfile
 
 import pytest
@@ -55,7 +56,7 @@ def test_makefile_fragment_defaults_to_config_clang(misleading_path, tmp_path):
     folder, _ = misleading_path
     env = dict(os.environ, PATH=f"{folder}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(REPO))
     (tmp_path / "Makefile").write_text(
-        f"MLIR_OFFLOAD = {shlex.quote(os.sys.executable)} -m offload\n"
+        f"MLIR_OFFLOAD = {shlex.quote(sys.executable)} -m offload\n"
         f"include {REPO / 'offload' / 'data' / 'mlir-offload.mk'}\n"
         "show:\n\t@echo $(OFFLOAD_CLANG)\n"
     )

@@ -136,6 +136,7 @@ def test_recorded_inputs_are_checked(tmp_path):
         recorder.stop()
     library.read_bytes()  # after stop: not recorded again (and no harm)
     implicit = recorder.implicit_inputs([])
+    assert implicit is not None
     assert [kind for kind, _, _ in implicit] == ["file", "program"]
     assert {path for _, path, _ in implicit} == {str(library.resolve()), str(program.resolve())}
     assert compile_cache.still_valid(implicit)

@@ -18,15 +18,26 @@ pytestmark = pytest.mark.no_toolchain
 PACKAGE = Path(__file__).resolve().parent.parent / "offload"
 
 
+def record_config_reads(monkeypatch) -> list:
+    """The paths config.load_config reads from now on (it still reads them)."""
+    reads = []
+    real = config.load_config
+
+    def recording(path):
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(config, "load_config", recording)
+    return reads
+
+
 def test_plan_reads_the_toml_once_and_flags_win(tmp_path, monkeypatch):
     (tmp_path / "mlir-offload.toml").write_text(
         'offload-arch = "sm_80"\nopt-level = 1\nftz = true\ndevice-image = "cubin"\n'
     )
     source = tmp_path / "app.mlir"
     source.write_text("module {}\n")
-    reads = []
-    real = config.load_config
-    monkeypatch.setattr(config, "load_config", lambda path: reads.append(path) or real(path))
+    reads = record_config_reads(monkeypatch)
     resolved = resolve({"opt_level": 2}, config.project_config(str(source)))
     plan = compile_plan(str(source), str(tmp_path / "app.offload.bc"), False, resolved.options, resolved.config_file)
     assert reads == [tmp_path / "mlir-offload.toml"]
@@ -36,7 +47,7 @@ def test_plan_reads_the_toml_once_and_flags_win(tmp_path, monkeypatch):
     assert plan.build.device_image == "cubin" and plan.target_clang == 22 and plan.emit == "bc"
     assert plan.build.config_file == str(tmp_path / "mlir-offload.toml")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        plan.emit = "ll"
+        plan.emit = "ll"  # type: ignore[misc]  # the assignment a frozen plan refuses
 
 
 def test_no_click_context_in_library_code():
@@ -58,9 +69,7 @@ def test_without_output_the_plan_names_it_from_the_formats_it_decided(tmp_path, 
     (tmp_path / "mlir-offload.toml").write_text('offload-arch = "sm_80"\ntarget-clang = 19\n')
     source = tmp_path / "app.mlir"
     source.write_text("module {}\n")
-    reads = []
-    real = config.load_config
-    monkeypatch.setattr(config, "load_config", lambda path: reads.append(path) or real(path))
+    reads = record_config_reads(monkeypatch)
     resolved = resolve({"dependency_file_wanted": True}, config.project_config(str(source)))
     plan = compile_plan(str(source), None, False, resolved.options, resolved.config_file)
     assert len(reads) == 1  # once, though the output's name needed the formats first

@@ -56,6 +56,7 @@ def test_found_by_walking_up_from_the_input(project):
 @pytest.mark.no_toolchain
 def test_values_are_checked_and_paths_made_relative_to_the_file(project):
     config = load_config(project / "mlir-offload.toml")
+    assert config is not None
     assert config.values["offload-arch"] == "sm_80,sm_90"
     assert config.values["opt-level"] == 2
     assert config.values["prec-sqrt"] is False
@@ -147,6 +148,7 @@ def test_config_show_output_is_a_valid_config(project, tmp_path_factory):
     other = tmp_path_factory.mktemp("copy")
     (other / "mlir-offload.toml").write_text(result.stdout)
     again = load_config(other / "mlir-offload.toml")
+    assert again is not None
     assert again.values["opt-level"] == 2 and again.values["target-clang"] == 19
 
 

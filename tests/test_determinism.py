@@ -71,7 +71,9 @@ def test_shipped_archive_holds_no_build_path(two_builds):
     with tarfile.open(fileobj=io.BytesIO(one["s.tar.gz"])) as archive:
         for member in archive.getmembers():
             if member.isfile():
-                data = archive.extractfile(member).read()
+                extracted = archive.extractfile(member)
+                assert extracted is not None
+                data = extracted.read()
                 assert str(first).encode() not in data and str(second).encode() not in data, member.name
                 assert b"/tmp/" not in data, member.name
 

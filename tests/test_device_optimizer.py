@@ -50,7 +50,8 @@ def test_choice_of_optimizer(monkeypatch, tmp_path):
         find_optimizer()
     monkeypatch.delenv(OPT_ENVIRONMENT)
     tools = find_optimizer((NVPTX_TRIPLE, AMDGPU_TRIPLE))
-    assert tools.path and os.path.basename(tools.link).startswith("llvm-link") and tools.version.startswith("22.")
+    assert tools.path and tools.link and tools.version
+    assert os.path.basename(tools.link).startswith("llvm-link") and tools.version.startswith("22.")
     import llvmlite.binding as llvm  # the data layouts opt gives are the ones LLVM's target machines have
 
     llvm.initialize_all_targets()
@@ -181,5 +182,6 @@ def test_the_device_command_loads_no_second_llvm(tmp_path):
     from offload.packager.bitcode_ident import bitcode_module
 
     module = bitcode_module((out / "saxpy.sm_80.bc").read_bytes())
+    assert module is not None
     assert [f.name for f in module.functions if not f.is_declaration] == ["saxpy"]
     assert module.data_layout == find_optimizer((NVPTX_TRIPLE,)).data_layout(NVPTX_TRIPLE)

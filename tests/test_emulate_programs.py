@@ -105,6 +105,7 @@ def require_tools() -> str:
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+    assert filecheck is not None
     return filecheck
 
 

@@ -43,6 +43,7 @@ CHECKS = (
 def runtime_object(tmp_path_factory) -> tuple[str, str]:
     require_emulation()
     clang = find_tool("clang-22", 22)
+    assert clang is not None  # require_emulation skips without clang-22
     folder = tmp_path_factory.mktemp("streams")
     obj = folder / "runtime.o"
     subprocess.run([clang, "-std=c11", "-O2", "-c", str(RUNTIME), "-o", str(obj)], check=True, timeout=300)

@@ -84,6 +84,7 @@ def executable_inputs() -> dict[str, bytes]:
     exe = (SEEDS / "saxpy.cuda.exe").read_bytes()
     elf = read_elf(exe, "seed")
     fatbin = elf.section(".nv_fatbin")
+    assert fatbin is not None
     header_zero = bytearray(exe)
     struct.pack_into("<H", header_zero, fatbin.offset + 6, 0)
     huge_fatbin = bytearray(exe)

@@ -272,7 +272,9 @@ def test_ship_hands_nvcc_spellings_to_compile(tmp_path):
     done = run_cli("ship", str(SAXPY), "-arch=sm_80", "-o", str(tmp_path / "app.tar.gz"))
     assert done.returncode == 0, done.stderr  # click once read -arch as -a -r -c -h: help, and nothing built
     with tarfile.open(tmp_path / "app.tar.gz") as archive:
-        manifest = json.load(archive.extractfile("app/manifest.json"))
+        member = archive.extractfile("app/manifest.json")
+        assert member is not None
+        manifest = json.load(member)
     assert [target["arch"] for target in manifest["targets"]] == ["sm_80"]
     done = run_cli("ship", str(SAXPY), "-arch=sm_80", "-DX", "-o", str(tmp_path / "b.tar.gz"))
     assert done.returncode == 2 and "no preprocessor" in done.stderr and not (tmp_path / "b.tar.gz").exists()

@@ -25,7 +25,7 @@ from offload.packager.llvm_order import dense_map_order
 from offload.packager.strtab import build_string_table
 from packager_inputs import host_module_embedding
 
-text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=40)
+text = st.text(st.characters(blacklist_categories=["Cs"], blacklist_characters="\0"), max_size=40)
 images_strategy = st.lists(
     st.builds(
         OffloadImage,
@@ -150,11 +150,13 @@ def test_bitcode_producer_of_both_llvm_versions(tmp_path):
 
     from conftest import require_tool
 
-    assert bitcode_producer(llvm.parse_assembly("define void @f() { ret void }").as_bitcode()).startswith("LLVM22.")
+    producer = bitcode_producer(llvm.parse_assembly("define void @f() { ret void }").as_bitcode())
+    assert producer and producer.startswith("LLVM22.")
     clang19 = require_tool("clang-19", 19)
     (tmp_path / "e.c").write_text("int x;\n")
     subprocess.run([clang19, "-c", "-emit-llvm", "e.c", "-o", "e.bc"], cwd=tmp_path, check=True)
-    assert bitcode_producer((tmp_path / "e.bc").read_bytes()).startswith("LLVM19.")
+    producer = bitcode_producer((tmp_path / "e.bc").read_bytes())
+    assert producer and producer.startswith("LLVM19.")
     assert bitcode_producer(b"BC\xc0\xde\xff\xff") is None
     assert bitcode_producer(b"not bitcode") is None
 
@@ -212,7 +214,9 @@ def test_bitcode_globals_read_without_llvm():
     counter.initializer = ir.Constant(ir.IntType(32), 7)
     ir.Function(module, ir.FunctionType(ir.VoidType(), []), "f")
     bitcode = llvm.parse_assembly(str(module)).as_bitcode()
-    found = {g.name: (g.section, g.initializer) for g in bitcode_globals(bitcode)}
+    globals_found = bitcode_globals(bitcode)
+    assert globals_found is not None
+    found = {g.name: (g.section, g.initializer) for g in globals_found}
     # All zeros is LLVM's null constant, which carries no bytes (and is no OffloadBinary).
     assert found == {
         "llvm.embedded.object": (".llvm.offloading", blob),

@@ -77,7 +77,7 @@ class RedisServer:
                     self.stop()
                     raise RuntimeError("redis-server did not start") from error
                 time.sleep(0.05)
-        self.password = None
+        self.password: str | None = None
 
     def client(self):
         import redis
@@ -350,6 +350,7 @@ def test_a_url_that_is_not_redis_is_one_error_line(tmp_path):
 def test_tls(tmp_path, reference):
     openssl = shutil.which("openssl")
     _require(openssl is not None, "openssl not found")
+    assert openssl is not None
     key, cert = tmp_path / "server.key", tmp_path / "server.crt"
     subprocess.run(
         [
@@ -433,6 +434,7 @@ def test_redis_client_is_imported_only_when_the_server_is_asked(tmp_path, server
 def _peak_rss_kib(command: list[str], environment: dict) -> tuple[int, str]:
     process = subprocess.Popen(command, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)  # the peak of the compile and of the children it waited for
+    assert process.stderr is not None  # stderr=PIPE
     stderr = process.stderr.read().decode()
     process.stderr.close()
     assert os.waitstatus_to_exitcode(status) == 0, stderr
@@ -576,7 +578,9 @@ def test_remote_down_record_is_bounded(tmp_path, monkeypatch):
     folder = CacheFolder(tmp_path / "cache")
     assert folder.open()
     folder.mark_remote_down("server-a", "Error 111\nconnecting")
-    age, why = folder.remote_down("server-a")
+    down = folder.remote_down("server-a")
+    assert down is not None
+    age, why = down
     assert 0 <= age < 5 and why == "Error 111 connecting"
     assert folder.remote_down("server-b") is None
     now = cache_folder.time.time()

@@ -140,7 +140,9 @@ def test_archive_is_deterministic_and_complete(shipped, tmp_path):
     with tarfile.open(shipped["app"]) as tar:
         names = sorted(tar.getnames())
         assert all(m.mtime == 0 and m.uid == 0 and m.gid == 0 for m in tar.getmembers())
-        bundle = tar.extractfile("app/app.offload.bc").read()
+        extracted = tar.extractfile("app/app.offload.bc")
+        assert extracted is not None
+        bundle = extracted.read()
     assert names == [
         "app",
         "app/Makefile",
@@ -158,7 +160,12 @@ def test_archive_is_deterministic_and_complete(shipped, tmp_path):
 
     for top, archive in shipped.items():
         with tarfile.open(archive) as tar:
-            members = {m.name[len(top) + 1 :]: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
+            members = {}
+            for member in tar.getmembers():
+                if member.isfile():
+                    extracted = tar.extractfile(member)
+                    assert extracted is not None
+                    members[member.name[len(top) + 1 :]] = extracted.read()
         listed = [line.split("  ", 1) for line in members.pop("SHA256SUMS").decode().splitlines()]
         assert sorted(name for _, name in listed) == sorted(members) and len(listed) == len(members), top
         assert all(digest == hashlib.sha256(members[name]).hexdigest() for digest, name in listed)

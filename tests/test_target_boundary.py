@@ -25,9 +25,10 @@ def module_file(module: str) -> Path | None:
 def imports_of(module: str) -> set[str]:
     """Every module an offload module imports, anywhere in its body, with each package on the way."""
     path = module_file(module)
+    assert path is not None, module
     tree = ast.parse(path.read_text(), str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -38,7 +39,7 @@ def imports_of(module: str) -> set[str]:
                 base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names if module_file(f"{base}.{alias.name}"))
-    with_parents = set()
+    with_parents: set[str] = set()
     for name in found:
         parts = name.split(".")
         with_parents.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))

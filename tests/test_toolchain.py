@@ -30,18 +30,24 @@ def two_toolkits(tmp_path, monkeypatch):
     return roots, monkeypatch
 
 
+def cuda_root(cuda_path: str | None = None) -> str:
+    found = toolchain.find_cuda(cuda_path)
+    assert found is not None
+    return found.root
+
+
 def test_cuda_toolkit_and_libdevice_follow_one_order(two_toolkits):
     roots, monkeypatch = two_toolkits
     first = roots["from_cuda_path"]
-    assert toolchain.find_cuda().root == str(first)
+    assert cuda_root() == str(first)
     assert find_libdevice(None) == str(first / "nvvm" / "libdevice" / "libdevice.10.bc")
     monkeypatch.delenv("CUDA_PATH")
     second = roots["from_cuda_home"]
-    assert toolchain.find_cuda().root == str(second)
+    assert cuda_root() == str(second)
     assert find_libdevice(None) == str(second / "nvvm" / "libdevice" / "libdevice.10.bc")
     # An explicit toolkit is the only candidate.
     assert toolchain.cuda_roots(str(first)) == [str(first)]
-    assert toolchain.find_cuda(str(first)).root == str(first)
+    assert cuda_root(str(first)) == str(first)
 
 
 def test_shipped_build_sh_searches_in_the_same_order():

@@ -216,11 +216,14 @@ def test_a_crash_in_a_forked_step_is_one_error_line():
     from offload.errors import OffloadError
     from offload.serialize.processes import call_forked
 
+    def crash(_: None) -> None:
+        faulthandler.disable()  # pytest's, off in the child: the crash is the point, not a dump of its stack
+        os.kill(os.getpid(), signal.SIGSEGV)
+
     assert call_forked(lambda n: n * 2, 21, "doubling") == 42
     with pytest.raises(OffloadError) as raised:
-        # faulthandler (pytest's) off in the child: the crash is the point, not a dump of its stack.
         call_forked(
-            lambda _: (faulthandler.disable(), os.kill(os.getpid(), signal.SIGSEGV)),
+            crash,
             None,
             "translating the widget crashed",
         )

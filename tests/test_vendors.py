@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from offload.formats.profiles import load_profile
+from offload.formats.targets import parse_offload_arch
 from offload.formats.vendors import CUDA, HIP, VENDORS, vendor_of_triple
 
 pytestmark = pytest.mark.no_toolchain
@@ -49,8 +51,8 @@ def test_both_sides_use_the_records():
         assert RUNTIMES[kind].library == vendor.link_library
         assert RUNTIMES[kind].api["LaunchKernel"] == f"{vendor.api_prefix}LaunchKernel"
         assert vendor.codegen_hook in CODEGEN_HOOKS and ImageKind[vendor.native_image]
-        assert f"-l{vendor.link_library}" in target_link_words(None, kind, "b.o")
-    assert KINDS["cuda"].gpu_conversion(None).startswith(CUDA.lowering + "{")
+        assert f"-l{vendor.link_library}" in target_link_words(load_profile(), kind, "b.o")
+    assert KINDS["cuda"].gpu_conversion(parse_offload_arch("sm_80")[0]).startswith(CUDA.lowering + "{")
     assert vendor_of_triple("nvptx64-nvidia-cuda") is CUDA and vendor_of_triple("amdgcn-amd-amdhsa") is HIP
     assert vendor_of_triple("x86_64-pc-linux-gnu") is None
 
