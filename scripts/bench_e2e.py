@@ -135,7 +135,7 @@ class Build:
         self.mlir = work / "bench.mlir"
         self.cu = work / "bench.cu"
         # clang-22's CUDA wrapper headers include curand_mtgp32_kernel.h, which a toolkit without curand
-        # lacks (DESIGN.md): an empty one on -I stands in.
+        # lacks (docs/performance.md): an empty one on -I stands in.
         self.include = work / "include"
         if not self.mlir.exists():
             self.mlir.write_text(generate_mlir(kernels))

@@ -18,7 +18,7 @@ from hypothesis import settings
 pytest_plugins = ["fakert"]
 
 REPO = Path(__file__).resolve().parent.parent
-# Hand-written reference modules (copied from the design notes' shared/reference).
+# Hand-written reference modules (tests/data/reference/README.md).
 SHARED_REFERENCE = REPO / "tests" / "data" / "reference"
 
 

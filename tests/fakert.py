@@ -191,7 +191,8 @@ LIBDEVICE = f"{CUDA_PATH}/nvvm/libdevice/libdevice.10.bc"
 
 
 def fatbinary_wrapper_dir() -> str:
-    """offload/data/scripts: holds the fatbinary wrapper clang <= 19 needs with CUDA 13 (DESIGN.md §5)."""
+    """offload/data/scripts: holds the fatbinary wrapper clang <= 19 needs with CUDA 13
+    (docs/targets-and-shipping.md)."""
     from importlib import resources
 
     return str(resources.files("offload.data").joinpath("scripts"))

@@ -1,4 +1,4 @@
-"""Self-tests of the fake CUDA runtime harness: the hand-written reference modules (DESIGN.md, shared/reference)
+"""Self-tests of the fake CUDA runtime harness: the hand-written reference modules (tests/data/reference/README.md)
 linked by the real clang 22 and clang 19 (through offload/data/scripts/fatbinary) against CUDA 13, then run
 against the fake runtime. These are also the working link command lines the `link` command uses."""
 

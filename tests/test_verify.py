@@ -89,7 +89,7 @@ def test_verify_flags_link_without_offload_driver(tmp_path, two_arch_app):
 
 
 def test_verify_flags_clang19_entries_linked_by_clang22(tmp_path, app19):
-    # clang 22 links this without complaint; the executable registers nothing (DESIGN.md §5).
+    # clang 22 links this without complaint; the executable registers nothing (docs/targets-and-shipping.md).
     crossed = tmp_path / "crossed"
     clang_cuda_link(require_tool("clang-22", 22), 22, [str(app19.parent / "host.o")], crossed)
     proc = run_cli("verify", str(crossed))

@@ -2,8 +2,8 @@
 and run `clang --offload-new-driver BUNDLE ... -l<runtime> -o APP`.
 
 A bundle whose offload entries follow another clang's layout links without error into an executable that
-registers no kernel (DESIGN.md §5), and LLVM bitcode newer than the clang cannot be read: both are refused
-here with the reason and the fix. The data that decides is the profiles' (offload/data/profiles/)."""
+registers no kernel (docs/targets-and-shipping.md), and LLVM bitcode newer than the clang cannot be read:
+both are refused here with the reason and the fix. The data that decides is the profiles' (offload/data/profiles/)."""
 
 from __future__ import annotations
 
@@ -308,9 +308,9 @@ def plan_link(
             env.update(speed.env)
             path_prepend += speed.path_prepend
             if fatbinary_wrapper_needed(load_profile(clang.major), cuda):
-                # clang 19/21 call fatbinary --image=..., which CUDA 13 rejects (DESIGN.md §5). clang 21 forwards
-                # --cuda-path to its linker wrapper, which then runs <cuda>/bin/fatbinary before PATH's: the
-                # toolkit goes on PATH behind the rewriting script instead of --cuda-path.
+                # clang 19/21 call fatbinary --image=..., which CUDA 13 rejects (docs/targets-and-shipping.md).
+                # clang 21 forwards --cuda-path to its linker wrapper, which then runs <cuda>/bin/fatbinary before
+                # PATH's: the toolkit goes on PATH behind the rewriting script instead of --cuda-path.
                 path_prepend.append(str(resources.files("offload.data").joinpath("scripts")))
                 path_prepend.append(os.path.join(root, "bin"))
                 toolkit_on_path = True

@@ -1,4 +1,4 @@
-; Hand-written AMDGPU device module (no HIP source), the HIP counterpart of shared/reference/handwritten_device.ll.
+; Hand-written AMDGPU device module (no HIP source), the HIP counterpart of tests/data/reference/handwritten_device.ll.
 ; Kernels: fill(n, a, x), scale(n, x, factor).
 target triple = "amdgcn-amd-amdhsa"
 
