@@ -27,7 +27,6 @@ def test_vendor_facts_are_written_once():
             vendor.link_library,
             vendor.device_section,
             vendor.register_function,
-            vendor.codegen_hook,
         )
     }
     copies = sorted(
@@ -42,16 +41,20 @@ def test_vendor_facts_are_written_once():
 
 def test_both_sides_use_the_records():
     from offload.annotations.runtime import RUNTIMES
-    from offload.compiler.native import CODEGEN_HOOKS
+    from offload.compiler.native import CODEGEN_HOOKS, bitcode_to_amdgpu_object, bitcode_to_cubin
     from offload.packager import ImageKind
     from offload.serialize.kinds import KINDS
     from offload.toolchain.ship import target_link_words
+    from offload.toolchain.tools import TOOLKIT_FINDERS, find_cuda, find_rocm
 
     for kind, vendor in VENDORS.items():
         assert RUNTIMES[kind].library == vendor.link_library
         assert RUNTIMES[kind].api["LaunchKernel"] == f"{vendor.api_prefix}LaunchKernel"
-        assert vendor.codegen_hook in CODEGEN_HOOKS and ImageKind[vendor.native_image]
+        assert ImageKind[vendor.native_image]
         assert f"-l{vendor.link_library}" in target_link_words(load_profile(), kind, "b.o")
+    # Each vendor's functions, by its record, where they live (the records name no function).
+    assert CODEGEN_HOOKS == {CUDA: bitcode_to_cubin, HIP: bitcode_to_amdgpu_object}
+    assert TOOLKIT_FINDERS == {CUDA: find_cuda, HIP: find_rocm}
     assert KINDS["cuda"].gpu_conversion(parse_offload_arch("sm_80")[0]).startswith(CUDA.lowering + "{")
     assert vendor_of_triple("nvptx64-nvidia-cuda") is CUDA and vendor_of_triple("amdgcn-amd-amdhsa") is HIP
     assert vendor_of_triple("x86_64-pc-linux-gnu") is None

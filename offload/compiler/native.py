@@ -17,11 +17,13 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from offload.compiler import trace
 from offload.errors import OffloadError
-from offload.formats.vendors import vendor_for, vendor_of_triple
+from offload.formats.vendors import CUDA, HIP, Vendor, vendor_for, vendor_of_triple
 from offload.options import DEFAULT_OPT_LEVEL
 
 
@@ -126,8 +128,10 @@ def bitcode_to_amdgpu_object(
     return emit_object(bitcode, target, opt_level), None
 
 
-# Each vendor record's codegen_hook, by name.
-CODEGEN_HOOKS = {hook.__name__: hook for hook in (bitcode_to_cubin, bitcode_to_amdgpu_object)}
+# (bitcode, target, opt level, ptxas finder) -> (native image bytes, its PTX or None)
+CodegenHook = Callable[[bytes, Any, int, Any], tuple[bytes, "str | None"]]
+# Each vendor's codegen hook: the function making its native image (vendor.native_image) from bitcode.
+CODEGEN_HOOKS: dict[Vendor, CodegenHook] = {CUDA: bitcode_to_cubin, HIP: bitcode_to_amdgpu_object}
 
 
 @dataclass(frozen=True)
@@ -145,7 +149,7 @@ def native_code(bitcode: bytes, target, opt_level: int, ptxas) -> NativeCode:
     from offload.packager import ImageKind
 
     vendor = vendor_for(target.offload_kind)
-    data, ptx = CODEGEN_HOOKS[vendor.codegen_hook](bitcode, target, opt_level, ptxas)
+    data, ptx = CODEGEN_HOOKS[vendor](bitcode, target, opt_level, ptxas)
     return NativeCode(int(ImageKind[vendor.native_image]), data, ptx)
 
 
@@ -179,14 +183,14 @@ class Codegen:
         return replace(image, native=native_code(image.bitcode, image.target, self.opt_level, self.ptxas))
 
     def key(self, target) -> str:
-        hook = vendor_for(target.offload_kind).codegen_hook
-        if hook not in self._keys:
+        hook = CODEGEN_HOOKS[vendor_for(target.offload_kind)]
+        if hook.__name__ not in self._keys:
             import llvmlite  # the package's version only: LLVM itself is not loaded for a key
 
-            parts = [hook, f"O{self.opt_level}", f"llvmlite {llvmlite.__version__}"]
-            parts += CODEGEN_TOOLS[CODEGEN_HOOKS[hook]](self)
-            self._keys[hook] = "|".join(parts)
-        return self._keys[hook]
+            parts = [hook.__name__, f"O{self.opt_level}", f"llvmlite {llvmlite.__version__}"]
+            parts += CODEGEN_TOOLS[hook](self)
+            self._keys[hook.__name__] = "|".join(parts)
+        return self._keys[hook.__name__]
 
 
 def _ptxas_identity(codegen: Codegen) -> list[str]:

@@ -1,7 +1,9 @@
 """One record per GPU vendor (CUDA, HIP), as MLIR's target attributes are one record each: everything
 the build side and the target side need to know about a vendor, and nothing else anywhere.
 
-Keyed by offload kind ("cuda" | "hip"), the name the profiles' kind values use."""
+Keyed by offload kind ("cuda" | "hip"), the name the profiles' kind values use. The records are data: the
+functions for a vendor are mapped from its record where they live (offload/compiler/native.py CODEGEN_HOOKS,
+offload/toolchain/tools.py TOOLKIT_FINDERS)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,6 @@ class Vendor:
     register_function: str  # what the wrapper's registration code calls with that section
     native_image: str  # the native image kind (offload.packager.ImageKind member name)
     native_elf_machine: int  # e_machine of that image's ELF file (EM_CUDA, EM_AMDGPU)
-    codegen_hook: str  # the offload/compiler/native.py function making that image from bitcode
     separate_kernel_handle: bool  # HIP: a kernel's handle is a constant global pointing to the host stub
     # (link --cudart mode, libraries -l...) as nvcc's --cudart; "shared" is -l<link_library>
     runtime_variants: tuple = ()
@@ -35,7 +36,6 @@ class Vendor:
     toolkit_name: str = ""  # in messages: "CUDA toolkit", "ROCm"
     toolkit_key: str = ""  # the mlir-offload.toml key (and link/doctor flag) naming its folder
     toolkit_variable: str = ""  # the shipped Makefile's and build.sh's variable naming its folder
-    toolkit_finder: str = ""  # the offload/toolchain/tools.py function finding it
     warp_size: int | None = None  # threads per warp on every arch (None: the arch decides, targets.py)
     ptx: bool = False  # its device code has a PTX form (compute_XX, --ptx, PTX beside a bundle)
     fatbinary: bool = False  # the toolkit's fatbinary packs the executable's images (clang's wrapper calls it)
@@ -59,14 +59,12 @@ CUDA = Vendor(
     register_function="__cudaRegisterFatBinary",
     native_image="CUBIN",
     native_elf_machine=190,
-    codegen_hook="bitcode_to_cubin",
     separate_kernel_handle=False,
     runtime_variants=(("shared", ("cudart",)), ("static", ("cudart_static", "dl", "pthread", "rt")), ("none", ())),
     dynamic_shared_opt_in_above=48 * 1024,
     toolkit_name="CUDA toolkit",
     toolkit_key="cuda-path",
     toolkit_variable="CUDA_PATH",
-    toolkit_finder="find_cuda",
     warp_size=32,
     ptx=True,
     fatbinary=True,
@@ -89,13 +87,11 @@ HIP = Vendor(
     register_function="__hipRegisterFatBinary",
     native_image="OBJECT",
     native_elf_machine=224,
-    codegen_hook="bitcode_to_amdgpu_object",
     separate_kernel_handle=True,
     runtime_variants=(("shared", ("amdhip64",)), ("none", ())),
     toolkit_name="ROCm",
     toolkit_key="rocm-path",
     toolkit_variable="ROCM_PATH",
-    toolkit_finder="find_rocm",
     llvmlite_assembles_inline_asm=False,
 )
 

@@ -159,7 +159,14 @@ class _Rewrite:
         fragment = self.fragments.get(matrix_type)
         if fragment is None:
             self.fail(f"{matrix_type} is not a gfx11 WMMA operand (f16 A and B, f16 or f32 C, 16x16)")
-        getattr(self, self.op.name.split(".", 1)[1])(fragment)
+        rewrites = {
+            "gpu.subgroup_mma_load_matrix": self.subgroup_mma_load_matrix,
+            "gpu.subgroup_mma_store_matrix": self.subgroup_mma_store_matrix,
+            "gpu.subgroup_mma_compute": self.subgroup_mma_compute,
+            "gpu.subgroup_mma_constant_matrix": self.subgroup_mma_constant_matrix,
+            "gpu.subgroup_mma_elementwise": self.subgroup_mma_elementwise,
+        }
+        rewrites[self.op.name](fragment)
 
     def subgroup_mma_load_matrix(self, fragment: Fragment) -> None:
         source = self.op.operands[0]

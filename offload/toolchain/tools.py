@@ -19,11 +19,12 @@ import platform
 import shutil
 import subprocess
 import sysconfig
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from offload.errors import OffloadError
+from offload.formats.vendors import CUDA, HIP, Vendor
 
 CUDA_ENVIRONMENT = ("CUDA_PATH", "CUDA_HOME", "CUDA_ROOT")
 STANDARD_CUDA_ROOTS = ("/usr/local/cuda", "/opt/cuda", "/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit")
@@ -176,8 +177,6 @@ def _file_or_none(path: Path) -> str | None:
 def find_cuda(cuda_path: str | None = None, host=None) -> CudaToolkit | None:
     """The first of cuda_roots(cuda_path) with a bin/ folder; its libcudart for `host` (default: this
     machine's CPU; see runtime_library_dirs)."""
-    from offload.formats.vendors import CUDA
-
     for root in cuda_roots(cuda_path):
         if not root or not Path(root, "bin").is_dir():
             continue
@@ -263,20 +262,12 @@ def _cuda_version(root: str, ptxas: str | None) -> str:
     return ""
 
 
-def toolkit_root(vendor, path: str | None = None) -> str | None:
-    """The folder of a vendor's toolkit (`path` if given and usable, else found), or None."""
-    found = globals()[vendor.toolkit_finder](path)
-    return found.root if found else None
-
-
 def find_rocm(rocm_path: str | None = None, host=None) -> Rocm:
     roots = rocm_roots(rocm_path)
     root = next((r for r in roots if r and Path(r).is_dir()), None)
     device_libs = next(
         (d for d in rocm_device_lib_dirs([root] if root else []) if glob.glob(os.path.join(d, "ocml*.bc"))), None
     )
-    from offload.formats.vendors import HIP
-
     # Distribution packages put libamdhip64 in /usr/lib/<multiarch>: /usr is a ROCm root too.
     hip_candidates = next(
         (
@@ -288,3 +279,13 @@ def find_rocm(rocm_path: str | None = None, host=None) -> Rocm:
         [],
     )
     return Rocm(root, device_libs, sorted(hip_candidates)[0] if hip_candidates else None)
+
+
+# Each vendor's toolkit finder: (explicit folder or None) -> the toolkit found, or None.
+TOOLKIT_FINDERS: dict[Vendor, Callable[[str | None], CudaToolkit | Rocm | None]] = {CUDA: find_cuda, HIP: find_rocm}
+
+
+def toolkit_root(vendor: Vendor, path: str | None = None) -> str | None:
+    """The folder of a vendor's toolkit (`path` if given and usable, else found), or None."""
+    found = TOOLKIT_FINDERS[vendor](path)
+    return found.root if found else None
