@@ -6,9 +6,12 @@ import os
 
 import click
 
-from offload.commands.inspect import _load_images, offload_kind_label
+from offload.compiler.textual_ir import load_offload_images
 from offload.errors import OffloadError
+from offload.formats.profiles import offload_kind_label
 from offload.fsutil import output_folder, refuse_input_as_output, write_all
+from offload.packager import IMAGE_KIND_EXTENSION
+from offload.packager.model import ImageKind
 
 # The characters an extracted file's generated name may contain.
 _SAFE_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-.")
@@ -22,9 +25,6 @@ def _safe_part(text: str, fallback: str) -> str:
 
 def extracted_name(index: int, image) -> str:
     """`<index>-<offload kind>-<arch>.<ext>`, from a fixed character set whatever the strings say."""
-    from offload.packager import IMAGE_KIND_EXTENSION
-    from offload.packager.model import ImageKind
-
     kind_name, _ = offload_kind_label(image.offload_kind)
     try:
         extension = IMAGE_KIND_EXTENSION[ImageKind(image.image_kind)]
@@ -38,7 +38,7 @@ def extracted_name(index: int, image) -> str:
 @click.option("-o", "directory", required=True, type=click.Path(), help="Directory to write into.")
 def extract_command(file: str, directory: str) -> None:
     """Write each image under a generated safe name in DIR."""
-    images = _load_images(file)
+    images = load_offload_images(file)
     with output_folder(directory):
         write_images(file, directory, images)
 

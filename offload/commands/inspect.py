@@ -11,23 +11,8 @@ from offload.errors import OffloadError
 from offload.fsutil import read_input
 
 
-def offload_kind_label(value: int) -> tuple[str, list[int]]:
-    """The kind's name and the target clangs (profiles) that give it this value: HIP is 3 up to
-    LLVM 20 and 4 from 21, so the value alone does not say which clang it is for."""
-    from offload.formats.profiles import available_profiles, load_profile
-
-    names: dict[str, list[int]] = {}
-    for major in available_profiles():
-        for kind, kind_value in load_profile(major).offload_kind.items():
-            if kind_value == value:
-                names.setdefault(kind, []).append(major)
-    if not names:
-        return ("none" if value == 0 else "unknown"), []
-    name = "/".join(sorted(names))
-    return name, sorted({m for majors in names.values() for m in majors})
-
-
 def _image_record(index: int, image) -> dict:
+    from offload.formats.profiles import offload_kind_label
     from offload.packager import image_kind_name
     from offload.packager.bitcode_ident import bitcode_producer
     from offload.packager.model import ImageKind
@@ -53,15 +38,6 @@ def _shown(text: str) -> str:
     """A string as it can be printed on one line: as-is when plain, JSON-quoted otherwise."""
     plain = text and all(c.isprintable() and not c.isspace() or c == " " for c in text) and text.strip() == text
     return text if plain else json.dumps(text)
-
-
-def _load_images(file: str) -> list:
-    from offload.compiler.textual_ir import read_offload_images
-
-    images = read_offload_images(read_input(file), file)
-    if not images:
-        raise OffloadError(f"'{file}' contains no offloading images")
-    return images
 
 
 def _linked_executable(file: str):
@@ -146,7 +122,9 @@ def inspect_command(file: str, as_json: bool) -> None:
         else:
             _echo_executable(record)
         return
-    records = [_image_record(i, image) for i, image in enumerate(_load_images(file))]
+    from offload.compiler.textual_ir import load_offload_images
+
+    records = [_image_record(i, image) for i, image in enumerate(load_offload_images(file))]
     if as_json:
         click.echo(json.dumps({"file": file, "images": records}, indent=2))
         return

@@ -75,13 +75,13 @@ def run_command(ctx: click.Context) -> None:
 
 def run_program(compile_arguments: list[str], program_arguments: list[str], emulate: bool) -> int:
     """Compile (compile's own option parsing), link, run; the program's exit status."""
-    from offload.commands.compile import compile_command
+    from offload.compiler.driver import compile_words
 
     with tempfile.TemporaryDirectory(prefix="mlir-offload-run-") as folder:
         bundle = os.path.join(folder, "program.offload.bc")
         executable = os.path.join(folder, "program")
         words = [*compile_arguments, *(["--emulate"] if emulate else []), "-o", bundle]
-        status = compile_command.main(args=words, prog_name="mlir-offload run", standalone_mode=False)
+        status = compile_words(words, prog_name="mlir-offload run")
         if status:
             return int(status)
         from dataclasses import replace

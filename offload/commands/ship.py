@@ -175,10 +175,10 @@ COMMAND = ship
 def compile_side_files(input_path: str, flags: list[str]) -> list[str]:
     """The files besides the bundle that `compile INPUT FLAGS` names on its command line (-MF FILE,
     -ftime-trace=FILE), read by compile's own parser; flags it rejects are its own error later."""
-    from offload.commands.compile import compile_command
+    from offload.compiler.driver import compile_words_context
 
     try:
-        context = compile_command.make_context("compile", [input_path, "-o", "bundle", *flags], resilient_parsing=True)
+        context = compile_words_context([input_path, "-o", "bundle", *flags])
     except click.ClickException:
         return []
     named = (context.params.get("dependency_file"), context.params.get("time_trace"))

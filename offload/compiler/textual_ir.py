@@ -4,8 +4,17 @@ and its bitcode goes through the target side's own reader (offload.packager.cont
 from __future__ import annotations
 
 from offload.errors import Location, OffloadError
+from offload.fsutil import read_input
 from offload.packager import containers
 from offload.packager.model import OffloadImage
+
+
+def load_offload_images(path: str) -> list[OffloadImage]:
+    """The offload images of the file at `path` (inspect, extract); a file without any is an error naming it."""
+    images = read_offload_images(read_input(path), path)
+    if not images:
+        raise OffloadError(f"'{path}' contains no offloading images")
+    return images
 
 
 def read_offload_images(data: bytes, name: str) -> list[OffloadImage]:

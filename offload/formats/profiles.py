@@ -129,3 +129,17 @@ def link_table(bundle_profile: int, bitcode_llvm: int | None) -> list[tuple[int,
         (major, link_refusals(bundle_profile, bitcode_llvm, major), load_profile(major))
         for major in available_profiles()
     ]
+
+
+def offload_kind_label(value: int) -> tuple[str, list[int]]:
+    """The kind's name and the target clangs (profiles) that give it this value: HIP is 3 up to
+    LLVM 20 and 4 from 21, so the value alone does not say which clang it is for."""
+    names: dict[str, list[int]] = {}
+    for major in available_profiles():
+        for kind, kind_value in load_profile(major).offload_kind.items():
+            if kind_value == value:
+                names.setdefault(kind, []).append(major)
+    if not names:
+        return ("none" if value == 0 else "unknown"), []
+    name = "/".join(sorted(names))
+    return name, sorted({m for majors in names.values() for m in majors})
