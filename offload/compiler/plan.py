@@ -28,10 +28,19 @@ class CompilePlan:
     bundle: BundlePlan  # the formats, decided once
 
 
+# The arch an emulated compile takes when none is given: any CUDA arch runs alike on the CPU, and sm_80's
+# image is what a GPU build of the examples makes too.
+EMULATION_DEFAULT_ARCH = "sm_80"
+
+
 def offload_targets(options: CompileOptions) -> list[Target]:
-    """The targets of --offload-arch (or the file's offload-arch); none is an error."""
+    """The targets of --offload-arch (or the file's offload-arch); none is an error, but for --emulate."""
     if not options.offload_arch:
-        raise OffloadError("no offload target: pass --offload-arch, e.g. --offload-arch sm_80,gfx90a")
+        if options.emulate:
+            return parse_offload_arch(EMULATION_DEFAULT_ARCH)
+        raise OffloadError(
+            "no offload target: pass --offload-arch, e.g. --offload-arch sm_80 (CUDA) or --offload-arch gfx90a (HIP)"
+        )
     return parse_offload_arch(native_archs(options.offload_arch))
 
 
