@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from importlib import resources
@@ -126,6 +127,7 @@ def _built(key_parts: list[bytes], name: str, build, dry_run: bool = False) -> s
         raise OffloadError(f"--emulate: cannot create the cache folder {folder}: {e.strerror}") from None
     handle, temporary = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
     os.close(handle)
+    announce_build(folder.parent)
     try:
         build(temporary)
         os.replace(temporary, path)
@@ -133,6 +135,22 @@ def _built(key_parts: list[bytes], name: str, build, dry_run: bool = False) -> s
         if os.path.exists(temporary):
             os.unlink(temporary)
     return str(path)
+
+
+_announced: list[bool] = []  # this process said it once already
+
+
+def announce_build(folder: Path) -> None:
+    """One line on a terminal before the first build (it takes seconds to half a minute, once per machine
+    and LLVM); never in pipes or logs."""
+    if _announced or sys.stderr is None or not sys.stderr.isatty():
+        return
+    _announced.append(True)
+    print(
+        f"mlir-offload: note: building the emulator for this machine's LLVM (once; kept in {folder})",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def pass_plugin(tools: EmulationTools, dry_run: bool = False) -> str:
