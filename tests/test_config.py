@@ -170,3 +170,23 @@ def test_mk_and_cmake_paths_exist():
     cmake = run_cli("config", "--cmake-dir").stdout.strip()
     assert mk.endswith("mlir-offload.mk") and os.path.isfile(mk)
     assert os.path.isfile(os.path.join(cmake, "MLIROffload.cmake"))
+
+
+def test_config_show_names_the_clang_link_uses(tmp_path):
+    """Not `clang`: the clang link's own search finds for the target clang, as `link` runs it."""
+    from conftest import REPO, dry_run_words, require_tool
+
+    require_tool("clang-22", 22)
+    shown = run_cli("config", "show", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    (row,) = [line for line in shown.stdout.splitlines() if line.startswith("clang = ")]
+    value = row.split("#")[0].split(" = ", 1)[1].strip().strip('"')
+    assert value == run_cli("config", "--clang", cwd=tmp_path).stdout.strip()
+    assert "# default: link's search for clang 22 (clang 22." in row
+    bundle = tmp_path / "saxpy.offload.bc"
+    source = REPO / "examples" / "saxpy.mlir"
+    assert run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
+    dry = run_cli("link", str(bundle), "-o", str(tmp_path / "app"), "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    _, words = dry_run_words(dry.stdout.strip().splitlines()[-1])
+    assert words[0] == value

@@ -132,12 +132,26 @@ def config_show(input: str | None, **flags) -> None:
             from offload.serialize.remote_cache import redact
 
             shown = redact(shown)
+        origin = resolved.origins[name]
+        if name == "clang" and origin == "default":
+            shown, origin = linking_clang(resolved.options.target_clang)
         value = render_toml_value(shown)
         text = f"{key} = {value}" if value else f"# {key} = (unset)"
-        rows.append((text, resolved.origins[name]))
+        rows.append((text, origin))
     width = max(len(t) for t, _ in rows)
     for text, origin in rows:
         click.echo(f"{text.ljust(width)}  # {origin}")
+
+
+def linking_clang(target_clang: int) -> tuple[str | None, str]:
+    """(the clang link would use for bundles of `target_clang`, where that came from): link's own search."""
+    from offload.toolchain.tools import find_target_clang
+
+    try:
+        found = find_target_clang(None, target_clang)
+    except OffloadError:
+        return None, f"default: no clang {target_clang} found (install clang-{target_clang})"
+    return found.path, f"default: link's search for clang {target_clang} (clang {found.version})"
 
 
 COMMAND = config
