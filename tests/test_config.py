@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import textwrap
 
 import pytest
@@ -159,7 +160,63 @@ def test_ldflags_and_cflags_are_what_a_cuda_link_needs(tmp_path):
         "-lcudart",
     ]
     cf = run_cli("config", "--cflags", cwd=tmp_path)
-    assert cf.stdout.split()[:3] == ["--offload-new-driver", "-fgpu-rdc", "--cuda-path=/usr/local/cuda"]
+    assert cf.stdout.split()[:4] == [
+        "--offload-new-driver",
+        "-fgpu-rdc",
+        "-foffload-lto",
+        "--cuda-path=/usr/local/cuda",
+    ]
+
+
+# CUDA C++ launching an MLIR kernel (examples/cmake/vadd.mlir's) with <<<>>>: memrefs as MLIR's expanded
+# descriptors (allocated, aligned, offset, size, stride).
+LAUNCH_CU = """#include <cstdint>
+extern "C" __global__ void vadd(float *a0, float *a1, int64_t ao, int64_t as, int64_t ast,
+                                float *b0, float *b1, int64_t bo, int64_t bs, int64_t bst,
+                                float *c0, float *c1, int64_t co, int64_t cs, int64_t cst, int64_t n);
+int main() {
+  const int n = 256;
+  float *a, *c;
+  cudaMalloc(&a, n * sizeof(float));
+  cudaMalloc(&c, n * sizeof(float));
+  vadd<<<(n + 63) / 64, 64>>>(a, a, 0, n, 1, a, a, 0, n, 1, c, c, 0, n, 1, n);
+  return cudaDeviceSynchronize() != cudaSuccess;
+}
+"""
+
+
+def test_cflags_are_what_a_cu_file_needs_to_launch_mlir_kernels(tmp_path, fake_cuda):
+    """A .cu with a <<<>>> launch of an MLIR kernel compiles with exactly `config --cflags` and links with the
+    bundle into one device image that registers the kernel. Measured necessary: -foffload-lto (without it
+    nvlink refuses the launch: 'not declared __global__ in all source files') and, where the toolkit lacks
+    them, stand-ins for the headers clang's CUDA wrapper includes (a minimal CUDA 13 has no
+    curand_mtgp32_kernel.h)."""
+    from conftest import REPO, require_tool
+
+    clangxx = require_tool("clang++-22", 22)
+    require_tool("ptxas")
+    flags = run_cli("config", "--cflags", cwd=tmp_path).stdout.split()
+    source, obj, bundle, app = (
+        tmp_path / "launch.cu",
+        tmp_path / "launch.o",
+        tmp_path / "vadd.offload.bc",
+        tmp_path / "app",
+    )
+    source.write_text(LAUNCH_CU)
+    compile_cu = [clangxx, "-x", "cuda", *flags, "--offload-arch=sm_80", "-c", str(source), "-o", str(obj)]
+    done = subprocess.run(compile_cu, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    vadd = REPO / "examples" / "cmake" / "vadd.mlir"
+    assert run_cli("compile", str(vadd), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
+    done = run_cli("link", str(bundle), str(obj), "-o", str(app))
+    assert done.returncode == 0, done.stderr
+    assert run_cli("verify", str(app)).returncode == 0
+    assert fake_cuda.run(app).kernels_registered() == ["vadd"]  # once: the .cu's declaration registers nothing
+    # Each flag is needed: without -foffload-lto the device link fails.
+    without = [word for word in compile_cu if word != "-foffload-lto"]
+    assert subprocess.run(without, capture_output=True).returncode == 0
+    done = run_cli("link", str(bundle), str(obj), "-o", str(tmp_path / "app2"))
+    assert done.returncode == 1 and "not declared __global__" in done.stderr
 
 
 @pytest.mark.no_toolchain

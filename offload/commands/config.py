@@ -93,10 +93,35 @@ def config(
     )
     target = [] if host is build_machine_host() else [f"--target={host.name}"]
     toolkit_flag = f"{spec.toolkit_path_flag}={root}"
-    cflag_list = [*target, "--offload-new-driver", "-fgpu-rdc", toolkit_flag, *spec.quiet_flags]
+    cflag_list = [
+        *target,
+        "--offload-new-driver",
+        "-fgpu-rdc",
+        *spec.source_device_link_flags,
+        toolkit_flag,
+        *header_gap_flags(spec, root),
+        *spec.quiet_flags,
+    ]
     ldflag_list = [*target, "--offload-new-driver", *runtime_link_flags(spec, root, [library_dir])]
     words = (cflag_list if cflags else []) + (ldflag_list if ldflags else [])
     click.echo(" ".join(_shell_word(w) for w in words))
+
+
+def header_gap_flags(spec, root: str) -> list[str]:
+    """-I of a stand-in for each header clang's wrapper headers include that the toolkit at `root` lacks."""
+    from importlib import resources
+
+    if not spec.header_gaps:
+        return []
+    gaps = resources.files("offload.data").joinpath(spec.header_gaps)
+    flags = []
+    for folder in sorted(gaps.iterdir(), key=lambda entry: entry.name):
+        if not folder.is_dir():
+            continue
+        headers = [entry.name for entry in folder.iterdir() if entry.name.endswith(".h")]
+        if any(not os.path.isfile(os.path.join(root, "include", header)) for header in headers):
+            flags.append(f"-I{folder}")
+    return flags
 
 
 def _offload_kind_of(archs: str | None) -> str:

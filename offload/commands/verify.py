@@ -95,7 +95,7 @@ def container_notes(images: list, registered: set[str], report: VerifyReport) ->
             if registered & set(kernels)
             else "registered by its own object's code (nvcc's or another compiler's)"
         )
-        shown = ", ".join(kernels) if kernels else "none readable"
+        shown = ", ".join(kernels) if kernels else "none"
         lines.append(f"fatbinary {number}: {archs}; kernels: {shown}; {whose}")
     return lines
 
