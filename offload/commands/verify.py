@@ -7,7 +7,8 @@ What it checks (each failure names what is missing):
 - no offload entries sit in a section the registration code does not walk (a bundle made for another
   clang: such executables link and silently register nothing);
 - every entry's offload kind is one the registration code handles, and its device section exists;
-- every registered kernel (and device global) is a symbol of the device image of every arch;
+- every registered kernel (and device global) is a symbol of every image (arch) of the fatbinary that holds
+  it: a section holds one fatbinary per registering unit (the linker wrapper's, each nvcc object's), all read;
 - the executable is for a host CPU mlir-offload supports (with --host-triple: for that one).
 """
 
