@@ -25,7 +25,7 @@ from offload.errors import OffloadError
 __all__ = ["Bundle", "OffloadError", "compile_file", "compile_module", "compile_text", "link"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Bundle:
     """A compiled bundle: its bytes and the files `compile` writes beside it."""
 
@@ -46,6 +46,11 @@ class Bundle:
             raise OffloadError(
                 f"Bundle(): ptx expects a dict of architecture name (sm_80) -> PTX text, got {_describe(self.ptx)}"
             )
+
+    def __repr__(self) -> str:
+        # Short, as print() shows it: the bytes are kilobytes of bitcode, the PTX whole kernels.
+        ptx = f", ptx for {', '.join(sorted(self.ptx))}" if self.ptx else ""
+        return f"<Bundle: {len(self.data)} bytes of {'an ELF object' if self.host_format == 'obj' else 'bitcode'}{ptx}>"
 
     @property
     def suffix(self) -> str:
@@ -169,7 +174,7 @@ def compile_text(
     **options: Any,
 ) -> Bundle:
     """Compile MLIR source text; `name` is the file name its diagnostics and debug information use
-    (<name>.mlir). Keyword options as compile_file's."""
+    (`bad.mlir` as given, `bad` as bad.mlir). Keyword options as compile_file's."""
     return _compile_text(text, offload_arch, name, textual, options, "compile_text")
 
 
@@ -185,7 +190,7 @@ def _compile_text(text: str, offload_arch, name, textual: bool, options: dict[st
         raise OffloadError(f"{caller}(): text holds a character UTF-8 cannot encode at index {e.start}") from None
     # No file: the name alone reaches diagnostics and debug information (the same text, the same bundle);
     # mlir-offload.toml is looked for from the current folder, as for a file named so there.
-    return _compile(SourceText(f"{name}.mlir", source), offload_arch, textual, options, caller)
+    return _compile(SourceText(source_name(name), source), offload_arch, textual, options, caller)
 
 
 def compile_module(
@@ -205,12 +210,17 @@ def compile_module(
         from offload.compiler.frontend import mlir_error
 
         found = (
-            mlir_error(error, f"{name}.mlir")
+            mlir_error(error, source_name(name))
             if hasattr(error, "error_diagnostics")
             else OffloadError(" ".join(str(error).split()))
         )
         raise OffloadError(f"compile_module(): the module does not verify: {found.message}", found.location) from None
     return _compile_text(text, offload_arch, name, textual, options, "compile_module")
+
+
+def source_name(name: str) -> str:
+    """The file name diagnostics give the text called `name`: as given when it names an MLIR file."""
+    return name if name.endswith((".mlir", ".mlirbc")) else f"{name}.mlir"
 
 
 def check_plain_name(name, caller: str) -> None:

@@ -71,6 +71,18 @@ def test_errors_are_offload_errors():
     assert failure.value.render() == "mine.mlir:1:14: error: expected non-function type"
 
 
+def test_a_name_with_its_suffix_is_kept_and_a_bundle_prints_short():
+    from offload import api
+
+    with pytest.raises(api.OffloadError) as failure:
+        api.compile_text("func.func @f( {", "sm_80", name="bad.mlir")
+    assert failure.value.render() == "bad.mlir:1:14: error: expected non-function type"  # not bad.mlir.mlir
+    bundle = api.compile_text(SAXPY.read_text(), "sm_80", device_image="ptx")
+    shown = repr(bundle)
+    assert shown == f"<Bundle: {len(bundle.data)} bytes of bitcode, ptx for sm_80>"
+    assert str(bundle) == shown and len(bundle.data) > 1000
+
+
 def test_errors_speak_the_apis_keywords(tmp_path):
     from offload import api
 

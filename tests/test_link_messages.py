@@ -5,6 +5,8 @@ device symbol, so two bundles with the same kernel name link and both kernels re
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import REPO, require_tool, run_cli
@@ -82,6 +84,20 @@ def test_kernel_collision_names_both_bundles_and_the_fix(bundles):
     assert f"kernel 'saxpy' is defined by {made['second']} and {made['saxpy']}" in error
     assert "--symbol-prefix NAME" in error and "Traceback" not in done.stderr
     assert not (tmp / "clash").exists()
+
+
+def test_kernel_collision_names_bundles_named_as_compile_names_them(bundles):
+    """`compile` writes NAME.offload.bc, clang's temporary object is NAME-XXXXXX.o: the message names the
+    bundles, never clang's temporary files."""
+    tmp, made = bundles
+    first, second = tmp / "a.offload.bc", tmp / "b.offload.bc"
+    first.write_bytes(made["saxpy"].read_bytes())
+    second.write_bytes(made["second"].read_bytes())
+    done = run_cli("link", str(first), str(second), "-o", str(tmp / "clash"))
+    assert done.returncode == 1
+    (error,) = done.stderr.strip().splitlines()
+    assert f"kernel 'saxpy' is defined by {second} and {first}" in error
+    assert not re.search(r"-[0-9a-zA-Z]{6}\.o", error), error
 
 
 def test_symbol_prefix_links_and_registers_both_kernels(bundles, fake_cuda):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from importlib import resources
@@ -145,6 +146,7 @@ def _built(key_parts: list[bytes], name: str, build, scratch: str, dry_run: bool
             f"builds made privately for this link; set {EMULATOR_CACHE_ENVIRONMENT} to a folder of your own "
             "(mode 700) (docs/cache.md)"
         )
+    announce_build(cache.folder)
     build(private)
     if problem is None or cache.replaceable:
         stored = cache.store(key, name, Path(private).read_bytes())
@@ -155,6 +157,22 @@ def _built(key_parts: list[bytes], name: str, build, scratch: str, dry_run: bool
             )
     cache.close()
     return private
+
+
+_announced: list[bool] = []  # this process said it once already
+
+
+def announce_build(folder: Path) -> None:
+    """One line on a terminal before the first build (it takes seconds to half a minute, once per machine
+    and LLVM); never in pipes or logs."""
+    if _announced or sys.stderr is None or not sys.stderr.isatty():
+        return
+    _announced.append(True)
+    print(
+        f"mlir-offload: note: building the emulator for this machine's LLVM (once; kept in {folder})",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def pass_plugin(tools: EmulationTools, scratch: str, dry_run: bool = False) -> str:

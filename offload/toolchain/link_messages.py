@@ -54,8 +54,14 @@ def warnings(text: str) -> list[str]:
 
 
 def _owner_names(inputs: list[str]) -> dict[str, str]:
-    """Temporary-object stem -> the input it came from."""
-    return {os.path.splitext(os.path.basename(i))[0]: i for i in inputs if not i.startswith("-")}
+    """Temporary-object stem -> the input it came from. clang names the temporary after the input's name up
+    to its first dot (`app.offload.bc` -> `app-XXXXXX.o`); the name less its last suffix is kept too."""
+    owners: dict[str, str] = {}
+    for path in (i for i in inputs if not i.startswith("-")):
+        name = os.path.basename(path)
+        owners.setdefault(os.path.splitext(name)[0], path)
+        owners.setdefault(name.split(".", 1)[0], path)
+    return owners
 
 
 def _rename_temporaries(line: str, owners: dict[str, str]) -> str:

@@ -102,6 +102,24 @@ endfunction()
 function(mlir_offload_link target)
   set(launcher "${MLIR_OFFLOAD_EXECUTABLE}" link --ptx-beside --clang)
   set_target_properties(${target} PROPERTIES C_LINKER_LAUNCHER "${launcher}" CXX_LINKER_LAUNCHER "${launcher}")
+  _mlir_offload_link_language(${target})
+endfunction()
+
+# A target with CUDA or HIP sources would be linked by that language's compiler (nvcc cannot read a bundle:
+# `file not recognized`): its link is clang's, the language mlir_offload_add_bundle checked (CXX, else C).
+# A LINKER_LANGUAGE of the user's own that is not C or CXX stops the configure step naming the fix.
+function(_mlir_offload_link_language target)
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  get_property(link_language GLOBAL PROPERTY MLIR_OFFLOAD_LINK_LANGUAGE)
+  get_target_property(own ${target} LINKER_LANGUAGE)
+  if(own AND NOT own MATCHES "^(C|CXX)$")
+    message(FATAL_ERROR "${target} links MLIR offload bundles, which clang links (CMAKE_${link_language}_COMPILER), "
+                        "but its LINKER_LANGUAGE is ${own}: set_target_properties(${target} PROPERTIES "
+                        "LINKER_LANGUAGE ${link_language})")
+  endif()
+  if(NOT own AND link_language AND ("CUDA" IN_LIST languages OR "HIP" IN_LIST languages))
+    set_target_properties(${target} PROPERTIES LINKER_LANGUAGE ${link_language})
+  endif()
 endfunction()
 
 # At the end of the configure step: mlir_offload_link() every executable and shared library of `dir` and
@@ -180,6 +198,7 @@ function(_mlir_offload_target_clang out name given)
                         "pass TARGET_CLANG <major> for a clang that links this one's bundles")
   endif()
   message(STATUS "mlir-offload: bundles for clang ${major} (${compiler})")
+  set_property(GLOBAL PROPERTY MLIR_OFFLOAD_LINK_LANGUAGE ${lang})
   set(${out} "${major}" PARENT_SCOPE)
 endfunction()
 

@@ -1986,10 +1986,14 @@ EXPORT void __emu_assertfail(const char *message, const char *file, unsigned lin
     (void)size;
     const struct emu_thread *t = current;
     const struct block *b = current_block;
+    /* MLIR's lowering passes "(unknown)" for the function: the running kernel's name is what CUDA shows. */
+    if (!function || !strcmp(function, "(unknown)")) {
+        function = b->launch->kernel->name;
+    }
     pthread_mutex_lock(&print_lock);
     fflush(stdout);
     fprintf(stderr, "%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n", file ? file : "?",
-            line, function ? function : "?", b->ctaid[0], b->ctaid[1], b->ctaid[2], t->tid[0], t->tid[1], t->tid[2],
+            line, function, b->ctaid[0], b->ctaid[1], b->ctaid[2], t->tid[0], t->tid[1], t->tid[2],
             message ? message : "?");
     fflush(stderr);
     pthread_mutex_unlock(&print_lock);
