@@ -236,6 +236,94 @@ def test_mk_and_cmake_paths_exist():
     assert os.path.isfile(os.path.join(cmake, "MLIROffload.cmake"))
 
 
-import os
-import shutil
-import subprocess
+# ---- whose mlir-offload.toml is applied (offload/trust.py): as git since CVE-2022-24765, another user's
+# file, or one others can write, in a folder above the input is not applied, with one warning naming the
+# file and MLIR_OFFLOAD_TRUSTED_CONFIG.
+
+as_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown to another user needs root")
+OTHER_USER = 12345  # no such user: a file of "another user" in a temporary folder
+OTHER_GROUP = 4242
+
+
+def untrusted_warning(path) -> str:
+    return f"mlir-offload: warning: {path} is not applied: it "
+
+
+@as_root
+def test_another_users_config_is_not_applied(tmp_path):
+    from conftest import require_tool
+
+    require_tool("ptxas")
+    (tmp_path / "her-cuda").symlink_to("/usr/local/cuda")  # a usable toolkit at a path of hers
+    toml = tmp_path / "mlir-offload.toml"
+    toml.write_text(f'cuda-path = "{tmp_path / "her-cuda"}"\nlink-bitcode = ["missing.bc"]\n')
+    os.chown(toml, OTHER_USER, OTHER_USER)
+    (tmp_path / "src").mkdir()
+    shutil.copy(SAXPY, tmp_path / "src" / "saxpy.mlir")
+    warning = untrusted_warning(toml) + f"belongs to another user (uid {OTHER_USER}); to apply it, add its folder "
+    for args in (("config", "--cflags"), ("config", "--ldflags")):
+        done = run_cli(*args, cwd=tmp_path / "src")
+        assert done.returncode == 0, done.stderr
+        assert "her-cuda" not in done.stdout and "--cuda-path=" in done.stdout
+        assert done.stderr.splitlines() == [warning + "to MLIR_OFFLOAD_TRUSTED_CONFIG (docs/cli.md)"]
+    shown = run_cli("config", "show", cwd=tmp_path / "src")
+    assert shown.stdout.splitlines()[0] == f"# configuration file: none ({toml} is not trusted: not applied)"
+    assert "her-cuda" not in shown.stdout and len(shown.stderr.splitlines()) == 1
+    compiled = run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "saxpy.bc", cwd=tmp_path / "src")
+    assert compiled.returncode == 0, compiled.stderr  # link-bitcode's missing library was never asked for
+    assert compiled.stderr.splitlines() == [warning + "to MLIR_OFFLOAD_TRUSTED_CONFIG (docs/cli.md)"]
+    # Trusted by name (its folder or the file), by its group, or all: applied, silently.
+    os.chown(toml, OTHER_USER, OTHER_GROUP)
+    for trusted in (str(tmp_path), str(toml), f"/nowhere{os.pathsep}group={OTHER_GROUP}", "*"):
+        done = run_cli("config", "--cflags", cwd=tmp_path / "src", env={**os.environ, TRUSTED: trusted})
+        assert done.returncode == 0 and done.stderr == "", (trusted, done.stderr)
+        assert f"--cuda-path={tmp_path / 'her-cuda'}" in done.stdout.split(), trusted
+    failed = run_cli(
+        "compile",
+        "saxpy.mlir",
+        "--offload-arch",
+        "sm_80",
+        "-o",
+        "s.bc",
+        cwd=tmp_path / "src",
+        env={**os.environ, TRUSTED: str(tmp_path)},
+    )
+    assert failed.returncode == 1 and "missing.bc" in failed.stderr  # applied: its library is looked for
+
+
+@as_root
+@pytest.mark.parametrize("mode, group", [(0o666, 0), (0o664, OTHER_GROUP)])
+def test_a_config_others_can_write_is_not_applied(tmp_path, mode, group):
+    toml = tmp_path / "mlir-offload.toml"
+    toml.write_text("opt-level = 1\n")
+    os.chown(toml, os.geteuid(), group)
+    toml.chmod(mode)
+    shown = run_cli("config", "show", str(tmp_path))
+    assert shown.returncode == 0, shown.stderr
+    assert "opt-level = 3" in shown.stdout  # the default, not the file's 1
+    [line] = shown.stderr.splitlines()
+    written_by = "every user" if mode & 0o002 else f"its group (gid {OTHER_GROUP}, mode 664)"
+    assert line.startswith(untrusted_warning(toml) + f"can be written by {written_by}"), line
+    toml.chmod(0o644)  # the user's own, writable by no one else: applied
+    shown = run_cli("config", "show", str(tmp_path))
+    assert "opt-level = 1" in shown.stdout and shown.stderr == ""
+
+
+def test_config_show_names_the_clang_link_uses(tmp_path):
+    """Not `clang`: the clang link's own search finds for the target clang, as `link` runs it."""
+    from conftest import REPO, dry_run_words, require_tool
+
+    require_tool("clang-22", 22)
+    shown = run_cli("config", "show", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    (row,) = [line for line in shown.stdout.splitlines() if line.startswith("clang = ")]
+    value = row.split("#")[0].split(" = ", 1)[1].strip().strip('"')
+    assert value == run_cli("config", "--clang", cwd=tmp_path).stdout.strip()
+    assert "# default: link's search for clang 22 (clang 22." in row
+    bundle = tmp_path / "saxpy.offload.bc"
+    source = REPO / "examples" / "saxpy.mlir"
+    assert run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
+    dry = run_cli("link", str(bundle), "-o", str(tmp_path / "app"), "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    _, words = dry_run_words(dry.stdout.strip().splitlines()[-1])
+    assert words[0] == value

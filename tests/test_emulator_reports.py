@@ -331,7 +331,8 @@ def test_the_first_emulator_build_says_so_on_a_terminal_once(tmp_path):
     env["MLIR_OFFLOAD_EMULATOR_CACHE"] = str(terminal_cache)
     status, stderr = stderr_on_terminal(["run", str(program), "--emulate"], env)
     assert status == 0, stderr
-    notes = [line for line in stderr.decode().splitlines() if "note" in line]
+    # The progress line, when one is shown, is erased (\r ESC[K) before the note.
+    notes = [line.replace("\x1b[K", "") for line in stderr.decode().splitlines() if "note" in line]
     assert notes == [
         f"mlir-offload: note: building the emulator for this machine's LLVM (once; kept in {terminal_cache})"
     ]
