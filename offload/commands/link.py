@@ -149,7 +149,7 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
             if getattr(settings, name):
                 raise click.UsageError(f"--{name.replace('_', '-')} is for a GPU executable, not with --emulate", ctx)
         link_emulated(
-            find_bundles(passthrough, read_offload_images),
+            emulated_bundles(passthrough),
             passthrough,
             settings.output,
             clang=settings.clang,
@@ -174,6 +174,24 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
         resource_usage=settings.resource_usage,
         device_debug=settings.device_debug,
     )
+
+
+def emulated_bundles(arguments: list[str]) -> list:
+    """The bundles of an emulated link; none where CUDA/HIP objects of clang's offload driver bring the
+    kernels (`link --emulate main.o scale.o`)."""
+    import os
+
+    from offload.compiler.textual_ir import read_offload_images
+    from offload.toolchain.clang_arguments import input_files
+    from offload.toolchain.emulate_objects import device_objects
+    from offload.toolchain.link import find_bundles
+
+    try:
+        return find_bundles(arguments, read_offload_images)
+    except OffloadError:
+        if device_objects([item for item in input_files(arguments) if os.path.isfile(item)], set()):
+            return []
+        raise
 
 
 COMMAND = link_command

@@ -89,16 +89,22 @@ def run_program(compile_arguments: list[str], program_arguments: list[str], emul
         from offload.toolchain.link import find_bundles
 
         bundles = find_bundles([bundle])
-        if emulate:
-            from offload.toolchain.emulate import link_emulated
+        # Messages name the program and its executable, never these temporary files.
+        program = next((word for word in compile_arguments if not word.startswith("-")), "program")
+        try:
+            if emulate:
+                from offload.toolchain.emulate import link_emulated
 
-            program = next((word for word in compile_arguments if not word.startswith("-")), "program")
-            # Its messages name the program (the bundle is a temporary file).
-            link_emulated([replace(found, path=program) for found in bundles], [bundle], executable)
-        else:
-            from offload.toolchain.link import link_bundle
+                link_emulated(
+                    [replace(found, path=program) for found in bundles], [bundle], executable, shown={bundle: program}
+                )
+            else:
+                from offload.toolchain.link import link_bundle
 
-            link_bundle(bundles, [bundle], executable)
+                link_bundle(bundles, [bundle], executable)
+        except OffloadError as e:
+            shown = e.message.replace(bundle, program).replace(executable, f"the executable of {program}")
+            raise OffloadError(shown.replace(folder + "/", "")) from None
         return execute([executable, *program_arguments])
 
 
