@@ -29,7 +29,8 @@ Options of link itself (every other argument goes to clang unchanged):
                     -lcudart) on the command line is used as given, without a second runtime
   --emulate         an executable that runs the kernels on this CPU (no GPU, driver or toolkit): the
                     bundle's device bitcode retargeted to the host, its host code linked with mlir-offload's
-                    emulation runtime instead of libcudart/libamdhip64 (docs/emulator.md)
+                    emulation runtime instead of libcudart/libamdhip64 (docs/emulator.md); CUDA/HIP objects
+                    of clang (-fgpu-rdc --offload-new-driver -foffload-lto) join with their device bitcode
   --dry-run, -###   print the clang command instead of running it (nothing is built)
   -v                print the clang command (and clang's messages) while running it
   -G                device debug information (as nvcc -G): the device link keeps it and does not
