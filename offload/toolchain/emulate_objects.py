@@ -12,12 +12,19 @@ import os
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
-from offload.formats.vendors import vendor_of_triple
+from offload.formats.vendors import CUDA, HIP, VENDORS, vendor_of_triple
 
-# Sections of device code registered at start-up (nvcc; clang without -fgpu-rdc or --offload-new-driver).
-FATBINARY_SECTIONS = (".nv_fatbin", "__nv_relfatbin", ".nvFatBinSegment", ".hip_fatbin", ".hipFatBinSegment")
+# Sections of device code registered at start-up (nvcc; clang without -fgpu-rdc or --offload-new-driver),
+# and the vendor whose source language fixes it: each vendor's fatbinary section, nvcc's relocatable one,
+# the segment descriptors.
+FATBINARY_SECTIONS = {
+    **{vendor.device_section: vendor.offload_kind for vendor in VENDORS.values()},
+    "__nv_relfatbin": CUDA.offload_kind,
+    ".nvFatBinSegment": CUDA.offload_kind,
+    ".hipFatBinSegment": HIP.offload_kind,
+}
 # Offload entries of clang 19/20 (DESIGN.md §4): the emulation runtime reads clang 22's.
-OLD_ENTRY_SECTIONS = ("cuda_offloading_entries", "hip_offloading_entries")
+OLD_ENTRY_SECTIONS = {f"{kind}_offloading_entries": kind for kind in VENDORS}
 OFFLOAD_COMPILE_FLAGS = "-fgpu-rdc --offload-new-driver -foffload-lto"
 
 
@@ -43,7 +50,7 @@ def _object_images(data: bytes, path: str) -> list:
     names = {section.name for section in elf.sections}
     fatbinary = next((name for name in FATBINARY_SECTIONS if name in names), None)
     if fatbinary:
-        language = "hip" if "hip" in fatbinary else "cuda"
+        language = FATBINARY_SECTIONS[fatbinary]
         raise OffloadError(
             f"{path}: its device code is a fatbinary ({fatbinary}: nvcc, or clang without -fgpu-rdc "
             f"--offload-new-driver), which --emulate cannot run: {_fix(language)}"
@@ -52,7 +59,7 @@ def _object_images(data: bytes, path: str) -> list:
     if old:
         raise OffloadError(
             f"{path}: its offload entries ({old}) are an older clang's; --emulate reads clang 22's: "
-            f"{_fix(old.split('_', 1)[0])}"
+            f"{_fix(OLD_ENTRY_SECTIONS[old])}"
         )
     images = []
     for image in read_offload_images(data, path):
