@@ -231,6 +231,9 @@ def check_plain_name(name, caller: str) -> None:
         raise OffloadError(f"{caller}(): name expects a plain file name without folders, got {name!r}")
 
 
+EMULATE_FLAG = "--emulate"
+
+
 def link(
     inputs: list,
     output: str | os.PathLike,
@@ -241,10 +244,13 @@ def link(
     cudart: str = "shared",
     ptx_beside: bool = True,
     flags: Sequence[str] = (),
+    emulate: bool = False,
 ) -> Path:
     """Link bundles (paths, or Bundle objects) with objects, libraries and clang `flags` into the
-    executable `output`, as `mlir-offload link` does; returns its path."""
+    executable `output`, as `mlir-offload link` does; returns its path. `emulate=True`: an executable that
+    runs its kernels on this CPU (`link --emulate`, docs/emulator.md; ptx_beside does not apply)."""
     from offload.compiler.textual_ir import read_offload_images
+    from offload.toolchain.emulate import link_emulated
     from offload.toolchain.link import find_bundles, link_bundle
 
     if isinstance(inputs, (str, os.PathLike, Bundle)):  # link("x.bc", ...): one input, not its characters
@@ -263,6 +269,12 @@ def link(
             raise OffloadError(f"link(): {keyword} expects a path or None, got {type(value).__name__}")
     if not isinstance(ptx_beside, bool):
         raise OffloadError(f"link(): ptx_beside expects True or False, got {type(ptx_beside).__name__}")
+    if not isinstance(emulate, bool):
+        raise OffloadError(f"link(): emulate expects True or False, got {type(emulate).__name__}")
+    if EMULATE_FLAG in flags:  # flags are clang's words: clang would refuse it as '-emulate'
+        raise OffloadError(f"link(): flags go to clang unchanged, and {EMULATE_FLAG} is link's own: pass emulate=True")
+    if emulate and (cuda_path or rocm_path):
+        raise OffloadError("link(): cuda_path and rocm_path are for a GPU executable, not with emulate=True")
     with tempfile.TemporaryDirectory(prefix="mlir-offload-api-") as folder:
         arguments, names = [], {}
         for index, item in enumerate(inputs):
@@ -272,16 +284,19 @@ def link(
             arguments.append(os.fspath(item))
         arguments += list(flags)
         try:
-            link_bundle(
-                find_bundles(arguments, read_offload_images),
-                arguments,
-                os.fspath(output),
-                clang=clang,
-                cuda_path=cuda_path,
-                rocm_path=rocm_path,
-                ptx_beside=ptx_beside,
-                cudart=cudart,
-            )
+            if emulate:
+                link_emulated(find_bundles(arguments, read_offload_images), arguments, os.fspath(output), clang=clang)
+            else:
+                link_bundle(
+                    find_bundles(arguments, read_offload_images),
+                    arguments,
+                    os.fspath(output),
+                    clang=clang,
+                    cuda_path=cuda_path,
+                    rocm_path=rocm_path,
+                    ptx_beside=ptx_beside,
+                    cudart=cudart,
+                )
         except OffloadError as error:
             raise _in_api_terms(error, {**names, folder: "<temporary folder>"}) from None
         except (OSError, ValueError, UnicodeError) as error:  # a path Python cannot use (a NUL byte, ...)

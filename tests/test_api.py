@@ -117,6 +117,27 @@ def test_link_errors_name_bundles_by_their_place_in_inputs(tmp_path):
     assert "target_clang" in message and "/tmp" not in message and "mlir-offload-api" not in message
 
 
+def test_link_emulate_makes_an_executable_that_computes_on_the_cpu(tmp_path):
+    from emulation import require_emulation
+
+    require_emulation()
+    from offload import api
+
+    bundle = api.compile_text(SAXPY.read_text(), "sm_80")
+    app = api.link([bundle], tmp_path / "app", emulate=True)
+    run = subprocess.run([str(app)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "saxpy: ok" in run.stdout  # the program checks the kernel's results
+    with pytest.raises(api.OffloadError) as failure:  # clang would refuse it as '-emulate'
+        api.link([bundle], tmp_path / "other", flags=["--emulate"])
+    assert failure.value.message == (
+        "link(): flags go to clang unchanged, and --emulate is link's own: pass emulate=True"
+    )
+    with pytest.raises(api.OffloadError) as failure:
+        api.link([bundle], tmp_path / "other", emulate="yes")
+    assert failure.value.message == "link(): emulate expects True or False, got str"
+    assert not (tmp_path / "other").exists()
+
+
 def test_text_with_debug_info_is_deterministic_and_names_no_temporary_file():
     from offload import api
 

@@ -95,15 +95,21 @@ def run_program(compile_arguments: list[str], program_arguments: list[str], emul
         # The program's file (an option's value, `--offload-arch sm_80`, may come first).
         program = next((word for word in words_given if word.endswith((".mlir", ".mlirbc"))), None)
         program = program or next(iter(words_given), "program")
-        if emulate:
-            from offload.toolchain.emulate import link_emulated
+        # Messages name the program and its executable, never these temporary files.
+        try:
+            if emulate:
+                from offload.toolchain.emulate import link_emulated
 
-            # Its messages name the program (the bundle is a temporary file).
-            link_emulated([replace(found, path=program) for found in bundles], [bundle], executable)
-        else:
-            from offload.toolchain.link import link_bundle
+                link_emulated(
+                    [replace(found, path=program) for found in bundles], [bundle], executable, shown={bundle: program}
+                )
+            else:
+                from offload.toolchain.link import link_bundle
 
-            link_bundle(bundles, [bundle], executable)
+                link_bundle(bundles, [bundle], executable)
+        except OffloadError as e:
+            shown = e.message.replace(bundle, program).replace(executable, f"the executable of {program}")
+            raise OffloadError(shown.replace(folder + "/", "")) from None
         # argv[0] is the program's name, as a shell gives it: never the temporary executable's path.
         return execute([os.path.splitext(program)[0], *program_arguments], executable)
 

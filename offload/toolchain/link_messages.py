@@ -36,6 +36,7 @@ _QUOTED = re.compile(r"[`'](?P<name>[^`']+)'")
 # nvlink's device-link message, e.g. `nvlink error   : Undefined reference to 'scale' in '/tmp/x.cubin'`.
 _DEVICE_UNDEFINED = re.compile(r"^nvlink error\s*: Undefined reference to '(?P<name>[^']+)'")
 STUB_PREFIX = "__device_stub__"
+ENTRY_POINT = "main"
 
 
 @dataclass
@@ -143,6 +144,11 @@ def failure_summary(report: LinkReport) -> str:
         else:
             parts.append(f"'{symbol}' is defined by {places}: rename it in one of them")
     for symbol, users in report.undefined.items():
+        if symbol == ENTRY_POINT:  # only the C start-up code refers to it: no input is to blame
+            parts.append(
+                "no input defines 'main': link the object that defines it, or define func.func @main in an MLIR program"
+            )
+            continue
         parts.append(f"undefined symbol '{symbol}'" + (f" referenced by {', '.join(users)}" if users else ""))
     for symbol in report.undefined_device:
         parts.append(
