@@ -25,7 +25,7 @@ from offload.errors import OffloadError
 __all__ = ["Bundle", "OffloadError", "compile_file", "compile_module", "compile_text", "link"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Bundle:
     """A compiled bundle: its bytes and the files `compile` writes beside it."""
 
@@ -46,6 +46,11 @@ class Bundle:
             raise OffloadError(
                 f"Bundle(): ptx expects a dict of architecture name (sm_80) -> PTX text, got {_describe(self.ptx)}"
             )
+
+    def __repr__(self) -> str:
+        # Short, as print() shows it: the bytes are kilobytes of bitcode, the PTX whole kernels.
+        ptx = f", ptx for {', '.join(sorted(self.ptx))}" if self.ptx else ""
+        return f"<Bundle: {len(self.data)} bytes of {'an ELF object' if self.host_format == 'obj' else 'bitcode'}{ptx}>"
 
     @property
     def suffix(self) -> str:
@@ -169,7 +174,7 @@ def compile_text(
     **options: Any,
 ) -> Bundle:
     """Compile MLIR source text; `name` is the file name its diagnostics and debug information use
-    (<name>.mlir). Keyword options as compile_file's."""
+    (`bad.mlir` as given, `bad` as bad.mlir). Keyword options as compile_file's."""
     return _compile_text(text, offload_arch, name, textual, options, "compile_text")
 
 
@@ -185,7 +190,7 @@ def _compile_text(text: str, offload_arch, name, textual: bool, options: dict[st
         raise OffloadError(f"{caller}(): text holds a character UTF-8 cannot encode at index {e.start}") from None
     # No file: the name alone reaches diagnostics and debug information (the same text, the same bundle);
     # mlir-offload.toml is looked for from the current folder, as for a file named so there.
-    return _compile(SourceText(f"{name}.mlir", source), offload_arch, textual, options, caller)
+    return _compile(SourceText(source_name(name), source), offload_arch, textual, options, caller)
 
 
 def compile_module(
@@ -205,12 +210,17 @@ def compile_module(
         from offload.compiler.frontend import mlir_error
 
         found = (
-            mlir_error(error, f"{name}.mlir")
+            mlir_error(error, source_name(name))
             if hasattr(error, "error_diagnostics")
             else OffloadError(" ".join(str(error).split()))
         )
         raise OffloadError(f"compile_module(): the module does not verify: {found.message}", found.location) from None
     return _compile_text(text, offload_arch, name, textual, options, "compile_module")
+
+
+def source_name(name: str) -> str:
+    """The file name diagnostics give the text called `name`: as given when it names an MLIR file."""
+    return name if name.endswith((".mlir", ".mlirbc")) else f"{name}.mlir"
 
 
 def check_plain_name(name, caller: str) -> None:
@@ -219,6 +229,9 @@ def check_plain_name(name, caller: str) -> None:
         raise OffloadError(f"{caller}(): name expects a plain file name (str), got {type(name).__name__}")
     if not name or name in (".", "..") or "/" in name or "\\" in name or not name.isprintable():
         raise OffloadError(f"{caller}(): name expects a plain file name without folders, got {name!r}")
+
+
+EMULATE_FLAG = "--emulate"
 
 
 def link(
@@ -231,10 +244,13 @@ def link(
     cudart: str = "shared",
     ptx_beside: bool = True,
     flags: Sequence[str] = (),
+    emulate: bool = False,
 ) -> Path:
     """Link bundles (paths, or Bundle objects) with objects, libraries and clang `flags` into the
-    executable `output`, as `mlir-offload link` does; returns its path."""
+    executable `output`, as `mlir-offload link` does; returns its path. `emulate=True`: an executable that
+    runs its kernels on this CPU (`link --emulate`, docs/emulator.md; ptx_beside does not apply)."""
     from offload.compiler.textual_ir import read_offload_images
+    from offload.toolchain.emulate import link_emulated
     from offload.toolchain.link import find_bundles, link_bundle
 
     if isinstance(inputs, (str, os.PathLike, Bundle)):  # link("x.bc", ...): one input, not its characters
@@ -253,6 +269,12 @@ def link(
             raise OffloadError(f"link(): {keyword} expects a path or None, got {type(value).__name__}")
     if not isinstance(ptx_beside, bool):
         raise OffloadError(f"link(): ptx_beside expects True or False, got {type(ptx_beside).__name__}")
+    if not isinstance(emulate, bool):
+        raise OffloadError(f"link(): emulate expects True or False, got {type(emulate).__name__}")
+    if EMULATE_FLAG in flags:  # flags are clang's words: clang would refuse it as '-emulate'
+        raise OffloadError(f"link(): flags go to clang unchanged, and {EMULATE_FLAG} is link's own: pass emulate=True")
+    if emulate and (cuda_path or rocm_path):
+        raise OffloadError("link(): cuda_path and rocm_path are for a GPU executable, not with emulate=True")
     with tempfile.TemporaryDirectory(prefix="mlir-offload-api-") as folder:
         arguments, names = [], {}
         for index, item in enumerate(inputs):
@@ -262,16 +284,19 @@ def link(
             arguments.append(os.fspath(item))
         arguments += list(flags)
         try:
-            link_bundle(
-                find_bundles(arguments, read_offload_images),
-                arguments,
-                os.fspath(output),
-                clang=clang,
-                cuda_path=cuda_path,
-                rocm_path=rocm_path,
-                ptx_beside=ptx_beside,
-                cudart=cudart,
-            )
+            if emulate:
+                link_emulated(find_bundles(arguments, read_offload_images), arguments, os.fspath(output), clang=clang)
+            else:
+                link_bundle(
+                    find_bundles(arguments, read_offload_images),
+                    arguments,
+                    os.fspath(output),
+                    clang=clang,
+                    cuda_path=cuda_path,
+                    rocm_path=rocm_path,
+                    ptx_beside=ptx_beside,
+                    cudart=cudart,
+                )
         except OffloadError as error:
             raise _in_api_terms(error, {**names, folder: "<temporary folder>"}) from None
         except (OSError, ValueError, UnicodeError) as error:  # a path Python cannot use (a NUL byte, ...)

@@ -23,6 +23,7 @@ class ForeignOption:
     # The words of mlir-offload's options for the value ("" for a flag), or None: refused with `advice`.
     becomes: Callable[[str], list[str]] | None = None
     advice: str = ""
+    commands: tuple[str, ...] = ()  # the commands it becomes an option of (empty: all); the others refuse it
 
 
 def _archs(value: str) -> list[str]:
@@ -121,6 +122,20 @@ FOREIGN_OPTIONS: tuple[ForeignOption, ...] = (
         "put nvvm.maxnreg = N : i32 on the gpu.func (as __launch_bounds__ or __maxnreg__)",
     ),
     # What compile writes and shows.
+    ForeignOption(
+        ("-ptx", "--ptx"),
+        FLAG,
+        lambda _: ["--emit=ptx"],
+        advice="PTX alone is the device command's: mlir-offload device IN.mlir --offload-arch ARCH -ptx -o OUT.ptx "
+        "(compile --device-image=ptx puts the PTX in the bundle)",
+        commands=("device",),
+    ),
+    ForeignOption(
+        ("-cubin", "--cubin"),
+        FLAG,
+        advice="a cubin alone is ptxas's: mlir-offload device IN.mlir --offload-arch sm_XX -ptx -o K.ptx, then "
+        "ptxas -arch=sm_XX K.ptx -o K.cubin (compile --device-image=cubin puts cubins in the bundle)",
+    ),
     ForeignOption(("-c",), FLAG, lambda _: []),  # compile only compiles: the bundle is the object
     ForeignOption(("--keep", "-keep"), FLAG, _keep),
     ForeignOption(
@@ -273,7 +288,7 @@ def translate(words: list[str], own_takes_value: dict[str, bool], command: str) 
                 raise click.UsageError(f"option '{word}' requires a value")
             value = words[at]
             at += 1
-        if foreign.becomes is None:
+        if foreign.becomes is None or foreign.commands and command not in foreign.commands:
             raise click.UsageError(
                 f"'{word}' is an nvcc/clang option that mlir-offload {command} does not take: {foreign.advice}"
             )

@@ -72,6 +72,18 @@ def test_errors_are_offload_errors():
     assert failure.value.render() == "mine.mlir:1:14: error: expected non-function type"
 
 
+def test_a_name_with_its_suffix_is_kept_and_a_bundle_prints_short():
+    from offload import api
+
+    with pytest.raises(api.OffloadError) as failure:
+        api.compile_text("func.func @f( {", "sm_80", name="bad.mlir")
+    assert failure.value.render() == "bad.mlir:1:14: error: expected non-function type"  # not bad.mlir.mlir
+    bundle = api.compile_text(SAXPY.read_text(), "sm_80", device_image="ptx")
+    shown = repr(bundle)
+    assert shown == f"<Bundle: {len(bundle.data)} bytes of bitcode, ptx for sm_80>"
+    assert str(bundle) == shown and len(bundle.data) > 1000
+
+
 def test_errors_speak_the_apis_keywords(tmp_path):
     from offload import api
 
@@ -104,6 +116,27 @@ def test_link_errors_name_bundles_by_their_place_in_inputs(tmp_path):
     message = failure.value.message
     assert message.startswith("inputs[0] (a Bundle) was made for clang 22 but inputs[1] (a Bundle) for clang 19")
     assert "target_clang" in message and "/tmp" not in message and "mlir-offload-api" not in message
+
+
+def test_link_emulate_makes_an_executable_that_computes_on_the_cpu(tmp_path):
+    from emulation import require_emulation
+
+    require_emulation()
+    from offload import api
+
+    bundle = api.compile_text(SAXPY.read_text(), "sm_80")
+    app = api.link([bundle], tmp_path / "app", emulate=True)
+    run = subprocess.run([str(app)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "saxpy: ok" in run.stdout  # the program checks the kernel's results
+    with pytest.raises(api.OffloadError) as failure:  # clang would refuse it as '-emulate'
+        api.link([bundle], tmp_path / "other", flags=["--emulate"])
+    assert failure.value.message == (
+        "link(): flags go to clang unchanged, and --emulate is link's own: pass emulate=True"
+    )
+    with pytest.raises(api.OffloadError) as failure:
+        api.link([bundle], tmp_path / "other", emulate="yes")  # type: ignore[arg-type]  # the refusal under test
+    assert failure.value.message == "link(): emulate expects True or False, got str"
+    assert not (tmp_path / "other").exists()
 
 
 def test_text_with_debug_info_is_deterministic_and_names_no_temporary_file():

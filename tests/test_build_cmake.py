@@ -144,3 +144,39 @@ def test_cmake_link_refuses_a_bundle_for_another_clang(project19, tmp_path):
     result = subprocess.run([cmake, "--build", str(build)], capture_output=True, text=True, timeout=300)
     assert result.returncode != 0 and not (build / "vadd").exists()
     assert "mlir-offload: error: bundle was made for clang 19 (legacy entries)" in result.stdout + result.stderr
+
+
+def test_emulate_option_builds_an_executable_that_computes_behind_the_users_launcher(tmp_path):
+    # -DMLIR_OFFLOAD_EMULATE=ON, with a linker launcher of the user's own (env): the module runs
+    # mlir-offload link --emulate behind it instead of replacing it, and the kernels compute on the CPU.
+    from emulation import require_emulation
+
+    require_emulation()
+    clangxx = require_tool("clang++-22", 22)
+    _, build = _configure_and_build(
+        tmp_path, "emulated", clangxx, "-DMLIR_OFFLOAD_EMULATE=ON", f"-DCMAKE_CXX_LINKER_LAUNCHER={shutil.which('env')}"
+    )
+    link = (build / "CMakeFiles" / "vadd.dir" / "link.txt").read_text()
+    assert link.startswith(f"{shutil.which('env')} {tmp_path / 'emulated' / 'bin' / 'mlir-offload'} link --emulate ")
+    run = subprocess.run([str(build / "vadd")], capture_output=True, text=True, timeout=300)
+    assert run.stdout == "vadd.mlir: ok (0 wrong)\n" and run.returncode == 0
+
+
+def test_emulate_option_refuses_a_users_gpu_link_launcher(tmp_path):
+    cmake = require_tool("cmake")
+    clangxx = require_tool("clang++-22", 22)
+    source, build = tmp_path / "src", tmp_path / "build"
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build"))
+    command = _mlir_offload_command(tmp_path)
+    done = subprocess.run(
+        [cmake, "-S", str(source), "-B", str(build), f"-DCMAKE_CXX_COMPILER={clangxx}"]
+        + [f"-DMLIR_OFFLOAD_EXECUTABLE={command}", "-DMLIR_OFFLOAD_EMULATE=ON"]
+        + [f"-DCMAKE_CXX_LINKER_LAUNCHER={command};link;--clang"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    message = " ".join(done.stderr.split())
+    assert "mlir_offload_link(vadd): MLIR_OFFLOAD_EMULATE is ON but its CXX_LINKER_LAUNCHER" in message
+    assert "links for the GPU: add --emulate to it, or remove it" in message

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from conftest import REPO, require_tool
+from conftest import REPO, require_tool, run_cli
 from fakert import fatbin_cubins
 from test_build_cmake import _mlir_offload_command
 
@@ -59,3 +59,80 @@ def test_cuda_architectures_and_derived_target_clang(tmp_path, fake_cuda):
     assert built.returncode == 0, built.stdout + built.stderr
     assert fatbin_cubins(build / "vadd") == {"sm_80": {"vadd"}, "sm_90": {"vadd"}}
     assert fake_cuda.run(build / "vadd").kernels_registered() == ["vadd"]
+
+
+# A project with CUDA sources of its own, compiled by nvcc: the CUDA language would link the target (nvcc,
+# which cannot read a bundle: `vadd.offload.bc: file not recognized`); the module makes clang link it.
+MIXED_MAIN = """#include <cstdint>
+#include <cstdio>
+extern "C" int32_t mlir_vadd(int64_t n);
+extern "C" void launch_twice(float *x, int n);
+int main() {
+  int32_t wrong = mlir_vadd(1000);
+  launch_twice(nullptr, 0);
+  std::printf("vadd.mlir: %s (%d wrong)\\n", wrong == 0 ? "ok" : "MISMATCH", wrong);
+  return wrong == 0 ? 0 : 1;
+}
+"""
+MIXED_KERNEL = """extern "C" __global__ void twice(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2.0f;
+}
+extern "C" void launch_twice(float *x, int n) { if (n) twice<<<(n + 63) / 64, 64>>>(x, n); }
+"""
+
+
+def mixed_project(work, name, linker_language: str = ""):
+    """examples/cmake with LANGUAGES CXX CUDA and only .cu sources in the executable."""
+    source = work / name / "src"
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build"))
+    (source / "main.cu").write_text(MIXED_MAIN)
+    (source / "twice.cu").write_text(MIXED_KERNEL)
+    text = (source / "CMakeLists.txt").read_text()
+    text = text.replace("LANGUAGES CXX)", "LANGUAGES CXX CUDA)").replace("ARCHS sm_80 sm_90 ", "ARCHS sm_80 ")
+    text = text.replace("add_executable(vadd main.cpp)", "add_executable(vadd main.cu twice.cu)")
+    if linker_language:
+        text += f"set_target_properties(vadd PROPERTIES LINKER_LANGUAGE {linker_language})\n"
+    (source / "CMakeLists.txt").write_text(text)
+    build = work / name / "build"
+    return subprocess.run(
+        [
+            require_tool("cmake"),
+            "-S",
+            str(source),
+            "-B",
+            str(build),
+            f"-DCMAKE_CXX_COMPILER={require_tool('clang++-22', 22)}",
+            f"-DCMAKE_CUDA_COMPILER={require_tool('nvcc')}",
+            "-DCMAKE_CUDA_ARCHITECTURES=80",
+            f"-DMLIR_OFFLOAD_EXECUTABLE={_mlir_offload_command(work / name)}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ), build
+
+
+def test_cuda_language_project_with_nvcc_links_through_clang(tmp_path):
+    configured, build = mixed_project(tmp_path, "nvcc")
+    assert configured.returncode == 0, configured.stdout + configured.stderr
+    built = subprocess.run(
+        [require_tool("cmake"), "--build", str(build), "-v"], capture_output=True, text=True, timeout=600
+    )
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "Linking CXX executable vadd" in built.stdout and " link --ptx-beside --clang " in built.stdout
+    verified = run_cli("verify", str(build / "vadd"))  # the bundle's fatbinary beside nvcc's two
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert (
+        "kernels: twice;" in verified.stdout and "kernels: vadd; registered by the offload entries" in verified.stdout
+    )
+
+
+def test_a_cuda_linker_language_of_the_users_stops_configure_naming_the_fix(tmp_path):
+    configured, _ = mixed_project(tmp_path, "own", linker_language="CUDA")
+    assert configured.returncode != 0
+    message = " ".join(configured.stderr.split())
+    assert (
+        "vadd links MLIR offload bundles, which clang links (CMAKE_CXX_COMPILER), but its LINKER_LANGUAGE is "
+        "CUDA: set_target_properties(vadd PROPERTIES LINKER_LANGUAGE CXX)" in message
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -168,7 +169,63 @@ def test_ldflags_and_cflags_are_what_a_cuda_link_needs(tmp_path):
         "-lm",
     ]
     cf = run_cli("config", "--cflags", cwd=tmp_path)
-    assert cf.stdout.split()[:3] == ["--offload-new-driver", "-fgpu-rdc", "--cuda-path=/usr/local/cuda"]
+    assert cf.stdout.split()[:4] == [
+        "--offload-new-driver",
+        "-fgpu-rdc",
+        "-foffload-lto",
+        "--cuda-path=/usr/local/cuda",
+    ]
+
+
+# CUDA C++ launching an MLIR kernel (examples/cmake/vadd.mlir's) with <<<>>>: memrefs as MLIR's expanded
+# descriptors (allocated, aligned, offset, size, stride).
+LAUNCH_CU = """#include <cstdint>
+extern "C" __global__ void vadd(float *a0, float *a1, int64_t ao, int64_t as, int64_t ast,
+                                float *b0, float *b1, int64_t bo, int64_t bs, int64_t bst,
+                                float *c0, float *c1, int64_t co, int64_t cs, int64_t cst, int64_t n);
+int main() {
+  const int n = 256;
+  float *a, *c;
+  cudaMalloc(&a, n * sizeof(float));
+  cudaMalloc(&c, n * sizeof(float));
+  vadd<<<(n + 63) / 64, 64>>>(a, a, 0, n, 1, a, a, 0, n, 1, c, c, 0, n, 1, n);
+  return cudaDeviceSynchronize() != cudaSuccess;
+}
+"""
+
+
+def test_cflags_are_what_a_cu_file_needs_to_launch_mlir_kernels(tmp_path, fake_cuda):
+    """A .cu with a <<<>>> launch of an MLIR kernel compiles with exactly `config --cflags` and links with the
+    bundle into one device image that registers the kernel. Measured necessary: -foffload-lto (without it
+    nvlink refuses the launch: 'not declared __global__ in all source files') and, where the toolkit lacks
+    them, stand-ins for the headers clang's CUDA wrapper includes (a minimal CUDA 13 has no
+    curand_mtgp32_kernel.h)."""
+    from conftest import REPO, require_tool
+
+    clangxx = require_tool("clang++-22", 22)
+    require_tool("ptxas")
+    flags = run_cli("config", "--cflags", cwd=tmp_path).stdout.split()
+    source, obj, bundle, app = (
+        tmp_path / "launch.cu",
+        tmp_path / "launch.o",
+        tmp_path / "vadd.offload.bc",
+        tmp_path / "app",
+    )
+    source.write_text(LAUNCH_CU)
+    compile_cu = [clangxx, "-x", "cuda", *flags, "--offload-arch=sm_80", "-c", str(source), "-o", str(obj)]
+    done = subprocess.run(compile_cu, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    vadd = REPO / "examples" / "cmake" / "vadd.mlir"
+    assert run_cli("compile", str(vadd), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
+    done = run_cli("link", str(bundle), str(obj), "-o", str(app))
+    assert done.returncode == 0, done.stderr
+    assert run_cli("verify", str(app)).returncode == 0
+    assert fake_cuda.run(app).kernels_registered() == ["vadd"]  # once: the .cu's declaration registers nothing
+    # Each flag is needed: without -foffload-lto the device link fails.
+    without = [word for word in compile_cu if word != "-foffload-lto"]
+    assert subprocess.run(without, capture_output=True).returncode == 0
+    done = run_cli("link", str(bundle), str(obj), "-o", str(tmp_path / "app2"))
+    assert done.returncode == 1 and "not declared __global__" in done.stderr
 
 
 @pytest.mark.no_toolchain
@@ -252,3 +309,23 @@ def test_a_config_others_can_write_is_not_applied(tmp_path, mode, group):
     toml.chmod(0o644)  # the user's own, writable by no one else: applied
     shown = run_cli("config", "show", str(tmp_path))
     assert "opt-level = 1" in shown.stdout and shown.stderr == ""
+
+
+def test_config_show_names_the_clang_link_uses(tmp_path):
+    """Not `clang`: the clang link's own search finds for the target clang, as `link` runs it."""
+    from conftest import REPO, dry_run_words, require_tool
+
+    require_tool("clang-22", 22)
+    shown = run_cli("config", "show", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    (row,) = [line for line in shown.stdout.splitlines() if line.startswith("clang = ")]
+    value = row.split("#")[0].split(" = ", 1)[1].strip().strip('"')
+    assert value == run_cli("config", "--clang", cwd=tmp_path).stdout.strip()
+    assert "# default: link's search for clang 22 (clang 22." in row
+    bundle = tmp_path / "saxpy.offload.bc"
+    source = REPO / "examples" / "saxpy.mlir"
+    assert run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
+    dry = run_cli("link", str(bundle), "-o", str(tmp_path / "app"), "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    _, words = dry_run_words(dry.stdout.strip().splitlines()[-1])
+    assert words[0] == value

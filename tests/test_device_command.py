@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,47 @@ def test_bad_input_is_one_line_exit_1_and_no_output(tmp_path, name, args, expect
     assert len(lines) == 1 and expected in lines[0], result.stderr
     assert "Traceback" not in result.stderr
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+SAXPY = Path(__file__).parent.parent / "examples" / "saxpy.mlir"
+
+
+def test_emit_ptx_writes_one_ptx_per_arch_that_ptxas_assembles(tmp_path):
+    """`--emit=ptx` (nvcc's `-ptx`): one file per arch, the PTX a `--device-image=ptx` compile puts beside
+    its bundle, byte for byte; one arch and `-o NAME.ptx` writes that file."""
+    from conftest import require_tool
+
+    ptxas = require_tool("ptxas")
+    folder = tmp_path / "ptx"
+    done = run_cli("device", str(SAXPY), "--offload-arch", "sm_80,sm_90", "--emit=ptx", "-o", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["saxpy.sm_80.ptx", "saxpy.sm_90.ptx"]
+    assert ".target sm_90" in (folder / "saxpy.sm_90.ptx").read_text()
+    single = tmp_path / "k.ptx"
+    done = run_cli("device", str(SAXPY), "-arch=sm_80", "-ptx", "-o", str(single))  # nvcc's words
+    assert done.returncode == 0, done.stderr
+    assert single.read_bytes() == (folder / "saxpy.sm_80.ptx").read_bytes()
+    bundle = tmp_path / "s.offload.bc"
+    done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--device-image=ptx", "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "s.offload.bc.sm_80.ptx").read_bytes() == single.read_bytes()
+    cubin = tmp_path / "k.cubin"
+    subprocess.run([ptxas, "-arch=sm_80", str(single), "-o", str(cubin)], check=True)
+    assert cubin.read_bytes()[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize(
+    "words, message",
+    [
+        (["device", "--emit=ptx", "--offload-arch", "gfx90a"], "--emit=ptx: gfx90a has no PTX (PTX is CUDA's)"),
+        (["compile", "-ptx", "--offload-arch", "sm_80"], "mlir-offload device IN.mlir --offload-arch ARCH -ptx"),
+        (["device", "-cubin", "--offload-arch", "sm_80"], "ptxas -arch=sm_XX K.ptx -o K.cubin"),
+    ],
+)
+def test_ptx_and_cubin_asked_where_they_are_not_made_is_one_line(tmp_path, words, message):
+    out = tmp_path / "out"
+    done = run_cli(words[0], str(SAXPY), *words[1:], "-o", str(out))
+    assert done.returncode in (1, 2)
+    (line,) = done.stderr.splitlines()
+    assert message in line and line.startswith("mlir-offload: error: ")
+    assert not out.exists()

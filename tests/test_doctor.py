@@ -44,3 +44,42 @@ def test_doctor_reports_the_build_side_and_tolerates_its_absence(clang22, tmp_pa
     r = run_cli("doctor", env=env)
     assert r.returncode == 0, r.stderr
     assert "MLIR Python bindings: not loadable (this machine can link bundles, not compile them)" in r.stdout
+
+
+def test_doctor_takes_a_bundle_and_says_how_to_link_it(clang22, clang19, tmp_path):
+    """A bundle (what compile writes, what link links) is judged as a shipped archive is: which clang here
+    can link it, each problem with its fix in link's terms (--clang, recompile), and link's command."""
+    from conftest import REPO
+
+    saxpy = REPO / "examples" / "saxpy.mlir"
+    bundle = tmp_path / "app.offload.bc"
+    assert run_cli("compile", str(saxpy), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
+    done = run_cli("doctor", "--bundle", str(bundle))
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert (
+        f"bundle {bundle}: entry profile clang 22, producer LLVM 22, cuda sm_80, device images bitcode, host bc"
+        in lines
+    )
+    assert any(line.startswith("clang 22.") and line.endswith(": can link it") for line in lines)
+    assert "    fix: use clang 22 (--clang clang-22) or recompile with --target-clang 19" in lines
+    assert lines[-1] == f"this machine can link {bundle}: mlir-offload link {bundle} --clang {clang22}"
+
+    portable = tmp_path / "app.offload.o"
+    flags = ("--offload-arch", "sm_80", "--target-clang", "19", "--portable", "-o", str(portable))
+    assert run_cli("compile", str(saxpy), *flags).returncode == 0
+    done = run_cli("doctor", "--bundle", str(portable), "--clang", clang19)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no bitcode, cuda sm_80, device images cubin, host obj" in done.stdout
+    assert done.stdout.splitlines()[-1].endswith(f"mlir-offload link {portable} --clang {clang19}")
+
+
+def test_doctor_names_what_it_takes_for_a_file_that_is_neither(tmp_path):
+    other = tmp_path / "app.mlir"
+    other.write_text("module {}\n")
+    done = run_cli("doctor", "--bundle", str(other))
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"mlir-offload: error: {other}: neither a bundle (.offload.bc, .offload.o from mlir-offload compile) "
+        "nor a shipped archive (.tar.gz from mlir-offload ship)"
+    ]

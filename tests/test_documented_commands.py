@@ -82,3 +82,15 @@ def test_every_documented_command_runs(tmp_path, page):
         assert done.returncode == 0, f"{shlex.join(words)}: {done.stderr}"
         ran += 1
     assert ran >= 6
+
+
+def test_emulate_switches_are_documented_with_the_same_words():
+    # Each route's switch to an emulated executable, in one sentence every page that covers a route shows.
+    sentence = (
+        "One switch per route makes an emulated executable, whose kernels run on this CPU without GPU, driver or "
+        "toolkit ([emulator.md](emulator.md)): `mlir-offload link --emulate` (and `run --emulate`), `make "
+        "OFFLOAD_EMULATE=1` with the bundled `.mk`, `-DMLIR_OFFLOAD_EMULATE=ON` with the CMake module, "
+        "`api.link(..., emulate=True)` in Python."
+    )
+    for page in ("emulator.md", "build-systems.md", "python-api.md"):
+        assert sentence in " ".join((REPO / "docs" / page).read_text().split()), page

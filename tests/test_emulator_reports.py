@@ -5,6 +5,7 @@ located line; out-of-bounds accesses and divergent barriers are reported with ke
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -305,5 +306,34 @@ def test_device_assertion_stops_the_launch_as_cuda_reports_it(tmp_path):
     lines = done.stderr.splitlines()
     assert len(lines) == 2, done.stderr
     assert lines[0].endswith(": block: [0,0,0], thread: [2,0,0] Assertion `thread two is refused` failed.")
-    assert lines[0].startswith(f"{source}:7:")
+    assert lines[0].startswith(f"{source}:7: check: block:")  # the kernel's name, as CUDA prints it
     assert lines[1].endswith(": device-side assert triggered")
+
+
+def test_the_first_emulator_build_says_so_on_a_terminal_once(tmp_path):
+    """Building the emulator takes seconds to half a minute, once per machine: on a terminal one line says
+    so; in a pipe or a log nothing; with the build done, nothing either."""
+    require_emulation()
+    from conftest import stderr_on_terminal
+
+    program = tmp_path / "saxpy.mlir"
+    program.write_text(SAXPY.read_text())
+    piped_cache, terminal_cache = tmp_path / "piped", tmp_path / "terminal"
+    env = {**os.environ, "MLIR_OFFLOAD_EMULATOR_CACHE": str(piped_cache)}
+    done = run_cli("run", str(program), "--emulate", env=env)  # builds everything, piped
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    status, stderr = stderr_on_terminal(["run", str(program), "--emulate"], env)  # built already
+    assert status == 0 and b"note" not in stderr, stderr
+    # A fresh cache holding the pass plugin but not the runtime: the runtime's build, on a terminal.
+    shutil.copytree(piped_cache, terminal_cache)
+    (runtime,) = terminal_cache.glob("*/runtime.o")
+    runtime.unlink()
+    env["MLIR_OFFLOAD_EMULATOR_CACHE"] = str(terminal_cache)
+    status, stderr = stderr_on_terminal(["run", str(program), "--emulate"], env)
+    assert status == 0, stderr
+    # The progress line, when one is shown, is erased (\r ESC[K) before the note.
+    notes = [line.replace("\x1b[K", "") for line in stderr.decode().splitlines() if "note" in line]
+    assert notes == [
+        f"mlir-offload: note: building the emulator for this machine's LLVM (once; kept in {terminal_cache})"
+    ]
+    assert runtime.is_file()

@@ -5,6 +5,10 @@ passed, with the copies ordered around the launch on one stream and a synchroniz
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from conftest import REPO, require_tool, run_cli
@@ -104,3 +108,21 @@ def test_example_computes_its_result_under_emulation(name, arch, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert all(line in lines for line in EMULATED_RESULT[name]), done.stdout
+
+
+def test_run_example_ends_with_the_examples_own_result(tmp_path):
+    """The README's main job: its last line is saxpy's own verdict (on the GPU, else emulated), never the
+    fake runtime's mismatch (that runtime runs no kernel; it stays in the tests)."""
+    require_tool("clang-22", 22)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    wrapper = tools / "mlir-offload"  # this checkout's code (run_cli's), where the README's job has it installed
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m offload "$@"\n')
+    wrapper.chmod(0o755)
+    env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ['PATH']}", "OUT_DIR": str(tmp_path / "out")}
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "run_example")], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "saxpy: ok", done.stdout
+    assert "MISMATCH" not in done.stdout and "fake" not in done.stdout + done.stderr

@@ -1,6 +1,6 @@
 """link links C++ objects as nvcc does: an object or archive calling into the C++ runtime (std::string,
 std::vector, new/delete) makes clang link as clang++ (--driver-mode=g++), so the C++ runtime comes along;
-C objects and links that name their own runtime are left as they are."""
+C objects and links that name their own runtime are left as they are; link --emulate does the same."""
 
 from __future__ import annotations
 
@@ -80,3 +80,44 @@ def test_archive_reader_stops_at_bad_headers():
         assert uses_cxx_runtime(archive[:cut], "cut.a") is False
     huge = archive.replace(str(len(member)).encode().ljust(10), b"9999999999")
     assert list(archive_members(huge)) == []
+
+
+MAIN_SOURCE = """\
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+extern "C" int32_t mlir_saxpy(float a, int64_t n);
+int main() {
+  std::vector<int64_t> sizes{64, 1000};
+  std::string name = "saxpy";
+  int wrong = 0;
+  for (int64_t n : sizes) wrong += mlir_saxpy(2.0f, n);
+  std::printf("%s: %zu runs, %d wrong\\n", name.c_str(), sizes.size(), wrong);
+  return wrong;
+}
+"""
+
+
+def test_cxx_main_links_as_cxx_with_emulate(tmp_path):
+    # A main.cpp using std::vector and std::string, compiled with clang++-22 -c, links under --emulate
+    # without -lstdc++ (before, clang linked it as C: undefined std:: symbols).
+    from emulation import require_emulation
+
+    require_emulation()
+    (tmp_path / "main.cpp").write_text(MAIN_SOURCE)
+    done = subprocess.run(
+        [require_tool("clang++-22", 22), "-O2", "-c", str(tmp_path / "main.cpp"), "-o", str(tmp_path / "main.o")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    # hpc-make's saxpy (int32_t mlir_saxpy(float, int64_t)), away from the example's mlir-offload.toml
+    (tmp_path / "saxpy.mlir").write_text((REPO / "examples" / "hpc-make" / "saxpy.mlir").read_text())
+    done = run_cli("compile", str(tmp_path / "saxpy.mlir"), "--offload-arch", "sm_80", "-o", str(tmp_path / "s.bc"))
+    assert done.returncode == 0, done.stderr
+    app = tmp_path / "app"
+    done = run_cli("link", "--emulate", str(tmp_path / "main.o"), str(tmp_path / "s.bc"), "-o", str(app))
+    assert done.returncode == 0, done.stderr
+    run = subprocess.run([str(app)], capture_output=True, text=True, timeout=300)
+    assert run.stdout == "saxpy: 2 runs, 0 wrong\n" and run.returncode == 0

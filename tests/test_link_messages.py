@@ -5,6 +5,8 @@ device symbol, so two bundles with the same kernel name link and both kernels re
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import REPO, require_tool, run_cli
@@ -84,6 +86,20 @@ def test_kernel_collision_names_both_bundles_and_the_fix(bundles):
     assert not (tmp / "clash").exists()
 
 
+def test_kernel_collision_names_bundles_named_as_compile_names_them(bundles):
+    """`compile` writes NAME.offload.bc, clang's temporary object is NAME-XXXXXX.o: the message names the
+    bundles, never clang's temporary files."""
+    tmp, made = bundles
+    first, second = tmp / "a.offload.bc", tmp / "b.offload.bc"
+    first.write_bytes(made["saxpy"].read_bytes())
+    second.write_bytes(made["second"].read_bytes())
+    done = run_cli("link", str(first), str(second), "-o", str(tmp / "clash"))
+    assert done.returncode == 1
+    (error,) = done.stderr.strip().splitlines()
+    assert f"kernel 'saxpy' is defined by {second} and {first}" in error
+    assert not re.search(r"-[0-9a-zA-Z]{6}\.o", error), error
+
+
 def test_symbol_prefix_links_and_registers_both_kernels(bundles, fake_cuda):
     tmp, made = bundles
     app = tmp / "both"
@@ -142,3 +158,62 @@ def test_ptxas_message_is_a_cause():
     assert report.causes[0].startswith("ptxas") and "too much shared data" in report.causes[0]
     assert "'ptxas' failed" not in " ".join(report.causes)
     assert "too much shared data" in failure_summary(report)
+
+
+NO_MAIN = """\
+module attributes {gpu.container_module} {
+  gpu.module @k { gpu.func @noop() kernel { gpu.return } }
+  func.func @not_main() {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@noop blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+    return
+  }
+}
+"""
+NO_MAIN_CAUSE = "no input defines 'main': link the object that defines it, or define func.func @main in an MLIR program"
+
+
+def test_emulated_link_names_the_cause_as_the_gpu_link_does(bundles):
+    from emulation import require_emulation
+
+    require_emulation()
+    tmp, made = bundles
+    done = run_cli("link", "--emulate", str(made["saxpy"]), str(made["second"]), "-o", str(tmp / "eclash"))
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert f"kernel 'saxpy' is defined by {made['saxpy']} and {made['second']}" in line
+    assert "--symbol-prefix NAME" in line and not (tmp / "eclash").exists()
+    done = run_cli("link", "--emulate", str(made["undefined"]), "-o", str(tmp / "eundef"))
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.endswith(f"undefined symbol 'helper_from_elsewhere' referenced by {made['undefined']}")
+    assert "linker command failed" not in line
+
+
+def test_missing_main_is_named_by_link_emulate_and_run(tmp_path):
+    from emulation import require_emulation
+
+    require_emulation()
+    require_tool("ptxas")  # run without --emulate links for the GPU
+    source = tmp_path / "nomain.mlir"
+    source.write_text(NO_MAIN)
+    bundle = tmp_path / "nomain.bc"
+    assert run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0
+    done = run_cli("link", "--emulate", str(bundle), "-o", str(tmp_path / "app"))
+    assert done.returncode == 1 and done.stderr.strip().endswith(NO_MAIN_CAUSE)
+    for emulate in (["--emulate"], []):
+        done = run_cli("run", "nomain.mlir", "--offload-arch", "sm_80", *emulate, cwd=tmp_path)
+        assert done.returncode == 1
+        (line,) = done.stderr.splitlines()
+        assert line.endswith(NO_MAIN_CAUSE) and "/" not in line.replace("/or", "")  # no temporary path
+
+
+def test_temporary_objects_of_dotted_bundles_are_named_by_their_bundle():
+    # clang compiles saxpy.offload.bc to a temporary saxpy-XXXXXX.o (the name up to its first dot).
+    report = read_report(
+        "/usr/bin/ld: /tmp/saxpy-281931.o: in function `__device_stub__saxpy':\n"
+        "LLVMDialectModule:(.text+0x0): multiple definition of `__device_stub__saxpy'; "
+        "dupk.o:(.text+0x0): first defined here\n",
+        ["saxpy.offload.bc", "dupk.o"],
+    )
+    assert report.duplicates == {"__device_stub__saxpy": ["saxpy.offload.bc", "dupk.o"]}

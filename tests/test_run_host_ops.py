@@ -220,8 +220,12 @@ def test_every_stub_launches_through_one_shared_function_that_names_its_kernel(t
     launchers = [f.name for f in module.functions if not f.is_declaration and "cudaLaunchKernel" in callees(f)]
     assert launchers == ["__mlir_offload_launch"]
     # Both kernels take one memref: one packing function serves both stubs, each stub is one call.
-    packers = {stub: callees(module.get_function(stub)) for stub in ("__device_stub__narrow", "__device_stub__wide")}
-    assert packers["__device_stub__narrow"] == packers["__device_stub__wide"] == ["__mlir_offload_pack.0"]
+    stubs = ("__mlir_offload_stub.narrow", "__mlir_offload_stub.wide")
+    packers = {stub: callees(module.get_function(stub)) for stub in stubs}
+    assert packers[stubs[0]] == packers[stubs[1]] == ["__mlir_offload_pack.0"]
+    # clang's stubs (what a .cu file's <<<>>> calls) pop the configuration, then pack the same way.
+    for stub in ("__device_stub__narrow", "__device_stub__wide"):
+        assert callees(module.get_function(stub)) == ["__cudaPopCallConfiguration", "__mlir_offload_pack.0"]
     assert callees(module.get_function("__mlir_offload_pack.0")) == ["__mlir_offload_launch"]
     bundle, app = tmp_path / "wide.offload.bc", tmp_path / "wide"
     assert run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0

@@ -150,7 +150,7 @@ def test_other_main_signatures_are_refused_at_main(tmp_path, signature, shown):
     done = run_cli("compile", str(program), "--offload-arch", "sm_80", "-o", str(out))
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        f"{program}:6:3: error: 'main' has type {shown}; the entry point must be () -> () (exit status 0) "
-        "or () -> i32 (the exit status)"
+        f"{program}:6:3: error: 'main' has type {shown}; the entry point must be () -> () (exit status 0), "
+        "() -> i32 (the exit status) or (i32, !llvm.ptr) -> i32 (C's main: argc, argv)"
     ]
     assert not out.exists()

@@ -7,6 +7,7 @@ runtime that logs the entries of the fatbin it is handed.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -339,15 +340,47 @@ def test_compute_arch_links_ptx_only(tmp_path, fake_cuda):
     assert [(i["kind"], i["sm"]) for i in fatbin["images"]] == [("ptx", 80)]
 
 
-def test_compute_arch_beside_a_real_arch_keeps_that_cubin(tmp_path):
+def test_compute_arch_beside_a_real_arch_changes_only_what_it_must(tmp_path):
+    """compute_80,sm_90: sm_90 keeps its bitcode image (device LTO at link, its SASS alone in the fatbin),
+    compute_80 becomes PTX only; no compute_90 PTX nobody asked for, and inspect says compute_80."""
     require_tool("ptxas")
     require_tool("clang-22", 22)
     bundle, app = tmp_path / "saxpy.offload.bc", tmp_path / "saxpy"
     assert run_cli("compile", str(SAXPY), "--offload-arch", "compute_80,sm_90", "-o", str(bundle)).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["saxpy.offload.bc", "saxpy.offload.bc.sm_80.ptx"]
+    listing = run_cli("inspect", str(bundle), "--json")
+    images = {image["arch"]: image for image in json.loads(listing.stdout)["images"]}
+    assert images["sm_90"]["image_kind"]["name"] == "bitcode" and "ships_as" not in images["sm_90"]
+    assert images["sm_80"]["image_kind"]["name"] == "cubin" and images["sm_80"]["ships_as"] == "compute_80"
+    assert "ships as      compute_80" in run_cli("inspect", str(bundle)).stdout
     dry = run_cli("link", str(bundle), "-o", str(app), "--dry-run")
     assert "MLIR_OFFLOAD_PTX_ONLY=sm_80 " in dry.stdout, dry.stdout + dry.stderr
     assert run_cli("link", str(bundle), "-o", str(app)).returncode == 0
-    assert _fatbin_images(app) == [("elf", "sm_90"), ("ptx", "compute_80"), ("ptx", "compute_90")]
+    assert _fatbin_images(app) == [("elf", "sm_90"), ("ptx", "compute_80")]
+    verified = run_cli("verify", str(app))
+    assert verified.returncode == 0, verified.stderr
+    assert ".nv_fatbin: 2 device image(s) for compute_80, sm_90" in verified.stdout
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (
+            ["--device-image=bitcode"],
+            "compute_80 is PTX only, which --device-image=bitcode leaves out: drop --device-image",
+        ),
+        (["--device-image=cubin"], "compute_80 is PTX only, which --device-image=cubin leaves out"),
+        (["--emulate"], "--emulate runs the bitcode image of an sm_XX arch; compute_80 is PTX only"),
+    ],
+)
+def test_compute_arch_with_a_format_without_ptx_is_refused(tmp_path, flags, message):
+    """Never a bundle whose PTX was dropped silently (verify then showed sm_80 alone)."""
+    bundle = tmp_path / "saxpy.offload.bc"
+    done = run_cli("compile", str(SAXPY), "--offload-arch", "compute_80", *flags, "-o", str(bundle))
+    assert done.returncode == 1
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"mlir-offload: error: {message}"), line
+    assert not bundle.exists() and list(tmp_path.iterdir()) == []
 
 
 def test_shipped_compute_arch_builds_ptx_only(built, fake_cuda):

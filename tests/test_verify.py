@@ -131,3 +131,59 @@ def test_verify_missing_file_is_one_line_error(tmp_path):
     proc = run_cli("verify", str(tmp_path / "nope"))
     assert proc.returncode == 1
     assert proc.stderr == f"mlir-offload: error: no such file: '{tmp_path / 'nope'}'\n"
+
+
+# A CUDA file of our own that nvcc compiles: its object carries a fatbinary of its own, registered by its own code.
+NVCC_SOURCE = """extern "C" __global__ void twice(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2.0f;
+}
+extern "C" void launch_twice(float *x, int n) { twice<<<(n + 63) / 64, 64>>>(x, n); }
+"""
+
+
+def nvcc_object(tmp: Path, archs: tuple[str, ...] = ("sm_80", "sm_90")) -> Path:
+    nvcc = require_tool("nvcc")
+    source, obj = tmp / "twice.cu", tmp / "twice.o"
+    source.write_text(NVCC_SOURCE)
+    gencode = [f"-gencode=arch=compute_{a[3:]},code={a}" for a in archs]
+    subprocess.run([nvcc, *gencode, "-c", str(source), "-o", str(obj)], check=True, capture_output=True)
+    return obj
+
+
+def test_verify_checks_every_fatbinary_with_an_nvcc_object_beside(tmp_path):
+    """nvcc's object brings a second fatbinary into .nv_fatbin: the bundle's kernels are checked in the
+    fatbinary that holds them (all its images), nvcc's images are read and listed, none fails the other."""
+    require_tool("clang-22", 22)
+    obj = nvcc_object(tmp_path)
+    bundle, app = tmp_path / "saxpy.offload.bc", tmp_path / "app"
+    saxpy = Path(__file__).resolve().parent.parent / "examples" / "saxpy.mlir"
+    done = run_cli("compile", str(saxpy), "--offload-arch", "sm_80,sm_90", "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("link", str(bundle), str(obj), "-o", str(app))
+    assert done.returncode == 0, done.stderr
+    proc = run_cli("verify", str(app))
+    assert proc.returncode == 0, proc.stderr
+    assert "2 symbol/image check(s) passed" in proc.stdout  # saxpy in our sm_80 and sm_90 images
+    notes = [line.strip() for line in proc.stdout.splitlines() if line.strip().startswith("fatbinary ")]
+    assert len(notes) == 2, proc.stdout
+    ours = next(note for note in notes if "kernels: saxpy;" in note)
+    assert ours.endswith("registered by the offload entries") and "sm_80" in ours and "sm_90" in ours
+    theirs = next(note for note in notes if note is not ours)
+    assert "kernels: twice;" in theirs and "its own object's code" in theirs
+
+
+def test_verify_still_names_a_kernel_missing_from_one_image_beside_nvcc(tmp_path, sm90_lacks_vsqrt):
+    """The second fatbinary changes nothing about the bundle's own images: sm_90 lacking vsqrt is still
+    the one error, and nvcc's images (which never held vsqrt) are not reported."""
+    obj = nvcc_object(tmp_path, ("sm_80",))
+    app = tmp_path / "app"
+    clang_cuda_link(
+        require_tool("clang-22", 22), 22, [str(sm90_lacks_vsqrt.parent / "host.o"), str(obj)], app, ["-lstdc++"]
+    )
+    proc = run_cli("verify", str(app))
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [
+        f"mlir-offload: error: {app}: kernel 'vsqrt' is registered but missing from the sm_90 "
+        "device image in .nv_fatbin"
+    ]

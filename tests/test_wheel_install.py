@@ -87,6 +87,12 @@ def test_wheel_in_a_fresh_venv_compiles_links_and_finds_its_data(tmp_path):
     mk = subprocess.run([tool, "config", "--mk"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert mk.returncode == 0, mk.stderr
     assert mk.stdout.strip().startswith(str(venv)) and Path(mk.stdout.strip()).is_file()
+    # The stand-ins for CUDA headers a toolkit may lack (config --cflags) are in the wheel, one folder each.
+    gaps = sorted(p.relative_to(data).as_posix() for p in (data / "cuda" / "header-gaps").glob("*/*.h"))
+    assert gaps == [
+        "cuda/header-gaps/curand/curand_mtgp32_kernel.h",
+        "cuda/header-gaps/texture/texture_fetch_functions.h",
+    ]
 
     compiled = subprocess.run(
         [tool, "compile", str(REPO / "examples" / "saxpy.mlir"), "--offload-arch", "sm_80", "-o", "saxpy.offload.bc"],

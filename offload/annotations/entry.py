@@ -29,12 +29,12 @@ def entry_point(host, path: str) -> None:
     signature = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
     i32 = ir.IntegerType.get_signless(32)
     inputs, results = list(signature.inputs), list(signature.results)
-    if not inputs and results == [i32]:
-        return
+    if results == [i32] and (not inputs or inputs == [i32, ir.Type.parse("!llvm.ptr")]):
+        return  # C's main already: int main(void) or int main(int argc, char **argv)
     if inputs or results:
         raise OffloadError(
-            f"'main' has type {signature}; the entry point must be () -> () (exit status 0) "
-            "or () -> i32 (the exit status)",
+            f"'main' has type {signature}; the entry point must be () -> () (exit status 0), "
+            "() -> i32 (the exit status) or (i32, !llvm.ptr) -> i32 (C's main: argc, argv)",
             location_of(main.location, path),
         )
     ir.SymbolTable.set_symbol_name(main.operation, VOID_BODY)

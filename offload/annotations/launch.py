@@ -1,13 +1,15 @@
 """Per-kernel host stubs, as clang builds them for `kernel<<<grid, block, shmem, stream>>>(args...)`.
 
-A stub takes the launch configuration (grid x/y/z, block x/y/z as i64, dynamic shared bytes as i32, the
-stream) followed by the kernel's arguments, packs the arguments into a `void*[]` of pointers to each one,
-and hands them with the kernel handle and name to one launch function all stubs share (so the host
-compile at link pays for the launch code once, not once per kernel; the packing is shared too, one
-function per distinct argument list, and a stub is a single call): it calls
+Each kernel has two. clang's (`__device_stub__K`, the kernel's arguments only) is what a .cu file's
+`K<<<...>>>(args)` calls after pushing the configuration: it pops it and launches; it is the kernel handle.
+The program's own (`__mlir_offload_stub.K`) takes the launch configuration (grid x/y/z, block x/y/z as
+i64, dynamic shared bytes as i32, the stream) followed by the kernel's arguments. Both pack the arguments
+into a `void*[]` of pointers to each one, and hand them with the kernel handle and name to one launch
+function all stubs share (so the host compile at link pays for the launch code once, not once per kernel;
+the packing is shared too, one function per distinct argument list, and a stub is a single call): it calls
 cudaLaunchKernel/hipLaunchKernel with each dim3 coerced as clang does for the host triple (its record's
 dim3_params: x86-64 SysV `i64 x | y << 32, i32 z`; AAPCS64 one `[2 x i64] [x | y << 32, z]`). The handle
-is the stub itself for CUDA; for HIP it is a separate constant global that points to the stub (clang's
+is clang's stub for CUDA; for HIP it is a separate constant global that points to it (clang's
 `@kernel = constant ptr @stub`). A dimension that does not fit in 32 bits is reported on stderr and exits
 1 instead of being truncated. A `clusters in (...)` launch has its own stub (CUDA only) that calls
 cudaLaunchKernelExC with the launch config passed by pointer.
@@ -15,7 +17,7 @@ cudaLaunchKernelExC with the launch config passed by pointer.
 
 from __future__ import annotations
 
-from offload.annotations.lower import STUB_CONFIG_PARAMS, cluster_stub_name, stub_name
+from offload.annotations.lower import STUB_CONFIG_PARAMS, clang_stub_name, cluster_stub_name, stub_name
 from offload.annotations.runtime import EXIT_STATUS_ON_RUNTIME_ERROR, RuntimeEmitter
 from offload.errors import OffloadError
 from offload.formats.vendors import vendor_for
@@ -26,18 +28,45 @@ def hip_handle_name(kernel: str) -> str:
 
 
 def define_stub(emitter: RuntimeEmitter, kernel: str, arg_types) -> object:
-    """Define the stub of `kernel`; returns the kernel handle (the value an offload entry points to)."""
+    """Define the stubs of `kernel` (the program's, and clang's for .cu callers); returns the kernel handle
+    (the value an offload entry points to)."""
     ir = emitter.ir
     e = emitter
+    handle = define_clang_stub(e, kernel, arg_types)
     config_types = [e.i64] * 6 + [e.i32, e.ptr]
     fn = e.declare(stub_name(kernel), e.void, config_types + list(arg_types))
     for arg, name in zip(fn.args, STUB_CONFIG_PARAMS, strict=False):  # the kernel's arguments keep theirs
         arg.name = name
     # Not inlined into the host code either: a main launching many kernels stays small to compile.
     fn.attributes.add("noinline")
-    handle = kernel_handle(e, kernel, fn)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     b.call(packing_function(e, arg_types), [handle, e.cstring(kernel), *fn.args])
+    b.ret_void()
+    return handle
+
+
+def define_clang_stub(emitter: RuntimeEmitter, kernel: str, arg_types):
+    """`void __device_stub__K(<kernel arguments>)`, clang's stub of an extern "C" kernel, which a .cu file's
+    `K<<<grid, block, shared, stream>>>(args)` calls after pushing the configuration: it pops the
+    configuration (__cudaPopCallConfiguration / __hipPopCallConfiguration) and launches as the program's
+    stub does. Returns the kernel handle (CUDA: this function; HIP: the constant global pointing to it)."""
+    ir = emitter.ir
+    e = emitter
+    fn = e.declare(clang_stub_name(kernel), e.void, list(arg_types))
+    fn.attributes.add("noinline")
+    handle = kernel_handle(e, kernel, fn)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    dim3 = ir.ArrayType(e.i32, 3)
+    grid, block = b.alloca(dim3, name="grid"), b.alloca(dim3, name="block")
+    shared, stream = b.alloca(e.i64, name="shared_bytes"), b.alloca(e.ptr, name="stream")
+    b.call(e.api("PopCallConfiguration"), [grid, block, shared, stream])
+    dims = [
+        b.zext(b.load(b.gep(d, [ir.Constant(e.i32, 0), ir.Constant(e.i32, i)], inbounds=True)), e.i64)
+        for d in (grid, block)
+        for i in range(3)
+    ]
+    config = [*dims, b.trunc(b.load(shared), e.i32), b.load(stream)]
+    b.call(packing_function(e, arg_types), [handle, e.cstring(kernel), *config, *fn.args])
     b.ret_void()
     return handle
 

@@ -51,7 +51,13 @@ STUB_CONFIG_PARAMS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block
 
 
 def stub_name(kernel: str) -> str:
-    """Host stub of a kernel, named as clang names an extern "C" kernel's stub."""
+    """Host stub of a kernel's launches in the program: the launch configuration, then the kernel's arguments."""
+    return f"__mlir_offload_stub.{kernel}"
+
+
+def clang_stub_name(kernel: str) -> str:
+    """Host stub of a kernel as clang names and calls an extern "C" kernel's stub (`kernel<<<...>>>(args)` in
+    a .cu file: the kernel's arguments only, the configuration pushed before the call); the kernel handle."""
     return f"__device_stub__{kernel}"
 
 
@@ -358,9 +364,10 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
                 )
             operands = config + [shared, stream] + kernel_args
             if name not in declared:
-                if name in program_symbols:
+                taken = next((n for n in (name, clang_stub_name(kernel)) if n in program_symbols), None)
+                if taken:
                     raise OffloadError(
-                        f"the program defines '{name}', the name of the host stub that launches "
+                        f"the program defines '{taken}', the name of the host stub that launches "
                         f"kernel '{kernel}': rename the program's function",
                         location,
                     )

@@ -65,7 +65,8 @@ def _api(prefix: str) -> dict:
         "GetDriverEntryPointByVersion",
         "GetErrorString",
     )
-    return {name: prefix + name for name in names}
+    # What clang's stub of a `kernel<<<...>>>` launch calls for the configuration its call site pushed.
+    return {**{name: prefix + name for name in names}, "PopCallConfiguration": f"__{prefix}PopCallConfiguration"}
 
 
 RUNTIMES = {
@@ -149,6 +150,7 @@ class RuntimeEmitter:
             "LaunchKernelExC": [self.ptr, self.ptr, self.ptr],
             "FuncSetAttribute": [self.ptr, self.i32, self.i32],
             "GetDriverEntryPointByVersion": [self.ptr, self.ptr, self.i32, self.i64, self.ptr],
+            "PopCallConfiguration": [self.ptr, self.ptr, self.ptr, self.ptr],
         }
         if generic == "GetErrorString":
             return self.declare(name, self.ptr, [self.i32])

@@ -93,10 +93,35 @@ def config(
     )
     target = [] if host is build_machine_host() else [f"--target={host.name}"]
     toolkit_flag = f"{spec.toolkit_path_flag}={root}"
-    cflag_list = [*target, "--offload-new-driver", "-fgpu-rdc", toolkit_flag, *spec.quiet_flags]
+    cflag_list = [
+        *target,
+        "--offload-new-driver",
+        "-fgpu-rdc",
+        *spec.source_device_link_flags,
+        toolkit_flag,
+        *header_gap_flags(spec, root),
+        *spec.quiet_flags,
+    ]
     ldflag_list = [*target, "--offload-new-driver", *runtime_link_flags(spec, root, [library_dir])]
     words = (cflag_list if cflags else []) + (ldflag_list if ldflags else [])
     click.echo(" ".join(_shell_word(w) for w in words))
+
+
+def header_gap_flags(spec, root: str) -> list[str]:
+    """-I of a stand-in for each header clang's wrapper headers include that the toolkit at `root` lacks."""
+    from importlib import resources
+
+    if not spec.header_gaps:
+        return []
+    gaps = resources.files("offload.data").joinpath(spec.header_gaps)
+    flags = []
+    for folder in sorted(gaps.iterdir(), key=lambda entry: entry.name):
+        if not folder.is_dir():
+            continue
+        headers = [entry.name for entry in folder.iterdir() if entry.name.endswith(".h")]
+        if any(not os.path.isfile(os.path.join(root, "include", header)) for header in headers):
+            flags.append(f"-I{folder}")
+    return flags
 
 
 def _offload_kind_of(archs: str | None) -> str:
@@ -138,12 +163,26 @@ def config_show(input: str | None, **flags) -> None:
             from offload.serialize.remote_cache import redact
 
             shown = redact(shown)
+        origin = resolved.origins[name]
+        if name == "clang" and origin == "default":
+            shown, origin = linking_clang(resolved.options.target_clang)
         value = render_toml_value(shown)
         text = f"{key} = {value}" if value else f"# {key} = (unset)"
-        rows.append((text, resolved.origins[name]))
+        rows.append((text, origin))
     width = max(len(t) for t, _ in rows)
     for text, origin in rows:
         click.echo(f"{text.ljust(width)}  # {origin}")
+
+
+def linking_clang(target_clang: int) -> tuple[str | None, str]:
+    """(the clang link would use for bundles of `target_clang`, where that came from): link's own search."""
+    from offload.toolchain.tools import find_target_clang
+
+    try:
+        found = find_target_clang(None, target_clang)
+    except OffloadError:
+        return None, f"default: no clang {target_clang} found (install clang-{target_clang})"
+    return found.path, f"default: link's search for clang {target_clang} (clang {found.version})"
 
 
 COMMAND = config

@@ -13,6 +13,8 @@ from offload.formats.profiles import load_profile
 from offload.fsutil import STDOUT, atomic_write, output_folder, refuse_input_as_output, write_all
 from offload.options import ClangStyleCommand, command_options, given_flags, resolve
 
+PTX_SUFFIX = ".ptx"
+
 
 @click.command("device", cls=ClangStyleCommand)
 @click.argument("input_path", metavar="IN.mlir", type=click.Path())
@@ -21,15 +23,17 @@ from offload.options import ClangStyleCommand, command_options, given_flags, res
     "output",
     required=True,
     type=click.Path(),
-    help="Output OffloadBinary (or, with --emit=bc|ll, a folder for one module per target).",
+    help="Output OffloadBinary (or, with --emit=bc|ll|ptx, a folder for one file per target; "
+    "with --emit=ptx and one arch, a file named *.ptx).",
 )
 @click.option(
     "--emit",
     "emit",
-    type=click.Choice(["offload", "bc", "ll"]),
+    type=click.Choice(["offload", "bc", "ll", "ptx"]),
     default="offload",
     show_default=True,
-    help="offload: one OffloadBinary with an image per target; bc/ll: per-target modules.",
+    help="offload: one OffloadBinary with an image per target; bc/ll: per-target modules; "
+    "ptx: one PTX file per CUDA arch (nvcc's -ptx, also accepted).",
 )
 @command_options("device")
 def device_command(input_path: str, output: str, emit: str, **flags) -> None:
@@ -42,14 +46,29 @@ def device_command(input_path: str, output: str, emit: str, **flags) -> None:
     options = resolve(given_flags(flags), project_config(input_path)).options
     targets = offload_targets(options)
     profile = load_profile(options.target_clang)
-    if emit == "offload":  # the per-target files of --emit=bc|ll are checked one by one when written
+    if emit == "ptx":
+        not_cuda = [target.arch for target in targets if target.offload_kind != "cuda"]
+        if not_cuda:
+            raise OffloadError(
+                f"--emit=ptx: {', '.join(not_cuda)} has no PTX (PTX is CUDA's): --emit=ll shows its device code"
+            )
+    single_file = emit == "ptx" and len(targets) == 1 and output.endswith(PTX_SUFFIX)  # nvcc's -ptx -o k.ptx
+    if emit == "offload" or single_file:  # the per-target files of --emit=bc|ll are checked one by one when written
         refuse_input_as_output(output, [input_path, *options.link_bitcode, options.libdevice])
     elif output == STDOUT:
         raise OffloadError(
             f"--emit={emit} writes one file per target into a folder: name a folder with -o, not '-' (standard output)"
         )
-    # Every image here is bitcode the target clang LTO-links: the pre-link pipeline.
-    images = compile_device(load_program(input_path), targets, options, lto_pre_link=True)
+    # Bitcode the target clang LTO-links gets the pre-link pipeline; PTX is final code, optimized whole.
+    images = compile_device(load_program(input_path), targets, options, lto_pre_link=emit != "ptx")
+    if single_file:
+        (image,) = images
+        atomic_write(
+            output,
+            _render(image, emit, options.opt_level),
+            inputs=[input_path, *options.link_bitcode, options.libdevice],
+        )
+        return
     if emit == "offload":
         atomic_write(
             output, offload_binary(images, profile), inputs=[input_path, *options.link_bitcode, options.libdevice]
@@ -60,7 +79,8 @@ def device_command(input_path: str, output: str, emit: str, **flags) -> None:
         raise OffloadError(f"--emit={emit} writes one file per target into a folder; '{output}' is a file")
     # Render everything first: nothing is written unless every target succeeded.
     rendered = [
-        (folder / f"{Path(input_path).stem}.{image.target.arch}.{emit}", _render(image, emit)) for image in images
+        (folder / f"{Path(input_path).stem}.{image.target.arch}.{emit}", _render(image, emit, options.opt_level))
+        for image in images
     ]
     with output_folder(folder):
         write_all(dict(rendered), inputs=[input_path, *options.link_bitcode, options.libdevice])
@@ -84,14 +104,26 @@ def offload_binary(images, profile) -> bytes:
     )
 
 
-def _render(image, emit: str) -> bytes:
+def _render(image, emit: str, opt_level: int) -> bytes:
     if emit == "bc":
         return image.bitcode
+    if emit == "ptx":
+        from offload.serialize.processes import call_forked
+
+        # In a forked child: an image from the cache is bytes LLVM never parses in this process.
+        return call_forked(_as_ptx, (image.bitcode, image.target, opt_level), f"PTX for {image.target.arch}")
     if image.cached:  # LLVM never parses a cached image's bytes in this process
         from offload.serialize.processes import call_forked
 
         return call_forked(_as_text, image.bitcode, f"printing the cached {image.target.arch} image")
     return _as_text(image.bitcode)
+
+
+def _as_ptx(work) -> bytes:
+    from offload.serialize.codegen import emit_assembly
+
+    bitcode, target, opt_level = work
+    return emit_assembly(bitcode, target, opt_level).encode()
 
 
 def _as_text(bitcode: bytes) -> bytes:

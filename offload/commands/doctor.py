@@ -11,7 +11,8 @@ import click
     "bundle",
     type=click.Path(),
     default=None,
-    help="a shipped archive (.tar.gz) or an unpacked one (its folder or manifest.json)",
+    help="a bundle (.offload.bc, .offload.o), a shipped archive (.tar.gz) or an unpacked one (its folder "
+    "or manifest.json)",
 )
 @click.option("--clang", "clangs", multiple=True, help="a clang to consider besides those found")
 @click.option("--cuda-path", default=None, help="CUDA toolkit to use (default: found)")
@@ -47,8 +48,9 @@ def doctor(
 
     needs, wrapper_shipped = read_bundle_needs(bundle)
     click.echo(
-        f"bundle {needs.name}: entry profile clang {needs.entry_profile}, producer LLVM "
-        f"{needs.producer_llvm}, {', '.join(needs.offload_kinds)} {', '.join(needs.archs)}, "
+        f"bundle {needs.name}: entry profile clang {needs.entry_profile}, "
+        f"{f'producer LLVM {needs.producer_llvm}' if needs.producer_llvm else 'no bitcode'}, "
+        f"{', '.join(needs.offload_kinds)} {', '.join(needs.archs)}, "
         f"device images {needs.device_image}, host {needs.host_format}"
     )
     named = [toolchain.describe_clang(c) for c in clangs]
@@ -67,7 +69,8 @@ def doctor(
     if usable is None:
         click.echo(f"this machine cannot link {needs.name}")
         ctx.exit(1)
-    click.echo(f"this machine can link {needs.name}: make CLANG={usable.path}")
+    how = f"make CLANG={usable.path}" if needs.shipped else f"mlir-offload link {needs.name} --clang {usable.path}"
+    click.echo(f"this machine can link {needs.name}: {how}")
 
 
 COMMAND = doctor

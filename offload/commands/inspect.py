@@ -8,6 +8,7 @@ import json
 import click
 
 from offload.errors import OffloadError
+from offload.formats.bundle import RECORD_PREFIX
 from offload.fsutil import read_input
 
 
@@ -31,6 +32,10 @@ def _image_record(index: int, image) -> dict:
     }
     if image.image_kind == ImageKind.BITCODE:
         record["producer"] = bitcode_producer(image.data)
+    ptx_only = image.strings.get(RECORD_PREFIX + "ptx-only", "").split(",")
+    if image.arch.startswith("sm_") and image.arch in ptx_only:
+        # compute_XX: the executable gets the PTX written beside the bundle, never this cubin.
+        record["ships_as"] = "compute_" + image.arch[len("sm_") :]
     return record
 
 
@@ -137,6 +142,8 @@ def inspect_command(file: str, as_json: bool) -> None:
         click.echo(f"  image kind    {r['image_kind']['name']} ({r['image_kind']['value']})")
         click.echo(f"  triple        {_shown(r['triple'])}")
         click.echo(f"  arch          {_shown(r['arch'])}")
+        if "ships_as" in r:
+            click.echo(f"  ships as      {r['ships_as']} (PTX only: link puts the PTX beside the bundle in the fatbin)")
         click.echo(f"  flags         {r['flags']}")
         for key, value in r["strings"].items():
             click.echo(f"  string        {_shown(key)}={_shown(value)}")

@@ -29,7 +29,8 @@ Options of link itself (every other argument goes to clang unchanged):
                     -lcudart) on the command line is used as given, without a second runtime
   --emulate         an executable that runs the kernels on this CPU (no GPU, driver or toolkit): the
                     bundle's device bitcode retargeted to the host, its host code linked with mlir-offload's
-                    emulation runtime instead of libcudart/libamdhip64 (docs/emulator.md)
+                    emulation runtime instead of libcudart/libamdhip64 (docs/emulator.md); CUDA/HIP objects
+                    of clang (-fgpu-rdc --offload-new-driver -foffload-lto) join with their device bitcode
   --dry-run, -###   print the clang command instead of running it (nothing is built)
   -v                print the clang command (and clang's messages) while running it
   -G                device debug information (as nvcc -G): the device link keeps it and does not
@@ -149,7 +150,7 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
             if getattr(settings, name):
                 raise click.UsageError(f"--{name.replace('_', '-')} is for a GPU executable, not with --emulate", ctx)
         link_emulated(
-            find_bundles(passthrough, read_offload_images),
+            emulated_bundles(passthrough),
             passthrough,
             settings.output,
             clang=settings.clang,
@@ -174,6 +175,24 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
         resource_usage=settings.resource_usage,
         device_debug=settings.device_debug,
     )
+
+
+def emulated_bundles(arguments: list[str]) -> list:
+    """The bundles of an emulated link; none where CUDA/HIP objects of clang's offload driver bring the
+    kernels (`link --emulate main.o scale.o`)."""
+    import os
+
+    from offload.compiler.textual_ir import read_offload_images
+    from offload.toolchain.clang_arguments import input_files
+    from offload.toolchain.emulate_objects import device_objects
+    from offload.toolchain.link import find_bundles
+
+    try:
+        return find_bundles(arguments, read_offload_images)
+    except OffloadError:
+        if device_objects([item for item in input_files(arguments) if os.path.isfile(item)], set()):
+            return []
+        raise
 
 
 COMMAND = link_command

@@ -22,7 +22,9 @@ made in a private temporary folder, removed afterwards.
 \b
 Options of run itself:
   --emulate         run the kernels on this CPU (no GPU, driver or CUDA/ROCm toolkit needed): the
-                    bundle's own device code retargeted to the host (docs/emulator.md)
+                    bundle's own device code retargeted to the host (docs/emulator.md); without
+                    --offload-arch it compiles for sm_80
+A `func.func @main(%argc: i32, %argv: !llvm.ptr) -> i32` receives the program arguments.
 \b
 Examples:
   mlir-offload run saxpy.mlir --offload-arch sm_80 --emulate
@@ -89,28 +91,42 @@ def run_program(compile_arguments: list[str], program_arguments: list[str], emul
         from offload.toolchain.link import find_bundles
 
         bundles = find_bundles([bundle])
-        if emulate:
-            from offload.toolchain.emulate import link_emulated
+        words_given = [word for word in compile_arguments if not word.startswith("-")]
+        # The program's file (an option's value, `--offload-arch sm_80`, may come first).
+        program = next((word for word in words_given if word.endswith((".mlir", ".mlirbc"))), None)
+        program = program or next(iter(words_given), "program")
+        # Messages name the program and its executable, never these temporary files.
+        try:
+            if emulate:
+                from offload.toolchain.emulate import link_emulated
 
-            program = next((word for word in compile_arguments if not word.startswith("-")), "program")
-            # Its messages name the program (the bundle is a temporary file).
-            link_emulated([replace(found, path=program) for found in bundles], [bundle], executable)
-        else:
-            from offload.toolchain.link import link_bundle
+                link_emulated(
+                    [replace(found, path=program) for found in bundles], [bundle], executable, shown={bundle: program}
+                )
+            else:
+                from offload.toolchain.link import link_bundle
 
-            link_bundle(bundles, [bundle], executable)
-        return execute([executable, *program_arguments])
+                link_bundle(bundles, [bundle], executable)
+        except OffloadError as e:
+            shown = e.message.replace(bundle, program).replace(executable, f"the executable of {program}")
+            raise OffloadError(shown.replace(folder + "/", "")) from None
+        # argv[0] is the program's name, as a shell gives it: never the temporary executable's path.
+        return execute([os.path.splitext(program)[0], *program_arguments], executable)
 
 
-def execute(argv: list[str]) -> int:
-    """Run the program with this process's standard streams; Ctrl-C goes to it (and stops it), not to us."""
+def execute(argv: list[str], executable: str | None = None) -> int:
+    """Run the program (`executable`, else argv[0]) with this process's standard streams; Ctrl-C goes to
+    it (and stops it), not to us."""
     sys.stdout.flush()
     sys.stderr.flush()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         try:
             child = subprocess.Popen(
-                argv, restore_signals=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+                argv,
+                executable=executable,
+                restore_signals=True,
+                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
             )
         except OSError as e:
             raise OffloadError(f"cannot run the linked program: {e.strerror}") from None

@@ -7,7 +7,8 @@ What it checks (each failure names what is missing):
 - no offload entries sit in a section the registration code does not walk (a bundle made for another
   clang: such executables link and silently register nothing);
 - every entry's offload kind is one the registration code handles, and its device section exists;
-- every registered kernel (and device global) is a symbol of the device image of every arch;
+- every registered kernel (and device global) is a symbol of every image (arch) of the fatbinary that holds
+  it: a section holds one fatbinary per registering unit (the linker wrapper's, each nvcc object's), all read;
 - the executable is for a host CPU mlir-offload supports (with --host-triple: for that one).
 """
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 import click
 
 from offload.errors import OffloadError, one_line
+from offload.formats.elf import ElfError as ExecutableError
 from offload.formats.vendors import VENDORS
 
 DEVICE_SECTION = {kind: vendor.device_section for kind, vendor in VENDORS.items()}
@@ -55,6 +57,50 @@ def _image_has_symbol(image, name: str, is_kernel: bool) -> bool:
     return name in (image.kernels() if is_kernel else image.symbols())
 
 
+def images_to_check(images: list, name: str, is_kernel: bool) -> list:
+    """The images that must hold a registered symbol: every image of each fatbinary that has it in some
+    image (a section holds one fatbinary per registering unit: the linker wrapper's, each nvcc object's,
+    and only the registering one holds the symbol); when none has it, every image (each reports it missing)."""
+    containers: dict[int, list] = {}
+    for image in images:
+        containers.setdefault(image.container, []).append(image)
+    holding = [
+        members
+        for members in containers.values()
+        if any(not i.compressed and _image_has_symbol(i, name, is_kernel) for i in members)
+    ]
+    unreadable = [members for members in containers.values() if any(i.compressed for i in members)]
+    chosen = holding or unreadable or list(containers.values())
+    return [image for members in chosen for image in members]
+
+
+def container_notes(images: list, registered: set[str], report: VerifyReport) -> list[str]:
+    """One line per fatbinary when the section holds several (objects of nvcc beside the bundles): its
+    images, their kernels, and whether the offload entries register them or the object's own code does.
+    Every image of every fatbinary is read here: a damaged one is an error."""
+    containers: dict[int, list] = {}
+    for image in images:
+        containers.setdefault(image.container, []).append(image)
+    if len(containers) == 1:
+        return []  # the image line says it all
+    lines = []
+    for number, members in enumerate(containers.values(), 1):
+        try:
+            kernels = sorted({name for image in members for name in image.kernels()})
+        except ExecutableError as e:
+            report.problems.append(f"{report.path}: fatbinary {number}: {e.message}")
+            continue
+        archs = ", ".join(image.arch + (" (compressed)" if image.compressed else "") for image in members)
+        whose = (
+            "registered by the offload entries"
+            if registered & set(kernels)
+            else "registered by its own object's code (nvcc's or another compiler's)"
+        )
+        shown = ", ".join(kernels) if kernels else "none"
+        lines.append(f"fatbinary {number}: {archs}; kernels: {shown}; {whose}")
+    return lines
+
+
 def check_host(path: str, elf, expected: str | None, report: VerifyReport) -> None:
     """The host CPU of the executable (its ELF machine), against --host-triple when given."""
     from offload.formats.hosts import host_of_elf_machine, host_triple, supported
@@ -78,7 +124,7 @@ def check_host(path: str, elf, expected: str | None, report: VerifyReport) -> No
 
 def check_executable(path: str, host: str | None = None) -> VerifyReport:
     from offload.formats.profiles import clangs_registering
-    from offload.toolchain.executable import ExecutableError, read_executable
+    from offload.toolchain.executable import read_executable
 
     report = VerifyReport(path)
     try:
@@ -116,6 +162,7 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
     if any(s.registered is None for s in exe.entry_sections):
         report.notes.append("symbol table stripped: which entries section is registered was not checked")
 
+    registered = {entry.name for section in walked for entry in section.entries}
     symbols_checked = 0  # (registered symbol, device image) pairs found
     for section in walked:
         for entry in section.entries:
@@ -138,7 +185,7 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
             if not images:
                 report.problems.append(f"{path}: {DEVICE_SECTION[kind]} holds no device image")
                 continue
-            for image in images:
+            for image in images_to_check(images, entry.name, entry.is_kernel):
                 if image.compressed:
                     report.notes.append(f"{image.arch}: compressed image, symbols not checked")
                     continue
@@ -158,9 +205,12 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
                 f"code is never registered"
             )
 
+    containers = {name: container_notes(images, registered, report) for name, images in exe.device_sections.items()}
     if report.ok:
         for section_name, images in exe.device_sections.items():
             archs = ", ".join(sorted({i.arch for i in images}))
+            for line in reversed(containers[section_name]):
+                report.notes.insert(0, line)
             report.notes.insert(0, f"{section_name}: {len(images)} device image(s) for {archs}")
             for image in sorted((i for i in images if i.kind == "ptx"), key=lambda i: i.arch, reverse=True):
                 # The driver JIT-compiles it on GPUs that none of the SASS images fits.

@@ -119,6 +119,7 @@ def whole_compile_cache(input_path: str, output: str | None, textual: bool, reso
     if key is None:
         return None, False
     from offload.compiler.outputs import build_settings, compile_inputs, ptx_path
+    from offload.formats.targets import ptx_only_archs
     from offload.fsutil import write_all
 
     build = build_settings(options, output, textual, resolved.config_file)
@@ -134,7 +135,8 @@ def whole_compile_cache(input_path: str, output: str | None, textual: bool, reso
     if files is None:
         return whole, False
     outputs = list(dict.fromkeys([output, build.dependency_file, *files]))
-    check_output_place(output, build, outputs, [input_path, *options.link_bitcode, options.libdevice])
+    writes_ptx = build.device_image == "ptx" or bool(ptx_only_archs(options.offload_arch))
+    check_output_place(output, build, outputs, [input_path, *options.link_bitcode, options.libdevice], writes_ptx)
     write_all(files, inputs=compile_inputs(build, input_path, options))
     return None, True
 
@@ -151,7 +153,8 @@ def compile_and_write(input_path: str, output: str | None, textual: bool, resolv
     check_output_name(output, plan, textual)
     trace_path = time_trace_path(options.time_trace, output)
     outputs = [output, build.dependency_file, trace_path, *planned_ptx_files(plan)]
-    check_output_place(output, build, outputs, [input_path, *options.link_bitcode, options.libdevice])
+    writes_ptx = any(plan.bundle.keeps_ptx(target.arch) for target in plan.targets if target.offload_kind == "cuda")
+    check_output_place(output, build, outputs, [input_path, *options.link_bitcode, options.libdevice], writes_ptx)
     if not textual:
         from offload.fsutil import refuse_binary_to_terminal
 
@@ -200,12 +203,16 @@ def planned_ptx_files(plan) -> list[str]:
     """The PTX files a compile will write beside the bundle: one per CUDA target with --device-image=ptx."""
     from offload.compiler.outputs import ptx_path
 
-    if plan.build.device_image != "ptx" or plan.output == "-":
+    if plan.output == "-":
         return []
-    return [ptx_path(plan.output, target.arch) for target in plan.targets if target.offload_kind == "cuda"]
+    return [
+        ptx_path(plan.output, target.arch)
+        for target in plan.targets
+        if target.offload_kind == "cuda" and plan.bundle.keeps_ptx(target.arch)
+    ]
 
 
-def check_output_place(output: str, build, outputs: list, inputs: list) -> None:
+def check_output_place(output: str, build, outputs: list, inputs: list, writes_ptx: bool) -> None:
     """Every output (the bundle, -MF, -ftime-trace, the PTX files) neither an input nor another output,
     checked before the work; `-o -` (standard output) only for the bundle alone: side files are named
     after the output, and a dependency rule needs a file as its target."""
@@ -219,9 +226,9 @@ def check_output_place(output: str, build, outputs: list, inputs: list) -> None:
             raise OffloadError(f"cannot write '{written}': no such folder '{folder}'")
     if output == STDOUT and build.dependency_file:
         raise OffloadError("-MD writes a make rule for the -o file: name a file with -o, not '-' (standard output)")
-    if output == STDOUT and build.device_image == "ptx":
+    if output == STDOUT and writes_ptx:
         raise OffloadError(
-            "--device-image=ptx (or --portable) writes <out>.<arch>.ptx beside the bundle: "
+            "--device-image=ptx (or --portable, or a compute_XX arch) writes <out>.<arch>.ptx beside the bundle: "
             "name a file with -o, not '-' (standard output)"
         )
 

@@ -28,10 +28,19 @@ class CompilePlan:
     bundle: BundlePlan  # the formats, decided once
 
 
+# The arch an emulated compile takes when none is given: any CUDA arch runs alike on the CPU, and sm_80's
+# image is what a GPU build of the examples makes too.
+EMULATION_DEFAULT_ARCH = "sm_80"
+
+
 def offload_targets(options: CompileOptions) -> list[Target]:
-    """The targets of --offload-arch (or the file's offload-arch); none is an error."""
+    """The targets of --offload-arch (or the file's offload-arch); none is an error, but for --emulate."""
     if not options.offload_arch:
-        raise OffloadError("no offload target: pass --offload-arch, e.g. --offload-arch sm_80,gfx90a")
+        if options.emulate:
+            return parse_offload_arch(EMULATION_DEFAULT_ARCH)
+        raise OffloadError(
+            "no offload target: pass --offload-arch, e.g. --offload-arch sm_80 (CUDA) or --offload-arch gfx90a (HIP)"
+        )
     return parse_offload_arch(native_archs(options.offload_arch))
 
 
@@ -82,10 +91,10 @@ def compile_plan(
 
         targets = [with_debug_ptx(target) for target in targets]
     ptx_only = ptx_only_archs(options.offload_arch)
-    if build.device_image is None and ptx_only:
-        build = replace(build, device_image="ptx")  # compute_XX: PTX beside the bundle for link --ptx-beside
-    if build.device_image != "ptx":
-        ptx_only = ()  # no PTX is written: the cubin or bitcode image is all the executable can get
+    if ptx_only:
+        refuse_dropping_ptx(options, build, ptx_only)
+    # compute_XX: its image is a cubin with its PTX beside the bundle (link puts the PTX in the fatbin and
+    # leaves out the cubin); the sm_XX archs keep the image kind they would have had.
     bundle = plan_bundle(targets, target_clang, build.device_image, build.host_format, build.host_triple, ptx_only)
     if output is None:
         output = default_output(input_path, textual, bundle)
@@ -93,6 +102,21 @@ def compile_plan(
     return CompilePlan(
         input_path, output, "ll" if textual else "bc", target_clang, tuple(targets), options, build, bundle
     )
+
+
+def refuse_dropping_ptx(options: CompileOptions, build: BuildSettings, ptx_only: tuple[str, ...]) -> None:
+    """compute_XX asks for PTX: an image format that cannot carry it is refused, never the PTX dropped."""
+    computes = ", ".join("compute_" + arch[len("sm_") :] for arch in ptx_only)
+    if options.emulate:
+        raise OffloadError(
+            f"--emulate runs the bitcode image of an sm_XX arch; {computes} is PTX only, for a GPU driver to "
+            f"JIT-compile: name {', '.join(ptx_only)} instead"
+        )
+    if build.device_image in ("bitcode", "cubin"):
+        raise OffloadError(
+            f"{computes} is PTX only, which --device-image={build.device_image} leaves out: drop --device-image "
+            f"(the sm_XX archs keep their images, {computes} gets PTX) or use --device-image=ptx"
+        )
 
 
 # The clang whose entry layout the emulator reads (offload/toolchain/emulate.py links with it).

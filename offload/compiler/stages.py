@@ -36,6 +36,14 @@ class BundlePlan:
     host: HostTriple  # the CPU the executable runs on
     ptx_only: tuple[str, ...] = ()  # CUDA archs given as compute_XX (offload.formats.bundle.BundleRecord)
 
+    def keeps_ptx(self, arch: str) -> bool:
+        """Whether the image of `arch` is a cubin with its PTX kept (--device-image=ptx, or compute_XX)."""
+        return self.device_image == "ptx" or arch in self.ptx_only
+
+    def image_kind(self, arch: str) -> str:
+        """The device image of `arch`: compute_XX's is "ptx" whatever the other archs get."""
+        return "ptx" if self.keeps_ptx(arch) else self.device_image
+
 
 def producer_llvm_version() -> str:
     import llvmlite.binding as llvm
@@ -92,7 +100,10 @@ def compile_bundle(settings) -> CompiledBundle:
     if vendor_for(plan.offload_kind).toolkit_archs and not options.emulate:  # emulation needs no toolkit
         from offload.compiler.native import check_toolkit_archs
 
-        check_toolkit_archs([t.arch for t in settings.targets], plan.device_image != "bitcode")
+        for runs_ptxas in (False, True):  # ptxas runs here for native images: their archs are checked strictly
+            archs = [t.arch for t in settings.targets if (plan.image_kind(t.arch) != "bitcode") == runs_ptxas]
+            if archs:
+                check_toolkit_archs(archs, runs_ptxas)
     from offload.compiler.save_temps import save_temps_for
 
     temps = save_temps_for(options.save_temps, settings.input_path, settings.output)
@@ -123,7 +134,7 @@ def compile_bundle(settings) -> CompiledBundle:
         host = annotate(lowered, images, offload_images, plan, record)
     if temps:
         temps.keep("host", str(host), "ll")
-    ptx = {i.target.arch: i.native.ptx for i in images if plan.device_image == "ptx" and i.native and i.native.ptx}
+    ptx = {i.target.arch: i.native.ptx for i in images if plan.keeps_ptx(i.target.arch) and i.native and i.native.ptx}
     with stage(f"emit ({emit if plan.host_format == 'bc' else 'obj'})"):
         data = emit_bundle(host, plan, emit)
     return CompiledBundle(data, ptx, resources)
@@ -140,13 +151,22 @@ def _device_part(settings, program, temps, plan: BundlePlan, options):
         with (
             temps.device_steps(options, program.path, settings.targets) if temps else nullcontext(options)
         ) as device_options:
-            images = compile_device(
-                program,
-                list(settings.targets),
-                device_options,
-                lto_pre_link=plan.device_image == "bitcode",
-                codegen=codegen(plan, options),
-            )
+            # One run per image kind (compute_XX beside sm_XX bitcode images: a cubin with its PTX), in the
+            # targets' order.
+            by_kind: dict[str, list] = {}
+            for target in settings.targets:
+                by_kind.setdefault(plan.image_kind(target.arch), []).append(target)
+            made = {}
+            for kind, targets in by_kind.items():
+                for image in compile_device(
+                    program,
+                    targets,
+                    device_options,
+                    lto_pre_link=kind == "bitcode",
+                    codegen=codegen(kind, options),
+                ):
+                    made[image.target] = image
+            images = [made[target] for target in settings.targets]
     if temps:
         keep_device_temps(temps, images)
     resources = resource_usage(images, options) if options.resource_usage else ()
@@ -186,11 +206,11 @@ def keep_device_temps(temps, images) -> None:
                 temps.keep("native", image.native.ptx, "ptx", image.target.arch)
 
 
-def codegen(plan: BundlePlan, options):
-    """The serialization's last hook (offload.compiler.native.Codegen), when the plan packages native images."""
+def codegen(device_image: str, options):
+    """The serialization's last hook (offload.compiler.native.Codegen), for images packaged as native code."""
     from offload.compiler.native import Codegen, ptxas_finder
 
-    if plan.device_image == "bitcode":
+    if device_image == "bitcode":
         return None
     return Codegen(options.opt_level, ptxas_finder(flags=options.ptxas_debug_flags))
 

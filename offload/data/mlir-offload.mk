@@ -14,6 +14,10 @@
 #                       config --clang`: clang-N of the target clang N, else /usr/lib/llvm-N/bin/clang, else clang)
 #   OFFLOAD_CUDA_PATH   CUDA toolkit of the link                   (default: empty, mlir-offload finds it)
 #   OFFLOAD_CUFLAGS     what clang needs to compile .cu for it     (default: mlir-offload config --cflags)
+#   OFFLOAD_EMULATE     1: an executable that runs its kernels on this CPU, without GPU, driver or toolkit
+#                       (docs/emulator.md): compile --emulate, link --emulate, and .cu files compiled with
+#                       -foffload-lto (device code as LLVM bitcode, which the emulator retargets); `make
+#                       clean` when switching, since the objects differ              (default: empty, 0: off)
 #   OFFLOAD_BUNDLE_SUFFIX  .offload.o where MLIR_OFFLOAD_FLAGS has --portable or --host-format=obj (an ELF
 #                       host object, which clang must not read as bitcode), else .offload.bc; a bundle for
 #                       a clang that cannot read our bitcode (e.g. --target-clang=19) is an object too:
@@ -41,10 +45,15 @@ OFFLOAD_BUNDLE_SUFFIX ?= $(if $(filter --portable --host-format=obj,$(MLIR_OFFLO
 # Asked once per make run, and only when used.
 OFFLOAD_CUFLAGS ?= $(eval OFFLOAD_CUFLAGS := $(shell $(MLIR_OFFLOAD) config --cflags))$(OFFLOAD_CUFLAGS)
 
+OFFLOAD_EMULATE ?=
+# Emulating: OFFLOAD_EMULATE set (not 0), or --emulate among LDFLAGS (then link gets it from there).
+mlir_offload_emulating = $(strip $(filter-out 0,$(OFFLOAD_EMULATE)) $(filter --emulate,$(LDFLAGS)))
+
 OFFLOAD_COMPILE = $(MLIR_OFFLOAD) compile $(if $(strip $(OFFLOAD_ARCH)),--offload-arch=$(strip $(OFFLOAD_ARCH))) \
-                  $(MLIR_OFFLOAD_FLAGS)
-OFFLOAD_LINK = $(MLIR_OFFLOAD) link --clang=$(OFFLOAD_CLANG) --ptx-beside \
-               $(if $(strip $(OFFLOAD_CUDA_PATH)),--cuda-path=$(strip $(OFFLOAD_CUDA_PATH))) $(LDFLAGS)
+                  $(if $(mlir_offload_emulating),--emulate) $(MLIR_OFFLOAD_FLAGS)
+OFFLOAD_LINK = $(MLIR_OFFLOAD) link --clang=$(OFFLOAD_CLANG) \
+               $(if $(mlir_offload_emulating),$(if $(filter --emulate,$(LDFLAGS)),,--emulate),--ptx-beside \
+               $(if $(strip $(OFFLOAD_CUDA_PATH)),--cuda-path=$(strip $(OFFLOAD_CUDA_PATH)))) $(LDFLAGS)
 
 %.offload.bc: %.mlir
 	$(OFFLOAD_COMPILE) $< -o $@ -MD -MP -MF $(@:.bc=.d)
@@ -54,9 +63,10 @@ OFFLOAD_LINK = $(MLIR_OFFLOAD) link --clang=$(OFFLOAD_CLANG) --ptx-beside \
 	$(OFFLOAD_COMPILE) --host-format=obj $< -o $@ -MD -MP -MF $(@:.o=.d)
 
 # CUDA sources that join the same device link (-fgpu-rdc: device LTO with the bundles). Named %.o (not
-# %.cu.o, which make's built-in `%: %.o` would turn into a circular way of remaking the .cu).
+# %.cu.o, which make's built-in `%: %.o` would turn into a circular way of remaking the .cu). Emulating,
+# -foffload-lto keeps their device code LLVM bitcode (else a cubin, which the emulator cannot run).
 %.o: %.cu
-	$(OFFLOAD_CLANG) -x cuda -fgpu-rdc --offload-new-driver $(OFFLOAD_CUFLAGS) \
+	$(OFFLOAD_CLANG) -x cuda -fgpu-rdc --offload-new-driver $(if $(mlir_offload_emulating),-foffload-lto) $(OFFLOAD_CUFLAGS) \
 	  $(foreach a,$(subst $(,), ,$(OFFLOAD_ARCH)),--offload-arch=$(a)) $(CUFLAGS) -c $< -o $@
 
 , := ,

@@ -43,6 +43,13 @@ class Vendor:
     cluster_launch: bool = False  # thread-block clusters (cudaLaunchKernelExC)
     tensor_maps: bool = False  # TMA descriptors (cuTensorMapEncodeTiled)
     llvmlite_assembles_inline_asm: bool = True  # False: llvmlite has no assembler for its inline asm (llc does)
+    # What a source compiled to join the bundles' device link needs beyond -fgpu-rdc --offload-new-driver
+    # (config --cflags): CUDA keeps its device code as bitcode only with -foffload-lto (measured: without it,
+    # a <<<>>> launch of an MLIR kernel fails nvlink's "not declared __global__ in all source files").
+    source_device_link_flags: tuple[str, ...] = ()
+    # Package-data folder of stand-ins for headers clang's wrapper headers include and some toolkits lack:
+    # one sub-folder per header, put on the include path only where the toolkit's include/ lacks it.
+    header_gaps: str = ""
 
 
 CUDA = Vendor(
@@ -55,6 +62,8 @@ CUDA = Vendor(
     host_library_dirs=("targets/{cuda_target}/lib",),
     toolkit_path_flag="--cuda-path",
     quiet_flags=("-Wno-unknown-cuda-version",),
+    source_device_link_flags=("-foffload-lto",),
+    header_gaps="cuda/header-gaps",
     device_section=".nv_fatbin",
     register_function="__cudaRegisterFatBinary",
     native_image="CUBIN",
@@ -101,8 +110,7 @@ def runtime_modes() -> tuple[str, ...]:
     return tuple(dict.fromkeys(mode for vendor in VENDORS.values() for mode, _ in vendor.runtime_variants))
 
 
-# Host code calls libm for math ops (math.exp -> expf); nvcc's g++ and hipcc's clang++ link it, clang's C driver
-# does not.
+# Host math ops call libm (math.exp -> expf): nvcc's g++ and hipcc's clang++ link it, clang's C driver does not.
 HOST_SYSTEM_LIBRARIES = ("m",)
 
 

@@ -36,6 +36,15 @@ class BundleNeeds:
     record: BundleRecord
     producer_llvm: int  # newest LLVM major among the bitcode parts (0: none)
     device_image: str  # bitcode | cubin | ptx
+    shipped: bool = True  # a shipped archive (its Makefile links it), else a bundle `mlir-offload link` links
+
+    @property
+    def remake(self) -> str:  # how its maker makes it again
+        return "re-ship" if self.shipped else "recompile"
+
+    def clang_setting(self, clang: str) -> str:
+        """How the user names the clang that links it: the Makefile's variable, or link's flag."""
+        return f"CLANG={clang}" if self.shipped else f"--clang {clang}"
 
     @property
     def entry_profile(self) -> int:
@@ -81,7 +90,7 @@ def bundle_findings(
             Finding(
                 "no clang found",
                 f"install clang-{needs.entry_profile} and clang-tools-{needs.entry_profile}, "
-                "or pass CLANG=/path/to/clang",
+                f"or pass {needs.clang_setting('/path/to/clang')}",
             )
         )
         return findings
@@ -89,7 +98,7 @@ def bundle_findings(
     if NO_PROFILE in refusals or OTHER_ENTRIES in refusals:
         alternatives = [m for m in available_profiles() if m == clang.major]
         remake = (
-            f"re-ship with --target-clang {clang.major}"
+            f"{needs.remake} with --target-clang {clang.major}"
             if alternatives
             else f"no profile exists for clang {clang.major} (profiles: {', '.join(map(str, available_profiles()))})"
         )
@@ -97,14 +106,14 @@ def bundle_findings(
             Finding(
                 f"{clang.path} is clang {clang.version} but the bundle's offload entries follow clang "
                 f"{needs.entry_profile}'s layout: the executable would register no kernels",
-                f"use clang {needs.entry_profile} (CLANG=clang-{needs.entry_profile}) or {remake}",
+                f"use clang {needs.entry_profile} ({needs.clang_setting(f'clang-{needs.entry_profile}')}) or {remake}",
             )
         )
     elif UNREADABLE_BITCODE in refusals:
         findings.append(
             Finding(
                 f"the bundle holds LLVM {needs.producer_llvm} bitcode, which clang {clang.major} cannot read",
-                "re-ship with --portable (cubin device images, ELF host object)",
+                f"{needs.remake} with --portable (cubin device images, ELF host object)",
             )
         )
     try:
@@ -141,7 +150,8 @@ def bundle_findings(
                     Finding(
                         f"clang {clang.major}'s linker wrapper calls fatbinary with --image=, which CUDA "
                         f"{cuda.version}'s fatbinary rejects",
-                        "the shipped Makefile puts its fatbinary wrapper first on PATH"
+                        ("the shipped Makefile" if needs.shipped else "mlir-offload link")
+                        + " puts its fatbinary wrapper first on PATH"
                         if wrapper_shipped
                         else "put mlir-offload's offload/data/scripts/fatbinary wrapper first on PATH",
                         blocking=not wrapper_shipped,

@@ -4,7 +4,9 @@ The kernels are the bundle's own device bitcode image (the same lowering, device
 as a real build), retargeted to the host by the LLVM pass offload/data/emulator/retarget.cpp (run by the
 distribution's `opt` in a subprocess: the image's bytes never reach LLVM in this process) and compiled by
 clang. The host part is the bundle's host code unchanged, linked by plain clang (no offload driver) with
-the emulation runtime offload/data/emulator/runtime.c in place of libcudart/libamdhip64.
+the emulation runtime offload/data/emulator/runtime.c in place of libcudart/libamdhip64. CUDA C++ and HIP
+objects of clang's offload driver bring their device bitcode too (offload/toolchain/emulate_objects.py):
+the images of one vendor are joined by llvm-link before retargeting, as the GPU's device link joins them.
 
 The pass plugin and the runtime object are built once per source and tool version, in the cache folder
 (MLIR_OFFLOAD_EMULATOR_CACHE, else the emulator folder of MLIR_OFFLOAD_CACHE_DIR, else of
@@ -17,8 +19,9 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -49,6 +52,20 @@ class EmulationTools:
     llvm_config: str
     version: str  # "22.1.8"
 
+    @property
+    def c_compiler(self) -> str:
+        """clang beside clang++: `clang` may be a clang++ (CMake's link passes CMAKE_CXX_COMPILER)."""
+        return os.path.join(os.path.dirname(self.clangxx), "clang")
+
+    @property
+    def llvm_link(self) -> str:
+        """llvm-link beside opt: joins the device images of one vendor, as the GPU's device link does."""
+        return os.path.join(os.path.dirname(self.opt), "llvm-link")
+
+    @property
+    def llvm_nm(self) -> str:
+        return os.path.join(os.path.dirname(self.opt), "llvm-nm")
+
 
 def find_emulation_tools(clang_path: str | None = None) -> EmulationTools:
     """clang, clang++, opt and llvm-config of LLVM 22, from one installation (Debian's llvm-22 folder)."""
@@ -62,7 +79,9 @@ def find_emulation_tools(clang_path: str | None = None) -> EmulationTools:
             f"install clang-{EMULATED_LLVM} llvm-{EMULATED_LLVM} llvm-{EMULATED_LLVM}-dev"
         )
     folder = Path(os.path.realpath(clang.path)).parent
-    missing = [name for name in ("clang++", "opt", "llvm-config") if not (folder / name).is_file()]
+    missing = [
+        name for name in ("clang++", "opt", "llvm-config", "llvm-link", "llvm-nm") if not (folder / name).is_file()
+    ]
     if missing:
         raise OffloadError(
             f"--emulate needs {', '.join(missing)} beside {clang.path} (in {folder}): install "
@@ -145,6 +164,7 @@ def _built(key_parts: list[bytes], name: str, build, scratch: str, dry_run: bool
             f"builds made privately for this link; set {EMULATOR_CACHE_ENVIRONMENT} to a folder of your own "
             "(mode 700) (docs/cache.md)"
         )
+    announce_build(cache.folder)
     build(private)
     if problem is None or cache.replaceable:
         stored = cache.store(key, name, Path(private).read_bytes())
@@ -155,6 +175,22 @@ def _built(key_parts: list[bytes], name: str, build, scratch: str, dry_run: bool
             )
     cache.close()
     return private
+
+
+_announced: list[bool] = []  # this process said it once already
+
+
+def announce_build(folder: Path) -> None:
+    """One line on a terminal before the first build (it takes seconds to half a minute, once per machine
+    and LLVM); never in pipes or logs."""
+    if _announced or sys.stderr is None or not sys.stderr.isatty():
+        return
+    _announced.append(True)
+    print(
+        f"mlir-offload: note: building the emulator for this machine's LLVM (once; kept in {folder})",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def pass_plugin(tools: EmulationTools, scratch: str, dry_run: bool = False) -> str:
@@ -183,7 +219,8 @@ def runtime_object(tools: EmulationTools, llvm_triple: str, scratch: str, dry_ru
             source_path = os.path.join(sources, RUNTIME_SOURCE)
             Path(source_path).write_bytes(source)
             _run(
-                [tools.clang, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC", source_path, "-o", output],
+                [tools.c_compiler, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC"]
+                + [source_path, "-o", output],
                 "compiling the emulation runtime",
             )
 
@@ -198,11 +235,12 @@ class EmulatedImage:
     warp_size: int
     data: bytes
     prelude: tuple[str, ...] = ()  # PRELUDE_PASSES of its vendor
+    exports_kernels_only: bool = True  # a bundle's image (the device stage internalizes the rest); not an object's
 
 
-def emulated_images(bundles) -> list[EmulatedImage]:
-    """One bitcode image per bundle: CUDA's lowest sm_XX, HIP's first gfx (all hold the same kernels)."""
-    from offload.formats.targets import target_for
+def emulated_images(bundles, objects=()) -> list[EmulatedImage]:
+    """One bitcode image per bundle and per CUDA/HIP object (emulate_objects.DeviceObject): CUDA's lowest
+    sm_XX, HIP's first gfx (all hold the same kernels)."""
     from offload.packager import ImageKind
 
     chosen = []
@@ -213,20 +251,101 @@ def emulated_images(bundles) -> list[EmulatedImage]:
                 f"{bundle.path} holds no device bitcode image (only native code): --emulate needs "
                 "one; recompile with --device-image=bitcode (or compile --emulate)"
             )
-        cuda = [image for image in bitcode if image.strings.get("arch", "").startswith("sm_")]
-        if cuda:
-            image = min(cuda, key=lambda i: _sm_number(i.strings["arch"]))
-        else:
-            image = bitcode[0]
-        arch = image.strings.get("arch", "")
-        try:
-            target = target_for(arch)
-        except OffloadError:
-            raise OffloadError(f"{bundle.path}: device image for unknown architecture '{arch}'") from None
+        chosen.append(_emulated_image(bundle.path, bitcode))
+    for device_object in objects:
         chosen.append(
-            EmulatedImage(bundle.path, arch, target.wavefront_size, image.data, PRELUDE_PASSES[target.offload_kind])
+            replace(_emulated_image(device_object.path, list(device_object.images)), exports_kernels_only=False)
         )
     return chosen
+
+
+def _emulated_image(name: str, bitcode: list) -> EmulatedImage:
+    from offload.formats.targets import target_for
+
+    cuda = [image for image in bitcode if image.strings.get("arch", "").startswith("sm_")]
+    if cuda:
+        image = min(cuda, key=lambda i: _sm_number(i.strings["arch"]))
+    else:
+        image = bitcode[0]
+    arch = image.strings.get("arch", "")
+    try:
+        target = target_for(arch)
+    except OffloadError:
+        raise OffloadError(f"{name}: device image for unknown architecture '{arch}'") from None
+    return EmulatedImage(name, arch, target.wavefront_size, image.data, PRELUDE_PASSES[target.offload_kind])
+
+
+# retarget.cpp's pass run on each image before llvm-link joins them (drops module flags that would clash).
+JOIN_PASS = "mlir-offload-emulate-join"
+# llvm-link's message for a symbol two modules define.
+MULTIPLY_DEFINED = "symbol multiply defined"
+
+
+def image_groups(images: list[EmulatedImage]) -> list[list[EmulatedImage]]:
+    """The images one module can hold: the same vendor (its prelude) and warp size, in link order."""
+    groups: dict[tuple, list[EmulatedImage]] = {}
+    for image in images:
+        groups.setdefault((image.prelude, image.warp_size), []).append(image)
+    return list(groups.values())
+
+
+def linked_images(tools: EmulationTools, plugin: str, images: list[EmulatedImage], scratch: str) -> list[EmulatedImage]:
+    """The images of one vendor and warp size joined by llvm-link into one module, as the GPU's device link
+    joins them (-fgpu-rdc): a kernel may call a device function of another image. One image stays as is."""
+    joined = []
+    for number, group in enumerate(image_groups(images)):
+        if len(group) == 1:
+            joined.append(group[0])
+            continue
+        paths = []
+        for index, image in enumerate(group):
+            paths.append(os.path.join(scratch, f"part{number}.{index}.bc"))
+            Path(paths[-1] + ".in").write_bytes(image.data)
+            _run(
+                [tools.opt, f"-load-pass-plugin={plugin}", f"-passes={JOIN_PASS}", paths[-1] + ".in", "-o", paths[-1]],
+                f"preparing the device code of {image.bundle}",
+            )
+        output = os.path.join(scratch, f"joined{number}.bc")
+        try:
+            done = subprocess.run([tools.llvm_link, *paths, "-o", output], capture_output=True, text=True)
+        except OSError as e:
+            raise OffloadError(f"--emulate: cannot run {tools.llvm_link}: {e.strerror}") from None
+        names = [image.bundle for image in group]
+        if done.returncode != 0:
+            raise OffloadError(f"--emulate: {_device_link_failure(tools, done.stderr, paths, group)}")
+        joined.append(
+            EmulatedImage(
+                ", ".join(names), group[0].arch, group[0].warp_size, Path(output).read_bytes(), group[0].prelude, False
+            )
+        )
+    return joined
+
+
+def _device_link_failure(tools: EmulationTools, stderr: str, paths: list[str], group: list[EmulatedImage]) -> str:
+    """What llvm-link's failure means for the user: a symbol two inputs define, named with both (and the
+    fix for a kernel, as the GPU link says it), else its first line with the image files renamed."""
+    from offload.toolchain.link_messages import STUB_PREFIX, LinkReport, failure_summary
+
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    symbol = next((line.split("'")[1] for line in lines if MULTIPLY_DEFINED in line and line.count("'") >= 2), None)
+    if symbol is None:
+        text = lines[0] if lines else "no message"
+        for path, image in zip(paths, group, strict=True):
+            text = text.replace(path, image.bundle)
+        return f"joining the device code failed: {text}"
+    definers = [image for path, image in zip(paths, group, strict=True) if symbol in _defined_symbols(tools, path)]
+    kernel = all(image.exports_kernels_only for image in definers)
+    report = LinkReport(duplicates={(STUB_PREFIX + symbol if kernel else symbol): [i.bundle for i in definers]})
+    return failure_summary(report)
+
+
+def _defined_symbols(tools: EmulationTools, path: str) -> set[str]:
+    done = subprocess.run(
+        [tools.llvm_nm, "--defined-only", "--extern-only", "--format=just-symbols", path],
+        capture_output=True,
+        text=True,
+    )
+    return set(done.stdout.split())
 
 
 def _sm_number(arch: str) -> int:
@@ -299,26 +418,54 @@ def plan_emulated_link(
             )
         if bundle.record.host_format == "obj" and bundle.path.endswith((".bc", ".ll")):
             raise OffloadError(f"'{bundle.path}' is an ELF object but named like bitcode: rename it to .o")
-    images = emulated_images(bundles)
+    from offload.toolchain.clang_arguments import input_files
+    from offload.toolchain.cxx_inputs import CXX_DRIVER_MODE, cxx_inputs
+    from offload.toolchain.emulate_objects import device_objects
+
+    files = [item for item in input_files(inputs) if os.path.isfile(item)]
+    images = emulated_images(bundles, device_objects(files, {bundle.path for bundle in bundles}))
     plugin = pass_plugin(tools, scratch, dry_run)
     runtime = runtime_object(tools, link_host.llvm_triple, scratch, dry_run)
     if dry_run:
-        objects = [os.path.join(scratch, f"kernels{index}.o") for index in range(len(images))]
+        objects = [os.path.join(scratch, f"kernels{index}.o") for index in range(len(image_groups(images)))]
     else:
         objects = [
-            retarget(tools, plugin, image, link_host.llvm_triple, scratch, index) for index, image in enumerate(images)
+            retarget(tools, plugin, image, link_host.llvm_triple, scratch, index)
+            for index, image in enumerate(linked_images(tools, plugin, images, scratch))
         ]
-    return [tools.clang, *inputs, *host_optimization(inputs), *objects, runtime, *SYSTEM_LIBRARIES, "-o", output]
+    # As nvcc links with g++: C++ objects bring the C++ runtime (offload/toolchain/cxx_inputs.py).
+    driver = [CXX_DRIVER_MODE] if cxx_inputs(files, inputs) else []
+    return [
+        tools.clang,
+        *driver,
+        *inputs,
+        *host_optimization(inputs),
+        *objects,
+        runtime,
+        *SYSTEM_LIBRARIES,
+        "-o",
+        output,
+    ]
 
 
 def link_emulated(
-    bundles, inputs: list[str], output: str, clang: str | None = None, dry_run: bool = False, verbose: bool = False
+    bundles,
+    inputs: list[str],
+    output: str,
+    clang: str | None = None,
+    dry_run: bool = False,
+    verbose: bool = False,
+    shown: dict[str, str] | None = None,
 ) -> None:
-    """Link an emulating executable at `output` (a temporary name renamed over it when all succeeded)."""
+    """Link an emulating executable at `output` (a temporary name renamed over it when all succeeded).
+    `shown`: the name a message gives an input (run's temporary bundle is the user's program)."""
     import shlex
 
     import click
 
+    from offload.fsutil import check_outputs
+
+    check_outputs([output], [item for item in inputs if not item.startswith("-")])  # never over an input
     final = output
     temporary = os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.{os.getpid()}.tmp")
     with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
@@ -328,13 +475,44 @@ def link_emulated(
         if dry_run:
             return
         try:
-            _run(command, f"linking {final}")
+            _run_link(command, inputs, temporary, final, scratch, shown or {}, verbose)
             os.replace(temporary, final)
         except OSError as e:
             raise OffloadError(f"cannot write '{final}': {e.strerror}") from None
         finally:
             if os.path.lexists(temporary):
                 os.unlink(temporary)
+
+
+def _run_link(
+    command: list[str], inputs: list[str], temporary: str, final: str, scratch: str, shown: dict, verbose: bool
+) -> None:
+    """Run the host link; a failure is one line naming its cause, as the GPU link's (link_messages), in the
+    user's names: never a temporary file."""
+    import click
+
+    from offload.toolchain.link_messages import failure_summary, read_report, warnings
+
+    env = dict(os.environ, TMPDIR=scratch)  # clang's temporary objects: named after their inputs, then renamed
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace", env=env)
+    except OSError as e:
+        raise OffloadError(f"--emulate: cannot run {command[0]}: {e.strerror}") from None
+    text = (done.stderr or "") + "\n" + (done.stdout or "")
+    text = text.replace(temporary, final)
+    if verbose and done.stderr:
+        click.echo(done.stderr.rstrip(), err=True)
+    if done.returncode == 0:
+        if not verbose:
+            for line in warnings(done.stderr or ""):
+                click.echo(line, err=True)
+        return
+    report = read_report(text, [shown.get(item, item) for item in inputs])
+    summary = failure_summary(report) or "no cause printed: rerun with -v"
+    for real, name in shown.items():
+        summary = summary.replace(real, name)
+    summary = summary.replace(scratch + "/", "")
+    raise OffloadError(f"--emulate: linking {final} failed: {summary}")
 
 
 def have_emulation_tools() -> bool:

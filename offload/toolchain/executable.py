@@ -35,6 +35,7 @@ class DeviceCodeObject:
     kind: str  # "elf", "ptx", "code-object"
     compressed: bool
     data: bytes
+    container: int = 0  # which fatbinary of the section holds it (one per linker wrapper, nvcc object, ...)
 
     def symbols(self) -> set[str]:
         """Function/object symbol names of an uncompressed ELF image."""
@@ -71,6 +72,7 @@ def parse_cuda_fatbin(data: bytes) -> list[DeviceCodeObject]:
     compressed), ...; the payload follows the entry header."""
     images = []
     position = 0
+    container = 0
     while position + 16 <= len(data):  # every fatbin and entry is checked to advance: bounded by len(data)
         magic, _version, header_size, fat_size = struct.unpack_from("<IHHQ", data, position)
         if magic != CUDA_FATBIN_MAGIC:
@@ -101,11 +103,13 @@ def parse_cuda_fatbin(data: bytes) -> list[DeviceCodeObject]:
                     kind={FATBIN_ENTRY_ELF: "elf", FATBIN_ENTRY_PTX: "ptx"}.get(kind, f"kind{kind}"),
                     compressed=bool(flags & (FATBIN_FLAG_COMPRESSED | FATBIN_FLAG_COMPRESSED_ZSTD)),
                     data=body,
+                    container=container,
                 )
             )
             entry += entry_header + payload
         # Fatbins placed one after another in the section are aligned.
         position = (end + 7) // 8 * 8
+        container += 1
     return images
 
 

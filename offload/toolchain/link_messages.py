@@ -36,6 +36,7 @@ _QUOTED = re.compile(r"[`'](?P<name>[^`']+)'")
 # nvlink's device-link message, e.g. `nvlink error   : Undefined reference to 'scale' in '/tmp/x.cubin'`.
 _DEVICE_UNDEFINED = re.compile(r"^nvlink error\s*: Undefined reference to '(?P<name>[^']+)'")
 STUB_PREFIX = "__device_stub__"
+ENTRY_POINT = "main"
 
 
 @dataclass
@@ -54,8 +55,14 @@ def warnings(text: str) -> list[str]:
 
 
 def _owner_names(inputs: list[str]) -> dict[str, str]:
-    """Temporary-object stem -> the input it came from."""
-    return {os.path.splitext(os.path.basename(i))[0]: i for i in inputs if not i.startswith("-")}
+    """Temporary-object stem -> the input it came from. clang names the temporary after the input's name up
+    to its first dot (`app.offload.bc` -> `app-XXXXXX.o`); the name less its last suffix is kept too."""
+    owners: dict[str, str] = {}
+    for path in (i for i in inputs if not i.startswith("-")):
+        name = os.path.basename(path)
+        owners.setdefault(os.path.splitext(name)[0], path)
+        owners.setdefault(name.split(".", 1)[0], path)
+    return owners
 
 
 def _rename_temporaries(line: str, owners: dict[str, str]) -> str:
@@ -137,6 +144,11 @@ def failure_summary(report: LinkReport) -> str:
         else:
             parts.append(f"'{symbol}' is defined by {places}: rename it in one of them")
     for symbol, users in report.undefined.items():
+        if symbol == ENTRY_POINT:  # only the C start-up code refers to it: no input is to blame
+            parts.append(
+                "no input defines 'main': link the object that defines it, or define func.func @main in an MLIR program"
+            )
+            continue
         parts.append(f"undefined symbol '{symbol}'" + (f" referenced by {', '.join(users)}" if users else ""))
     for symbol in report.undefined_device:
         parts.append(

@@ -621,9 +621,28 @@ def _check_manifest(manifest, path: str) -> None:
             raise wrong("has a target without a string offload_kind and arch")
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def read_bundle_needs(path: str):
-    """(BundleNeeds, whether the archive ships the fatbinary wrapper) of a shipped manifest."""
+    """(BundleNeeds, whether the archive ships the fatbinary wrapper) of a shipped manifest, or of a bundle
+    (`.offload.bc`, `.offload.o`: what `mlir-offload link` links, which brings the wrapper itself)."""
+    from offload.fsutil import read_input
+    from offload.packager.detect import is_bitcode
     from offload.toolchain.doctor import BundleNeeds
+
+    if os.path.isfile(path) and not path.endswith(".json"):
+        with open(path, "rb") as file:
+            magic = file.read(4)
+        if is_bitcode(magic) or magic == b"\x7fELF":
+            facts = inspect_bundle(read_input(path), path)
+            needs = BundleNeeds(path, facts.record, facts.bitcode_llvm or 0, facts.device_image, shipped=False)
+            return needs, True
+        if magic[:2] != GZIP_MAGIC:
+            raise OffloadError(
+                f"{path}: neither a bundle (.offload.bc, .offload.o from mlir-offload compile) nor a shipped "
+                "archive (.tar.gz from mlir-offload ship)"
+            )
 
     manifest = read_manifest(path)
     record = BundleRecord.from_manifest(dict(manifest, host_triple=_manifest_host(manifest, path)))

@@ -23,6 +23,15 @@
 # that compiler (entry layout, readable bitcode), runs clang 19/21's linker wrapper with CUDA 13, adds the
 # PTX files of PORTABLE bundles and the runtime library. A target linking the bundles only through another
 # library needs mlir_offload_link(<target>) itself.
+#
+# -DMLIR_OFFLOAD_EMULATE=ON: executables that run their kernels on this CPU, without GPU, driver or toolkit
+# (docs/emulator.md): every compile gets --emulate and the launcher runs `mlir-offload link --emulate`.
+# CUDA sources linked beside the bundles need -fgpu-rdc --offload-new-driver -foffload-lto (device code as
+# LLVM bitcode); link names an object that lacks them.
+#
+# A target's own linker launcher (its C/CXX_LINKER_LAUNCHER, or CMAKE_<LANG>_LINKER_LAUNCHER) is never
+# replaced: mlir-offload link runs behind it (`<yours> mlir-offload link ... <compiler> ...`); one that is an
+# `mlir-offload link` already is kept, and configure stops where it lacks the --emulate asked for.
 
 # DEPFILE with the Makefile generators needs CMake 3.20, <LANG>_LINKER_LAUNCHER 3.21 (a module must not
 # set the includer's policies).
@@ -31,6 +40,7 @@ if(CMAKE_VERSION VERSION_LESS 3.21)
 endif()
 
 find_program(MLIR_OFFLOAD_EXECUTABLE NAMES mlir-offload DOC "the mlir-offload command")
+option(MLIR_OFFLOAD_EMULATE "link executables that run their kernels on this CPU (mlir-offload link --emulate)" OFF)
 get_filename_component(_MLIR_OFFLOAD_DATA_DIR "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)  # profiles/ beside cmake/
 
 function(mlir_offload_add_bundle name)
@@ -46,6 +56,9 @@ function(mlir_offload_add_bundle name)
   endif()
 
   set(flags ${ARG_FLAGS})
+  if(MLIR_OFFLOAD_EMULATE)
+    list(APPEND flags --emulate)
+  endif()
   if(NOT ARG_ARCHS AND CMAKE_CUDA_ARCHITECTURES)
     set(ARG_ARCHS ${CMAKE_CUDA_ARCHITECTURES})
   endif()
@@ -98,10 +111,66 @@ function(mlir_offload_add_bundle name)
   endif()
 endfunction()
 
-# The link of <target> runs `mlir-offload link --clang <compiler> --ptx-beside <compiler's link line>`.
+# The link of <target> runs `mlir-offload link --clang <compiler> --ptx-beside <compiler's link line>`
+# (--emulate instead of --ptx-beside with MLIR_OFFLOAD_EMULATE), behind the target's own launcher if it has one.
 function(mlir_offload_link target)
-  set(launcher "${MLIR_OFFLOAD_EXECUTABLE}" link --ptx-beside --clang)
-  set_target_properties(${target} PROPERTIES C_LINKER_LAUNCHER "${launcher}" CXX_LINKER_LAUNCHER "${launcher}")
+  if(MLIR_OFFLOAD_EMULATE)
+    set(ours "${MLIR_OFFLOAD_EXECUTABLE}" link --emulate --clang)
+  else()
+    set(ours "${MLIR_OFFLOAD_EXECUTABLE}" link --ptx-beside --clang)
+  endif()
+  foreach(lang IN ITEMS C CXX)
+    get_target_property(theirs ${target} ${lang}_LINKER_LAUNCHER)
+    if(NOT theirs)
+      set(theirs)
+    endif()
+    _mlir_offload_runs_link(runs_link "${theirs}")
+    if(runs_link)  # an mlir-offload link already (the user's own, or an earlier call): kept as it is
+      if(MLIR_OFFLOAD_EMULATE AND NOT "--emulate" IN_LIST theirs)
+        list(JOIN theirs " " shown)
+        message(FATAL_ERROR "mlir_offload_link(${target}): MLIR_OFFLOAD_EMULATE is ON but its ${lang}_LINKER_LAUNCHER "
+                            "'${shown}' links for the GPU: add --emulate to it, or remove it")
+      endif()
+      continue()
+    endif()
+    if(theirs)
+      string(APPEND theirs ";")  # ours runs behind it
+    endif()
+    set_target_properties(${target} PROPERTIES ${lang}_LINKER_LAUNCHER "${theirs}${ours}")
+  endforeach()
+  _mlir_offload_link_language(${target})
+endfunction()
+
+# A target with CUDA or HIP sources would be linked by that language's compiler (nvcc cannot read a bundle:
+# `file not recognized`): its link is clang's, the language mlir_offload_add_bundle checked (CXX, else C).
+# A LINKER_LANGUAGE of the user's own that is not C or CXX stops the configure step naming the fix.
+function(_mlir_offload_link_language target)
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  get_property(link_language GLOBAL PROPERTY MLIR_OFFLOAD_LINK_LANGUAGE)
+  get_target_property(own ${target} LINKER_LANGUAGE)
+  if(own AND NOT own MATCHES "^(C|CXX)$")
+    message(FATAL_ERROR "${target} links MLIR offload bundles, which clang links (CMAKE_${link_language}_COMPILER), "
+                        "but its LINKER_LANGUAGE is ${own}: set_target_properties(${target} PROPERTIES "
+                        "LINKER_LANGUAGE ${link_language})")
+  endif()
+  if(NOT own AND link_language AND ("CUDA" IN_LIST languages OR "HIP" IN_LIST languages))
+    set_target_properties(${target} PROPERTIES LINKER_LANGUAGE ${link_language})
+  endif()
+endfunction()
+
+# Whether a launcher (a list) runs `mlir-offload link` (also spelled `python3 -m offload link`).
+function(_mlir_offload_runs_link out launcher)
+  set(previous)
+  set(found FALSE)
+  foreach(word IN LISTS launcher)
+    get_filename_component(previous_name "${previous}" NAME)
+    if(word STREQUAL "link" AND (previous STREQUAL MLIR_OFFLOAD_EXECUTABLE
+                                 OR previous_name MATCHES "^(mlir-offload|offload)$"))
+      set(found TRUE)
+    endif()
+    set(previous "${word}")
+  endforeach()
+  set(${out} ${found} PARENT_SCOPE)
 endfunction()
 
 # At the end of the configure step: mlir_offload_link() every executable and shared library of `dir` and
@@ -180,6 +249,7 @@ function(_mlir_offload_target_clang out name given)
                         "pass TARGET_CLANG <major> for a clang that links this one's bundles")
   endif()
   message(STATUS "mlir-offload: bundles for clang ${major} (${compiler})")
+  set_property(GLOBAL PROPERTY MLIR_OFFLOAD_LINK_LANGUAGE ${lang})
   set(${out} "${major}" PARENT_SCOPE)
 endfunction()
 

@@ -1241,12 +1241,39 @@ bool parse(StringRef Params, EmulatePass &P) {
   return true;
 }
 
+// ---- joining device images (CUDA C++/HIP objects beside bundles) -----------------------------------------
+// Module flags that make llvm-link refuse to join images of different compilers though the emulation reads
+// none of them (clang 22's HIP objects say code object 6, mlir-offload's images 5).
+const char *const JOIN_BLOCKING_FLAGS[] = {"amdhsa_code_object_version"};
+
+struct JoinPass : PassInfoMixin<JoinPass> {
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
+    NamedMDNode *Flags = M.getModuleFlagsMetadata();
+    if (!Flags)
+      return PreservedAnalyses::all();
+    SmallVector<MDNode *, 8> Kept;
+    for (MDNode *Flag : Flags->operands()) {
+      auto *Key = Flag->getNumOperands() > 1 ? dyn_cast<MDString>(Flag->getOperand(1)) : nullptr;
+      if (!Key || llvm::find(JOIN_BLOCKING_FLAGS, Key->getString()) == std::end(JOIN_BLOCKING_FLAGS))
+        Kept.push_back(Flag);
+    }
+    Flags->clearOperands();
+    for (MDNode *Flag : Kept)
+      Flags->addOperand(Flag);
+    return PreservedAnalyses::none();
+  }
+};
+
 }  // namespace
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
   return {LLVM_PLUGIN_API_VERSION, "mlir-offload-emulate", "1", [](PassBuilder &PB) {
             PB.registerPipelineParsingCallback(
                 [](StringRef Name, ModulePassManager &MPM, ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name == "mlir-offload-emulate-join") {
+                    MPM.addPass(JoinPass());
+                    return true;
+                  }
                   if (!Name.consume_front("mlir-offload-emulate<") || !Name.consume_back(">"))
                     return false;
                   EmulatePass P;

@@ -1805,6 +1805,44 @@ EXPORT int cudaLaunchKernelExC(const launch_config *config, const void *f, void 
     return launch(f, config->grid, config->block, args, config->shared, config->stream);
 }
 
+/* ---- CUDA C++ and HIP objects of clang's offload driver: `kernel<<<grid, block, shared, stream>>>(...)` ----
+ * The call site pushes its configuration, then calls the kernel's stub (__device_stub__NAME), which pops it
+ * and calls cudaLaunchKernel/hipLaunchKernel with the stub (or HIP's handle) as the kernel: the offload
+ * entries name the kernel for kernel_of, as for a bundle's stubs. Per host thread, nested as the calls are. */
+#define CALL_CONFIGURATION_DEPTH 64
+struct call_configuration { dim3 grid, block; size_t shared; void *stream; };
+static _Thread_local struct call_configuration call_configurations[CALL_CONFIGURATION_DEPTH];
+static _Thread_local unsigned call_configuration_depth;
+
+static int push_call_configuration(dim3 grid, dim3 block, size_t shared, void *stream) {
+    if (call_configuration_depth == CALL_CONFIGURATION_DEPTH) return status(ERROR_INVALID_VALUE);
+    call_configurations[call_configuration_depth++] = (struct call_configuration){grid, block, shared, stream};
+    return SUCCESS;
+}
+
+static int pop_call_configuration(dim3 *grid, dim3 *block, size_t *shared, void **stream) {
+    if (call_configuration_depth == 0) return status(ERROR_INVALID_VALUE);
+    struct call_configuration *c = &call_configurations[--call_configuration_depth];
+    if (grid) *grid = c->grid;
+    if (block) *block = c->block;
+    if (shared) *shared = c->shared;
+    if (stream) *stream = c->stream;
+    return SUCCESS;
+}
+
+EXPORT unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, void *stream) {
+    return (unsigned)push_call_configuration(grid, block, shared, stream);
+}
+EXPORT int __cudaPopCallConfiguration(dim3 *grid, dim3 *block, size_t *shared, void **stream) {
+    return pop_call_configuration(grid, block, shared, stream);
+}
+EXPORT int __hipPushCallConfiguration(dim3 grid, dim3 block, size_t shared, void *stream) {
+    return push_call_configuration(grid, block, shared, stream);
+}
+EXPORT int __hipPopCallConfiguration(dim3 *grid, dim3 *block, size_t *shared, void **stream) {
+    return pop_call_configuration(grid, block, shared, stream);
+}
+
 EXPORT int cudaGetDriverEntryPointByVersion(const char *symbol, void **function, unsigned version, uint64_t flags,
                                             int *found) {
     (void)symbol; (void)version; (void)flags;
@@ -1986,10 +2024,14 @@ EXPORT void __emu_assertfail(const char *message, const char *file, unsigned lin
     (void)size;
     const struct emu_thread *t = current;
     const struct block *b = current_block;
+    /* MLIR's lowering passes "(unknown)" for the function: the running kernel's name is what CUDA shows. */
+    if (!function || !strcmp(function, "(unknown)")) {
+        function = b->launch->kernel->name;
+    }
     pthread_mutex_lock(&print_lock);
     fflush(stdout);
     fprintf(stderr, "%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n", file ? file : "?",
-            line, function ? function : "?", b->ctaid[0], b->ctaid[1], b->ctaid[2], t->tid[0], t->tid[1], t->tid[2],
+            line, function, b->ctaid[0], b->ctaid[1], b->ctaid[2], t->tid[0], t->tid[1], t->tid[2],
             message ? message : "?");
     fflush(stderr);
     pthread_mutex_unlock(&print_lock);
