@@ -90,14 +90,6 @@ def lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool
 def start_lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool = False):
     """lower_host, started: a ForkedCall whose result() is the LoweredHost. The compile runs it while the
     device step runs (the host lowering needs no device image)."""
-    # Loaded here, before the fork, what both the child and this process (device step, annotate) import:
-    # each import in the child alone would be done twice, 0.05 to 0.1 s of CPU per compile.
-    from mlir.dialects import arith, func, gpu, llvm  # noqa: F401
-
-    from offload.annotations.async_runtime import is_async_runtime_function  # noqa: F401
-    from offload.annotations.entry import entry_point  # noqa: F401
-    from offload.annotations.runner_utils import is_runner_utility  # noqa: F401
-    from offload.compiler.frontend import run_mlir  # noqa: F401
     from offload.serialize.processes import ForkedCall
 
     return ForkedCall(lambda _: _lower_host_here(program, device_symbol, debug), None, "lowering the host code crashed")
