@@ -37,8 +37,9 @@ Options of link itself (every other argument goes to clang unchanged):
   --resource-usage  print registers, spills, stack and shared memory per kernel and arch (as nvcc's;
                     from ptxas -v, which runs at link for bitcode bundles)
   --serial-device-link  the device link on one thread: no archs side by side, LTO partitions or ptxas
-                    --split-compile (CUDA). The same kernel code in less CPU time (200 kernels: about
-                    0.3 s of 2.5 s), more wall time on idle cores: for `make -j` on a busy machine
+                    --split-compile (CUDA). The same kernel code in less CPU time (200 kernels:
+                    about 0.2 to 0.3 s of 2.3 to 2.5 s), more wall time on idle cores: for `make -j`
+                    on a busy machine
 \b
 Clang options that take a separate argument keep it (`-Xlinker -rpath`, `-L DIR`, `-Xarch_device -g`).
 `-Xcuda-ptxas -v` reaches ptxas (as -Xoffload-linker -v: clang's linker wrapper runs ptxas itself).
