@@ -12,11 +12,15 @@ Clang CUDA: `clang++-22 -x cuda --offload-new-driver -fgpu-rdc -O3 -c`, then the
 Runs are interleaved (every configuration once per round) and each keeps its best of K, so that the
 other load of a shared machine hits all alike; the ratio is ours / clang's, goal <= 0.8.
 
-Then each stage's share: `compile -v`'s stage times, and the link's: the clang driver's host compile of
-the bundle (from `clang -###`) and clang-linker-wrapper's --wrapper-time-trace (device LTO, ptxas,
-fatbinary, wrapping, host link). Last, the final SASS per kernel of both executables' device code
+Then each stage's wall and CPU time: `compile -v`'s stage times, and the link's: each job of the clang
+driver's `clang -###` run alone (CPU: getrusage of the job and all it ran), clang-linker-wrapper's
+--wrapper-time-trace for its wall split (device LTO, ptxas, fatbinary, wrapping, host link), and ptxas run
+alone on the PTX our device LTO makes. Last, the final SASS per kernel of both executables' device code
 (bench_code_quality.ptxas_report on the PTX the linker wrapper kept with -save-temps): instructions,
-registers, spill bytes."""
+registers, spill bytes.
+
+`--make-j P,K` runs only a `make -j<CPUs>` of P programs of K kernels with both toolchains through the same
+Makefile shape (the issue's scenario is 16,50)."""
 
 from __future__ import annotations
 
@@ -51,8 +55,8 @@ def kernel_math(k: int) -> list[str]:
     return [MATH[(k + step) % len(MATH)].split(".")[1] for step in range(3)]
 
 
-def generate_mlir(kernels: int) -> str:
-    """The MLIR program: bench_device.generate's kernels and a func.func @main launching each."""
+def generate_mlir(kernels: int, first: int = 0) -> str:
+    """The MLIR program: bench_device.generate's kernels (kernel_<first> on) and a func.func @main launching each."""
     from mlir import ir
     from mlir.dialects import arith, func, gpu, memref
     from mlir.dialects import math as math_dialect
@@ -67,7 +71,7 @@ def generate_mlir(kernels: int) -> str:
             block = gpu_module.bodyRegion.blocks.append()
             main = func.FuncOp("main", ir.FunctionType.get([], [i32]))
         with ir.InsertionPoint(block):
-            for k in range(kernels):
+            for k in range(first, first + kernels):
                 function = gpu.GPUFuncOp(
                     ir.TypeAttr.get(ir.FunctionType.get([buffer], [])), sym_name=f"kernel_{k}", kernel=True
                 )
@@ -83,24 +87,24 @@ def generate_mlir(kernels: int) -> str:
             one = arith.constant(index, 1)
             threads = arith.constant(index, THREADS)
             data = gpu.alloc(buffer, None, [], [threads], [])
-            for k in range(kernels):
+            for k in range(first, first + kernels):
                 gpu.LaunchFuncOp(["bench_kernels", f"kernel_{k}"], (one, one, one), (threads, one, one), [data])
             gpu.dealloc(None, [], data)
             func.return_([arith.constant(i32, 0)])
         return str(module)
 
 
-def generate_cuda(kernels: int) -> str:
+def generate_cuda(kernels: int, first: int = 0) -> str:
     """The same program in CUDA (a benchmark input: C++ source text, not IR)."""
     lines = ["#include <cuda_runtime.h>", ""]
-    for k in range(kernels):
+    for k in range(first, first + kernels):
         lines.append(f'extern "C" __global__ void kernel_{k}(float *data) {{')
         lines.append("  size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;")
         lines.append("  float v = data[i];")
         lines += [f"  v = {CUDA_MATH[name]}(v);" for name in kernel_math(k)]
         lines += ["  data[i] = v;", "}", ""]
     lines += ["int main() {", "  float *data;", f"  cudaMalloc(&data, {THREADS} * sizeof(float));"]
-    lines += [f"  kernel_{k}<<<1, {THREADS}>>>(data);" for k in range(kernels)]
+    lines += [f"  kernel_{k}<<<1, {THREADS}>>>(data);" for k in range(first, first + kernels)]
     lines += ["  cudaFree(data);", "  return 0;", "}", ""]
     return "\n".join(lines)
 
@@ -128,9 +132,18 @@ def timed(command: list[str], environment: dict | None = None, cwd: Path | None 
 class Build:
     """One program, one arch set: the commands of both builds, in a folder of their own."""
 
-    def __init__(self, work: Path, kernels: int, archs: tuple[str, ...], cuda: str, clang: str, our_flags: list[str]):
+    def __init__(
+        self,
+        work: Path,
+        kernels: int,
+        archs: tuple[str, ...],
+        cuda: str,
+        clang: str,
+        our_flags: list[str],
+        our_link_flags: tuple[str, ...] = (),
+    ):
         self.work, self.kernels, self.archs, self.cuda, self.clang = work, kernels, archs, cuda, clang
-        self.our_flags = our_flags
+        self.our_flags, self.our_link_flags = our_flags, list(our_link_flags)
         work.mkdir(parents=True, exist_ok=True)
         self.mlir = work / "bench.mlir"
         self.cu = work / "bench.cu"
@@ -172,6 +185,7 @@ class Build:
             str(self.work / "bench.offload.bc"),
             "--cuda-path",
             self.cuda,
+            *self.our_link_flags,
             *extra,
             "-o",
             str(self.work / "ours"),
@@ -235,15 +249,21 @@ def best_of_interleaved(configurations: dict, runs: int) -> tuple[dict, dict]:
     return best, best_cpu
 
 
-def compile_stages(build: Build) -> dict[str, float]:
-    """`compile -v`'s stage times (seconds) of a cold compile, plus the rest of the process's time."""
+def compile_stages(build: Build) -> dict[str, tuple[float, float]]:
+    """`compile -v`'s stage times (wall and CPU seconds) of a cold compile, plus the rest of the process's."""
     elapsed, log = timed(build.ours_compile(False, "-v"), build.environment)
-    stages: dict[str, float] = {}
+    cpu_total = CPU_TIMES[-1]
+    stages: dict[str, tuple[float, float]] = {}
     for line in log.splitlines():  # "mlir-offload: stage NAME: 12.3 ms (CPU 10.1 ms)"
         if line.startswith(STAGE_LINE) and line.endswith(" ms)"):
             name, _, times = line[len(STAGE_LINE) :].rpartition(": ")
-            stages[name] = stages.get(name, 0.0) + float(times.split()[0]) / 1000
-    stages["(start-up, reading, writing)"] = elapsed - sum(stages.values())
+            words = times.replace("(", "").split()  # ["12.3", "ms", "CPU", "10.1", "ms)"]
+            wall, cpu = stages.get(name, (0.0, 0.0))
+            stages[name] = (wall + float(words[0]) / 1000, cpu + float(words[3]) / 1000)
+    stages["(start-up, imports, reading, writing)"] = (
+        elapsed - sum(w for w, _ in stages.values()),
+        cpu_total - sum(c for _, c in stages.values()),
+    )
     return stages
 
 
@@ -264,21 +284,25 @@ def our_link_command(build: Build, *extra: str) -> tuple[list[str], dict]:
     return words, environment
 
 
-def driver_stages(build: Build, command: list[str], environment: dict | None = None) -> dict[str, float]:
-    """A clang driver command's stages: each job of `clang -###` run and timed alone; the linker wrapper's
-    own split from its --wrapper-time-trace."""
+def driver_stages(
+    build: Build, command: list[str], environment: dict | None = None
+) -> dict[str, tuple[float, float | None]]:
+    """A clang driver command's stages, (wall, CPU) seconds: each job of `clang -###` run and timed alone
+    (CPU: getrusage of the job and all it ran); the linker wrapper's wall split from its --wrapper-time-trace
+    (its spans have no CPU figure: the wrapper's CPU is one row, and ptxas_alone splits ptxas off)."""
     done = subprocess.run([*command, "-###"], capture_output=True, text=True, env=environment)
     jobs = [shlex.split(line) for line in done.stderr.splitlines() if line.startswith(' "')]
-    stages: dict[str, float] = {}
+    stages: dict[str, tuple[float, float | None]] = {}
     trace = build.work / "wrapper-trace.json"
     for job in jobs:
         tool = Path(job[0]).name
         if tool == "clang-linker-wrapper":
             elapsed, _ = timed([job[0], f"--wrapper-time-trace={trace}", *job[1:]], environment, build.work)
+            stages["linker wrapper: all of it"] = (elapsed, CPU_TIMES[-1])
             spans = wrapper_spans(trace)
             for name, seconds in spans.items():
-                stages[f"linker wrapper: {name}"] = seconds
-            stages["linker wrapper: (the rest)"] = elapsed - sum(spans.values())
+                stages[f"  {name}"] = (seconds, None)
+            stages["  (the rest)"] = (elapsed - sum(spans.values()), None)
             continue
         if "-cc1" in job:
             triple = job[job.index("-triple") + 1]
@@ -287,7 +311,25 @@ def driver_stages(build: Build, command: list[str], environment: dict | None = N
         else:
             label = tool
         elapsed, _ = timed(job, environment, build.work)
-        stages[label] = stages.get(label, 0.0) + elapsed
+        wall, cpu = stages.get(label, (0.0, 0.0))
+        stages[label] = (wall + elapsed, (cpu or 0.0) + CPU_TIMES[-1])
+    return stages
+
+
+def ptxas_alone(build: Build) -> dict[str, tuple[float, float | None]]:
+    """What ptxas alone costs in our link: ptxas -O3 (one thread) run and timed by itself on the PTX of each
+    arch that our link's device LTO hands it (kept with -save-temps, which runs LTO unpartitioned)."""
+    folder = build.work / "ptxas-alone"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    command, environment = our_link_command(build, "-save-temps")
+    timed([*command[:-2], "-o", str(folder / "app")], environment, folder)
+    ptxas = str(Path(build.cuda) / "bin" / "ptxas")
+    stages: dict[str, tuple[float, float | None]] = {}
+    for arch in build.archs:
+        ptx = folder / f"app.nvptx64.{arch}.s"
+        elapsed, _ = timed([ptxas, f"-arch={arch}", "-O3", "-c", str(ptx), "-o", str(folder / f"{arch}.cubin")])
+        stages[f"  of which ptxas {arch} (alone, one thread)"] = (elapsed, CPU_TIMES[-1])
     return stages
 
 
@@ -389,6 +431,81 @@ def kernel_code(executable: Path) -> dict[str, bytes]:
     return code
 
 
+MAKEFILE = """# {title}: every program from source to executable, one rule per step, as a project's Makefile has it.
+MAKEFLAGS += -r
+PROGRAMS := {programs}
+all: $(PROGRAMS)
+%{object}: %{source}
+\t{compile}
+%: %{object}
+\t{link}
+.PHONY: all
+"""
+
+
+def make_scenario(work: Path, programs: int, kernels: int, jobs: int, runs: int, args) -> list[str]:
+    """`make -j<jobs>` of `programs` programs of `kernels` kernels each (program i: kernels i*kernels on), sm_80,
+    with both toolchains through the same Makefile shape (compile rule, link rule; ours cold: --no-cache), runs
+    interleaved, each keeping its best wall and CPU (getrusage of make and all it ran)."""
+    names = [f"p{i}" for i in range(programs)]
+    build = Build(
+        work / "make-common",
+        1,
+        ARCHS[:1],
+        args.cuda,
+        args.clang,
+        args.our_flags.split(),
+        tuple(args.our_link_flags.split()),
+    )
+    offload = shlex.join(build.offload)
+    folders = {"ours": work / "make-ours", "clang CUDA": work / "make-clang"}
+    for folder in folders.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    for i, name in enumerate(names):
+        (folders["ours"] / f"{name}.mlir").write_text(generate_mlir(kernels, i * kernels))
+        (folders["clang CUDA"] / f"{name}.cu").write_text(generate_cuda(kernels, i * kernels))
+    (folders["ours"] / "Makefile").write_text(
+        MAKEFILE.format(
+            title="mlir-offload",
+            programs=" ".join(names),
+            object=".offload.bc",
+            source=".mlir",
+            compile=f"{offload} compile $< --offload-arch {ARCHS[0]} --no-cache {shlex.join(build.our_flags)} -o $@",
+            link=f"{offload} link $< --cuda-path {shlex.quote(args.cuda)} {shlex.join(build.our_link_flags)} -o $@",
+        )
+    )
+    (folders["clang CUDA"] / "Makefile").write_text(
+        MAKEFILE.format(
+            title="clang CUDA",
+            programs=" ".join(names),
+            object=".o",
+            source=".cu",
+            compile=shlex.join(build.clang_compile()[:-4]) + " -c $< -o $@",
+            link=shlex.join(build.clang_link()[:-2]).replace(str(build.work / "bench.cu.o"), "$<") + " -o $@",
+        )
+    )
+    build.ours(cache=False)  # writes the compiled Python (pycache), as an installed package has it, before timing
+    best = {name: (float("inf"), float("inf")) for name in folders}
+    for _ in range(runs):
+        for name, folder in folders.items():
+            for made in folder.iterdir():
+                if made.suffix in (".bc", ".o") or made.name in names:
+                    made.unlink()
+            wall, _ = timed(["make", f"-j{jobs}", "-s"], build.environment, folder)
+            best[name] = (min(best[name][0], wall), min(best[name][1], CPU_TIMES[-1]))
+    (ours_wall, ours_cpu), (theirs_wall, theirs_cpu) = best["ours"], best["clang CUDA"]
+    return [
+        f"make -j{jobs}: {programs} programs of {kernels} kernels, {ARCHS[0]}, best of {runs} interleaved rounds:",
+        "| build | wall | CPU |",
+        "|---|---|---|",
+        f"| mlir-offload (cold) | {ours_wall:.2f} s | {ours_cpu:.2f} s |",
+        f"| clang CUDA | {theirs_wall:.2f} s | {theirs_cpu:.2f} s |",
+        f"| ratio | {ours_wall / theirs_wall:.2f} | {ours_cpu / theirs_cpu:.2f} |",
+        f"goal (wall ratio <= 0.6 where make saturates the machine): "
+        f"{'met' if ours_wall <= 0.6 * theirs_wall else 'missed'}",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="1 and 50 kernels, sm_80 only, best of 2")
@@ -402,15 +519,43 @@ def main() -> None:
         default=LIKE_CLANG_CUDA,
         help=f"our compile flags (default {LIKE_CLANG_CUDA!r}: clang CUDA's approximate sqrtf)",
     )
+    parser.add_argument(
+        "--our-link-flags",
+        default="",
+        help="our link flags (e.g. --serial-device-link: the device link on one thread, the least CPU)",
+    )
     parser.add_argument("--no-stages", action="store_true")
     parser.add_argument("--no-sass", action="store_true")
+    parser.add_argument(
+        "--make-j",
+        default="",
+        metavar="PROGRAMS,KERNELS",
+        help="only the make -j scenario: PROGRAMS programs of KERNELS kernels (the issue's is 16,50), -j = CPUs",
+    )
     args = parser.parse_args()
+    if args.make_j:
+        programs, kernels = (int(n) for n in args.make_j.split(","))
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        with tempfile.TemporaryDirectory() as tmp:
+            lines = make_scenario(Path(tmp), programs, kernels, jobs, args.runs, args)
+        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+        print(f"$ scripts/bench_e2e.py {shlex.join(sys.argv[1:])}   ({os.cpu_count()} CPUs, load {load})")
+        print("\n".join(lines))
+        return
     sizes = [1, 50] if args.quick else [int(s) for s in args.sizes.split(",")]
     arch_counts = [1] if args.quick else [int(a) for a in args.archs.split(",")]
     runs = 2 if args.quick else args.runs
     with tempfile.TemporaryDirectory() as tmp:
         builds = {
-            (n, a): Build(Path(tmp) / f"k{n}-a{a}", n, ARCHS[:a], args.cuda, args.clang, args.our_flags.split())
+            (n, a): Build(
+                Path(tmp) / f"k{n}-a{a}",
+                n,
+                ARCHS[:a],
+                args.cuda,
+                args.clang,
+                args.our_flags.split(),
+                tuple(args.our_link_flags.split()),
+            )
             for n in sizes
             for a in arch_counts
         }
@@ -427,7 +572,7 @@ def main() -> None:
         print(f"$ scripts/bench_e2e.py {shlex.join(sys.argv[1:])}".rstrip())
         print(
             f"source to executable, best of {runs} interleaved rounds; {os.cpu_count()} CPUs, load {load}; "
-            f"our compile flags: {args.our_flags or '(none)'}"
+            f"our compile flags: {args.our_flags or '(none)'}; our link flags: {args.our_link_flags or '(none)'}"
         )
         print("| program | mlir-offload cold | mlir-offload warm | clang CUDA | ratio cold | ratio warm |")
         print("|---|---|---|---|---|---|")
@@ -453,17 +598,22 @@ def main() -> None:
         if not args.no_stages:
             largest = builds[max(builds)]
             command, environment = our_link_command(largest)
-            print(f"\nstages, {largest.kernels} kernels, {' + '.join(largest.archs)} (one run each):")
+            print(f"\nstages, {largest.kernels} kernels, {' + '.join(largest.archs)} (one run each; wall, CPU):")
             for title, stages in (
                 ("mlir-offload compile (compile -v)", compile_stages(largest)),
                 ("mlir-offload link (its clang command)", driver_stages(largest, command, environment)),
+                ("  ptxas in our link", ptxas_alone(largest)),
                 ("clang CUDA compile", driver_stages(largest, largest.clang_compile())),
                 ("clang CUDA link", driver_stages(largest, largest.clang_link())),
             ):
-                total = sum(stages.values())
-                print(f"  {title}: {total:.2f} s")
-                for name, seconds in stages.items():
-                    print(f"    {name:<64} {seconds:6.2f} s {100 * seconds / total:4.0f} %")
+                rows = [(n, w, c) for n, (w, c) in stages.items()]
+                top = [(w, c) for n, w, c in rows if not n.startswith("  ") or title.startswith("  ")]
+                wall_total, cpu_total = sum(w for w, _ in top), sum(c or 0.0 for _, c in top)
+                if not title.startswith("  "):
+                    print(f"  {title}: {wall_total:.2f} s wall, {cpu_total:.2f} s CPU")
+                for name, wall, cpu in rows:
+                    cpu_text = f"{cpu:6.2f} s CPU" if cpu is not None else " " * 12
+                    print(f"    {name:<60} {wall:6.2f} s wall {cpu_text}")
         if not args.no_sass:
             for build in builds.values():
                 if build.kernels == max(sizes):

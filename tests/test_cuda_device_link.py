@@ -76,8 +76,9 @@ def test_partitions_and_ptxas_threads_follow_the_bundles_not_the_machine(tmp_pat
     assert own.arguments == speed.arguments[:2] and own.env == {}
     # Nothing for -G, -save-temps (every partition's PTX would get one name), a ptxas without threads,
     # HIP images, or a clang whose profile does not say its nvlink wrapper takes the options.
-    for words, device_debug in ((["-save-temps"], False), (["--save-temps=obj"], False), ([], True)):
-        assert cuda_device_link_speed(clang22, big, words, cuda, device_debug).arguments == []
+    # Nor for link --serial-device-link (serial=True, as -G passes it).
+    for words, serial in ((["-save-temps"], False), (["--save-temps=obj"], False), ([], True)):
+        assert cuda_device_link_speed(clang22, big, words, cuda, serial).arguments == []
     old = cuda_device_link_speed(clang22, big, [], toolkit(tmp_path, splits=False))
     assert old.arguments == speed.arguments[:2] and old.env == {}
     assert cuda_device_link_speed(clang22, [bundle_of(10**6, "gfx90a", "amdgcn-amd-amdhsa")], [], cuda).arguments == []
@@ -192,6 +193,16 @@ def test_parallel_device_link_keeps_every_kernel_and_the_bytes(tmp_path):
     assert done.returncode == 0, done.stderr
     parallel, serial = kernel_code(tmp_path / "app"), kernel_code(tmp_path / "serial")
     assert len([name for name in serial if name.startswith("sm_80 .text.kernel_")]) == 180 and parallel == serial
+    # link --serial-device-link: none of the threads, the same kernel code, the same bytes every time.
+    done = run_cli("link", str(bundle), "-o", str(tmp_path / "lean"), "--serial-device-link", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    words = shlex.split(done.stdout.strip().splitlines()[-1])
+    assert not [w for w in words if "lto-partitions" in w or "offload-jobs" in w or "data/ptxas" in w], words
+    for name in ("lean", "lean-again"):
+        done = run_cli("link", str(bundle), "-o", str(tmp_path / name), "--serial-device-link")
+        assert done.returncode == 0, done.stderr
+    assert kernel_code(tmp_path / "lean") == parallel
+    assert (tmp_path / "lean").read_bytes() == (tmp_path / "lean-again").read_bytes()
 
 
 def test_shipped_build_links_in_parallel_as_link_does(tmp_path):

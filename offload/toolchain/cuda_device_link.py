@@ -58,11 +58,12 @@ def partitions_of(sizes: dict[str, int]) -> int:
     return partitions_for(max(sizes.values(), default=0))
 
 
-def cuda_device_link_speed(profile, bundles, words: list[str], cuda, device_debug: bool = False) -> DeviceLinkSpeed:
+def cuda_device_link_speed(profile, bundles, words: list[str], cuda, serial: bool = False) -> DeviceLinkSpeed:
     """The clang arguments, environment and PATH entries that run the CUDA device link of `bundles` (LinkBundles)
-    in parallel, for a clang whose `profile` says its nvlink wrapper takes them. Nothing for a -G link (ptxas -O0
-    -g, as asked), with -save-temps, or where the link's own `words` already pass the nvlink wrapper the option."""
-    if device_debug or any(word.split("=", 1)[0] in SAVE_TEMPS_OPTIONS for word in words):
+    in parallel, for a clang whose `profile` says its nvlink wrapper takes them. Nothing where `serial` (a -G link:
+    ptxas -O0 -g, as asked; link --serial-device-link: the threads' own work costs CPU that a busy machine lacks),
+    with -save-temps, or where the link's own `words` already pass the nvlink wrapper the option."""
+    if serial or any(word.split("=", 1)[0] in SAVE_TEMPS_OPTIONS for word in words):
         return DeviceLinkSpeed()
     given = [words[i + 1] for i, word in enumerate(words[:-1]) if word == DEVICE_LINKER_OPTION]
     sizes = cuda_bitcode_bytes(image for bundle in bundles for image in bundle.images)

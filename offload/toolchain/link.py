@@ -218,12 +218,14 @@ def plan_link(
     cudart: str = "shared",
     resource_usage: bool = False,
     device_debug: bool = False,
+    serial_device_link: bool = False,
 ) -> LinkPlan:
     """`bundles`: one bundle path (linked first, before `inputs`), or the LinkBundles of find_bundles(inputs),
     where `inputs` holds every link argument in the user's order. `ptx_beside`: add each bundle's
     ptx_files_beside (what the Makefile and CMake rules ask for) unless --ptx files are given. `cudart`:
     the runtime as nvcc's --cudart (shared, static, none); none where `inputs` name the runtime library.
-    `device_debug`: link -G (a bundle compiled with -G asks for it itself)."""
+    `device_debug`: link -G (a bundle compiled with -G asks for it itself). `serial_device_link`: one thread
+    for the whole device link (no --offload-jobs, LTO partitions or ptxas --split-compile), the least CPU."""
     from importlib import resources
 
     from offload.formats.hosts import host_refusal
@@ -274,7 +276,7 @@ def plan_link(
         # The linker wrapper's nvlink wrapper runs ptxas (bitcode images) and nvlink with -v; the device
         # links run one after another, so that each arch's report lines stay together.
         command += [f"-Xoffload-linker-{CUDA.triple}", "-v"]
-    else:
+    elif not serial_device_link:
         command += device_link_jobs(load_profile(clang.major), bundles, own_options(inputs))
     device_debug = device_debug or any(bundle.record.device_debug for bundle in bundles)
     if device_debug:
@@ -303,7 +305,9 @@ def plan_link(
                 )
             root = cuda.root
             _refuse_unbuildable_archs(bundles, cuda)
-            speed = cuda_device_link_speed(load_profile(clang.major), bundles, inputs, cuda, device_debug)
+            speed = cuda_device_link_speed(
+                load_profile(clang.major), bundles, inputs, cuda, device_debug or serial_device_link
+            )
             command += speed.arguments
             env.update(speed.env)
             path_prepend += speed.path_prepend
@@ -481,6 +485,7 @@ def link_bundle(
     cudart: str = "shared",
     resource_usage: bool = False,
     device_debug: bool = False,
+    serial_device_link: bool = False,
 ) -> None:
     """`bundles` and `inputs` as plan_link takes them."""
     import click
@@ -490,7 +495,18 @@ def link_bundle(
     # Before clang runs: not over an input (clang would overwrite the bundle or an object), a device or a folder.
     check_outputs([output], [item for item in inputs if not item.startswith("-")])
     plan = plan_link(
-        bundles, inputs, output, clang, cuda_path, rocm_path, ptx, ptx_beside, cudart, resource_usage, device_debug
+        bundles,
+        inputs,
+        output,
+        clang,
+        cuda_path,
+        rocm_path,
+        ptx,
+        ptx_beside,
+        cudart,
+        resource_usage,
+        device_debug,
+        serial_device_link,
     )
     if plan.ptx:
         from offload.toolchain.ptx import inputs_with_device_code
