@@ -1,5 +1,6 @@
 // Two independent async chains: @waiter spins until @signal sets the flag. On one stream, or with the
-// second chain ordered after the first, the waiter never returns; on independent streams both finish.
+// second chain ordered after the first, the waiter never returns; on independent streams both finish (on a
+// GPU with CUDA_MODULE_LOADING=EAGER: lazy loading makes @signal's first launch wait for @waiter, a hang on an H100).
 module attributes {gpu.container_module} {
   llvm.mlir.global internal constant @seen_format("seen %d\0A\00") {addr_space = 0 : i32}
   llvm.func @printf(!llvm.ptr, ...) -> i32
