@@ -173,6 +173,7 @@ def detach_device_code(host, path: str, device_symbol=lambda module, kernel: ker
 
 def lower_to_llvm(host, path: str) -> None:
     reject_unranked_memref_arguments(host, path)
+    reject_unsupported_sparse_ops(host, path)
     from offload.annotations.tokens import join_and_fork, synchronous_ops_on_streams
 
     synchronous_ops_on_streams(host)
@@ -189,6 +190,18 @@ def lower_to_llvm(host, path: str) -> None:
         raise OffloadError(
             f"host operation '{others[0].operation.name}' is not supported", location_of(others[0].location, path)
         )
+
+
+def reject_unsupported_sparse_ops(host, path: str) -> None:
+    """The sparse ops the generated library calls do not cover: one located line naming why."""
+    from offload.annotations.sparse_runtime import UNSUPPORTED_OPS
+
+    found = _find_ops(host, lambda name: name in UNSUPPORTED_OPS)
+    if found:
+        from offload.compiler.frontend import location_of
+
+        name = found[0].operation.name
+        raise OffloadError(f"'{name}': {UNSUPPORTED_OPS[name]}", location_of(found[0].location, path))
 
 
 def lower_async_dialect(host, path: str) -> None:

@@ -151,7 +151,7 @@ def _device_part(settings, program, temps, plan: BundlePlan, options):
         keep_device_temps(temps, images)
     resources = resource_usage(images, options) if options.resource_usage else ()
     with stage("package"):
-        record = make_record(plan, images, options.device_debug)
+        record = make_record(plan, images, options.device_debug, host_libraries(program, plan.offload_kind))
         offload_images = package(images, plan, record)
     return images, resources, record, offload_images
 
@@ -195,7 +195,34 @@ def codegen(plan: BundlePlan, options):
     return Codegen(options.opt_level, ptxas_finder(flags=options.ptxas_debug_flags))
 
 
-def make_record(plan: BundlePlan, images, device_debug: bool = False):
+def host_libraries(program, offload_kind: str) -> tuple[str, ...]:
+    """The libraries beyond the vendor runtime that the program's host operations call (the sparse ops:
+    the vendor's sparse library), read from the program itself: the record is made before the host
+    lowering ends."""
+    import mlir.ir as ir
+
+    from offload.annotations.sparse_runtime import SPARSE_OPS, sparse_library_for
+
+    found = []
+
+    def visit(op):
+        if op.name in SPARSE_OPS:
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.SKIP if op.name == "gpu.module" else ir.WalkResult.ADVANCE
+
+    program.module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if not found:
+        return ()
+    from offload.compiler.frontend import location_of
+
+    try:
+        return (sparse_library_for(offload_kind).library,)
+    except OffloadError as e:
+        raise OffloadError(e.message, location_of(found[0].location, program.path)) from None
+
+
+def make_record(plan: BundlePlan, images, device_debug: bool = False, libraries: tuple[str, ...] = ()):
     from offload.formats.bundle import BundleRecord
 
     return BundleRecord(
@@ -206,6 +233,7 @@ def make_record(plan: BundlePlan, images, device_debug: bool = False):
         plan.host.name,
         plan.ptx_only,
         device_debug,
+        libraries,
     )
 
 

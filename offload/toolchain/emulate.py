@@ -26,6 +26,8 @@ from offload.errors import OffloadError
 PASS_NAME = "mlir-offload-emulate"
 PLUGIN_SOURCE = "retarget.cpp"
 RUNTIME_SOURCE = "runtime.c"
+# Emulated libraries, by the -l name a bundle's record gives: linked only into executables that call them.
+LIBRARY_SOURCES = {"cusparse": "sparse.c"}
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "
@@ -152,20 +154,34 @@ def pass_plugin(tools: EmulationTools, dry_run: bool = False) -> str:
     return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build, dry_run)
 
 
-def runtime_object(tools: EmulationTools, llvm_triple: str, dry_run: bool = False) -> str:
-    """runtime.c compiled for the host."""
-    source = _source(RUNTIME_SOURCE)
+def runtime_object(tools: EmulationTools, llvm_triple: str, dry_run: bool = False, name: str = RUNTIME_SOURCE) -> str:
+    """runtime.c (or another emulator source: LIBRARY_SOURCES) compiled for the host."""
+    source = _source(name)
+    stem = name.rsplit(".", 1)[0]
 
     def build(output: str) -> None:
         with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
-            source_path = os.path.join(scratch, RUNTIME_SOURCE)
+            source_path = os.path.join(scratch, name)
             Path(source_path).write_bytes(source)
             _run(
                 [tools.clang, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC", source_path, "-o", output],
-                "compiling the emulation runtime",
+                f"compiling the emulation runtime ({name})",
             )
 
-    return _built([source, tools.version.encode(), llvm_triple.encode(), b"runtime"], "runtime.o", build, dry_run)
+    return _built([source, tools.version.encode(), llvm_triple.encode(), stem.encode()], f"{stem}.o", build, dry_run)
+
+
+def library_objects(bundles, tools: EmulationTools, llvm_triple: str, dry_run: bool = False) -> list[str]:
+    """The emulated libraries the bundles' records name, compiled for the host."""
+    from offload.toolchain.link import bundle_libraries
+
+    objects = []
+    for library in bundle_libraries(bundles):
+        source = LIBRARY_SOURCES.get(library)
+        if source is None:
+            raise OffloadError(f"--emulate: the bundle calls lib{library}, which the emulator does not provide")
+        objects.append(runtime_object(tools, llvm_triple, dry_run, source))
+    return objects
 
 
 @dataclass(frozen=True)
@@ -279,13 +295,24 @@ def plan_emulated_link(
     images = emulated_images(bundles)
     plugin = pass_plugin(tools, dry_run)
     runtime = runtime_object(tools, link_host.llvm_triple, dry_run)
+    libraries = library_objects(bundles, tools, link_host.llvm_triple, dry_run)
     if dry_run:
         objects = [os.path.join(scratch, f"kernels{index}.o") for index in range(len(images))]
     else:
         objects = [
             retarget(tools, plugin, image, link_host.llvm_triple, scratch, index) for index, image in enumerate(images)
         ]
-    return [tools.clang, *inputs, *host_optimization(inputs), *objects, runtime, *SYSTEM_LIBRARIES, "-o", output]
+    return [
+        tools.clang,
+        *inputs,
+        *host_optimization(inputs),
+        *objects,
+        *libraries,
+        runtime,
+        *SYSTEM_LIBRARIES,
+        "-o",
+        output,
+    ]
 
 
 def link_emulated(
