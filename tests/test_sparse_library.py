@@ -1,0 +1,191 @@
+"""The gpu dialect's sparse library operations (offload/annotations/sparse_runtime.py): programs of host
+operations only are bundles; the bundle's record names cusparse and link adds -lcusparse only then; the
+executables call cuSPARSE as upstream's wrappers do (checked on the fake cuSPARSE of tests/fake_runtime,
+which logs each call); a failing library call is one line and exit 1. Their results are checked under
+emulation by tests/data/emulate/sparse_*.mlir (test_emulate_programs.py)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from conftest import REPO, require_tool, run_cli
+
+PROGRAMS = REPO / "tests" / "data" / "emulate"
+SPMV_CSR = PROGRAMS / "sparse_spmv_csr.mlir"  # async, f32, CSR, SpMV, host operations only
+SPMM_COO = PROGRAMS / "sparse_spmm_coo.mlir"  # synchronous, f64, COO (index coordinates), SpMM transposed, SpMV
+WITHOUT_SPARSE = PROGRAMS / "async_copy.mlir"
+
+CUDA_R_32F, CUDA_R_64F = 0, 1
+CUSPARSE_INDEX_32I, CUSPARSE_INDEX_64I = 2, 3
+CUSPARSE_ORDER_ROW = 2
+CUSPARSE_OPERATION_TRANSPOSE = 1
+
+
+def compiled(tmp_path, program, *options) -> str:
+    bundle = tmp_path / f"{program.stem}.o"
+    done = run_cli("compile", str(program), "--offload-arch", "sm_80", *options, "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    return str(bundle)
+
+
+def linked(tmp_path, bundle: str, fake_cuda, *options) -> str:
+    exe = tmp_path / "app"
+    done = run_cli("link", bundle, f"-L{fake_cuda.lib_dir}", *options, "-o", str(exe))
+    assert done.returncode == 0, done.stderr
+    return str(exe)
+
+
+def link_words(bundle: str) -> list[str]:
+    done = run_cli("link", bundle, "--dry-run", "-o", "app")
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+@pytest.fixture(scope="module")
+def spmv_bundle(tmp_path_factory) -> str:
+    return compiled(tmp_path_factory.mktemp("spmv"), SPMV_CSR)
+
+
+def test_the_record_names_cusparse_and_link_adds_it_before_the_runtime(spmv_bundle, tmp_path):
+    inspected = run_cli("inspect", spmv_bundle)
+    assert "mlir-offload.libraries=cusparse" in inspected.stdout
+    words = link_words(spmv_bundle)
+    assert words.index("-lcusparse") < words.index("-lcudart")
+    plain = link_words(compiled(tmp_path, WITHOUT_SPARSE))
+    assert "-lcudart" in plain and "-lcusparse" not in plain
+
+
+def test_host_only_spmv_calls_cusparse_on_its_stream(spmv_bundle, tmp_path, fake_cuda):
+    result = fake_cuda.run(linked(tmp_path, spmv_bundle, fake_cuda))
+    assert result.returncode == 0, result.stderr
+    assert result.kernels_registered() == []
+    sparse = [api for api in result.apis() if api.startswith("cusparse")]
+    assert sparse == [
+        "cusparseCreateCsr",
+        "cusparseCreateDnVec",
+        "cusparseCreateDnVec",
+        "cusparseCreate",
+        "cusparseSetStream",
+        "cusparseSpMV_bufferSize",
+        "cusparseSetStream",
+        "cusparseSpMV",
+        "cusparseDestroySpMat",
+        "cusparseDestroyDnVec",
+        "cusparseDestroyDnVec",
+        "cusparseDestroy",
+    ]
+    (csr,) = result.calls("cusparseCreateCsr")
+    assert (csr["rows"], csr["cols"], csr["nnz"]) == (3, 4, 5)
+    assert (csr["offset_type"], csr["index_type"], csr["base"], csr["type"]) == (
+        CUSPARSE_INDEX_32I,
+        CUSPARSE_INDEX_32I,
+        0,
+        CUDA_R_32F,
+    )
+    assert [v["size"] for v in result.calls("cusparseCreateDnVec")] == [4, 3]
+    (spmv,) = result.calls("cusparseSpMV")
+    assert (spmv["op_a"], spmv["alpha"], spmv["beta"], spmv["compute_type"]) == (0, 1, 1, CUDA_R_32F)
+    # One token chain: one stream (not the default one), which the library is set to before each call.
+    assert len(result.calls("cudaStreamCreate")) == 1
+    streams = {call["stream"] for call in result.calls("cusparseSetStream")}
+    assert len(streams) == 1 and 0 not in streams
+    assert len({call["handle"] for call in result.calls("cusparseCreate") + result.calls("cusparseDestroy")}) == 1
+    # The fake's buffer size (256 bytes) is what the program allocates.
+    assert 256 in [call["size"] for call in result.calls("cudaMalloc")]
+
+
+def test_synchronous_coo_spmm_transposed_in_f64(tmp_path, fake_cuda):
+    result = fake_cuda.run(linked(tmp_path, compiled(tmp_path, SPMM_COO), fake_cuda))
+    assert result.returncode == 0, result.stderr
+    (coo,) = result.calls("cusparseCreateCoo")
+    assert (coo["rows"], coo["cols"], coo["nnz"], coo["index_type"], coo["type"]) == (
+        3,
+        4,
+        5,
+        CUSPARSE_INDEX_64I,
+        CUDA_R_64F,
+    )
+    assert [(m["rows"], m["cols"], m["ld"], m["order"]) for m in result.calls("cusparseCreateDnMat")] == [
+        (3, 2, 2, CUSPARSE_ORDER_ROW),
+        (4, 2, 2, CUSPARSE_ORDER_ROW),
+    ]
+    (spmm,) = result.calls("cusparseSpMM")
+    assert (spmm["op_a"], spmm["op_b"], spmm["alpha"], spmm["beta"], spmm["compute_type"]) == (
+        CUSPARSE_OPERATION_TRANSPOSE,
+        0,
+        1,
+        1,
+        CUDA_R_64F,
+    )
+    # SpMM's size query answered 0 bytes: the program allocates 1, as with upstream's wrappers.
+    assert 1 in [call["size"] for call in result.calls("cudaMalloc")]
+    # The fake's sizes come back through gpu.spmat_get_size into the printed memref.
+    assert "[3,  4,  5]" in result.stdout
+    streams = {call["stream"] for call in result.calls("cusparseSetStream")}
+    assert len(streams) == 1 and None not in streams and 0 not in streams
+
+
+def test_a_failing_library_call_is_one_line_and_exit_1(spmv_bundle, tmp_path, fake_cuda):
+    result = fake_cuda.run(linked(tmp_path, spmv_bundle, fake_cuda), env={"FAKE_RT_FAIL": "cusparseSpMV"})
+    assert result.returncode == 1
+    assert result.stderr == "cusparseSpMV: invalid value\n"
+    assert "cusparseDestroySpMat" not in result.apis()
+
+
+def test_unsupported_sparse_op_is_refused_at_the_op(tmp_path):
+    source = tmp_path / "aos.mlir"
+    source.write_text("""module {
+  func.func @coo(%i: memref<?xindex>, %v: memref<?xf32>, %n: index) {
+    %t0 = gpu.wait async
+    %a, %t1 = gpu.create_coo_aos async [%t0] %n, %n, %n, %i, %v : memref<?xindex>, memref<?xf32>
+    gpu.wait [%t1]
+    return
+  }
+}
+""")
+    out = tmp_path / "aos.o"
+    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(out))
+    assert done.returncode == 1 and not out.exists()
+    assert done.stderr.startswith(f"{source}:4:15: error: 'gpu.create_coo_aos': cuSPARSE 12 removed")
+    assert done.stderr.count("\n") == 1
+
+
+def test_sparse_ops_on_hip_are_refused_at_the_op(tmp_path):
+    out = tmp_path / "hip.o"
+    done = run_cli("compile", str(SPMV_CSR), "--offload-arch", "gfx90a", "-o", str(out))
+    assert done.returncode == 1 and not out.exists()
+    assert done.stderr.startswith(f"{SPMV_CSR}:")
+    assert "sparse library" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_program_without_any_gpu_operation_is_still_refused(tmp_path):
+    source = tmp_path / "plain.mlir"
+    source.write_text("module {\n  func.func @main() {\n    return\n  }\n}\n")
+    done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(tmp_path / "plain.o"))
+    assert done.returncode == 1
+    assert "nothing to compile for the device" in done.stderr
+
+
+@pytest.mark.parametrize("major", [19, 22])
+def test_host_only_bundle_links_with_each_clang(tmp_path, fake_cuda, major):
+    clang = require_tool(f"clang-{major}", major)
+    bundle = compiled(tmp_path, SPMV_CSR, "--target-clang", str(major))
+    exe = linked(tmp_path, bundle, fake_cuda, "--clang", clang)
+    result = fake_cuda.run(exe)
+    assert result.returncode == 0, result.stderr
+    assert len(result.calls("cusparseSpMV")) == 1 and result.fatbins()
+
+
+def test_alpha_and_beta_are_one_in_each_compute_type():
+    """The shims' table of 1 by data type, read as each type's bytes."""
+    from offload.annotations.sparse_runtime import CUSPARSE
+
+    def one_as(data_type: int, fmt: str) -> float:
+        raw = CUSPARSE.one_by_data_type[data_type].to_bytes(8, "little")
+        return struct.unpack_from(fmt, raw)[0]
+
+    assert one_as(0, "<f") == 1.0 and one_as(1, "<d") == 1.0 and one_as(4, "<f") == 1.0 and one_as(5, "<d") == 1.0
+    assert one_as(2, "<e") == 1.0 and one_as(10, "<i") == 1
+    assert struct.unpack("<f", (CUSPARSE.one_by_data_type[14] << 16).to_bytes(4, "little"))[0] == 1.0  # bf16
