@@ -6,11 +6,15 @@ emulation by tests/data/emulate/sparse_*.mlir (test_emulate_programs.py)."""
 
 from __future__ import annotations
 
+import json
+import os
 import struct
+import tarfile
 
 import pytest
 
 from conftest import REPO, require_tool, run_cli
+from test_ship_target import _make, _scrubbed_env, _unpack
 
 PROGRAMS = REPO / "tests" / "data" / "emulate"
 SPMV_CSR = PROGRAMS / "sparse_spmv_csr.mlir"  # async, f32, CSR, SpMV, host operations only
@@ -189,3 +193,48 @@ def test_alpha_and_beta_are_one_in_each_compute_type():
     assert one_as(0, "<f") == 1.0 and one_as(1, "<d") == 1.0 and one_as(4, "<f") == 1.0 and one_as(5, "<d") == 1.0
     assert one_as(2, "<e") == 1.0 and one_as(10, "<i") == 1
     assert struct.unpack("<f", (CUSPARSE.one_by_data_type[14] << 16).to_bytes(4, "little"))[0] == 1.0  # bf16
+
+
+def test_shipped_archive_links_the_library_on_the_target(tmp_path, fake_cuda):
+    require_tool("clang-22", 22)
+    archive = tmp_path / "spmv.tar.gz"
+    done = run_cli("ship", str(SPMV_CSR), "--offload-arch", "sm_80", "-o", str(archive))
+    assert done.returncode == 0, done.stderr
+    top = _unpack(archive, tmp_path / "target")
+    manifest = json.loads((top / "manifest.json").read_text())
+    assert manifest["libraries"] == ["cusparse"]
+    link_line = next(
+        line for line in (top / "build.sh").read_text().splitlines() if "--offload-new-driver spmv" in line
+    )
+    assert link_line.index("-lcusparse") < link_line.index("-lcudart")
+    made = _make(top, _scrubbed_env(tmp_path), "CLANG=clang-22", f"LDFLAGS=-L{fake_cuda.lib_dir}")
+    assert made.returncode == 0, made.stderr
+    assert "0 kernel entries" in made.stdout and not (tmp_path / "python-was-run").exists()
+    result = fake_cuda.run(top / "spmv")
+    assert result.returncode == 0 and len(result.calls("cusparseSpMV")) == 1
+
+
+def test_doctor_names_the_library_and_checks_the_toolkit_has_it(tmp_path):
+    require_tool("clang-22", 22)
+    archive = tmp_path / "spmv.tar.gz"
+    assert run_cli("ship", str(SPMV_CSR), "--offload-arch", "sm_80", "-o", str(archive)).returncode == 0
+    done = run_cli("doctor", "--bundle", str(archive), "--cuda-path", "/usr/local/cuda")
+    assert "libraries cusparse" in done.stdout
+    folder = "/usr/local/cuda/lib64"
+    has_library = os.path.isdir(folder) and any(name.startswith("libcusparse.so") for name in os.listdir(folder))
+    missing = "the bundle calls libcusparse, which is not in"
+    assert (missing in done.stdout) == (not has_library)
+
+
+def test_a_manifest_naming_an_option_as_library_is_refused(tmp_path):
+    archive = tmp_path / "spmv.tar.gz"
+    assert run_cli("ship", str(SPMV_CSR), "--offload-arch", "sm_80", "-o", str(archive)).returncode == 0
+    top = _unpack(archive, tmp_path / "unpacked")
+    manifest = json.loads((top / "manifest.json").read_text())
+    manifest["libraries"] = ["-Wl,--evil"]
+    (top / "manifest.json").write_text(json.dumps(manifest))
+    done = run_cli("doctor", "--bundle", str(top))
+    assert done.returncode == 1
+    assert "field 'libraries' is not a list of library names" in done.stderr and done.stderr.count("\n") == 1
+    with tarfile.open(archive) as tar:
+        assert "spmv/manifest.json" in tar.getnames()

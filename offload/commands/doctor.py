@@ -50,6 +50,7 @@ def doctor(
         f"bundle {needs.name}: entry profile clang {needs.entry_profile}, producer LLVM "
         f"{needs.producer_llvm}, {', '.join(needs.offload_kinds)} {', '.join(needs.archs)}, "
         f"device images {needs.device_image}, host {needs.host_format}"
+        + (f", libraries {', '.join(needs.record.libraries)}" if needs.record.libraries else "")
     )
     named = [toolchain.describe_clang(c) for c in clangs]
     candidates: list[toolchain.Clang | None] = [c for c in (clangs and named or found) if c] or [None]

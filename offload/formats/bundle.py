@@ -57,6 +57,7 @@ class BundleRecord:
             "producer_llvm_version": self.producer_llvm,
             "host_format": self.host_format,
             "host_triple": self.host_triple,
+            **({"libraries": list(self.libraries)} if self.libraries else {}),
         }
 
     @classmethod
@@ -71,6 +72,7 @@ class BundleRecord:
             manifest["host_format"],
             targets,
             manifest.get("host_triple", cls.host_triple),
+            libraries=tuple(manifest.get("libraries", ())),
         )
 
 
@@ -114,11 +116,16 @@ def _library_names(text: str, name: str) -> tuple[str, ...]:
     the link command line, never an option."""
     names = tuple(filter(None, text.split(",")))
     for library in names:
-        if not library.isascii() or library.startswith("-") or not all(c.isalnum() or c in "_+.-" for c in library):
+        if not is_library_name(library):
             raise OffloadError(
                 f"'{name}': its mlir-offload record names the library {library!r}, which is not a library name"
             )
     return names
+
+
+def is_library_name(text: str) -> bool:
+    """A -l name as a record may give one: ASCII letters, digits and _ + . - (no leading '-')."""
+    return bool(text) and text.isascii() and not text.startswith("-") and all(c.isalnum() or c in "_+.-" for c in text)
 
 
 def is_version_number(text: str) -> bool:
