@@ -40,6 +40,7 @@ CUSPARSE_SOURCE = FAKE_RUNTIME_SOURCES / "fake_cusparse.c"
 CUDA_LIBRARIES = ("libcudart.so.13", "libcudart.so")
 HIP_LIBRARIES = ("libamdhip64.so.6", "libamdhip64.so")
 CUSPARSE_LIBRARIES = ("libcusparse.so.12", "libcusparse.so")
+HIPSPARSE_LIBRARIES = ("libhipsparse.so.1", "libhipsparse.so")
 
 
 @dataclass
@@ -109,8 +110,9 @@ def build_fake_runtimes(
     out_dir: str | os.PathLike, cc: str | None = None, runtimes: tuple[str, ...] = ("cuda", "hip")
 ) -> Path:
     """Build the fake runtimes into out_dir (cuda: libcudart.so.13 + libcudart.so and the fake cuSPARSE,
-    libcusparse.so.12 + libcusparse.so; hip: libamdhip64.so.6 + libamdhip64.so) with `cc` (a cross compiler
-    builds them for another host); returns out_dir."""
+    libcusparse.so.12 + libcusparse.so; hip: libamdhip64.so.6 + libamdhip64.so and the fake hipSPARSE,
+    libhipsparse.so.1 + libhipsparse.so) with `cc` (a cross compiler builds them for another host); returns
+    out_dir."""
     cc = cc or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         raise RuntimeError("no system C compiler (cc) to build the fake runtimes")
@@ -120,7 +122,10 @@ def build_fake_runtimes(
     cuda_runtime = (CUDA_LIBRARIES, [str(SOURCE), f"-Wl,--version-script={CUDART_VERSION_SCRIPT}"])
     builds = {
         "cuda": [cuda_runtime, (CUSPARSE_LIBRARIES, [str(CUSPARSE_SOURCE)])],
-        "hip": [(HIP_LIBRARIES, [str(SOURCE), "-DFAKE_HIP"])],
+        "hip": [
+            (HIP_LIBRARIES, [str(SOURCE), "-DFAKE_HIP"]),
+            (HIPSPARSE_LIBRARIES, [str(CUSPARSE_SOURCE), "-DFAKE_HIP"]),
+        ],
     }
     for (soname, link_name), arguments in [build for kind in runtimes for build in builds[kind]]:
         subprocess.run(

@@ -156,12 +156,35 @@ def test_unsupported_sparse_op_is_refused_at_the_op(tmp_path):
     assert done.stderr.count("\n") == 1
 
 
-def test_sparse_ops_on_hip_are_refused_at_the_op(tmp_path):
-    out = tmp_path / "hip.o"
-    done = run_cli("compile", str(SPMV_CSR), "--offload-arch", "gfx90a", "-o", str(out))
-    assert done.returncode == 1 and not out.exists()
-    assert done.stderr.startswith(f"{SPMV_CSR}:")
-    assert "sparse library" in done.stderr and done.stderr.count("\n") == 1
+def test_on_hip_the_same_calls_go_to_hipsparse(tmp_path, fake_hip):
+    bundle = tmp_path / "spmv.o"
+    done = run_cli("compile", str(SPMV_CSR), "--offload-arch", "gfx90a", "-o", str(bundle))
+    assert done.returncode == 0, done.stderr
+    words = link_words(str(bundle))
+    assert words.index("-lhipsparse") < words.index("-lamdhip64") and "-lcusparse" not in words
+    exe = tmp_path / "app"
+    done = run_cli("link", str(bundle), f"-L{fake_hip.lib_dir}", "-o", str(exe))
+    assert done.returncode == 0, done.stderr
+    result = fake_hip.run(exe)
+    assert result.returncode == 0, result.stderr
+    assert [api for api in result.apis() if "sparse" in api] == [
+        "hipsparseCreateCsr",
+        "hipsparseCreateDnVec",
+        "hipsparseCreateDnVec",
+        "hipsparseCreate",
+        "hipsparseSetStream",
+        "hipsparseSpMV_bufferSize",
+        "hipsparseSetStream",
+        "hipsparseSpMV",
+        "hipsparseDestroySpMat",
+        "hipsparseDestroyDnVec",
+        "hipsparseDestroyDnVec",
+        "hipsparseDestroy",
+    ]
+    (spmv,) = result.calls("hipsparseSpMV")
+    assert (spmv["alpha"], spmv["beta"], spmv["compute_type"]) == (1, 1, CUDA_R_32F)  # HIP_R_32F is 0 too
+    failed = fake_hip.run(exe, env={"FAKE_RT_FAIL": "hipsparseSpMV"})
+    assert (failed.returncode, failed.stderr) == (1, "hipsparseSpMV: invalid value\n")
 
 
 def test_a_program_without_any_gpu_operation_is_still_refused(tmp_path):

@@ -1,4 +1,5 @@
-"""The gpu dialect's sparse library operations on the vendor's sparse library, emitted into the bundle.
+"""The gpu dialect's sparse library operations on the vendor's sparse library (cuSPARSE, hipSPARSE),
+emitted into the bundle.
 
 Upstream `gpu-to-llvm` lowers gpu.create_dn_tensor/create_csr/spmv/... to calls of `mgpu*` functions
 (libmlir_cuda_runtime's cuSPARSE wrappers). This module defines those functions (llvmlite.ir) on the
@@ -14,7 +15,7 @@ exits with status 1, as the runtime shims do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from offload.errors import OffloadError
 
@@ -69,7 +70,11 @@ CUSPARSE = SparseLibrary(
     ),
 )
 
-SPARSE_LIBRARIES = {library.kind: library for library in (CUSPARSE,)}
+# hipSPARSE's generic API mirrors cuSPARSE's: the same function names after the prefix, the same enum values
+# (hipDataType, hipsparseIndexType_t, HIPSPARSE_ORDER_ROW 2, the default algorithms 0, the statuses).
+HIPSPARSE = replace(CUSPARSE, kind="hip", library="hipsparse", prefix="hipsparse")
+
+SPARSE_LIBRARIES = {library.kind: library for library in (CUSPARSE, HIPSPARSE)}
 
 # The gpu dialect's sparse host ops (their mgpu* functions are SPARSE_SHIMS' keys).
 SPARSE_OPS = frozenset(
@@ -101,7 +106,7 @@ SPARSE_OPS = frozenset(
 # Ops the generated code does not provide yet, and why (refused at compile, at the op).
 UNSUPPORTED_OPS = {
     "gpu.create_coo_aos": "cuSPARSE 12 removed the AoS COO format (cusparseCreateCooAoS): use gpu.create_coo",
-    "gpu.create_2to4_spmat": "2:4 structured sparsity (cuSPARSELt) is not supported yet",
+    "gpu.create_2to4_spmat": "2:4 structured sparsity (cuSPARSELt; hipSPARSE has none) is not supported yet",
 }
 
 

@@ -27,7 +27,7 @@ PASS_NAME = "mlir-offload-emulate"
 PLUGIN_SOURCE = "retarget.cpp"
 RUNTIME_SOURCE = "runtime.c"
 # Emulated libraries, by the -l name a bundle's record gives: linked only into executables that call them.
-LIBRARY_SOURCES = {"cusparse": "sparse.c"}
+LIBRARY_SOURCES = {"cusparse": "sparse.c", "hipsparse": "sparse.c"}
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "
@@ -175,13 +175,13 @@ def library_objects(bundles, tools: EmulationTools, llvm_triple: str, dry_run: b
     """The emulated libraries the bundles' records name, compiled for the host."""
     from offload.toolchain.link import bundle_libraries
 
-    objects = []
+    sources = []
     for library in bundle_libraries(bundles):
         source = LIBRARY_SOURCES.get(library)
         if source is None:
             raise OffloadError(f"--emulate: the bundle calls lib{library}, which the emulator does not provide")
-        objects.append(runtime_object(tools, llvm_triple, dry_run, source))
-    return objects
+        sources.append(source)
+    return [runtime_object(tools, llvm_triple, dry_run, source) for source in dict.fromkeys(sources)]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-/* A fake cuSPARSE (libcusparse.so.12) beside the fake CUDA runtime: the generic API's functions that
+/* A fake cuSPARSE (libcusparse.so.12) beside the fake CUDA runtime or, built with -DFAKE_HIP, a fake
+ * hipSPARSE (libhipsparse.so.1, the same API under its prefix) beside the fake HIP runtime: the generic API's functions that
  * mlir-offload's sparse shims call, logged one JSON object per line to $FAKE_RT_LOG (the runtime's log),
  * with their arguments; descriptors remember their sizes (cusparseSpMatGetSize), nothing is computed.
  * FAKE_RT_FAIL=api[:N] makes `api` fail (every call, or its Nth) with CUSPARSE_STATUS_INVALID_VALUE. */
@@ -9,6 +10,13 @@
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
+#ifdef FAKE_HIP
+#define NAME(name) hipsparse##name
+#define TEXT(name) "hipsparse" #name
+#else
+#define NAME(name) cusparse##name
+#define TEXT(name) "cusparse" #name
+#endif
 #define INVALID_VALUE 3
 
 static FILE *log_file;
@@ -60,37 +68,37 @@ static struct descriptor *descriptor(int64_t rows, int64_t cols, int64_t nnz) {
     return d;
 }
 
-EXPORT const char *cusparseGetErrorString(int status) { return status == INVALID_VALUE ? "invalid value" : "fake"; }
+EXPORT const char *NAME(GetErrorString)(int status) { return status == INVALID_VALUE ? "invalid value" : "fake"; }
 
-EXPORT int cusparseCreate(void **handle) {
+EXPORT int NAME(Create)(void **handle) {
     char f[64];
     *handle = descriptor(0, 0, 0);
     snprintf(f, sizeof f, "\"handle\":%lld", p(*handle));
-    return logged("cusparseCreate", f);
+    return logged(TEXT(Create), f);
 }
-EXPORT int cusparseDestroy(void *handle) {
+EXPORT int NAME(Destroy)(void *handle) {
     char f[64];
     snprintf(f, sizeof f, "\"handle\":%lld", p(handle));
     free(handle);
-    return logged("cusparseDestroy", f);
+    return logged(TEXT(Destroy), f);
 }
-EXPORT int cusparseSetStream(void *handle, void *stream) {
+EXPORT int NAME(SetStream)(void *handle, void *stream) {
     char f[96];
     snprintf(f, sizeof f, "\"handle\":%lld,\"stream\":%lld", p(handle), p(stream));
-    return logged("cusparseSetStream", f);
+    return logged(TEXT(SetStream), f);
 }
-EXPORT int cusparseCreateDnVec(void **out, int64_t size, void *values, int type) {
+EXPORT int NAME(CreateDnVec)(void **out, int64_t size, void *values, int type) {
     char f[128];
     *out = descriptor(size, 1, size);
     snprintf(f, sizeof f, "\"size\":%lld,\"values\":%lld,\"type\":%d", (long long)size, p(values), type);
-    return logged("cusparseCreateDnVec", f);
+    return logged(TEXT(CreateDnVec), f);
 }
-EXPORT int cusparseCreateDnMat(void **out, int64_t rows, int64_t cols, int64_t ld, void *values, int type, int order) {
+EXPORT int NAME(CreateDnMat)(void **out, int64_t rows, int64_t cols, int64_t ld, void *values, int type, int order) {
     char f[160];
     *out = descriptor(rows, cols, rows * cols);
     snprintf(f, sizeof f, "\"rows\":%lld,\"cols\":%lld,\"ld\":%lld,\"type\":%d,\"order\":%d", (long long)rows,
              (long long)cols, (long long)ld, type, order);
-    return logged("cusparseCreateDnMat", f);
+    return logged(TEXT(CreateDnMat), f);
 }
 static int sparse(const char *api, void **out, int64_t rows, int64_t cols, int64_t nnz, int offset_type, int index_type,
                   int base, int type) {
@@ -100,20 +108,20 @@ static int sparse(const char *api, void **out, int64_t rows, int64_t cols, int64
              "\"type\":%d", (long long)rows, (long long)cols, (long long)nnz, offset_type, index_type, base, type);
     return logged(api, f);
 }
-EXPORT int cusparseCreateCoo(void **out, int64_t rows, int64_t cols, int64_t nnz, void *r, void *c, void *v,
+EXPORT int NAME(CreateCoo)(void **out, int64_t rows, int64_t cols, int64_t nnz, void *r, void *c, void *v,
                              int index_type, int base, int type) {
     (void)r, (void)c, (void)v;
-    return sparse("cusparseCreateCoo", out, rows, cols, nnz, index_type, index_type, base, type);
+    return sparse(TEXT(CreateCoo), out, rows, cols, nnz, index_type, index_type, base, type);
 }
-EXPORT int cusparseCreateCsr(void **out, int64_t rows, int64_t cols, int64_t nnz, void *o, void *i, void *v,
+EXPORT int NAME(CreateCsr)(void **out, int64_t rows, int64_t cols, int64_t nnz, void *o, void *i, void *v,
                              int offset_type, int index_type, int base, int type) {
     (void)o, (void)i, (void)v;
-    return sparse("cusparseCreateCsr", out, rows, cols, nnz, offset_type, index_type, base, type);
+    return sparse(TEXT(CreateCsr), out, rows, cols, nnz, offset_type, index_type, base, type);
 }
-EXPORT int cusparseCreateCsc(void **out, int64_t rows, int64_t cols, int64_t nnz, void *o, void *i, void *v,
+EXPORT int NAME(CreateCsc)(void **out, int64_t rows, int64_t cols, int64_t nnz, void *o, void *i, void *v,
                              int offset_type, int index_type, int base, int type) {
     (void)o, (void)i, (void)v;
-    return sparse("cusparseCreateCsc", out, rows, cols, nnz, offset_type, index_type, base, type);
+    return sparse(TEXT(CreateCsc), out, rows, cols, nnz, offset_type, index_type, base, type);
 }
 static int destroy(const char *api, void *d) {
     char f[64];
@@ -121,12 +129,12 @@ static int destroy(const char *api, void *d) {
     free(d);
     return logged(api, f);
 }
-EXPORT int cusparseDestroyDnVec(void *d) { return destroy("cusparseDestroyDnVec", d); }
-EXPORT int cusparseDestroyDnMat(void *d) { return destroy("cusparseDestroyDnMat", d); }
-EXPORT int cusparseDestroySpMat(void *d) { return destroy("cusparseDestroySpMat", d); }
-EXPORT int cusparseSpMatGetSize(const struct descriptor *d, int64_t *rows, int64_t *cols, int64_t *nnz) {
+EXPORT int NAME(DestroyDnVec)(void *d) { return destroy(TEXT(DestroyDnVec), d); }
+EXPORT int NAME(DestroyDnMat)(void *d) { return destroy(TEXT(DestroyDnMat), d); }
+EXPORT int NAME(DestroySpMat)(void *d) { return destroy(TEXT(DestroySpMat), d); }
+EXPORT int NAME(SpMatGetSize)(const struct descriptor *d, int64_t *rows, int64_t *cols, int64_t *nnz) {
     *rows = d->rows, *cols = d->cols, *nnz = d->nnz;
-    return logged("cusparseSpMatGetSize", "");
+    return logged(TEXT(SpMatGetSize), "");
 }
 
 /* alpha and beta as the f32 and f64 they are for those compute types (1: upstream's). */
@@ -135,33 +143,33 @@ static void scalars(char *f, size_t size, int op_a, int op_b, const void *alpha,
     double b = type == 0 ? *(const float *)beta : *(const double *)beta;
     snprintf(f, size, "\"op_a\":%d,\"op_b\":%d,\"alpha\":%g,\"beta\":%g,\"compute_type\":%d", op_a, op_b, a, b, type);
 }
-EXPORT int cusparseSpMV_bufferSize(void *h, int op, const void *alpha, void *a, void *x, const void *beta, void *y,
+EXPORT int NAME(SpMV_bufferSize)(void *h, int op, const void *alpha, void *a, void *x, const void *beta, void *y,
                                    int type, int alg, size_t *size) {
     char f[192];
     (void)h, (void)a, (void)x, (void)y, (void)alg;
     scalars(f, sizeof f, op, -1, alpha, beta, type);
     *size = 256;
-    return logged("cusparseSpMV_bufferSize", f);
+    return logged(TEXT(SpMV_bufferSize), f);
 }
-EXPORT int cusparseSpMV(void *h, int op, const void *alpha, void *a, void *x, const void *beta, void *y, int type,
+EXPORT int NAME(SpMV)(void *h, int op, const void *alpha, void *a, void *x, const void *beta, void *y, int type,
                         int alg, void *buffer) {
     char f[192];
     (void)h, (void)a, (void)x, (void)y, (void)alg, (void)buffer;
     scalars(f, sizeof f, op, -1, alpha, beta, type);
-    return logged("cusparseSpMV", f);
+    return logged(TEXT(SpMV), f);
 }
-EXPORT int cusparseSpMM_bufferSize(void *h, int op_a, int op_b, const void *alpha, void *a, void *b, const void *beta,
+EXPORT int NAME(SpMM_bufferSize)(void *h, int op_a, int op_b, const void *alpha, void *a, void *b, const void *beta,
                                    void *c, int type, int alg, size_t *size) {
     char f[192];
     (void)h, (void)a, (void)b, (void)c, (void)alg;
     scalars(f, sizeof f, op_a, op_b, alpha, beta, type);
     *size = 0; /* a zero-byte answer: the shim asks for 1 (upstream's) */
-    return logged("cusparseSpMM_bufferSize", f);
+    return logged(TEXT(SpMM_bufferSize), f);
 }
-EXPORT int cusparseSpMM(void *h, int op_a, int op_b, const void *alpha, void *a, void *b, const void *beta, void *c,
+EXPORT int NAME(SpMM)(void *h, int op_a, int op_b, const void *alpha, void *a, void *b, const void *beta, void *c,
                         int type, int alg, void *buffer) {
     char f[192];
     (void)h, (void)a, (void)b, (void)c, (void)alg, (void)buffer;
     scalars(f, sizeof f, op_a, op_b, alpha, beta, type);
-    return logged("cusparseSpMM", f);
+    return logged(TEXT(SpMM), f);
 }

@@ -433,3 +433,33 @@ EXPORT int cusparseSpGEMM_copy(struct handle *h, int op_a, int op_b, const void 
     c->nnz = d->nnz;
     return SUCCESS;
 }
+
+/* hipSPARSE's generic API is cuSPARSE's under another prefix, with the same enum values and statuses; the
+ * emulator's streams are one set under both runtimes' names. */
+#define HIPSPARSE(name) extern __typeof__(cusparse##name) hipsparse##name __attribute__((alias("cusparse" #name), visibility("default")))
+HIPSPARSE(GetErrorString);
+HIPSPARSE(Create);
+HIPSPARSE(Destroy);
+HIPSPARSE(SetStream);
+HIPSPARSE(CreateDnVec);
+HIPSPARSE(CreateDnMat);
+HIPSPARSE(DestroyDnVec);
+HIPSPARSE(DestroyDnMat);
+HIPSPARSE(CreateCoo);
+HIPSPARSE(CreateCsr);
+HIPSPARSE(CreateCsc);
+HIPSPARSE(CreateBsr);
+HIPSPARSE(DestroySpMat);
+HIPSPARSE(SpMatGetSize);
+HIPSPARSE(CsrSetPointers);
+HIPSPARSE(SpMV_bufferSize);
+HIPSPARSE(SpMV);
+HIPSPARSE(SpMM_bufferSize);
+HIPSPARSE(SpMM);
+HIPSPARSE(SDDMM_bufferSize);
+HIPSPARSE(SDDMM);
+HIPSPARSE(SpGEMM_createDescr);
+HIPSPARSE(SpGEMM_destroyDescr);
+HIPSPARSE(SpGEMM_workEstimation);
+HIPSPARSE(SpGEMM_compute);
+HIPSPARSE(SpGEMM_copy);

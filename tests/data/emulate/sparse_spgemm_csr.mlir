@@ -3,7 +3,7 @@
 // run with the buffer allocated; C's size read with gpu.spmat_get_size, its arrays allocated for that many
 // nonzeros and handed over with gpu.set_csr_pointers; gpu.spgemm_copy fills them.
 //   A = [[1 0 2] [0 3 0] [4 0 5]]: A A = [[9 0 12] [0 9 0] [24 0 33]]
-// ARCHS: sm_80
+// ARCHS: sm_80 gfx90a
 // WRONG: A's last value is 6 instead of 5
 // WRONG-FROM:   memref.global "private" constant @val : memref<5xf32> = dense<[1.0, 2.0, 3.0, 4.0, 5.0]>
 // WRONG-TO:   memref.global "private" constant @val : memref<5xf32> = dense<[1.0, 2.0, 3.0, 4.0, 6.0]>

@@ -2,7 +2,7 @@
 // CSR matrix of f32 values and i32 positions and coordinates, every op on one token chain (a stream), the
 // buffer the size query asked for allocated in between. No device code: the program is host operations.
 //   A = [[1 0 2 0] [0 0 0 3] [4 5 0 0]], x = [1 2 3 4], y = [10 10 10]  ->  y = [17 22 24]
-// ARCHS: sm_80
+// ARCHS: sm_80 gfx90a
 // WRONG: the matrix's second coordinate names column 3 instead of 2
 // WRONG-FROM:   memref.global "private" constant @crd : memref<5xi32> = dense<[0, 2, 3, 0, 1]>
 // WRONG-TO:   memref.global "private" constant @crd : memref<5xi32> = dense<[0, 3, 3, 0, 1]>
