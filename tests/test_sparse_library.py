@@ -19,6 +19,7 @@ from test_ship_target import _make, _scrubbed_env, _unpack
 PROGRAMS = REPO / "tests" / "data" / "emulate"
 SPMV_CSR = PROGRAMS / "sparse_spmv_csr.mlir"  # async, f32, CSR, SpMV, host operations only
 SPMM_COO = PROGRAMS / "sparse_spmm_coo.mlir"  # synchronous, f64, COO (index coordinates), SpMM transposed, SpMV
+STRUCTURED = PROGRAMS / "sparse_2to4_spmm.mlir"  # cuSPARSELt: 2:4 SpMM, f16, pruned and checked
 WITHOUT_SPARSE = PROGRAMS / "async_copy.mlir"
 
 CUDA_R_32F, CUDA_R_64F = 0, 1
@@ -261,3 +262,58 @@ def test_a_manifest_naming_an_option_as_library_is_refused(tmp_path):
     assert "field 'libraries' is not a list of library names" in done.stderr and done.stderr.count("\n") == 1
     with tarfile.open(archive) as tar:
         assert "spmv/manifest.json" in tar.getnames()
+
+
+def test_2to4_spmm_calls_cusparselt_as_upstream_does(tmp_path, fake_cuda):
+    bundle = compiled(tmp_path, STRUCTURED)
+    words = link_words(bundle)
+    assert "-lcusparseLt" in words and "-lcusparse" not in words
+    exe = linked(tmp_path, bundle, fake_cuda)
+    result = fake_cuda.run(exe)
+    assert result.returncode == 0, result.stderr
+    assert [api for api in result.apis() if api.startswith("cusparseLt")] == [
+        "cusparseLtInit",
+        "cusparseLtStructuredDescriptorInit",
+        "cusparseLtDenseDescriptorInit",
+        "cusparseLtDenseDescriptorInit",
+        "cusparseLtMatmulDescriptorInit",
+        "cusparseLtMatmulAlgSelectionInit",
+        "cusparseLtMatmulPlanInit",
+        "cusparseLtMatmulGetWorkspace",
+        "cusparseLtSpMMACompressedSize",
+        "cusparseLtSpMMAPrune",
+        "cusparseLtSpMMAPruneCheck",
+        "cusparseLtSpMMACompress",
+        "cusparseLtMatmul",
+        "cusparseLtMatDescriptorDestroy",
+        "cusparseLtMatmulPlanDestroy",
+        "cusparseLtMatmulAlgSelectionDestroy",
+        "cusparseLtMatDescriptorDestroy",
+        "cusparseLtMatDescriptorDestroy",
+        "cusparseLtDestroy",
+    ]
+    matrices = result.calls("cusparseLtStructuredDescriptorInit") + result.calls("cusparseLtDenseDescriptorInit")
+    assert {(m["rows"], m["cols"], m["ld"], m["alignment"], m["type"], m["order"]) for m in matrices} == {
+        (32, 32, 32, 16, 2, CUSPARSE_ORDER_ROW)  # CUDA_R_16F, row-major
+    }
+    (matmul,) = result.calls("cusparseLtMatmulDescriptorInit")
+    assert matmul["compute"] == 1  # MLIR's f16 (0) is cuSPARSELt 0.10's CUSPARSE_COMPUTE_16F
+    (prune,) = result.calls("cusparseLtSpMMAPrune")
+    assert (prune["in_place"], prune["algorithm"]) == (1, 1) and prune["stream"] != 0  # STRIP, on the stream
+    (product,) = result.calls("cusparseLtMatmul")
+    assert (product["alpha"], product["beta"], product["c_is_d"], product["streams"]) == (1, 1, 1, 1)
+    # After A, B and C: the prune check's flag (4 bytes, freed), then the sizes asked for (4096-byte workspace,
+    # 1024 compressed, 0 -> 1), which the program allocates as f16 elements (upstream's memref<?xf16> buffers).
+    assert [c["size"] for c in result.calls("cudaMalloc")][3:7] == [4, 8192, 2048, 2]
+    warned = fake_cuda.run(exe, env={"FAKE_LT_NOT_2TO4": "1"})
+    assert warned.returncode == 0 and "the matrix is not 2:4 after pruning" in warned.stderr
+    failed = fake_cuda.run(exe, env={"FAKE_RT_FAIL": "cusparseLtMatmul"})
+    assert (failed.returncode, failed.stderr) == (1, "cusparseLtMatmul: invalid value\n")
+
+
+def test_2to4_on_hip_is_refused_at_the_op(tmp_path):
+    out = tmp_path / "hip.o"
+    done = run_cli("compile", str(STRUCTURED), "--offload-arch", "gfx90a", "-o", str(out))
+    assert done.returncode == 1 and not out.exists()
+    assert done.stderr.startswith(f"{STRUCTURED}:63:16: error: 'gpu.create_2to4_spmat': 2:4 structured sparsity")
+    assert done.stderr.count("\n") == 1

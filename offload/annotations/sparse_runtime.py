@@ -23,7 +23,7 @@ EXIT_STATUS_ON_LIBRARY_ERROR = 1
 HANDLE_GLOBAL = "__mlir_offload_sparse.handle"
 HANDLE_FUNCTION = "__mlir_offload_sparse.handle_on"
 DESTROY_FUNCTION = "__mlir_offload_sparse.destroy_handle"
-CHECK_FUNCTION = "__mlir_offload_sparse.check"
+CHECK_FUNCTION = "__mlir_offload_sparse.check"  # .<library prefix>
 SCALAR_BYTES = 16  # the largest compute type's scalar (complex double)
 
 
@@ -103,11 +103,43 @@ SPARSE_OPS = frozenset(
     )
 )
 
-# Ops the generated code does not provide yet, and why (refused at compile, at the op).
+# Ops the generated code does not provide, and why (refused at compile, at the op).
 UNSUPPORTED_OPS = {
     "gpu.create_coo_aos": "cuSPARSE 12 removed the AoS COO format (cusparseCreateCooAoS): use gpu.create_coo",
-    "gpu.create_2to4_spmat": "2:4 structured sparsity (cuSPARSELt; hipSPARSE has none) is not supported yet",
 }
+
+
+@dataclass(frozen=True)
+class StructuredLibrary:
+    """A vendor's library for 2:4 structured sparsity (cuSPARSELt): its -l name, prefix and values."""
+
+    kind: str
+    library: str  # -l<library>
+    prefix: str  # "cusparseLt"
+    opaque_bytes: int  # sizeof each of its handle, matrix, matmul, algorithm and plan structs
+    alignment: int  # the bytes each matrix's values are aligned to (upstream's 16)
+    order_row: int
+    sparsity_50_percent: int
+    default_algorithm: int
+    prune_strip: int  # CUSPARSELT_PRUNE_SPMMA_STRIP: upstream's pruning
+    # MLIR's compute type value (gpu-to-llvm: f16 0, i32 1) -> the library's cusparseComputeType.
+    compute_types: tuple[tuple[int, int], ...]
+
+
+CUSPARSELT = StructuredLibrary(
+    kind="cuda",
+    library="cusparseLt",
+    prefix="cusparseLt",
+    opaque_bytes=512,  # cuSPARSELt 0.10 (CUDA 13): alignas(16) uint8_t data[512]
+    alignment=16,
+    order_row=2,
+    sparsity_50_percent=0,
+    default_algorithm=0,
+    prune_strip=1,
+    compute_types=((0, 1), (1, 0)),  # CUSPARSE_COMPUTE_16F 1, CUSPARSE_COMPUTE_32I 0
+)
+STRUCTURED_LIBRARIES = {library.kind: library for library in (CUSPARSELT,)}
+STRUCTURED_OPS = frozenset(("gpu.create_2to4_spmat",))
 
 
 def sparse_library_for(offload_kind: str) -> SparseLibrary:
@@ -120,19 +152,34 @@ def sparse_library_for(offload_kind: str) -> SparseLibrary:
     return library
 
 
+def unavailable_op(name: str, offload_kind: str) -> str | None:
+    """Why the runtime of `offload_kind` cannot run sparse op `name`, or None."""
+    if name in STRUCTURED_OPS and offload_kind not in STRUCTURED_LIBRARIES:
+        return f"2:4 structured sparsity needs cuSPARSELt; the {offload_kind} runtime's sparse library has none"
+    if name in SPARSE_OPS and offload_kind not in SPARSE_LIBRARIES:
+        return (
+            f"the gpu dialect's sparse operations need a sparse library; mlir-offload has none for the "
+            f"{offload_kind} runtime"
+        )
+    return None
+
+
 def libraries_used(runtime_functions, offload_kind: str) -> tuple[str, ...]:
     """The -l names the host code's mgpu* functions need beyond the vendor runtime."""
+    used = []
     if any(name in SPARSE_SHIMS for name in runtime_functions):
-        return (sparse_library_for(offload_kind).library,)
-    return ()
+        used.append(sparse_library_for(offload_kind).library)
+    if any(name in STRUCTURED_SHIMS for name in runtime_functions):
+        used.append(STRUCTURED_LIBRARIES[offload_kind].library)
+    return tuple(used)
 
 
 class SparseEmitter:
     """The library's handle, checked calls and scalars, inside a runtime.RuntimeEmitter's module."""
 
-    def __init__(self, e):
+    def __init__(self, e, library=None):
         self.e = e
-        self.library = sparse_library_for(e.runtime.kind)
+        self.library = library or sparse_library_for(e.runtime.kind)
 
     def function(self, generic: str, args, ret=None):
         e = self.e
@@ -142,10 +189,11 @@ class SparseEmitter:
         """`void check(i32 status, ptr name)`: a nonzero status prints `name: error string` and exits 1."""
         e = self.e
         ir = e.ir
-        existing = e.module.globals.get(CHECK_FUNCTION)
+        name = f"{CHECK_FUNCTION}.{self.library.prefix}"
+        existing = e.module.globals.get(name)
         if existing is not None:
             return existing
-        fn = ir.Function(e.module, ir.FunctionType(e.void, [e.i32, e.ptr]), CHECK_FUNCTION)
+        fn = ir.Function(e.module, ir.FunctionType(e.void, [e.i32, e.ptr]), name)
         fn.linkage = "internal"
         status, name = fn.args
         b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -431,4 +479,250 @@ SPARSE_SHIMS = {
     "mgpuSpGEMMWorkEstimation": _spgemm_phase("mgpuSpGEMMWorkEstimation", "SpGEMM_workEstimation"),
     "mgpuSpGEMMCompute": _spgemm_phase("mgpuSpGEMMCompute", "SpGEMM_compute"),
     "mgpuSpGEMMCopy": _spgemm_copy,
+}
+
+
+# ---- 2:4 structured sparsity (cuSPARSELt) ----------------------------------------------------------------
+# gpu-to-llvm gives each 2:4 matrix and each dense matrix used with one a stack slot of upstream's sizes
+# (44104 and 11032 bytes, 16-byte aligned), which these shims lay out as
+#   2:4 matrix: matrix descriptor, algorithm selection, plan, matmul descriptor (opaque_bytes each), then
+#               i64 values pointer, i64 planned (the plan and algorithm selection exist)
+#   dense matrix: matrix descriptor, then i64 values pointer.
+LT_HANDLE_GLOBAL = "__mlir_offload_sparse_lt.handle"
+LT_READY_GLOBAL = "__mlir_offload_sparse_lt.ready"
+LT_HANDLE_FUNCTION = "__mlir_offload_sparse_lt.handle_ready"
+LT_DESTROY_FUNCTION = "__mlir_offload_sparse_lt.destroy_handle"
+LT_SPARSE_SLOTS = ("matrix", "algorithm", "plan", "matmul")
+
+
+class StructuredEmitter(SparseEmitter):
+    def __init__(self, e):
+        library = STRUCTURED_LIBRARIES.get(e.runtime.kind)
+        if library is None:
+            raise OffloadError(f"2:4 structured sparsity needs cuSPARSELt, which the {e.runtime.kind} runtime lacks")
+        super().__init__(e, library)
+        self.lt = library
+
+    def slot(self, b, base, index: int):
+        """The address of the index-th opaque struct (or, past them, i64 field) of a shim-laid-out slot."""
+        return b.gep(base, [self.e.ir.Constant(self.e.i64, index * self.lt.opaque_bytes)], source_etype=self.e.i8)
+
+    def field(self, b, base, opaque_count: int, index: int):
+        offset = opaque_count * self.lt.opaque_bytes + 8 * index
+        return b.gep(base, [self.e.ir.Constant(self.e.i64, offset)], source_etype=self.e.i8)
+
+    def handle(self, b):
+        """The program's cuSPARSELt handle (initialized on first use, destroyed at exit)."""
+        return b.call(self._lt_handle_function(), [])
+
+    def _lt_handle_function(self):
+        e = self.e
+        ir = e.ir
+        existing = e.module.globals.get(LT_HANDLE_FUNCTION)
+        if existing is not None:
+            return existing
+        storage = ir.GlobalVariable(e.module, ir.ArrayType(e.i8, self.lt.opaque_bytes), LT_HANDLE_GLOBAL)
+        storage.linkage = "internal"
+        storage.initializer = ir.Constant(storage.value_type, None)
+        storage.align = 16
+        ready = ir.GlobalVariable(e.module, e.i8, LT_READY_GLOBAL)
+        ready.linkage = "internal"
+        ready.initializer = ir.Constant(e.i8, 0)
+        fn = ir.Function(e.module, ir.FunctionType(e.ptr, []), LT_HANDLE_FUNCTION)
+        fn.linkage = "internal"
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        create, done = fn.append_basic_block("create"), fn.append_basic_block("ready")
+        b.cbranch(b.icmp_unsigned("==", b.load(ready, typ=e.i8), ir.Constant(e.i8, 0)), create, done)
+        b.position_at_end(create)
+        self.call(b, "Init", [storage])
+        b.store(ir.Constant(e.i8, 1), ready)
+        destroy = ir.Function(e.module, ir.FunctionType(e.void, []), LT_DESTROY_FUNCTION)
+        destroy.linkage = "internal"
+        db = ir.IRBuilder(destroy.append_basic_block("entry"))
+        status = db.call(self.function("Destroy", [e.ptr]), [storage])
+        failed, fine = destroy.append_basic_block("failed"), destroy.append_basic_block("done")
+        db.cbranch(db.icmp_unsigned("!=", status, ir.Constant(e.i32, 0)), failed, fine)
+        db.position_at_end(failed)
+        message = db.call(self.function("GetErrorString", [e.i32], e.ptr), [status])
+        dprintf = e.declare("dprintf", e.i32, [e.i32, e.ptr], var_arg=True)
+        db.call(dprintf, [ir.Constant(e.i32, 2), e.cstring("%s: %s\n"), e.cstring("cusparseLtDestroy"), message])
+        db.call(e.declare("_exit", e.void, [e.i32]), [ir.Constant(e.i32, EXIT_STATUS_ON_LIBRARY_ERROR)])
+        db.unreachable()
+        db.position_at_end(fine)
+        db.ret_void()
+        registered = b.call(e.declare("atexit", e.i32, [e.ptr]), [destroy])
+        atexit_failed = fn.append_basic_block("atexit_failed")
+        b.cbranch(b.icmp_unsigned("==", registered, ir.Constant(e.i32, 0)), done, atexit_failed)
+        b.position_at_end(atexit_failed)
+        b.call(dprintf, [ir.Constant(e.i32, 2), e.cstring("atexit: cannot register the sparse library's cleanup\n")])
+        b.call(e.declare("exit", e.void, [e.i32]), [ir.Constant(e.i32, EXIT_STATUS_ON_LIBRARY_ERROR)])
+        b.unreachable()
+        b.position_at_end(done)
+        b.ret(storage)
+        return fn
+
+    def zeroed(self, b, base, size: int) -> None:
+        e = self.e
+        memset = e.declare("memset", e.ptr, [e.ptr, e.i32, e.i64])
+        b.call(memset, [base, e.ir.Constant(e.i32, 0), e.ir.Constant(e.i64, size)])
+
+    def compute_type(self, b, mlir_value):
+        """The library's compute type for MLIR's value (unknown values pass through, for the library to refuse)."""
+        result = mlir_value
+        for ours, theirs in self.lt.compute_types:
+            same = b.icmp_unsigned("==", mlir_value, self.constant(ours))
+            result = b.select(same, self.constant(theirs), result)
+        return result
+
+
+def _lt_create_2to4(e):
+    s = StructuredEmitter(e)
+    fn, b = _shim(e, "mgpuCusparseLtCreate2To4SpMat", e.void, [e.ptr, e.i64, e.i64, e.ptr, e.i32, e.ptr])
+    slot, rows, cols, values, data_type, _stream = fn.args
+    lib = s.lt
+    s.zeroed(b, slot, len(LT_SPARSE_SLOTS) * lib.opaque_bytes + 16)
+    b.store(values, s.field(b, slot, len(LT_SPARSE_SLOTS), 0))
+    alignment = e.ir.Constant(e.i32, lib.alignment)
+    s.call(
+        b,
+        "StructuredDescriptorInit",
+        [
+            s.handle(b),
+            slot,
+            rows,
+            cols,
+            cols,
+            alignment,
+            data_type,
+            s.constant(lib.order_row),
+            s.constant(lib.sparsity_50_percent),
+        ],
+    )
+    b.ret_void()
+
+
+def _lt_create_dense(e):
+    s = StructuredEmitter(e)
+    fn, b = _shim(e, "mgpuCreateCuSparseLtDnMat", e.void, [e.ptr, e.i64, e.i64, e.ptr, e.i32, e.ptr])
+    slot, rows, cols, values, data_type, _stream = fn.args
+    lib = s.lt
+    s.zeroed(b, slot, lib.opaque_bytes + 8)
+    b.store(values, s.field(b, slot, 1, 0))
+    alignment = e.ir.Constant(e.i32, lib.alignment)
+    s.call(
+        b, "DenseDescriptorInit", [s.handle(b), slot, rows, cols, cols, alignment, data_type, s.constant(lib.order_row)]
+    )
+    b.ret_void()
+
+
+def _lt_buffer_size(e):
+    """mgpuCuSparseLtSpMMBufferSize(i64 sizes[3], mode A, mode B, A, B, C, compute type, prune flag, stream):
+    the matmul descriptor, algorithm and plan of A; the workspace, compressed and compression-buffer sizes
+    (0 reported as 1); then, as the flag says (1: prune, 2: prune and check), A pruned in place to 2:4 along
+    its rows, the check's failure one warning line."""
+    s = StructuredEmitter(e)
+    ir = e.ir
+    fn, b = _shim(
+        e, "mgpuCuSparseLtSpMMBufferSize", e.void, [e.ptr, e.i32, e.i32, e.ptr, e.ptr, e.ptr, e.i32, e.i32, e.ptr]
+    )
+    sizes, mode_a, mode_b, a, bm, c, compute, prune, stream = fn.args
+    lib = s.lt
+    handle = s.handle(b)
+    matrix, algorithm, plan, matmul = (s.slot(b, a, i) for i in range(4))
+    s.call(b, "MatmulDescriptorInit", [handle, matmul, mode_a, mode_b, matrix, bm, c, c, s.compute_type(b, compute)])
+    s.call(b, "MatmulAlgSelectionInit", [handle, algorithm, matmul, s.constant(lib.default_algorithm)])
+    s.call(b, "MatmulPlanInit", [handle, plan, matmul, algorithm])
+    b.store(ir.Constant(e.i64, 1), s.field(b, a, len(LT_SPARSE_SLOTS), 1))
+    workspace = sizes
+    compressed = b.gep(sizes, [ir.Constant(e.i64, 1)], source_etype=e.i64)
+    compressed_buffer = b.gep(sizes, [ir.Constant(e.i64, 2)], source_etype=e.i64)
+    s.call(b, "MatmulGetWorkspace", [handle, plan, workspace])
+    s.call(b, "SpMMACompressedSize", [handle, plan, compressed, compressed_buffer])
+    for pointer in (workspace, compressed, compressed_buffer):
+        value = b.load(pointer, typ=e.i64)
+        b.store(b.select(b.icmp_unsigned("==", value, ir.Constant(e.i64, 0)), ir.Constant(e.i64, 1), value), pointer)
+    values = b.load(s.field(b, a, len(LT_SPARSE_SLOTS), 0), typ=e.ptr)
+    prune_block, check_block, done = (fn.append_basic_block(n) for n in ("prune", "check", "done"))
+    b.cbranch(b.icmp_unsigned("!=", prune, ir.Constant(e.i32, 0)), prune_block, done)
+    b.position_at_end(prune_block)
+    s.call(b, "SpMMAPrune", [handle, matmul, values, values, s.constant(lib.prune_strip), stream])
+    b.cbranch(b.icmp_unsigned("==", prune, ir.Constant(e.i32, 2)), check_block, done)
+    b.position_at_end(check_block)
+    valid_device = e.call_with_out_pointer(b, "Malloc", [ir.Constant(e.i64, 4)])
+    s.call(b, "SpMMAPruneCheck", [handle, matmul, values, valid_device, stream])
+    valid = b.alloca(e.i32)
+    b.store(ir.Constant(e.i32, 0), valid)
+    memcpy_default = ir.Constant(e.i32, e.runtime.memcpy_default)
+    e.checked_call(b, "MemcpyAsync", [valid, valid_device, ir.Constant(e.i64, 4), memcpy_default, stream])
+    e.checked_call(b, "StreamSynchronize", [stream])
+    e.checked_call(b, "Free", [valid_device])
+    invalid, checked = fn.append_basic_block("not_2to4"), fn.append_basic_block("checked")
+    b.cbranch(b.icmp_unsigned("!=", b.load(valid, typ=e.i32), ir.Constant(e.i32, 0)), invalid, checked)
+    b.position_at_end(invalid)
+    dprintf = e.declare("dprintf", e.i32, [e.i32, e.ptr], var_arg=True)
+    warning = "cusparseLtSpMMAPruneCheck: the matrix is not 2:4 after pruning: the product will be wrong\n"
+    b.call(dprintf, [ir.Constant(e.i32, 2), e.cstring(warning)])
+    b.branch(checked)
+    b.position_at_end(checked)
+    b.branch(done)
+    b.position_at_end(done)
+    b.ret_void()
+
+
+def _lt_spmm(e):
+    """mgpuCuSparseLtSpMM(A, B, C, workspace, compressed, compression buffer, stream): A compressed, then
+    C = A B + C (alpha = beta = 1, as floats: cuSPARSELt's scalars) on the stream."""
+    s = StructuredEmitter(e)
+    ir = e.ir
+    fn, b = _shim(e, "mgpuCuSparseLtSpMM", e.void, [e.ptr] * 7)
+    a, bm, c, workspace, compressed, compressed_buffer, stream = fn.args
+    handle = s.handle(b)
+    plan = s.slot(b, a, 2)
+    values = b.load(s.field(b, a, len(LT_SPARSE_SLOTS), 0), typ=e.ptr)
+    s.call(b, "SpMMACompress", [handle, plan, values, compressed, compressed_buffer, stream])
+    one = b.alloca(ir.FloatType())
+    b.store(ir.Constant(ir.FloatType(), 1.0), one)
+    streams = b.alloca(e.ptr)
+    b.store(stream, streams)
+    b_values = b.load(s.field(b, bm, 1, 0), typ=e.ptr)
+    c_values = b.load(s.field(b, c, 1, 0), typ=e.ptr)
+    s.call(
+        b,
+        "Matmul",
+        [handle, plan, one, compressed, b_values, one, c_values, c_values, workspace, streams, ir.Constant(e.i32, 1)],
+    )
+    b.ret_void()
+
+
+def _lt_destroy_sparse(e):
+    s = StructuredEmitter(e)
+    ir = e.ir
+    fn, b = _shim(e, "mgpuDestroyCuSparseLtSpMat", e.void, [e.ptr, e.ptr])
+    slot = fn.args[0]
+    s.call(b, "MatDescriptorDestroy", [slot])
+    planned = b.load(s.field(b, slot, len(LT_SPARSE_SLOTS), 1), typ=e.i64)
+    destroy, done = fn.append_basic_block("planned"), fn.append_basic_block("done")
+    b.cbranch(b.icmp_unsigned("!=", planned, ir.Constant(e.i64, 0)), destroy, done)
+    b.position_at_end(destroy)
+    s.call(b, "MatmulPlanDestroy", [s.slot(b, slot, 2)])
+    s.call(b, "MatmulAlgSelectionDestroy", [s.slot(b, slot, 1)])
+    b.branch(done)
+    b.position_at_end(done)
+    b.ret_void()
+
+
+def _lt_destroy_dense(e):
+    s = StructuredEmitter(e)
+    fn, b = _shim(e, "mgpuDestroyCuSparseLtDnMat", e.void, [e.ptr, e.ptr])
+    s.call(b, "MatDescriptorDestroy", [fn.args[0]])
+    b.ret_void()
+
+
+STRUCTURED_SHIMS = {
+    "mgpuCusparseLtCreate2To4SpMat": _lt_create_2to4,
+    "mgpuCreateCuSparseLtDnMat": _lt_create_dense,
+    "mgpuCuSparseLtSpMMBufferSize": _lt_buffer_size,
+    "mgpuCuSparseLtSpMM": _lt_spmm,
+    "mgpuDestroyCuSparseLtSpMat": _lt_destroy_sparse,
+    "mgpuDestroyCuSparseLtDnMat": _lt_destroy_dense,
 }

@@ -27,7 +27,7 @@ PASS_NAME = "mlir-offload-emulate"
 PLUGIN_SOURCE = "retarget.cpp"
 RUNTIME_SOURCE = "runtime.c"
 # Emulated libraries, by the -l name a bundle's record gives: linked only into executables that call them.
-LIBRARY_SOURCES = {"cusparse": "sparse.c", "hipsparse": "sparse.c"}
+LIBRARY_SOURCES = {"cusparse": "sparse.c", "hipsparse": "sparse.c", "cusparseLt": "sparselt.c"}
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "
