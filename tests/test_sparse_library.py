@@ -63,7 +63,12 @@ def test_the_record_names_cusparse_and_link_adds_it_before_the_runtime(spmv_bund
 
 
 def test_host_only_spmv_calls_cusparse_on_its_stream(spmv_bundle, tmp_path, fake_cuda):
-    result = fake_cuda.run(linked(tmp_path, spmv_bundle, fake_cuda))
+    exe = linked(tmp_path, spmv_bundle, fake_cuda)
+    verified = run_cli("verify", exe)
+    assert verified.returncode == 0, verified.stderr
+    assert "calls libcusparse: 10 function(s)" in verified.stdout
+    assert "no kernels: the program's GPU work is host operations" in verified.stdout
+    result = fake_cuda.run(exe)
     assert result.returncode == 0, result.stderr
     assert result.kernels_registered() == []
     sparse = [api for api in result.apis() if api.startswith("cusparse")]
@@ -269,6 +274,7 @@ def test_2to4_spmm_calls_cusparselt_as_upstream_does(tmp_path, fake_cuda):
     words = link_words(bundle)
     assert "-lcusparseLt" in words and "-lcusparse" not in words
     exe = linked(tmp_path, bundle, fake_cuda)
+    assert "calls libcusparseLt: 17 function(s)" in run_cli("verify", exe).stdout
     result = fake_cuda.run(exe)
     assert result.returncode == 0, result.stderr
     assert [api for api in result.apis() if api.startswith("cusparseLt")] == [

@@ -145,6 +145,16 @@ def runtime_link_flags(
 
 VENDORS = {vendor.offload_kind: vendor for vendor in (CUDA, HIP)}
 
+# The libraries a bundle's record may name (the gpu dialect's sparse ops: offload/annotations/sparse_runtime.py),
+# by -l name: the prefix of the functions an executable calls in it (`verify` lists them).
+LIBRARY_FUNCTION_PREFIXES = {"cusparse": "cusparse", "cusparseLt": "cusparseLt", "hipsparse": "hipsparse"}
+
+
+def library_of_function(name: str) -> str | None:
+    """The library (-l name) whose function `name` is: the longest matching prefix (cusparseLt before cusparse)."""
+    matches = [library for library, prefix in LIBRARY_FUNCTION_PREFIXES.items() if name.startswith(prefix)]
+    return max(matches, key=lambda library: len(LIBRARY_FUNCTION_PREFIXES[library]), default=None)
+
 
 def vendor_for(offload_kind: str) -> Vendor:
     try:
