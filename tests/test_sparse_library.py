@@ -21,6 +21,7 @@ SPMV_CSR = PROGRAMS / "sparse_spmv_csr.mlir"  # async, f32, CSR, SpMV, host oper
 SPMM_COO = PROGRAMS / "sparse_spmm_coo.mlir"  # synchronous, f64, COO (index coordinates), SpMM transposed, SpMV
 STRUCTURED = PROGRAMS / "sparse_2to4_spmm.mlir"  # cuSPARSELt: 2:4 SpMM, f16, pruned and checked
 WITHOUT_SPARSE = PROGRAMS / "async_copy.mlir"
+SPARSIFIER = PROGRAMS / "sparse_sparsifier_libgen.mlir"  # upstream's sparsifier with gpu-triple, as written
 
 CUDA_R_32F, CUDA_R_64F = 0, 1
 CUSPARSE_INDEX_32I, CUSPARSE_INDEX_64I = 2, 3
@@ -323,3 +324,23 @@ def test_2to4_on_hip_is_refused_at_the_op(tmp_path):
     assert done.returncode == 1 and not out.exists()
     assert done.stderr.startswith(f"{STRUCTURED}:63:16: error: 'gpu.create_2to4_spmat': 2:4 structured sparsity")
     assert done.stderr.count("\n") == 1
+
+
+def test_the_sparsifiers_own_gpu_lowering_runs_on_the_generated_library_calls(tmp_path, fake_cuda):
+    """The sparsifier with enable-gpu-libgen ends in upstream's gpu-to-llvm: its output is LLVM-dialect host
+    code calling mgpu* functions, with no device code; mlir-offload provides those functions."""
+    pipeline = next(
+        line.split(": ", 1)[1] for line in SPARSIFIER.read_text().splitlines() if line.startswith("// PASS-PIPELINE:")
+    )
+    bundle = compiled(tmp_path, SPARSIFIER, "--pass-pipeline", pipeline)
+    result = fake_cuda.run(linked(tmp_path, bundle, fake_cuda))
+    assert result.returncode == 0, result.stderr
+    (spmv,) = result.calls("cusparseSpMV")
+    (spmm,) = result.calls("cusparseSpMM")
+    assert spmv["compute_type"] == spmm["compute_type"] == CUDA_R_64F
+    csr = result.calls("cusparseCreateCsr")
+    assert [(m["offset_type"], m["index_type"]) for m in csr] == [
+        (CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I),
+        (CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I),
+    ]
+    assert result.apis().count("cusparseCreate") == result.apis().count("cusparseDestroy") == 1
