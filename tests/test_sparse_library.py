@@ -21,6 +21,7 @@ SPMV_CSR = PROGRAMS / "sparse_spmv_csr.mlir"  # async, f32, CSR, SpMV, host oper
 SPMM_COO = PROGRAMS / "sparse_spmm_coo.mlir"  # synchronous, f64, COO (index coordinates), SpMM transposed, SpMV
 STRUCTURED = PROGRAMS / "sparse_2to4_spmm.mlir"  # cuSPARSELt: 2:4 SpMM, f16, pruned and checked
 WITHOUT_SPARSE = PROGRAMS / "async_copy.mlir"
+CSC_SDDMM = PROGRAMS / "sparse_csc_sddmm.mlir"  # synchronous CSC SpMV (f64), then async SDDMM (f32)
 SPARSIFIER = PROGRAMS / "sparse_sparsifier_libgen.mlir"  # upstream's sparsifier with gpu-triple, as written
 
 CUDA_R_32F, CUDA_R_64F = 0, 1
@@ -339,8 +340,31 @@ def test_the_sparsifiers_own_gpu_lowering_runs_on_the_generated_library_calls(tm
     (spmm,) = result.calls("cusparseSpMM")
     assert spmv["compute_type"] == spmm["compute_type"] == CUDA_R_64F
     csr = result.calls("cusparseCreateCsr")
-    assert [(m["offset_type"], m["index_type"]) for m in csr] == [
+    assert [(m["offset_type"], m["index_type"]) for m in csr][:2] == [
         (CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I),
         (CUSPARSE_INDEX_64I, CUSPARSE_INDEX_64I),
     ]
+    spgemm = [api for api in result.apis() if api.startswith("cusparseSpGEMM") or api == "cusparseCsrSetPointers"]
+    assert spgemm == [
+        "cusparseSpGEMM_createDescr",
+        "cusparseSpGEMM_workEstimation",
+        "cusparseSpGEMM_workEstimation",
+        "cusparseSpGEMM_compute",
+        "cusparseSpGEMM_compute",
+        "cusparseCsrSetPointers",
+        "cusparseSpGEMM_copy",
+        "cusparseSpGEMM_destroyDescr",
+    ]
     assert result.apis().count("cusparseCreate") == result.apis().count("cusparseDestroy") == 1
+
+
+def test_csc_spmv_then_sddmm_on_two_streams(tmp_path, fake_cuda):
+    result = fake_cuda.run(linked(tmp_path, compiled(tmp_path, CSC_SDDMM), fake_cuda))
+    assert result.returncode == 0, result.stderr
+    (csc,) = result.calls("cusparseCreateCsc")
+    assert (csc["rows"], csc["cols"], csc["nnz"], csc["type"]) == (3, 3, 5, CUDA_R_64F)
+    (sddmm,) = result.calls("cusparseSDDMM")
+    assert (sddmm["op_a"], sddmm["op_b"], sddmm["alpha"], sddmm["beta"], sddmm["compute_type"]) == (0, 0, 1, 1, 0)
+    # The synchronous part runs on a stream of its own, the async chain on another; one handle serves both.
+    assert len({call["stream"] for call in result.calls("cusparseSetStream")}) == 2
+    assert result.apis().count("cusparseCreate") == 1

@@ -61,10 +61,10 @@ static int logged(const char *api, const char *fields) {
 
 static long long p(const void *pointer) { return (long long)(uintptr_t)pointer; }
 
-struct descriptor { int64_t rows, cols, nnz; };
+struct descriptor { int64_t rows, cols, nnz; void *offsets; int offset_type; };
 static struct descriptor *descriptor(int64_t rows, int64_t cols, int64_t nnz) {
     struct descriptor *d = malloc(sizeof *d);
-    if (d) *d = (struct descriptor){rows, cols, nnz};
+    if (d) *d = (struct descriptor){rows, cols, nnz, NULL, 0};
     return d;
 }
 
@@ -115,8 +115,10 @@ EXPORT int NAME(CreateCoo)(void **out, int64_t rows, int64_t cols, int64_t nnz, 
 }
 EXPORT int NAME(CreateCsr)(void **out, int64_t rows, int64_t cols, int64_t nnz, void *o, void *i, void *v,
                              int offset_type, int index_type, int base, int type) {
-    (void)o, (void)i, (void)v;
-    return sparse(TEXT(CreateCsr), out, rows, cols, nnz, offset_type, index_type, base, type);
+    (void)i, (void)v;
+    int status = sparse(TEXT(CreateCsr), out, rows, cols, nnz, offset_type, index_type, base, type);
+    ((struct descriptor *)*out)->offsets = o, ((struct descriptor *)*out)->offset_type = offset_type;
+    return status;
 }
 EXPORT int NAME(CreateCsc)(void **out, int64_t rows, int64_t cols, int64_t nnz, void *o, void *i, void *v,
                              int offset_type, int index_type, int base, int type) {
@@ -172,4 +174,56 @@ EXPORT int NAME(SpMM)(void *h, int op_a, int op_b, const void *alpha, void *a, v
     (void)h, (void)a, (void)b, (void)c, (void)alg, (void)buffer;
     scalars(f, sizeof f, op_a, op_b, alpha, beta, type);
     return logged(TEXT(SpMM), f);
+}
+EXPORT int NAME(CsrSetPointers)(struct descriptor *m, void *offsets, void *indices, void *values) {
+    (void)indices, (void)values;
+    m->offsets = offsets;
+    return logged(TEXT(CsrSetPointers), "");
+}
+EXPORT int NAME(SDDMM_bufferSize)(void *h, int op_a, int op_b, const void *alpha, void *a, void *b, const void *beta,
+                                  void *c, int type, int alg, size_t *size) {
+    char f[192];
+    (void)h, (void)a, (void)b, (void)c, (void)alg;
+    scalars(f, sizeof f, op_a, op_b, alpha, beta, type);
+    *size = 128;
+    return logged(TEXT(SDDMM_bufferSize), f);
+}
+EXPORT int NAME(SDDMM)(void *h, int op_a, int op_b, const void *alpha, void *a, void *b, const void *beta, void *c,
+                       int type, int alg, void *buffer) {
+    char f[192];
+    (void)h, (void)a, (void)b, (void)c, (void)alg, (void)buffer;
+    scalars(f, sizeof f, op_a, op_b, alpha, beta, type);
+    return logged(TEXT(SDDMM), f);
+}
+
+/* SpGEMM: a query (no buffer) answers 64 bytes; the product is empty (C's nnz 0, its offsets zeroed by copy),
+ * so that a program reading C back reads a valid matrix. */
+EXPORT int NAME(SpGEMM_createDescr)(void **out) {
+    *out = descriptor(0, 0, 0);
+    return logged(TEXT(SpGEMM_createDescr), "");
+}
+EXPORT int NAME(SpGEMM_destroyDescr)(void *d) { return destroy(TEXT(SpGEMM_destroyDescr), d); }
+static int spgemm_phase(const char *api, struct descriptor *c, size_t *size, void *buffer) {
+    char f[64];
+    snprintf(f, sizeof f, "\"query\":%d", buffer == NULL);
+    if (!buffer) *size = 64;
+    else c->nnz = 0;
+    return logged(api, f);
+}
+EXPORT int NAME(SpGEMM_workEstimation)(void *h, int op_a, int op_b, const void *alpha, void *a, void *b,
+                                       const void *beta, struct descriptor *c, int type, int alg, void *d,
+                                       size_t *size, void *buffer) {
+    (void)h, (void)op_a, (void)op_b, (void)alpha, (void)a, (void)b, (void)beta, (void)type, (void)alg, (void)d;
+    return spgemm_phase(TEXT(SpGEMM_workEstimation), c, size, buffer);
+}
+EXPORT int NAME(SpGEMM_compute)(void *h, int op_a, int op_b, const void *alpha, void *a, void *b, const void *beta,
+                                struct descriptor *c, int type, int alg, void *d, size_t *size, void *buffer) {
+    (void)h, (void)op_a, (void)op_b, (void)alpha, (void)a, (void)b, (void)beta, (void)type, (void)alg, (void)d;
+    return spgemm_phase(TEXT(SpGEMM_compute), c, size, buffer);
+}
+EXPORT int NAME(SpGEMM_copy)(void *h, int op_a, int op_b, const void *alpha, void *a, void *b, const void *beta,
+                             struct descriptor *c, int type, int alg, void *d) {
+    (void)h, (void)op_a, (void)op_b, (void)alpha, (void)a, (void)b, (void)beta, (void)type, (void)alg, (void)d;
+    if (c->offsets) memset(c->offsets, 0, (size_t)(c->rows + 1) * (c->offset_type == 2 ? 4 : 8));
+    return logged(TEXT(SpGEMM_copy), "");
 }

@@ -1,9 +1,11 @@
 // Upstream's own GPU path for sparse tensors, given as written: the sparsifier with gpu-triple and
 // enable-gpu-libgen turns a CSR matrix-vector product (linalg.generic) and a CSR matrix (i64 positions and
-// coordinates) times a dense matrix (linalg.matmul) into cuSPARSE calls and lowers them with upstream's gpu-to-llvm; mlir-offload takes
+// coordinates) times a dense matrix (linalg.matmul), and a CSR matrix times itself (SpGEMM, its sparse
+// result back to dense on the host) into cuSPARSE calls and lowers them with upstream's gpu-to-llvm; mlir-offload takes
 // the resulting LLVM-dialect program (mgpu* calls, no device code) and provides those functions.
 //   A = [[1 0 2 0] [0 0 0 3] [4 5 0 0]], x = [1 2 3 4], y = 10: A x + y = [17 22 24]
 //   A B with B = [[1 2] [3 4] [5 6] [7 8]]: [[11 14] [21 24] [19 28]]
+//   S S with S = [[1 0 2] [0 3 0] [4 0 5]]: [[9 0 12] [0 9 0] [24 0 33]]
 // ARCHS: sm_80
 // PASS-PIPELINE: builtin.module(sparsifier{enable-runtime-library=false enable-gpu-libgen gpu-triple=nvptx64-nvidia-cuda gpu-chip=sm_80})
 // WRONG: A's last row is [4 6 0 0]
@@ -11,6 +13,7 @@
 // WRONG-TO:     %d = arith.constant dense<[[1.0, 0.0, 2.0, 0.0], [0.0, 0.0, 0.0, 3.0], [4.0, 6.0, 0.0, 0.0]]> : tensor<3x4xf64>
 // CHECK: ( 17, 22, 24 )
 // CHECK: ( ( 11, 14 ), ( 21, 24 ), ( 19, 28 ) )
+// CHECK: ( ( 9, 0, 12 ), ( 0, 9, 0 ), ( 24, 0, 33 ) )
 #CSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed), posWidth = 32, crdWidth = 32 }>
 #CSR64 = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>
 #matvec = {
@@ -30,6 +33,11 @@ module {
   func.func @matmul(%a: tensor<?x?xf64, #CSR64>, %b: tensor<?x?xf64>, %c: tensor<?x?xf64>) -> tensor<?x?xf64> {
     %r = linalg.matmul ins(%a, %b : tensor<?x?xf64, #CSR64>, tensor<?x?xf64>) outs(%c : tensor<?x?xf64>) -> tensor<?x?xf64>
     return %r : tensor<?x?xf64>
+  }
+  func.func @spgemm(%a: tensor<3x3xf64, #CSR>, %b: tensor<3x3xf64, #CSR>) -> tensor<3x3xf64, #CSR> {
+    %e = tensor.empty() : tensor<3x3xf64, #CSR>
+    %r = linalg.matmul ins(%a, %b : tensor<3x3xf64, #CSR>, tensor<3x3xf64, #CSR>) outs(%e : tensor<3x3xf64, #CSR>) -> tensor<3x3xf64, #CSR>
+    return %r : tensor<3x3xf64, #CSR>
   }
   func.func @main() {
     %c0 = arith.constant 0 : index
@@ -53,7 +61,15 @@ module {
     %p = call @matmul(%a2, %b, %c) : (tensor<?x?xf64, #CSR64>, tensor<?x?xf64>, tensor<?x?xf64>) -> tensor<?x?xf64>
     %w = vector.transfer_read %p[%c0, %c0], %f0 : tensor<?x?xf64>, vector<3x2xf64>
     vector.print %w : vector<3x2xf64>
+    %sq = arith.constant dense<[[1.0, 0.0, 2.0], [0.0, 3.0, 0.0], [4.0, 0.0, 5.0]]> : tensor<3x3xf64>
+    %s = sparse_tensor.convert %sq : tensor<3x3xf64> to tensor<3x3xf64, #CSR>
+    %g = call @spgemm(%s, %s) : (tensor<3x3xf64, #CSR>, tensor<3x3xf64, #CSR>) -> tensor<3x3xf64, #CSR>
+    %dg = sparse_tensor.convert %g : tensor<3x3xf64, #CSR> to tensor<3x3xf64>
+    %u = vector.transfer_read %dg[%c0, %c0], %f0 : tensor<3x3xf64>, vector<3x3xf64>
+    vector.print %u : vector<3x3xf64>
     bufferization.dealloc_tensor %csr : tensor<3x4xf64, #CSR>
+    bufferization.dealloc_tensor %s : tensor<3x3xf64, #CSR>
+    bufferization.dealloc_tensor %g : tensor<3x3xf64, #CSR>
     bufferization.dealloc_tensor %csr64 : tensor<3x4xf64, #CSR64>
     return
   }
