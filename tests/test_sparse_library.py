@@ -368,3 +368,54 @@ def test_csc_spmv_then_sddmm_on_two_streams(tmp_path, fake_cuda):
     # The synchronous part runs on a stream of its own, the async chain on another; one handle serves both.
     assert len({call["stream"] for call in result.calls("cusparseSetStream")}) == 2
     assert result.apis().count("cusparseCreate") == 1
+
+
+MATVEC_FOR_THE_SPARSIFIER = """#CSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>
+module {
+  func.func @matvec(%a: tensor<?x?xf64, #CSR>, %x: tensor<?xf64>, %y: tensor<?xf64>) -> tensor<?xf64> {
+    %r = linalg.matvec ins(%a, %x : tensor<?x?xf64, #CSR>, tensor<?xf64>) outs(%y : tensor<?xf64>) -> tensor<?xf64>
+    return %r : tensor<?xf64>
+  }
+  func.func @main() {
+    %c0 = arith.constant 0 : index
+    %f0 = arith.constant 0.0 : f64
+    %d = tensor.generate {
+    ^bb0(%i: index, %j: index):
+      %s = arith.addi %i, %j : index
+      %n = arith.index_cast %s : index to i64
+      %f = arith.uitofp %n : i64 to f64
+      tensor.yield %f : f64
+    } : tensor<2x2xf64>
+    %a = sparse_tensor.convert %d : tensor<2x2xf64> to tensor<?x?xf64, #CSR>
+    %xs = arith.constant dense<[3.0, 4.0]> : tensor<2xf64>
+    %x = tensor.cast %xs : tensor<2xf64> to tensor<?xf64>
+    %ys = arith.constant dense<0.0> : tensor<2xf64>
+    %y = tensor.cast %ys : tensor<2xf64> to tensor<?xf64>
+    %r = call @matvec(%a, %x, %y) : (tensor<?x?xf64, #CSR>, tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
+    %v = vector.transfer_read %r[%c0], %f0 : tensor<?xf64>, vector<2xf64>
+    vector.print %v : vector<2xf64>
+    bufferization.dealloc_tensor %a : tensor<?x?xf64, #CSR>
+    return
+  }
+}
+"""
+
+
+def test_the_sparsifiers_runtime_library_is_refused_naming_a_function(tmp_path):
+    source = tmp_path / "matvec.mlir"
+    source.write_text(MATVEC_FOR_THE_SPARSIFIER)
+    pipeline = (
+        "builtin.module(sparsifier{enable-runtime-library=%s enable-gpu-libgen gpu-triple=nvptx64-nvidia-cuda "
+        "gpu-chip=sm_80})"
+    )
+    out = tmp_path / "rt.o"
+    done = run_cli(
+        "compile", str(source), "--pass-pipeline", pipeline % "true", "--offload-arch", "sm_80", "-o", str(out)
+    )
+    assert done.returncode == 1 and not out.exists()
+    assert done.stderr.startswith(f"{source}: error: the program calls MLIR's sparse tensor runtime (")
+    assert "use enable-runtime-library=false" in done.stderr and done.stderr.count("\n") == 1
+    done = run_cli(
+        "compile", str(source), "--pass-pipeline", pipeline % "false", "--offload-arch", "sm_80", "-o", str(out)
+    )
+    assert done.returncode == 0, done.stderr

@@ -267,8 +267,12 @@ class SparseEmitter:
         fn = ir.Function(e.module, ir.FunctionType(e.void, []), DESTROY_FUNCTION)
         fn.linkage = "internal"
         b = ir.IRBuilder(fn.append_basic_block("entry"))
-        status = b.call(self.function("Destroy", [e.ptr]), [b.load(handle, typ=e.ptr)])
-        failed, done = fn.append_basic_block("failed"), fn.append_basic_block("done")
+        current = b.load(handle, typ=e.ptr)
+        destroy, done = fn.append_basic_block("destroy"), fn.append_basic_block("done")
+        b.cbranch(b.icmp_unsigned("==", current, ir.Constant(e.ptr, None)), done, destroy)  # destroyed already
+        b.position_at_end(destroy)
+        status = b.call(self.function("Destroy", [e.ptr]), [current])
+        failed = fn.append_basic_block("failed")
         b.cbranch(b.icmp_unsigned("!=", status, ir.Constant(e.i32, 0)), failed, done)
         b.position_at_end(failed)
         message = b.call(self.function("GetErrorString", [e.i32], e.ptr), [status])
@@ -281,6 +285,21 @@ class SparseEmitter:
         b.position_at_end(done)
         b.ret_void()
         return fn
+
+    def destroy_now(self, b, fn) -> None:
+        """Destroy the handle if it exists (checked), leaving none for the exit handler."""
+        e = self.e
+        ir = e.ir
+        self._handle_function()
+        handle = e.module.globals[HANDLE_GLOBAL]
+        current = b.load(handle, typ=e.ptr)
+        destroy, done = fn.append_basic_block("destroy"), fn.append_basic_block("destroyed")
+        b.cbranch(b.icmp_unsigned("==", current, ir.Constant(e.ptr, None)), done, destroy)
+        b.position_at_end(destroy)
+        self.call(b, "Destroy", [current])
+        b.store(ir.Constant(e.ptr, None), handle)
+        b.branch(done)
+        b.position_at_end(done)
 
     def one(self, b, compute_type):
         """A pointer to the scalar 1 of the compute type (upstream's alpha and beta); an unknown type
@@ -456,7 +475,24 @@ def _set_csr_pointers(e):
     b.ret_void()
 
 
+def _create_env(e):
+    """mgpuCreateSparseEnv(): upstream's programs call it before their sparse ops; the handle is made here."""
+    s = SparseEmitter(e)
+    fn, b = _shim(e, "mgpuCreateSparseEnv", e.void, [])
+    s.handle_on(b, e.ir.Constant(e.ptr, None))
+    b.ret_void()
+
+
+def _destroy_env(e):
+    s = SparseEmitter(e)
+    fn, b = _shim(e, "mgpuDestroySparseEnv", e.void, [])
+    s.destroy_now(b, fn)
+    b.ret_void()
+
+
 SPARSE_SHIMS = {
+    "mgpuCreateSparseEnv": _create_env,
+    "mgpuDestroySparseEnv": _destroy_env,
     "mgpuCreateDnVec": _create_dn_vec,
     "mgpuDestroyDnVec": _destroy("mgpuDestroyDnVec", "DestroyDnVec"),
     "mgpuCreateDnMat": _create_dn_mat,
@@ -539,8 +575,11 @@ class StructuredEmitter(SparseEmitter):
         destroy = ir.Function(e.module, ir.FunctionType(e.void, []), LT_DESTROY_FUNCTION)
         destroy.linkage = "internal"
         db = ir.IRBuilder(destroy.append_basic_block("entry"))
+        live, fine = destroy.append_basic_block("live"), destroy.append_basic_block("done")
+        db.cbranch(db.icmp_unsigned("==", db.load(ready, typ=e.i8), ir.Constant(e.i8, 0)), fine, live)
+        db.position_at_end(live)
         status = db.call(self.function("Destroy", [e.ptr]), [storage])
-        failed, fine = destroy.append_basic_block("failed"), destroy.append_basic_block("done")
+        failed = destroy.append_basic_block("failed")
         db.cbranch(db.icmp_unsigned("!=", status, ir.Constant(e.i32, 0)), failed, fine)
         db.position_at_end(failed)
         message = db.call(self.function("GetErrorString", [e.i32], e.ptr), [status])
@@ -573,6 +612,25 @@ class StructuredEmitter(SparseEmitter):
             same = b.icmp_unsigned("==", mlir_value, self.constant(ours))
             result = b.select(same, self.constant(theirs), result)
         return result
+
+
+def _lt_create_env(e):
+    s = StructuredEmitter(e)
+    fn, b = _shim(e, "mgpuCreateSparseLtEnv", e.void, [])
+    s.handle(b)
+    b.ret_void()
+
+
+def _lt_destroy_env(e):
+    """mgpuDestroySparseLtEnv(): the handle destroyed now (checked) if it was made; none left for exit."""
+    s = StructuredEmitter(e)
+    ir = e.ir
+    fn, b = _shim(e, "mgpuDestroySparseLtEnv", e.void, [])
+    s.handle(b)  # makes sure the globals exist (and the handle: destroying one never made is harmless)
+    storage, ready = e.module.globals[LT_HANDLE_GLOBAL], e.module.globals[LT_READY_GLOBAL]
+    s.call(b, "Destroy", [storage])
+    b.store(ir.Constant(e.i8, 0), ready)
+    b.ret_void()
 
 
 def _lt_create_2to4(e):
@@ -719,6 +777,8 @@ def _lt_destroy_dense(e):
 
 
 STRUCTURED_SHIMS = {
+    "mgpuCreateSparseLtEnv": _lt_create_env,
+    "mgpuDestroySparseLtEnv": _lt_destroy_env,
     "mgpuCusparseLtCreate2To4SpMat": _lt_create_2to4,
     "mgpuCreateCuSparseLtDnMat": _lt_create_dense,
     "mgpuCuSparseLtSpMMBufferSize": _lt_buffer_size,
