@@ -419,3 +419,16 @@ def test_the_sparsifiers_runtime_library_is_refused_naming_a_function(tmp_path):
         "compile", str(source), "--pass-pipeline", pipeline % "false", "--offload-arch", "sm_80", "-o", str(out)
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_a_run_line_pipeline_ending_in_gpu_to_llvm_gets_the_same_shims(tmp_path, fake_cuda):
+    """Upstream's 2:4 programs lower with their RUN line's passes, gpu-to-llvm among them: the mgpu* calls
+    it leaves are the program's GPU work."""
+    pipeline = (
+        "builtin.module(convert-scf-to-cf,convert-cf-to-llvm,convert-vector-to-llvm,convert-arith-to-llvm,"
+        "gpu-to-llvm,reconcile-unrealized-casts)"
+    )
+    bundle = compiled(tmp_path, STRUCTURED, "--pass-pipeline", pipeline)
+    result = fake_cuda.run(linked(tmp_path, bundle, fake_cuda))
+    assert result.returncode == 0, result.stderr
+    assert len(result.calls("cusparseLtMatmul")) == 1 and len(result.calls("cudaStreamCreate")) == 1
