@@ -116,7 +116,7 @@ class StructuredLibrary:
     kind: str
     library: str  # -l<library>
     prefix: str  # "cusparseLt"
-    opaque_bytes: int  # sizeof each of its handle, matrix, matmul, algorithm and plan structs
+    opaque_bytes: int  # the room given to each of its handle, matrix, matmul, algorithm and plan structs
     alignment: int  # the bytes each matrix's values are aligned to (upstream's 16)
     order_row: int
     sparsity_50_percent: int
@@ -130,7 +130,10 @@ CUSPARSELT = StructuredLibrary(
     kind="cuda",
     library="cusparseLt",
     prefix="cusparseLt",
-    opaque_bytes=512,  # cuSPARSELt 0.10 (CUDA 13): alignas(16) uint8_t data[512]
+    # At least each struct's size in every cuSPARSELt for CUDA 12 and 13 (0.10's are 512 bytes, earlier
+    # ones up to 1024), a multiple of their 16-byte alignment, and 4 of them plus two i64 fit upstream's
+    # 44104-byte slot for a 2:4 matrix (one plus a pointer its 11032-byte slot for a dense one).
+    opaque_bytes=10240,
     alignment=16,
     order_row=2,
     sparsity_50_percent=0,
