@@ -4,7 +4,7 @@
 Three steps, for a session that has a GPU machine beside a build machine (the GPU machine needs only the
 CUDA driver: executables link libcudart statically):
 
-    python scripts/gpu_check.py build --arch sm_90 --out .gpu      # here: GPU executables + emulated outputs
+    python scripts/gpu_check.py build --arch sm_90 --out .gpu [-L DIR]   # here: GPU executables + emulated outputs
     bash .gpu/run_all.sh .gpu "$OUT"                               # on the GPU machine: runs each, writes results.tar
     python scripts/gpu_check.py check --out .gpu --results results.tar   # here: FileCheck + diff against emulation
 
@@ -53,7 +53,7 @@ def offload(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-def build(arch: str, out: Path) -> int:
+def build(arch: str, out: Path, library_dirs: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     names: list[str] = []
     for source in SOURCES:
@@ -69,7 +69,8 @@ def build(arch: str, out: Path) -> int:
         if done.returncode != 0:
             print(f"{name}: compile failed: {done.stderr.strip()[:300]}")
             continue
-        done = offload("link", str(bundle), "--cudart", "static", "-o", str(out / name))
+        search = [f"-L{folder}" for folder in library_dirs]  # libcusparse when the toolkit has none
+        done = offload("link", str(bundle), "--cudart", "static", *search, "-o", str(out / name))
         if done.returncode != 0:
             print(f"{name}: link failed: {done.stderr.strip()[:300]}")
             continue
@@ -175,11 +176,19 @@ def main() -> int:
     b = sub.add_parser("build")
     b.add_argument("--arch", default="sm_90")
     b.add_argument("--out", type=Path, default=REPO / ".gpu")
+    b.add_argument(
+        "-L",
+        dest="library_dirs",
+        action="append",
+        default=[],
+        help="a folder of libraries the sparse programs link (libcusparse.so, e.g. the nvidia-cusparse wheel's "
+        "nvidia/cu13/lib) where the CUDA toolkit here has none; the GPU machine loads its own",
+    )
     c = sub.add_parser("check")
     c.add_argument("--out", type=Path, default=REPO / ".gpu")
     c.add_argument("--results", type=Path, required=True)
     args = parser.parse_args()
-    return build(args.arch, args.out) if args.step == "build" else check(args.out, args.results)
+    return build(args.arch, args.out, args.library_dirs) if args.step == "build" else check(args.out, args.results)
 
 
 if __name__ == "__main__":

@@ -35,10 +35,15 @@ from conftest import require_tool
 FAKE_RUNTIME_SOURCES = Path(__file__).resolve().parent / "fake_runtime"
 SOURCE = FAKE_RUNTIME_SOURCES / "fake_runtime.c"
 CUDART_VERSION_SCRIPT = FAKE_RUNTIME_SOURCES / "cudart.map"
+CUSPARSE_SOURCE = FAKE_RUNTIME_SOURCES / "fake_cusparse.c"
+CUSPARSELT_SOURCE = FAKE_RUNTIME_SOURCES / "fake_cusparselt.c"
 
 # Library file names as the real runtimes ship them (SONAME first, then the -l link name).
 CUDA_LIBRARIES = ("libcudart.so.13", "libcudart.so")
 HIP_LIBRARIES = ("libamdhip64.so.6", "libamdhip64.so")
+CUSPARSE_LIBRARIES = ("libcusparse.so.12", "libcusparse.so")
+HIPSPARSE_LIBRARIES = ("libhipsparse.so.1", "libhipsparse.so")
+CUSPARSELT_LIBRARIES = ("libcusparseLt.so.0", "libcusparseLt.so")
 
 
 @dataclass
@@ -107,25 +112,31 @@ def ptr_value(logged: str) -> int:
 def build_fake_runtimes(
     out_dir: str | os.PathLike, cc: str | None = None, runtimes: tuple[str, ...] = ("cuda", "hip")
 ) -> Path:
-    """Build the fake runtimes into out_dir (cuda: libcudart.so.13 + libcudart.so, hip: libamdhip64.so.6 +
-    libamdhip64.so) with `cc` (a cross compiler builds them for another host); returns out_dir."""
+    """Build the fake runtimes into out_dir with `cc` (a cross compiler builds them for another host); returns
+    out_dir. cuda: libcudart.so.13 + libcudart.so, the fake cuSPARSE (libcusparse.so.12 + libcusparse.so) and
+    cuSPARSELt (libcusparseLt.so.0 + libcusparseLt.so); hip: libamdhip64.so.6 + libamdhip64.so and the fake
+    hipSPARSE (libhipsparse.so.1 + libhipsparse.so)."""
     cc = cc or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if cc is None:
         raise RuntimeError("no system C compiler (cc) to build the fake runtimes")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    common = [cc, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-fvisibility=hidden", str(SOURCE)]
-    builds = [
-        build
-        for kind, build in (
-            ("cuda", (CUDA_LIBRARIES, [f"-Wl,--version-script={CUDART_VERSION_SCRIPT}"])),
-            ("hip", (HIP_LIBRARIES, ["-DFAKE_HIP"])),
-        )
-        if kind in runtimes
-    ]
-    for (soname, link_name), extra in builds:
+    common = [cc, "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-fvisibility=hidden"]
+    cuda_runtime = (CUDA_LIBRARIES, [str(SOURCE), f"-Wl,--version-script={CUDART_VERSION_SCRIPT}"])
+    builds = {
+        "cuda": [
+            cuda_runtime,
+            (CUSPARSE_LIBRARIES, [str(CUSPARSE_SOURCE)]),
+            (CUSPARSELT_LIBRARIES, [str(CUSPARSELT_SOURCE)]),
+        ],
+        "hip": [
+            (HIP_LIBRARIES, [str(SOURCE), "-DFAKE_HIP"]),
+            (HIPSPARSE_LIBRARIES, [str(CUSPARSE_SOURCE), "-DFAKE_HIP"]),
+        ],
+    }
+    for (soname, link_name), arguments in [build for kind in runtimes for build in builds[kind]]:
         subprocess.run(
-            [*common, *extra, f"-Wl,-soname,{soname}", "-o", str(out / soname)],
+            [*common, *arguments, f"-Wl,-soname,{soname}", "-o", str(out / soname)],
             check=True,
             capture_output=True,
             text=True,

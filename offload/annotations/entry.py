@@ -2,7 +2,8 @@
 
 `func.func @main()` becomes the body of a C `int main(void)` returning 0 (a void main would leave the
 exit status to whatever the return register held); `func.func @main() -> i32` is C's main already; any
-other signature is refused at main's location.
+other signature is refused at main's location. A void `llvm.func @main()` (the program went through
+upstream's own lowering in --pass-pipeline) gets the same wrapper.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ def entry_point(host, path: str) -> None:
     for op in host.regions[0].blocks[0].operations:
         if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == ENTRY:
             main = op
+        if op.operation.name == "llvm.func" and ir.StringAttr(op.attributes["sym_name"]).value == ENTRY:
+            _wrap_void_llvm_main(host, op)
+            return
     if main is None:
         return
     signature = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
@@ -44,4 +48,26 @@ def entry_point(host, path: str) -> None:
         wrapper = func.FuncOp(ENTRY, ([], [i32]))
         with ir.InsertionPoint(wrapper.add_entry_block()):
             func.CallOp([], ir.FlatSymbolRefAttr.get(VOID_BODY), [])
+            func.ReturnOp([arith.ConstantOp(i32, 0).result])
+
+
+def _wrap_void_llvm_main(host, main) -> None:
+    """A main already in the LLVM dialect (a pipeline with upstream's own lowering ran before): a void one
+    gets the same i32 wrapper, calling it with llvm.call; any other is left as it is (C's main already, or
+    the C compiler's to judge)."""
+    import mlir.ir as ir
+    from mlir.dialects import arith, func, llvm
+
+    if not len(main.regions[0].blocks) or ir.TypeAttr(main.attributes["function_type"]).value != ir.Type.parse(
+        "!llvm.func<void ()>"
+    ):
+        return
+    ir.SymbolTable.set_symbol_name(main.operation, VOID_BODY)
+    ir.SymbolTable.replace_all_symbol_uses(ENTRY, VOID_BODY, host)
+    main.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<internal>")
+    i32 = ir.IntegerType.get_signless(32)
+    with ir.InsertionPoint(host.regions[0].blocks[0]), main.location:
+        wrapper = func.FuncOp(ENTRY, ([], [i32]))
+        with ir.InsertionPoint(wrapper.add_entry_block()):
+            llvm.CallOp(None, [], [], [], callee=ir.FlatSymbolRefAttr.get(VOID_BODY))
             func.ReturnOp([arith.ConstantOp(i32, 0).result])

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from offload.compiler.byte_elements import widen_narrow_element_accesses
-from offload.errors import OffloadError
+from offload.errors import Location, OffloadError
 
 # Order follows upstream's gpu-lower-to-nvvm-pipeline host part; tokens.py first puts the synchronous
 # forms of gpu.alloc/memcpy/memset/dealloc (rejected by gpu-to-llvm) on streams.
@@ -123,6 +123,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
 
             add_debug_info(host, "g", program.path, with_directory=True)
         declared = _function_names(host, declarations_only=True)
+        refuse_sparse_tensor_runtime(declared, program.path)
         runtime_functions = sorted(name for name in declared if name.startswith("mgpu"))
         runner_utilities = sorted(name for name in declared if is_runner_utility(name))
         async_runtime = sorted(name for name in declared if is_async_runtime_function(name))
@@ -179,6 +180,7 @@ def detach_device_code(host, path: str, device_symbol=lambda module, kernel: ker
 
 def lower_to_llvm(host, path: str) -> None:
     reject_unranked_memref_arguments(host, path)
+    reject_unsupported_sparse_ops(host, path)
     from offload.annotations.tokens import join_and_fork, synchronous_ops_on_streams
 
     synchronous_ops_on_streams(host)
@@ -195,6 +197,52 @@ def lower_to_llvm(host, path: str) -> None:
         raise OffloadError(
             f"host operation '{others[0].operation.name}' is not supported", location_of(others[0].location, path)
         )
+
+
+# MLIR's sparse tensor runtime (libmlir_c_runner_utils' SparseTensorRuntime), which the sparsifier calls with
+# enable-runtime-library=true: the prefixes of its functions.
+SPARSE_TENSOR_RUNTIME_PREFIXES = (
+    "_mlir_ciface_newSparseTensor",
+    "_mlir_ciface_sparse",
+    "_mlir_ciface_lexInsert",
+    "_mlir_ciface_expInsert",
+    "_mlir_ciface_getSparseTensorReader",
+    "_mlir_ciface_outSparseTensorWriter",
+    "_mlir_ciface_createSparseTensorWriter",
+    "endLexInsert",
+    "delSparseTensor",
+    "sparseLvlSize",
+    "sparseDimSize",
+    "createCheckedSparseTensorReader",
+    "getSparseTensorReader",
+    "readSparseTensorShape",
+    "delSparseTensorReader",
+    "delSparseTensorWriter",
+)
+
+
+def refuse_sparse_tensor_runtime(declared, path: str) -> None:
+    """A call into MLIR's sparse tensor runtime, which the bundle does not provide: one line naming the
+    function, instead of an undefined symbol at the link."""
+    called = sorted(name for name in declared if name.startswith(SPARSE_TENSOR_RUNTIME_PREFIXES))
+    if called:
+        raise OffloadError(
+            f"the program calls MLIR's sparse tensor runtime ('{called[0]}': the sparsifier's "
+            "enable-runtime-library=true), which mlir-offload does not provide: use enable-runtime-library=false",
+            Location(path),
+        )
+
+
+def reject_unsupported_sparse_ops(host, path: str) -> None:
+    """The sparse ops the generated library calls do not cover: one located line naming why."""
+    from offload.annotations.sparse_runtime import UNSUPPORTED_OPS
+
+    found = _find_ops(host, lambda name: name in UNSUPPORTED_OPS)
+    if found:
+        from offload.compiler.frontend import location_of
+
+        name = found[0].operation.name
+        raise OffloadError(f"'{name}': {UNSUPPORTED_OPS[name]}", location_of(found[0].location, path))
 
 
 def lower_async_dialect(host, path: str) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from offload.annotations.sparse_runtime import SPARSE_SHIMS, STRUCTURED_SHIMS
 from offload.errors import OffloadError
 from offload.formats.vendors import VENDORS, vendor_for
 
@@ -584,4 +585,6 @@ SHIMS = {
     "mgpuMemGetDeviceMemRef1dFloat": _device_memref_1d("mgpuMemGetDeviceMemRef1dFloat"),
     "mgpuMemGetDeviceMemRef1dInt32": _device_memref_1d("mgpuMemGetDeviceMemRef1dInt32"),
     "mgpuTensorMapEncodeTiledMemref": _tensor_map_encode_tiled,
+    **SPARSE_SHIMS,
+    **STRUCTURED_SHIMS,
 }

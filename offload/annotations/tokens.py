@@ -16,7 +16,35 @@ from __future__ import annotations
 
 # Ops of gpu's AsyncOpInterface that the host lowering handles; their async token is their last result
 # and their async dependencies are their first operands.
-ASYNC_OPS = ("gpu.alloc", "gpu.dealloc", "gpu.memcpy", "gpu.memset", "gpu.launch_func")
+# The sparse library ops (sparse_runtime.py) are among them: a stream each, as copies and launches.
+ASYNC_OPS = (
+    "gpu.alloc",
+    "gpu.dealloc",
+    "gpu.memcpy",
+    "gpu.memset",
+    "gpu.launch_func",
+    "gpu.create_dn_tensor",
+    "gpu.destroy_dn_tensor",
+    "gpu.create_coo",
+    "gpu.create_coo_aos",
+    "gpu.create_csr",
+    "gpu.create_csc",
+    "gpu.create_bsr",
+    "gpu.create_2to4_spmat",
+    "gpu.destroy_sp_mat",
+    "gpu.spmat_get_size",
+    "gpu.set_csr_pointers",
+    "gpu.spmv_buffer_size",
+    "gpu.spmv",
+    "gpu.spmm_buffer_size",
+    "gpu.spmm",
+    "gpu.sddmm_buffer_size",
+    "gpu.sddmm",
+    "gpu.spgemm_create_descr",
+    "gpu.spgemm_destroy_descr",
+    "gpu.spgemm_work_estimation_or_compute",
+    "gpu.spgemm_copy",
+)
 
 # Host ops that touch no memory: a pending synchronous GPU op need not finish before them. Anything
 # else (stores, calls, loops, returns, ...) gets a wait first, as upstream waits before side effects.
@@ -171,6 +199,10 @@ def _with_dependencies(op, dependencies: list, token_type):
     results = [r.type for r in operation.results]
     if not _is_async(operation) and operation.name != "gpu.wait":
         results.append(token_type)
+        if "resultSegmentSizes" in attributes:  # the async token is the last segment (gpu.spmm_buffer_size)
+            sizes = list(ir.DenseI32ArrayAttr(attributes["resultSegmentSizes"]))
+            sizes[-1] = 1
+            attributes["resultSegmentSizes"] = ir.DenseI32ArrayAttr.get(sizes)
     with ir.InsertionPoint(operation):
         new = ir.Operation.create(
             operation.name,

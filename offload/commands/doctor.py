@@ -52,6 +52,7 @@ def doctor(
         f"{f'producer LLVM {needs.producer_llvm}' if needs.producer_llvm else 'no bitcode'}, "
         f"{', '.join(needs.offload_kinds)} {', '.join(needs.archs)}, "
         f"device images {needs.device_image}, host {needs.host_format}"
+        + (f", libraries {', '.join(needs.record.libraries)}" if needs.record.libraries else "")
     )
     named = [toolchain.describe_clang(c) for c in clangs]
     candidates: list[toolchain.Clang | None] = [c for c in (clangs and named or found) if c] or [None]

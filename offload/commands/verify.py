@@ -20,7 +20,7 @@ import click
 
 from offload.errors import OffloadError, one_line
 from offload.formats.elf import ElfError as ExecutableError
-from offload.formats.vendors import VENDORS
+from offload.formats.vendors import VENDORS, library_of_function
 
 DEVICE_SECTION = {kind: vendor.device_section for kind, vendor in VENDORS.items()}
 REGISTER_FATBIN = {kind: vendor.register_function for kind, vendor in VENDORS.items()}
@@ -45,6 +45,31 @@ def _entry_offload_kind(entry, section) -> str | None:
     if entry.kind is None:
         return next((k for k, s in profile.entries["section"].items() if s == section.name), None)
     return next((k for k, v in profile.offload_kind.items() if v == entry.kind and k in DEVICE_SECTION), None)
+
+
+def _library_calls(elf) -> dict[str, int]:
+    """lib name -> how many of its functions the executable imports (undefined dynamic symbols)."""
+    counts: dict[str, int] = {}
+    for symbol in elf.dynamic_symbols:
+        library = library_of_function(symbol.name) if symbol.section_index == 0 else None
+        if library is not None:
+            counts[library] = counts.get(library, 0) + 1
+    return counts
+
+
+def _without_kernels(exe) -> bool:
+    """Whether every device image holds no kernel and no global (a program of host operations only, whose
+    empty image registers nothing): only readable images count, so a compressed one never makes it so."""
+    images = [image for images in exe.device_sections.values() for image in images]
+    if not images or any(image.compressed for image in images):
+        return False
+    if any(e.entries for e in exe.entry_sections):
+        return False
+    # Names starting with '.' are the toolchain's own (ptxas's .nv.reservedSmem.offset0), never the program's.
+    return all(
+        image.kind != "ptx" and not image.kernels() and not [n for n in image.symbols() if not n.startswith(".")]
+        for image in images
+    )
 
 
 def _image_has_symbol(image, name: str, is_kernel: bool) -> bool:
@@ -143,8 +168,14 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
 
     walked = [s for s in exe.entry_sections if s.registered is not False]
     walked_names = ", ".join(s.name for s in walked if s.registered) or "none"
+    called = _library_calls(exe.elf)
+    for library in sorted(called):
+        report.notes.append(f"calls lib{library}: {called[library]} function(s)")
+    host_only = _without_kernels(exe)
+    if host_only:
+        report.notes.append("no kernels: the program's GPU work is host operations (library calls, copies)")
     for section in exe.entry_sections:
-        if section.registered is True and section.range_bytes == 0:
+        if section.registered is True and section.range_bytes == 0 and not host_only:
             report.problems.append(
                 f"{path}: the registration range __start_{section.name}..__stop_{section.name} is empty: "
                 f"no kernel or variable is registered"

@@ -191,7 +191,45 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
         outline = passmanager.PassManager.parse(f"builtin.module({outlining_pipeline(module, ir)})", context)
         run_mlir(lambda: outline.run(module.operation), path)
         name_outlined_kernels_after_their_modules(module, written)
+        add_empty_device_module_for_host_only(module, ir)
     return Program(path=str(path), context=context, module=module, diagnostics=diagnostics)
+
+
+HOST_ONLY_DEVICE_MODULE = "mlir_offload_host_only"
+
+
+def add_empty_device_module_for_host_only(module, ir) -> None:
+    """A program whose GPU work is all host operations (library calls, copies; also as the mgpu* calls an
+    upstream pipeline lowered them to) has no device code: it gets an empty gpu.module, so that its bundle
+    carries device images (and with them the bundle record) like any other and registers with the runtime
+    as clang's objects do."""
+    from mlir.dialects import gpu
+
+    top = list(child_ops(module.operation, ir))
+    if any(op.name == "gpu.module" for op in top):
+        return
+    found = []
+
+    def visit(op):
+        if op.name.startswith("gpu.") or _calls_gpu_runtime(op, ir):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if not found:
+        return
+    with ir.InsertionPoint.at_block_begin(module.body), module.operation.location:
+        gpu.GPUModuleOp(HOST_ONLY_DEVICE_MODULE).regions[0].blocks.append()
+    module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+
+
+def _calls_gpu_runtime(op, ir) -> bool:
+    """A call of an upstream GPU runtime function (mgpu*): what a pipeline that ran upstream's own GPU
+    lowering (the sparsifier with gpu-triple, gpu-to-llvm) leaves of the GPU host operations."""
+    if op.name not in ("llvm.call", "func.call") or "callee" not in op.attributes:
+        return False
+    return ir.FlatSymbolRefAttr(op.attributes["callee"]).value.startswith("mgpu")
 
 
 def pipeline_option_values(pipeline: str) -> list[str]:

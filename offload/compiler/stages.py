@@ -122,7 +122,8 @@ def compile_bundle(settings) -> CompiledBundle:
         program, lambda module, kernel: symbol_name(module, kernel, options.rename), options.debug_info == "g"
     )
     try:
-        images, resources, record, offload_images = _device_part(settings, program, temps, plan, options)
+        refuse_unavailable_libraries(program, plan.offload_kind)
+        images, resources = _device_part(settings, program, temps, plan, options)
     except BaseException:
         host_lowering.cancel()
         raise
@@ -130,6 +131,11 @@ def compile_bundle(settings) -> CompiledBundle:
         lowered = host_lowering.result()
     if temps:
         temps.keep("host-lowered", lowered.llvm_ir, "ll")
+    with stage("package"):
+        # The record names the libraries the lowered host code calls (its mgpu* functions say which).
+        libraries = libraries_used(lowered.runtime_functions, plan.offload_kind)
+        record = make_record(plan, images, options.device_debug, libraries)
+        offload_images = package(images, plan, record)
     with stage("annotate"):
         host = annotate(lowered, images, offload_images, plan, record)
     if temps:
@@ -141,7 +147,7 @@ def compile_bundle(settings) -> CompiledBundle:
 
 
 def _device_part(settings, program, temps, plan: BundlePlan, options):
-    """The device images of every target, packaged: (images, resource lines, record, OffloadImages)."""
+    """The device images of every target: (images, resource lines)."""
     from offload.compiler.trace import stage
     from offload.serialize import compile_device
 
@@ -170,10 +176,7 @@ def _device_part(settings, program, temps, plan: BundlePlan, options):
     if temps:
         keep_device_temps(temps, images)
     resources = resource_usage(images, options) if options.resource_usage else ()
-    with stage("package"):
-        record = make_record(plan, images, options.device_debug)
-        offload_images = package(images, plan, record)
-    return images, resources, record, offload_images
+    return images, resources
 
 
 def resource_usage(images, options) -> tuple[str, ...] | None:
@@ -215,7 +218,37 @@ def codegen(device_image: str, options):
     return Codegen(options.opt_level, ptxas_finder(flags=options.ptxas_debug_flags))
 
 
-def make_record(plan: BundlePlan, images, device_debug: bool = False):
+def libraries_used(runtime_functions, offload_kind: str) -> tuple[str, ...]:
+    from offload.annotations.sparse_runtime import libraries_used as sparse_libraries
+
+    return sparse_libraries(runtime_functions, offload_kind)
+
+
+def refuse_unavailable_libraries(program, offload_kind: str) -> None:
+    """The first sparse op whose library the target's runtime lacks (any on a runtime without a sparse
+    library, 2:4 ops without cuSPARSELt): one located line, before the device step."""
+    import mlir.ir as ir
+
+    from offload.annotations.sparse_runtime import unavailable_op
+
+    found = []
+
+    def visit(op):
+        why = unavailable_op(op.name, offload_kind)
+        if why is not None:
+            found.append((op, why))
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.SKIP if op.name == "gpu.module" else ir.WalkResult.ADVANCE
+
+    program.module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if found:
+        from offload.compiler.frontend import location_of
+
+        op, why = found[0]
+        raise OffloadError(f"'{op.name}': {why}", location_of(op.location, program.path))
+
+
+def make_record(plan: BundlePlan, images, device_debug: bool = False, libraries: tuple[str, ...] = ()):
     from offload.formats.bundle import BundleRecord
 
     return BundleRecord(
@@ -226,6 +259,7 @@ def make_record(plan: BundlePlan, images, device_debug: bool = False):
         plan.host.name,
         plan.ptx_only,
         device_debug,
+        libraries,
     )
 
 

@@ -30,6 +30,8 @@ class BundleRecord:
     ptx_only: tuple[str, ...] = ()
     # compile -G: the device link must keep the debug information and not optimize (link adds the options).
     device_debug: bool = False
+    # Libraries the host code calls beyond the vendor runtime (-l names: "cusparse"); link adds them.
+    libraries: tuple[str, ...] = ()
 
     @property
     def producer_llvm_major(self) -> int:
@@ -44,6 +46,7 @@ class BundleRecord:
             RECORD_PREFIX + "host-triple": self.host_triple,
             **({RECORD_PREFIX + "ptx-only": ",".join(self.ptx_only)} if self.ptx_only else {}),
             **({RECORD_PREFIX + "device-debug": "1"} if self.device_debug else {}),
+            **({RECORD_PREFIX + "libraries": ",".join(self.libraries)} if self.libraries else {}),
         }
 
     def manifest_fields(self) -> dict:
@@ -54,6 +57,7 @@ class BundleRecord:
             "producer_llvm_version": self.producer_llvm,
             "host_format": self.host_format,
             "host_triple": self.host_triple,
+            **({"libraries": list(self.libraries)} if self.libraries else {}),
         }
 
     @classmethod
@@ -68,6 +72,7 @@ class BundleRecord:
             manifest["host_format"],
             targets,
             manifest.get("host_triple", cls.host_triple),
+            libraries=tuple(manifest.get("libraries", ())),
         )
 
 
@@ -101,8 +106,26 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
         first.get(RECORD_PREFIX + "host-triple", BundleRecord.host_triple),
         tuple(filter(None, first.get(RECORD_PREFIX + "ptx-only", "").split(","))),
         first.get(RECORD_PREFIX + "device-debug") == "1",
+        _library_names(first.get(RECORD_PREFIX + "libraries", ""), name),
     )
     return record, images
+
+
+def _library_names(text: str, name: str) -> tuple[str, ...]:
+    """The record's -l names: letters, digits, '_', '+', '.', '-' (no leading '-'): each becomes one word of
+    the link command line, never an option."""
+    names = tuple(filter(None, text.split(",")))
+    for library in names:
+        if not is_library_name(library):
+            raise OffloadError(
+                f"'{name}': its mlir-offload record names the library {library!r}, which is not a library name"
+            )
+    return names
+
+
+def is_library_name(text: str) -> bool:
+    """A -l name as a record may give one: ASCII letters, digits and _ + . - (no leading '-')."""
+    return bool(text) and text.isascii() and not text.startswith("-") and all(c.isalnum() or c in "_+.-" for c in text)
 
 
 def is_version_number(text: str) -> bool:

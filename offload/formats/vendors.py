@@ -135,17 +135,30 @@ def runtime_named(vendor: Vendor, arguments) -> bool:
     return False
 
 
-def runtime_link_flags(vendor: Vendor, root: str | None, library_dirs: list[str], mode: str = "shared") -> list[str]:
+def runtime_link_flags(
+    vendor: Vendor, root: str | None, library_dirs: list[str], mode: str = "shared", libraries_used=()
+) -> list[str]:
     """The clang flags that link a vendor's runtime, in the one order link, `config --ldflags` and the
     shipped build.sh use: the toolkit folder (None: not passed), its library folders, quiet flags, -l
-    (the libraries of link --cudart=MODE)."""
+    (the bundle's own libraries, e.g. cusparse, which call the runtime, then the libraries of link
+    --cudart=MODE)."""
     words = [f"{vendor.toolkit_path_flag}={root}"] if root else []
     words += [f"-L{folder}" for folder in library_dirs]
-    libraries = (*runtime_libraries(vendor, mode), *HOST_SYSTEM_LIBRARIES)
+    libraries = (*libraries_used, *runtime_libraries(vendor, mode), *HOST_SYSTEM_LIBRARIES)
     return words + [*vendor.quiet_flags, *(f"-l{library}" for library in libraries)]
 
 
 VENDORS = {vendor.offload_kind: vendor for vendor in (CUDA, HIP)}
+
+# The libraries a bundle's record may name (the gpu dialect's sparse ops: offload/annotations/sparse_runtime.py),
+# by -l name: the prefix of the functions an executable calls in it (`verify` lists them).
+LIBRARY_FUNCTION_PREFIXES = {"cusparse": "cusparse", "cusparseLt": "cusparseLt", "hipsparse": "hipsparse"}
+
+
+def library_of_function(name: str) -> str | None:
+    """The library (-l name) whose function `name` is: the longest matching prefix (cusparseLt before cusparse)."""
+    matches = [library for library, prefix in LIBRARY_FUNCTION_PREFIXES.items() if name.startswith(prefix)]
+    return max(matches, key=lambda library: len(LIBRARY_FUNCTION_PREFIXES[library]), default=None)
 
 
 def vendor_for(offload_kind: str) -> Vendor:

@@ -71,6 +71,27 @@ class BundleNeeds:
         return self.device_image == "bitcode" or self.host_format == "bc"
 
 
+def library_findings(needs: BundleNeeds, cuda: CudaToolkit) -> list[Finding]:
+    """Each library the bundle's record names (cusparse: its sparse ops) that is not beside the toolkit's
+    libcudart, where link looks for it."""
+    folder = os.path.dirname(cuda.libcudart) if cuda.libcudart else os.path.join(cuda.root, "lib64")
+    findings = []
+    for library in needs.record.libraries:
+        try:
+            present = any(name.startswith(f"lib{library}.so") for name in os.listdir(folder))
+        except OSError:
+            present = False
+        if not present:
+            findings.append(
+                Finding(
+                    f"the bundle calls lib{library}, which is not in {folder}",
+                    f"install the toolkit's lib{library} (pip: nvidia-{library}), or give its folder to the "
+                    f"link: LDFLAGS=-L/path/to/lib{library}",
+                )
+            )
+    return findings
+
+
 def fatbinary_wrapper_needed(profile, cuda: CudaToolkit) -> bool:
     """Whether this clang's linker wrapper (its profile) calls `fatbinary --image=`, which the CUDA 13+
     fatbinary rejects, so that the link needs offload/data/scripts/fatbinary first on PATH."""
@@ -145,6 +166,7 @@ def bundle_findings(
                             f"CUDA at {cuda.root} has no {name}", "install the full CUDA toolkit or pass CUDA_PATH="
                         )
                     )
+            findings += library_findings(needs, cuda)
             if not refusals and fatbinary_wrapper_needed(load_profile(clang.major), cuda):
                 findings.append(
                     Finding(

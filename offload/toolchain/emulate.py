@@ -32,6 +32,8 @@ from offload.trust import team_mode
 PASS_NAME = "mlir-offload-emulate"
 PLUGIN_SOURCE = "retarget.cpp"
 RUNTIME_SOURCE = "runtime.c"
+# Emulated libraries, by the -l name a bundle's record gives: linked only into executables that call them.
+LIBRARY_SOURCES = {"cusparse": "sparse.c", "hipsparse": "sparse.c", "cusparseLt": "sparselt.c"}
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "
@@ -210,22 +212,38 @@ def pass_plugin(tools: EmulationTools, scratch: str, dry_run: bool = False) -> s
     return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build, scratch, dry_run)
 
 
-def runtime_object(tools: EmulationTools, llvm_triple: str, scratch: str, dry_run: bool = False) -> str:
-    """runtime.c compiled for the host."""
-    source = _source(RUNTIME_SOURCE)
+def runtime_object(
+    tools: EmulationTools, llvm_triple: str, scratch: str, dry_run: bool = False, name: str = RUNTIME_SOURCE
+) -> str:
+    """runtime.c (or another emulator source: LIBRARY_SOURCES) compiled for the host."""
+    source = _source(name)
+    stem = name.rsplit(".", 1)[0]
 
     def build(output: str) -> None:
         with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as sources:
-            source_path = os.path.join(sources, RUNTIME_SOURCE)
+            source_path = os.path.join(sources, name)
             Path(source_path).write_bytes(source)
             _run(
                 [tools.c_compiler, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC"]
                 + [source_path, "-o", output],
-                "compiling the emulation runtime",
+                f"compiling the emulation runtime ({name})",
             )
 
-    key = [source, tools.version.encode(), llvm_triple.encode(), b"runtime"]
-    return _built(key, "runtime.o", build, scratch, dry_run)
+    key = [source, tools.version.encode(), llvm_triple.encode(), stem.encode()]
+    return _built(key, f"{stem}.o", build, scratch, dry_run)
+
+
+def library_objects(bundles, tools: EmulationTools, llvm_triple: str, scratch: str, dry_run: bool = False) -> list[str]:
+    """The emulated libraries the bundles' records name, compiled for the host."""
+    from offload.toolchain.link import bundle_libraries
+
+    sources = []
+    for library in bundle_libraries(bundles):
+        source = LIBRARY_SOURCES.get(library)
+        if source is None:
+            raise OffloadError(f"--emulate: the bundle calls lib{library}, which the emulator does not provide")
+        sources.append(source)
+    return [runtime_object(tools, llvm_triple, scratch, dry_run, source) for source in dict.fromkeys(sources)]
 
 
 @dataclass(frozen=True)
@@ -426,6 +444,7 @@ def plan_emulated_link(
     images = emulated_images(bundles, device_objects(files, {bundle.path for bundle in bundles}))
     plugin = pass_plugin(tools, scratch, dry_run)
     runtime = runtime_object(tools, link_host.llvm_triple, scratch, dry_run)
+    libraries = library_objects(bundles, tools, link_host.llvm_triple, scratch, dry_run)
     if dry_run:
         objects = [os.path.join(scratch, f"kernels{index}.o") for index in range(len(image_groups(images)))]
     else:
@@ -441,6 +460,7 @@ def plan_emulated_link(
         *inputs,
         *host_optimization(inputs),
         *objects,
+        *libraries,
         runtime,
         *SYSTEM_LIBRARIES,
         "-o",

@@ -341,9 +341,15 @@ def plan_link(
             else []
         )
         mode = "none" if runtime_named(spec, inputs) else cudart
-        command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs, mode)
+        used = bundle_libraries(bundles)
+        command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs, mode, used)
     command += ["-o", output]
     return LinkPlan(clang, command, path_prepend, env, ptx_images, ptxas_verbose, resource_usage, device_debug)
+
+
+def bundle_libraries(bundles) -> tuple[str, ...]:
+    """The libraries the bundles' records name (cusparse, ...), each once, in the bundles' order."""
+    return tuple(dict.fromkeys(library for bundle in bundles for library in bundle.record.libraries))
 
 
 # The suffixes from which clang reads a file as LLVM IR; any other input is handed to the host linker.

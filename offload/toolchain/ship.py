@@ -29,7 +29,7 @@ from importlib import resources
 
 from offload import __version__
 from offload.errors import OffloadError
-from offload.formats.bundle import BundleRecord, is_version_number, read_bundle_record
+from offload.formats.bundle import BundleRecord, is_library_name, is_version_number, read_bundle_record
 from offload.formats.hosts import X86_64, host_triple
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
@@ -144,10 +144,8 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
             entries = sorted(e.name for s in sections for e in s.entries)
     else:
         raise OffloadError(f"{name}: not a bundle (expected LLVM bitcode or an ELF object from mlir-offload compile)")
-    if len(majors) != 1:
-        raise OffloadError(
-            f"{name}: no offload entries (or entries of several clang layouts): not a bundle that clang can register"
-        )
+    if len(majors) > 1:
+        raise OffloadError(f"{name}: offload entries of several clang layouts: not a bundle that clang can register")
     record, offload_images = read_bundle_record(data, name)
     if record.host_format != host_format:
         actual = "LLVM bitcode" if host_format == "bc" else "an ELF object"
@@ -156,7 +154,8 @@ def inspect_bundle(data: bytes, name: str) -> BundleFacts:
             f"{actual}: the bundle was altered after compile"
         )
     record = replace(record, host_triple=host_triple(record.host_triple).name)
-    profile = _recorded_profile(record, majors.pop(), name)
+    # No entries: a program of host operations only (library calls), whose record alone names the clang.
+    profile = _recorded_profile(record, majors.pop() if majors else record.profile, name)
     kind_names = {v: k for k, v in profile.offload_kind.items()}
     images = []
     for image in offload_images:
@@ -200,7 +199,9 @@ def _recorded_profile(record: BundleRecord, entry_major: int, name: str) -> Prof
 # ---- the target's link line ----------------------------------------------------------------------
 
 
-def target_link_words(profile: Profile, offload_kind: str, bundle: str | list[str], host=None) -> list[str]:
+def target_link_words(
+    profile: Profile, offload_kind: str, bundle: str | list[str], host=None, libraries: tuple[str, ...] = ()
+) -> list[str]:
     """The clang command line `mlir-offload link` uses (the vendor record's library and flags), with the
     target's clang, toolkit path and output left as placeholders. The runtime library is looked for in
     the toolkit's folder for the bundle's host (offload.formats.hosts record; default x86-64), then in
@@ -213,7 +214,12 @@ def target_link_words(profile: Profile, offload_kind: str, bundle: str | list[st
         CLANG,
         "--offload-new-driver",
         *([bundle] if isinstance(bundle, str) else bundle),
-        *runtime_link_flags(vendor, root, [f"{root}/{folder}" for folder in (*folders, vendor.library_dirs[0])]),
+        *runtime_link_flags(
+            vendor,
+            root,
+            [f"{root}/{folder}" for folder in (*folders, vendor.library_dirs[0])],
+            libraries_used=libraries,
+        ),
         "-o",
         OUTPUT,
     ]
@@ -410,7 +416,7 @@ def build_archive(
     speed = device_link_rule(facts, profile)
     if speed.ptxas_threads:
         payload[PTXAS_WRAPPER] = ptxas_wrapper()
-    link_words = target_link_words(profile, kind, bundle_names, host_triple(facts.host_triple))
+    link_words = target_link_words(profile, kind, bundle_names, host_triple(facts.host_triple), facts.record.libraries)
     if facts.record.device_debug:  # link's -G rule: the device link of each bitcode triple gets -g -O0
         bitcode_triples = {image["triple"] for image in facts.images if image["image_kind"] == "bitcode"}
         link_words[-2:-2] = device_debug_words(profile, bitcode_triples)
@@ -473,8 +479,9 @@ def _joined_facts(named: list[tuple[str, BundleFacts]]) -> BundleFacts:
             seen[entry] = name
     targets = tuple(dict.fromkeys(t for _, facts in named for t in facts.record.targets))
     device_debug = any(facts.record.device_debug for _, facts in named)  # -G in one: the link is -G (link's rule)
+    libraries = tuple(dict.fromkeys(library for _, facts in named for library in facts.record.libraries))
     return BundleFacts(
-        replace(first.record, targets=targets, device_debug=device_debug),
+        replace(first.record, targets=targets, device_debug=device_debug, libraries=libraries),
         max((f.host_producer for _, f in named if f.host_producer), default=None, key=_llvm_major),
         sorted(seen),
         [image for _, facts in named for image in facts.images],
@@ -616,6 +623,11 @@ def _check_manifest(manifest, path: str) -> None:
         raise wrong("field 'producer_llvm_version' is not a string")
     if not manifest["targets"]:
         raise wrong("lists no targets")
+    libraries = manifest.get("libraries", [])
+    if not isinstance(libraries, list) or not all(
+        isinstance(name, str) and is_library_name(name) for name in libraries
+    ):
+        raise wrong("field 'libraries' is not a list of library names")
     for target in manifest["targets"]:
         if not isinstance(target, dict) or not all(isinstance(target.get(k), t) for k, t in TARGET_FIELDS.items()):
             raise wrong("has a target without a string offload_kind and arch")
