@@ -313,6 +313,9 @@ def test_2to4_spmm_calls_cusparselt_as_upstream_does(tmp_path, fake_cuda):
     # After A, B and C: the prune check's flag (4 bytes, freed), then the sizes asked for (4096-byte workspace,
     # 1024 compressed, 0 -> 1), which the program allocates as f16 elements (upstream's memref<?xf16> buffers).
     assert [c["size"] for c in result.calls("cudaMalloc")][3:7] == [4, 8192, 2048, 2]
+    # The check's flag is zeroed on the stream before the check writes it (else a flag left unwritten reads garbage).
+    apis = [name for name in result.apis() if name in ("cudaMemsetAsync", "cusparseLtSpMMAPruneCheck")]
+    assert apis == ["cudaMemsetAsync", "cusparseLtSpMMAPruneCheck"], apis
     warned = fake_cuda.run(exe, env={"FAKE_LT_NOT_2TO4": "1"})
     assert warned.returncode == 0 and "the matrix is not 2:4 after pruning" in warned.stderr
     failed = fake_cuda.run(exe, env={"FAKE_RT_FAIL": "cusparseLtMatmul"})

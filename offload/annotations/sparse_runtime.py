@@ -710,6 +710,8 @@ def _lt_buffer_size(e):
     b.cbranch(b.icmp_unsigned("==", prune, ir.Constant(e.i32, 2)), check_block, done)
     b.position_at_end(check_block)
     valid_device = e.call_with_out_pointer(b, "Malloc", [ir.Constant(e.i64, 4)])
+    # Zeroed first: compute-sanitizer's initcheck on an H100 saw the check leave the flag unwritten.
+    e.checked_call(b, "MemsetAsync", [valid_device, ir.Constant(e.i32, 0), ir.Constant(e.i64, 4), stream])
     s.call(b, "SpMMAPruneCheck", [handle, matmul, values, valid_device, stream])
     valid = b.alloca(e.i32)
     b.store(ir.Constant(e.i32, 0), valid)
