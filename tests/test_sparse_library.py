@@ -235,7 +235,9 @@ def test_shipped_archive_links_the_library_on_the_target(tmp_path, fake_cuda):
     manifest = json.loads((top / "manifest.json").read_text())
     assert manifest["libraries"] == ["cusparse"]
     link_line = next(
-        line for line in (top / "build.sh").read_text().splitlines() if "--offload-new-driver spmv" in line
+        line
+        for line in (top / "build.sh").read_text().splitlines()
+        if '"$CLANG" --offload-new-driver' in line and "-lcudart" in line
     )
     assert link_line.index("-lcusparse") < link_line.index("-lcudart")
     made = _make(top, _scrubbed_env(tmp_path), "CLANG=clang-22", f"LDFLAGS=-L{fake_cuda.lib_dir}")
