@@ -151,7 +151,7 @@ def _device_part(settings, program, temps, plan: BundlePlan, options):
         keep_device_temps(temps, images)
     resources = resource_usage(images, options) if options.resource_usage else ()
     with stage("package"):
-        record = make_record(plan, images, options.device_debug)
+        record = make_record(plan, images, options.device_debug, options.sanitizers, options.sanitize_keep_going)
         offload_images = package(images, plan, record)
     return images, resources, record, offload_images
 
@@ -195,7 +195,9 @@ def codegen(plan: BundlePlan, options):
     return Codegen(options.opt_level, ptxas_finder(flags=options.ptxas_debug_flags))
 
 
-def make_record(plan: BundlePlan, images, device_debug: bool = False):
+def make_record(
+    plan: BundlePlan, images, device_debug: bool = False, sanitize: tuple[str, ...] = (), sanitize_keep_going=False
+):
     from offload.formats.bundle import BundleRecord
 
     return BundleRecord(
@@ -206,6 +208,8 @@ def make_record(plan: BundlePlan, images, device_debug: bool = False):
         plan.host.name,
         plan.ptx_only,
         device_debug,
+        sanitize,
+        sanitize_keep_going,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
+from offload.formats.sanitizers import SANITIZERS
 
 EMBEDDED_OBJECT = "llvm.embedded.object"
 OFFLOADING_SECTION = ".llvm.offloading"
@@ -30,6 +31,9 @@ class BundleRecord:
     ptx_only: tuple[str, ...] = ()
     # compile -G: the device link must keep the debug information and not optimize (link adds the options).
     device_debug: bool = False
+    # compile --emulate --sanitize[=LIST] (offload.formats.sanitizers): what `link --emulate` checks.
+    sanitize: tuple[str, ...] = ()
+    sanitize_keep_going: bool = False
 
     @property
     def producer_llvm_major(self) -> int:
@@ -44,6 +48,8 @@ class BundleRecord:
             RECORD_PREFIX + "host-triple": self.host_triple,
             **({RECORD_PREFIX + "ptx-only": ",".join(self.ptx_only)} if self.ptx_only else {}),
             **({RECORD_PREFIX + "device-debug": "1"} if self.device_debug else {}),
+            **({RECORD_PREFIX + "sanitize": ",".join(self.sanitize)} if self.sanitize else {}),
+            **({RECORD_PREFIX + "sanitize-keep-going": "1"} if self.sanitize_keep_going else {}),
         }
 
     def manifest_fields(self) -> dict:
@@ -101,6 +107,8 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
         first.get(RECORD_PREFIX + "host-triple", BundleRecord.host_triple),
         tuple(filter(None, first.get(RECORD_PREFIX + "ptx-only", "").split(","))),
         first.get(RECORD_PREFIX + "device-debug") == "1",
+        tuple(name for name in SANITIZERS if name in first.get(RECORD_PREFIX + "sanitize", "").split(",")),
+        first.get(RECORD_PREFIX + "sanitize-keep-going") == "1",
     )
     return record, images
 

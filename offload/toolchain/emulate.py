@@ -22,10 +22,12 @@ from importlib import resources
 from pathlib import Path
 
 from offload.errors import OffloadError
+from offload.formats.sanitizers import SANITIZERS, sanitizer_mask
 
 PASS_NAME = "mlir-offload-emulate"
 PLUGIN_SOURCE = "retarget.cpp"
 RUNTIME_SOURCE = "runtime.c"
+SANITIZER_SOURCE = "sanitizer.c"  # included by runtime.c in the sanitizer variant (EMU_SANITIZE defined)
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "
@@ -152,20 +154,49 @@ def pass_plugin(tools: EmulationTools, dry_run: bool = False) -> str:
     return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build, dry_run)
 
 
-def runtime_object(tools: EmulationTools, llvm_triple: str, dry_run: bool = False) -> str:
-    """runtime.c compiled for the host."""
-    source = _source(RUNTIME_SOURCE)
+@dataclass(frozen=True)
+class Sanitize:
+    """--sanitize: the checks (offload.formats.sanitizers names; none: plain emulation) and --sanitize-keep-going."""
+
+    checks: tuple[str, ...] = ()
+    keep_going: bool = False
+
+    def defines(self) -> list[str]:
+        """The sanitizer variant of the runtime: sanitizer.c's EMU_SANITIZE mask and keep-going."""
+        if not self.checks:
+            return []
+        return [f"-DEMU_SANITIZE={sanitizer_mask(self.checks)}", f"-DEMU_SANITIZE_KEEP_GOING={int(self.keep_going)}"]
+
+
+def sanitize_of(bundles, checks: tuple[str, ...] = (), keep_going: bool = False) -> Sanitize:
+    """link's --sanitize with what the bundles' records ask for (compile --sanitize)."""
+    wanted = set(checks).union(*(bundle.record.sanitize for bundle in bundles))
+    keep_going = keep_going or any(bundle.record.sanitize_keep_going for bundle in bundles)
+    return Sanitize(tuple(name for name in SANITIZERS if name in wanted), keep_going and bool(wanted))
+
+
+def runtime_object(
+    tools: EmulationTools, llvm_triple: str, dry_run: bool = False, sanitize: Sanitize = Sanitize()
+) -> str:
+    """runtime.c compiled for the host (the sanitizer variant, with sanitizer.c, when `sanitize` has checks)."""
+    sources = {RUNTIME_SOURCE: _source(RUNTIME_SOURCE)}
+    if sanitize.checks:
+        sources[SANITIZER_SOURCE] = _source(SANITIZER_SOURCE)
+    defines = sanitize.defines()
 
     def build(output: str) -> None:
         with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
+            for name, data in sources.items():
+                Path(scratch, name).write_bytes(data)
             source_path = os.path.join(scratch, RUNTIME_SOURCE)
-            Path(source_path).write_bytes(source)
             _run(
-                [tools.clang, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC", source_path, "-o", output],
+                [tools.clang, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC", *defines, source_path]
+                + ["-o", output],
                 "compiling the emulation runtime",
             )
 
-    return _built([source, tools.version.encode(), llvm_triple.encode(), b"runtime"], "runtime.o", build, dry_run)
+    key = [*sources.values(), tools.version.encode(), llvm_triple.encode(), b"runtime", *map(str.encode, defines)]
+    return _built(key, "runtime.o", build, dry_run)
 
 
 @dataclass(frozen=True)
@@ -212,14 +243,21 @@ def _sm_number(arch: str) -> int:
 
 
 def retarget(
-    tools: EmulationTools, plugin: str, image: EmulatedImage, llvm_triple: str, scratch: str, index: int
+    tools: EmulationTools,
+    plugin: str,
+    image: EmulatedImage,
+    llvm_triple: str,
+    scratch: str,
+    index: int,
+    sanitize: bool = False,
 ) -> str:
     """The image's kernels as a host object (opt runs the pass in a subprocess: a refusal is one line)."""
     device = os.path.join(scratch, f"device{index}.bc")
     host = os.path.join(scratch, f"kernels{index}.bc")
     obj = os.path.join(scratch, f"kernels{index}.o")
     Path(device).write_bytes(image.data)
-    passes = ",".join([*image.prelude, f"{PASS_NAME}<{llvm_triple};{image.warp_size}>"])
+    parameters = [llvm_triple, str(image.warp_size), *(["sanitize"] if sanitize else [])]
+    passes = ",".join([*image.prelude, f"{PASS_NAME}<{';'.join(parameters)}>"])
     argv = [tools.opt, f"-load-pass-plugin={plugin}", f"-passes={passes}", device, "-o", host]
     try:
         done = subprocess.run(argv, capture_output=True, text=True)
@@ -254,10 +292,17 @@ def retarget(
 
 
 def plan_emulated_link(
-    bundles, inputs: list[str], output: str, clang: str | None, scratch: str, dry_run: bool = False
+    bundles,
+    inputs: list[str],
+    output: str,
+    clang: str | None,
+    scratch: str,
+    dry_run: bool = False,
+    sanitize: Sanitize = Sanitize(),
 ) -> list[str]:
     """The clang command linking `inputs` (bundles among them) with the retargeted kernels and the runtime
-    (with dry_run: nothing built or retargeted, the kernel objects named as they would be)."""
+    (with dry_run: nothing built or retargeted, the kernel objects named as they would be; `sanitize`: the
+    instrumented kernels and the sanitizer variant of the runtime)."""
     from offload.formats.hosts import host_refusal
     from offload.toolchain.link import host_optimization
     from offload.toolchain.tools import clang_target_host
@@ -278,20 +323,29 @@ def plan_emulated_link(
             raise OffloadError(f"'{bundle.path}' is an ELF object but named like bitcode: rename it to .o")
     images = emulated_images(bundles)
     plugin = pass_plugin(tools, dry_run)
-    runtime = runtime_object(tools, link_host.llvm_triple, dry_run)
+    runtime = runtime_object(tools, link_host.llvm_triple, dry_run, sanitize)
     if dry_run:
         objects = [os.path.join(scratch, f"kernels{index}.o") for index in range(len(images))]
     else:
         objects = [
-            retarget(tools, plugin, image, link_host.llvm_triple, scratch, index) for index, image in enumerate(images)
+            retarget(tools, plugin, image, link_host.llvm_triple, scratch, index, bool(sanitize.checks))
+            for index, image in enumerate(images)
         ]
     return [tools.clang, *inputs, *host_optimization(inputs), *objects, runtime, *SYSTEM_LIBRARIES, "-o", output]
 
 
 def link_emulated(
-    bundles, inputs: list[str], output: str, clang: str | None = None, dry_run: bool = False, verbose: bool = False
+    bundles,
+    inputs: list[str],
+    output: str,
+    clang: str | None = None,
+    dry_run: bool = False,
+    verbose: bool = False,
+    sanitize: Sanitize = Sanitize(),
 ) -> None:
-    """Link an emulating executable at `output` (a temporary name renamed over it when all succeeded)."""
+    """Link an emulating executable at `output` (a temporary name renamed over it when all succeeded);
+    `sanitize`: link's own --sanitize (the bundles' records add theirs)."""
+    sanitize = sanitize_of(bundles, sanitize.checks, sanitize.keep_going)
     import shlex
 
     import click
@@ -299,7 +353,7 @@ def link_emulated(
     final = output
     temporary = os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.{os.getpid()}.tmp")
     with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
-        command = plan_emulated_link(bundles, inputs, temporary, clang, scratch, dry_run)
+        command = plan_emulated_link(bundles, inputs, temporary, clang, scratch, dry_run, sanitize)
         if dry_run or verbose:
             click.echo(" ".join(shlex.quote(part) for part in command[:-1] + [final]), err=not dry_run)
         if dry_run:
