@@ -215,3 +215,16 @@ def test_api_compile_records_the_checks(tmp_path):
     path = bundle.write(tmp_path / "g.bc")
     record, _ = read_bundle_record(path.read_bytes(), str(path))
     assert record.sanitize == ("memcheck", "racecheck") and record.sanitize_keep_going
+
+
+EXAMPLES = sorted((REPO / "examples").glob("*.mlir"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_every_example_runs_clean_with_its_output(example):
+    require_emulation()
+    plain = run_cli("run", str(example), "--offload-arch", "sm_80", "--emulate")
+    checked = run_cli("run", str(example), "--offload-arch", "sm_80", "--emulate", "--sanitize")
+    assert plain.returncode == 0, plain.stderr
+    assert checked.returncode == 0 and "error" not in checked.stderr, checked.stderr
+    assert checked.stdout == plain.stdout

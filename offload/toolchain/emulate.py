@@ -165,7 +165,12 @@ class Sanitize:
         """The sanitizer variant of the runtime: sanitizer.c's EMU_SANITIZE mask and keep-going."""
         if not self.checks:
             return []
-        return [f"-DEMU_SANITIZE={sanitizer_mask(self.checks)}", f"-DEMU_SANITIZE_KEEP_GOING={int(self.keep_going)}"]
+        # The runtime is linked into an executable: its thread-locals need no __tls_get_addr per access.
+        return [
+            f"-DEMU_SANITIZE={sanitizer_mask(self.checks)}",
+            f"-DEMU_SANITIZE_KEEP_GOING={int(self.keep_going)}",
+            "-ftls-model=initial-exec",
+        ]
 
 
 def sanitize_of(bundles, checks: tuple[str, ...] = (), keep_going: bool = False) -> Sanitize:

@@ -867,7 +867,7 @@ const std::map<std::string, Handler> &inlineAsmTable() {
 // table (device buffers). Integer divisions by a zero divisor are reported instead of trapping; barriers
 // name their site first. Each site is a constant {MLIR location "file:line:col" or null, object or null}
 // from the instruction's debug location (device line information: compile --sanitize keeps it).
-constexpr unsigned SAN_WRITE = 1, SAN_ATOMIC = 2, SAN_KIND_SHIFT = 2, SAN_ALIGN_SHIFT = 8;
+constexpr unsigned SAN_WRITE = 1, SAN_ATOMIC = 2, SAN_KIND_SHIFT = 2, SAN_ALIGN_SHIFT = 8, SAN_BYTES_SHIFT = 16;
 enum SanKind : unsigned { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, SAN_DEVICE_GLOBAL = 4 };
 
 struct SanitizerInstrumentation {
@@ -947,11 +947,19 @@ struct SanitizerInstrumentation {
     }
     IRBuilder<> B(I);
     unsigned Log2 = Log2_64(std::max<uint64_t>(1, Alignment));
-    FunctionCallee Check =
-        E.runtime("__emu_san_access", E.Ptr, {E.Ptr, E.Ptr, E.I64, E.I64, E.I32, E.Ptr});
-    Value *Checked = B.CreateCall(
-        Check, {generic(B, Address), generic(B, Object), B.getInt64(Size), B.CreateZExtOrTrunc(Bytes, E.I64),
-                B.getInt32(Flags | Kind << SAN_KIND_SHIFT | Log2 << SAN_ALIGN_SHIFT), site(I, What)});
+    unsigned AllFlags = Flags | Kind << SAN_KIND_SHIFT | Log2 << SAN_ALIGN_SHIFT;
+    Value *Checked;
+    auto *Constant = dyn_cast<ConstantInt>(Bytes);
+    if ((Kind == SAN_SHARED || Kind == SAN_DYNAMIC_SHARED) && Constant && Constant->getZExtValue() < 1u << 16) {
+      // The hot path of tiled kernels: __emu_san_shared(address, base, size, flags | bytes << 16, site).
+      FunctionCallee Check = E.runtime("__emu_san_shared", E.Ptr, {E.Ptr, E.Ptr, E.I64, E.I32, E.Ptr});
+      Checked = B.CreateCall(Check, {generic(B, Address), generic(B, Object), B.getInt64(Size),
+                                     B.getInt32(AllFlags | Constant->getZExtValue() << SAN_BYTES_SHIFT), site(I, What)});
+    } else {
+      FunctionCallee Check = E.runtime("__emu_san_access", E.Ptr, {E.Ptr, E.Ptr, E.I64, E.I64, E.I32, E.Ptr});
+      Checked = B.CreateCall(Check, {generic(B, Address), generic(B, Object), B.getInt64(Size),
+                                     B.CreateZExtOrTrunc(Bytes, E.I64), B.getInt32(AllFlags), site(I, What)});
+    }
     Type *Original = Address->getType();
     I->setOperand(Index, Original->getPointerAddressSpace() == 0 ? Checked : B.CreateAddrSpaceCast(Checked, Original));
   }

@@ -183,6 +183,7 @@ struct block {
 #ifdef EMU_SANITIZE
     const struct san_site *barrier_site;  /* where the first thread to arrive waits (sanitizer.c) */
     uint32_t barrier_thread, barrier_generation;
+    uint64_t san_epoch;  /* block serial << 24 | barrier_generation: racecheck's interval */
 #endif
     const struct launch *launch;
     uint32_t ctaid[3];

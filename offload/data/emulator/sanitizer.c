@@ -21,9 +21,10 @@
 
 enum { SAN_MEMCHECK = 1, SAN_RACECHECK = 2, SAN_INITCHECK = 4, SAN_SYNCCHECK = 8, SAN_LEAKCHECK = 16 };
 /* __emu_san_access's flags (retarget.cpp: SAN_WRITE ... SAN_ALIGN_SHIFT, SanKind). */
-enum { SAN_WRITE = 1, SAN_ATOMIC = 2, SAN_KIND_SHIFT = 2, SAN_ALIGN_SHIFT = 8 };
+enum { SAN_WRITE = 1, SAN_ATOMIC = 2, SAN_KIND_SHIFT = 2, SAN_ALIGN_SHIFT = 8, SAN_BYTES_SHIFT = 16 };
 enum { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, SAN_DEVICE_GLOBAL = 4 };
 enum { SAN_MAX_REPORTS = 100 };
+#define SAN_COLD __attribute__((noinline, cold))
 
 struct san_site {
     const char *location; /* "file:line:col" or NULL */
@@ -75,7 +76,9 @@ static const char *san_where(char *out, size_t size) {
 /* ---- device buffers ---------------------------------------------------------------------------------- */
 
 static unsigned san_allocation_count;
-static _Thread_local struct allocation *san_last;
+enum { SAN_RECENT = 4 };
+static _Thread_local struct allocation *san_recent[SAN_RECENT];  /* the buffers this thread used last */
+static _Thread_local unsigned san_recent_next;
 
 static void san_allocated(struct allocation *a, int host_visible) {
     a->serial = __atomic_add_fetch(&san_allocation_count, 1, __ATOMIC_RELAXED);
@@ -94,8 +97,9 @@ static void san_describe(char *out, size_t size, const struct allocation *a) {
 
 /* The buffer holding p (freed ones too: they stay listed), or NULL; `slack`: also its guard pages. */
 static struct allocation *san_allocation_of(const char *p, int slack) {
-    struct allocation *a = san_last;
-    if (a && p >= a->start && (size_t)(p - a->start) < (a->size ? a->size : 1)) return a;
+    struct allocation *a;
+    for (unsigned i = 0; i < SAN_RECENT; ++i)
+        if ((a = san_recent[i]) && p >= a->start && (size_t)(p - a->start) < (a->size ? a->size : 1)) return a;
     pthread_mutex_lock(&allocations_lock);
     struct allocation *found = NULL;
     for (a = allocations; a && !found; a = a->next)
@@ -103,7 +107,7 @@ static struct allocation *san_allocation_of(const char *p, int slack) {
     for (a = allocations; a && !found && slack; a = a->next)
         if (a->map && p >= a->map && p < a->map + a->map_size) found = a;
     pthread_mutex_unlock(&allocations_lock);
-    if (found && !slack) san_last = found;
+    if (found && !slack) san_recent[san_recent_next++ % SAN_RECENT] = found;
     return found;
 }
 
@@ -198,12 +202,14 @@ __attribute__((destructor)) static void san_at_exit(void) {
     }
 }
 
-/* ---- workgroup memory: racecheck and initcheck shadow, per byte of the running block's segment ---------- */
+/* ---- workgroup memory: racecheck and initcheck shadow, a cell per 4-byte word of the block's segment ------- */
 
 struct san_cell {
-    uint64_t write_epoch, read_epoch; /* block serial << 24 | barrier interval; 0: none */
-    uint32_t writer, first_reader, last_reader; /* linear thread id + 1 */
+    uint64_t write_epoch, read_epoch;   /* block serial << 24 | barrier interval; 0: none */
     const struct san_site *write_site, *read_site;
+    uint16_t writer, first_reader, last_reader;  /* linear thread id + 1 (0: none, or an atomic write) */
+    uint8_t write_mask, read_mask;      /* the word's bytes the last write and this interval's reads touched */
+    uint8_t written;                    /* bytes written in this block's lifetime (with write_epoch's block) */
 };
 static _Thread_local struct san_cell *san_cells;
 static _Thread_local size_t san_cell_count;
@@ -214,7 +220,8 @@ static void san_block_started(struct block *b) {
     b->barrier_generation = 0;
     b->barrier_site = NULL;
     san_block_serial = __atomic_add_fetch(&san_block_counter, 1, __ATOMIC_RELAXED);
-    size_t need = b->launch->shared_bytes;
+    b->san_epoch = san_block_serial << 24;
+    size_t need = (b->launch->shared_bytes + 3) / 4;
     if (need > san_cell_count) {
         free(san_cells);
         san_cells = calloc(need, sizeof *san_cells);
@@ -223,21 +230,20 @@ static void san_block_started(struct block *b) {
     }
 }
 
-static uint64_t san_epoch(void) { return san_block_serial << 24 | (current_block->barrier_generation & 0xffffff); }
-
 static void san_thread_name(char *out, size_t size, uint32_t linear) {
     const struct launch *l = current_block->launch;
     snprintf(out, size, "(%u,%u,%u)", linear % l->block[0], linear / l->block[0] % l->block[1],
              linear / l->block[0] / l->block[1]);
 }
 
+/* Lanes of one warp at the same op are one instruction (converged lanes' stores, as MLIR's all-reduce has). */
 static int san_same_instruction(uint32_t other, const struct san_site *other_site, const struct san_site *site) {
     unsigned warp = current_block->launch->warp_size;
     return other_site == site && (other - 1) / warp == current->linear / warp;
 }
 
-static void san_hazard(const char *kind, const char *object, size_t offset, uint32_t other,
-                       const struct san_site *other_site, const struct san_site *site) {
+static SAN_COLD void san_hazard(const char *kind, const char *object, size_t offset, uint32_t other,
+                                const struct san_site *other_site, const struct san_site *site) {
     char at[300], them[48], there[200];
     san_thread_name(them, sizeof them, other - 1);
     snprintf(there, sizeof there, "%s", other_site && other_site->location ? other_site->location : "an unknown line");
@@ -245,35 +251,47 @@ static void san_hazard(const char *kind, const char *object, size_t offset, uint
                object, offset, san_where(at, sizeof at), them, there);
 }
 
-static void san_workgroup(char *address, size_t bytes, uint32_t flags, const char *object,
-                          const struct san_site *site) {
-    size_t start = (size_t)(address - current_block->shared);
-    if (start + bytes > san_cell_count) return;
-    uint64_t epoch = san_epoch();
+static SAN_COLD void san_shared_unwritten(const struct san_site *site, const char *object, size_t bytes, size_t offset) {
+    char at[300];
+    san_report(site, "initcheck", "uninitialized read", "of %zu bytes of %s at offset %zu %s: never written in this block",
+               bytes, object, offset, san_where(at, sizeof at));
+}
+
+static size_t san_first_byte(unsigned mask) { return (size_t)__builtin_ctz(mask); }
+
+static inline __attribute__((always_inline)) void san_workgroup(char *address, size_t bytes, uint32_t flags,
+                                                                const char *object, const struct san_site *site) {
+    size_t start = (size_t)(address - current_block->shared), end = start + bytes;
+    if ((end + 3) / 4 > san_cell_count) return;
+    uint64_t epoch = current_block->san_epoch;
     uint32_t me = current->linear + 1;
     int write = flags & SAN_WRITE, atomic = flags & SAN_ATOMIC;
-    for (size_t i = start; i < start + bytes; ++i) {
-        struct san_cell *c = &san_cells[i];
-        if ((EMU_SANITIZE & SAN_INITCHECK) && !write && (c->write_epoch >> 24) != san_block_serial) {
-            char at[300];
-            san_report(site, "initcheck", "uninitialized read", "of %zu bytes of %s at offset %zu %s: never written in this block",
-                       bytes, object, i, san_where(at, sizeof at));
-        }
+    for (size_t word = start / 4; word * 4 < end; ++word) {
+        size_t low = word * 4 > start ? word * 4 : start, high = word * 4 + 4 < end ? word * 4 + 4 : end;
+        unsigned mask = ((1u << (high - low)) - 1) << (low - word * 4);
+        struct san_cell *c = &san_cells[word];
+        int this_block = (c->write_epoch >> 24) == san_block_serial;
+        if ((EMU_SANITIZE & SAN_INITCHECK) && !write && (!this_block || (c->written & mask) != mask))
+            san_shared_unwritten(site, object, bytes, word * 4 + san_first_byte(mask & ~(this_block ? c->written : 0)));
         if ((EMU_SANITIZE & SAN_RACECHECK) && !atomic) {
-            if (c->write_epoch == epoch && c->writer != me && !san_same_instruction(c->writer, c->write_site, site))
-                san_hazard(write ? "write-after-write hazard" : "read-after-write hazard", object, i, c->writer,
-                           c->write_site, site);
-            if (write && c->read_epoch == epoch) {
+            if (c->write_epoch == epoch && c->writer && c->writer != me && (c->write_mask & mask) &&
+                !san_same_instruction(c->writer, c->write_site, site))
+                san_hazard(write ? "write-after-write hazard" : "read-after-write hazard", object,
+                           word * 4 + san_first_byte(c->write_mask & mask), c->writer, c->write_site, site);
+            if (write && c->read_epoch == epoch && (c->read_mask & mask)) {
                 uint32_t other = c->first_reader != me ? c->first_reader : c->last_reader != me ? c->last_reader : 0;
                 if (other && !san_same_instruction(other, c->read_site, site))
-                    san_hazard("write-after-read hazard", object, i, other, c->read_site, site);
+                    san_hazard("write-after-read hazard", object, word * 4 + san_first_byte(c->read_mask & mask), other,
+                               c->read_site, site);
             }
         }
         if (write) {
-            c->write_epoch = epoch, c->writer = me, c->write_site = site;
+            c->written = (uint8_t)((this_block ? c->written : 0) | mask);
+            c->write_epoch = epoch, c->write_site = site, c->write_mask = (uint8_t)mask;
+            c->writer = atomic ? 0 : (uint16_t)me;
         } else if (!atomic) {
-            if (c->read_epoch != epoch) c->read_epoch = epoch, c->first_reader = me;
-            c->last_reader = me, c->read_site = site;
+            if (c->read_epoch != epoch) c->read_epoch = epoch, c->first_reader = (uint16_t)me, c->read_mask = 0;
+            c->last_reader = (uint16_t)me, c->read_site = site, c->read_mask |= (uint8_t)mask;
         }
     }
 }
@@ -295,12 +313,66 @@ static void *san_diverted(uint64_t bytes) {
     return san_scratch;
 }
 
-static void *san_out_of_bounds(const struct san_site *site, uint32_t flags, uint64_t bytes, int64_t offset,
-                               const char *object) {
+static SAN_COLD void *san_out_of_bounds(const struct san_site *site, uint32_t flags, uint64_t bytes, int64_t offset,
+                                        const char *object) {
     char at[300];
     san_report(site, "memcheck", "out-of-bounds access:", "%s of %" PRIu64 " bytes %s: offset %" PRId64 " of %s",
                flags & SAN_WRITE ? "write" : "read", bytes, san_where(at, sizeof at), offset, object);
     return san_diverted(bytes);
+}
+
+static SAN_COLD void *san_bad_object(const struct san_site *site, uint32_t flags, uint64_t bytes, int64_t offset,
+                                     const char *name, uint64_t size) {
+    char object[192];
+    snprintf(object, sizeof object, "%s (%" PRIu64 " bytes)", name, size);
+    return san_out_of_bounds(site, flags, bytes, offset, object);
+}
+
+static SAN_COLD void *san_bad_buffer(const struct san_site *site, uint32_t flags, uint64_t bytes, int64_t offset,
+                                     const struct allocation *a) {
+    char object[192], at[300];
+    san_describe(object, sizeof object, a);
+    if (!a->freed) return san_out_of_bounds(site, flags, bytes, offset, object);
+    san_report(site, "memcheck", "use after free:", "%s of %" PRIu64 " bytes %s: offset %" PRId64 " of %s",
+               flags & SAN_WRITE ? "write" : "read", bytes, san_where(at, sizeof at), offset, object);
+    return san_diverted(bytes);
+}
+
+static SAN_COLD void *san_misaligned(const struct san_site *site, uint32_t flags, uint64_t bytes, const char *address,
+                                     uint64_t alignment) {
+    char at[300];
+    san_report(site, "memcheck", "misaligned access:", "%s of %" PRIu64 " bytes %s: address %% %" PRIu64 " is %" PRIu64
+               " (needs %" PRIu64 "-byte alignment)", flags & SAN_WRITE ? "write" : "read", bytes,
+               san_where(at, sizeof at), alignment, (uint64_t)((uintptr_t)address & (alignment - 1)), alignment);
+    return san_diverted(bytes);
+}
+
+static SAN_COLD void san_unwritten(const struct san_site *site, const struct allocation *a, size_t offset, uint64_t bytes) {
+    size_t unwritten = san_first_unwritten(a, offset, bytes);
+    if (unwritten == (size_t)-1) return;
+    char object[192], at[300];
+    san_describe(object, sizeof object, a);
+    san_report(site, "initcheck", "uninitialized read", "of %" PRIu64 " bytes %s: offset %zu of %s was never written",
+               bytes, san_where(at, sizeof at), unwritten, object);
+}
+
+/* initcheck's bits of an access: one shadow byte holds them when it lies within 8 aligned bytes. */
+static inline void san_initcheck(const struct san_site *site, struct allocation *a, size_t offset, uint64_t bytes,
+                                 uint32_t flags) {
+    if ((offset & 7) + bytes <= 8) {
+        unsigned char mask = (unsigned char)(((1u << bytes) - 1) << (offset & 7));
+        unsigned char *shadow = &a->written[offset >> 3];
+        unsigned char now = __atomic_load_n(shadow, __ATOMIC_RELAXED);
+        if (flags & SAN_WRITE) {
+            if ((now & mask) != mask) __atomic_fetch_or(shadow, mask, __ATOMIC_RELAXED);
+        } else if ((now & mask) != mask && !(flags & SAN_ATOMIC))
+            san_unwritten(site, a, offset, bytes);
+        return;
+    }
+    if (flags & SAN_WRITE)
+        san_mark_written(a, offset, bytes);
+    else if (!(flags & SAN_ATOMIC))
+        san_unwritten(site, a, offset, bytes);
 }
 
 EXPORT void *__emu_san_access(char *address, char *base, uint64_t base_size, uint64_t bytes, uint32_t flags,
@@ -308,59 +380,55 @@ EXPORT void *__emu_san_access(char *address, char *base, uint64_t base_size, uin
     if (!bytes) return address;
     unsigned kind = flags >> SAN_KIND_SHIFT & 7;
     uint64_t alignment = 1ull << (flags >> SAN_ALIGN_SHIFT & 63);
-    char object[192], at[300];
-    if ((EMU_SANITIZE & SAN_MEMCHECK) && ((uintptr_t)address & (alignment - 1))) {
-        san_report(site, "memcheck", "misaligned access:", "%s of %" PRIu64 " bytes %s: address %% %" PRIu64 " is %" PRIu64
-                   " (needs %" PRIu64 "-byte alignment)", flags & SAN_WRITE ? "write" : "read", bytes,
-                   san_where(at, sizeof at), alignment, (uint64_t)((uintptr_t)address & (alignment - 1)), alignment);
-        return san_diverted(bytes);
-    }
-    if (kind == SAN_DYNAMIC_SHARED && current_block) {
-        const struct launch *l = current_block->launch;
-        base_size = l->shared_bytes - (uint64_t)(base - current_block->shared);
-        kind = SAN_SHARED;
-    }
-    if (kind == SAN_GLOBAL && current_block && address >= current_block->shared &&
-        address < current_block->shared + current_block->launch->shared_bytes + GUARD_BYTES) {
-        base = current_block->shared;  /* a generic pointer into workgroup memory */
-        base_size = current_block->launch->shared_bytes;
-        kind = SAN_SHARED;
-    }
-    if (kind != SAN_GLOBAL) {
-        const char *name = site && site->object ? site->object : "workgroup memory";
-        snprintf(object, sizeof object, "%s (%" PRIu64 " bytes)", name, base_size);
-        int64_t offset = (int64_t)(address - base);
-        if ((EMU_SANITIZE & SAN_MEMCHECK) && (offset < 0 || (uint64_t)offset > base_size || bytes > base_size - (uint64_t)offset))
-            return san_out_of_bounds(site, flags, bytes, offset, object);
-        if (kind == SAN_SHARED && (EMU_SANITIZE & (SAN_RACECHECK | SAN_INITCHECK)) != 0 && current_block)
-            san_workgroup(address, bytes, flags, name, site);
-        return address;
-    }
-    struct allocation *a = san_allocation_of(base, 0);
-    if (!a) a = san_allocation_of(address, 1);
-    if (!a) return address;  /* memory the runtime does not know (the stack, a hardware record) */
-    san_describe(object, sizeof object, a);
-    int64_t offset = (int64_t)(address - a->start);
-    if (a->freed) {
-        if (EMU_SANITIZE & SAN_MEMCHECK)
-            san_report(site, "memcheck", "use after free:", "%s of %" PRIu64 " bytes %s: offset %" PRId64 " of %s",
-                       flags & SAN_WRITE ? "write" : "read", bytes, san_where(at, sizeof at), offset, object);
-        return san_diverted(bytes);
-    }
-    if (offset < 0 || (uint64_t)offset > a->size || bytes > a->size - (uint64_t)offset) {
-        if (EMU_SANITIZE & SAN_MEMCHECK) return san_out_of_bounds(site, flags, bytes, offset, object);
-        return address;
-    }
-    if (a->written) {
-        if (flags & SAN_WRITE)
-            san_mark_written(a, (size_t)offset, bytes);
-        else if (!(flags & SAN_ATOMIC)) {
-            size_t unwritten = san_first_unwritten(a, (size_t)offset, bytes);
-            if (unwritten != (size_t)-1)
-                san_report(site, "initcheck", "uninitialized read", "of %" PRIu64 " bytes %s: offset %zu of %s was never written",
-                           bytes, san_where(at, sizeof at), unwritten, object);
+    if ((EMU_SANITIZE & SAN_MEMCHECK) && ((uintptr_t)address & (alignment - 1)))
+        return san_misaligned(site, flags, bytes, address, alignment);
+    if (kind == SAN_GLOBAL) {
+        struct allocation *a = san_allocation_of(base, 0);
+        if (!a && current_block && address >= current_block->shared &&
+            address < current_block->shared + current_block->launch->shared_bytes + GUARD_BYTES) {
+            base = current_block->shared;  /* a generic pointer into workgroup memory: the whole segment */
+            base_size = current_block->launch->shared_bytes;
+            kind = SAN_SHARED;
+        } else {
+            if (!a) a = san_allocation_of(address, 1);
+            if (!a) return address;  /* memory the runtime does not know (the stack, a hardware record) */
+            int64_t offset = (int64_t)(address - a->start);
+            if (a->freed || offset < 0 || (uint64_t)offset > a->size || bytes > a->size - (uint64_t)offset) {
+                if ((EMU_SANITIZE & SAN_MEMCHECK) || a->freed) return san_bad_buffer(site, flags, bytes, offset, a);
+                return address;
+            }
+            if ((EMU_SANITIZE & SAN_INITCHECK) && a->written) san_initcheck(site, a, (size_t)offset, bytes, flags);
+            return address;
         }
     }
+    if (kind == SAN_DYNAMIC_SHARED && current_block) {
+        base_size = current_block->launch->shared_bytes - (uint64_t)(base - current_block->shared);
+        kind = SAN_SHARED;
+    }
+    const char *name = site && site->object ? site->object : "workgroup memory";
+    int64_t offset = (int64_t)(address - base);
+    if ((EMU_SANITIZE & SAN_MEMCHECK) && (offset < 0 || (uint64_t)offset > base_size || bytes > base_size - (uint64_t)offset))
+        return san_bad_object(site, flags, bytes, offset, name, base_size);
+    if (kind == SAN_SHARED && (EMU_SANITIZE & (SAN_RACECHECK | SAN_INITCHECK)) != 0 && current_block)
+        san_workgroup(address, bytes, flags, name, site);
+    return address;
+}
+
+/* A workgroup access of a constant size (bits 16.. of flags): __emu_san_access's shared path alone. */
+EXPORT void *__emu_san_shared(char *address, char *base, uint64_t base_size, uint32_t flags,
+                              const struct san_site *site) {
+    uint64_t bytes = flags >> SAN_BYTES_SHIFT;
+    uint64_t alignment = 1ull << (flags >> SAN_ALIGN_SHIFT & 31);
+    if ((EMU_SANITIZE & SAN_MEMCHECK) && ((uintptr_t)address & (alignment - 1)))
+        return san_misaligned(site, flags, bytes, address, alignment);
+    if (!current_block || !bytes) return address;
+    if ((flags >> SAN_KIND_SHIFT & 7) == SAN_DYNAMIC_SHARED)
+        base_size = current_block->launch->shared_bytes - (uint64_t)(base - current_block->shared);
+    int64_t offset = (int64_t)(address - base);
+    if ((EMU_SANITIZE & SAN_MEMCHECK) && (offset < 0 || (uint64_t)offset > base_size || bytes > base_size - (uint64_t)offset))
+        return san_bad_object(site, flags, bytes, offset, site->object ? site->object : "workgroup memory", base_size);
+    if (EMU_SANITIZE & (SAN_RACECHECK | SAN_INITCHECK))
+        san_workgroup(address, bytes, flags, site->object ? site->object : "workgroup memory", site);
     return address;
 }
 
@@ -392,7 +460,10 @@ static void san_barrier_arrive(struct block *b, struct emu_thread *t) {
     }
 }
 
-static void san_barrier_released(struct block *b) { b->barrier_generation++; }
+static void san_barrier_released(struct block *b) {
+    b->barrier_generation++;
+    b->san_epoch = san_block_serial << 24 | (b->barrier_generation & 0xffffff);
+}
 
 static void san_barrier_skipped(const struct emu_thread *exited) {
     char at[300];
