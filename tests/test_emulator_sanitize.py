@@ -108,7 +108,7 @@ def assert_output_holds(output: str, checks: tuple[str, ...]) -> None:
 
 
 def test_every_program_plants_bugs_with_reports():
-    assert {p.path.stem for p in ALL} >= {"global", "workgroup"}
+    assert {p.path.stem for p in ALL} >= {"global", "workgroup", "counter"}
     for program in ALL:
         assert program.archs and program.checks and program.bugs, program.path.name
         for bug in program.bugs:

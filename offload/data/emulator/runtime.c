@@ -34,6 +34,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 struct san_site;  /* sanitizer.c (the sanitizer variant) */
+struct san_word;
 #define NORETURN __attribute__((noreturn))
 
 /* ---- errors ---------------------------------------------------------------------------------------- */
@@ -158,6 +159,9 @@ struct launch {
     unsigned helpers;             /* pool workers inside the launch (under pool.lock) */
     int listed;                   /* on pool.active */
     struct launch *next_active;
+#ifdef EMU_SANITIZE
+    uint32_t san_serial;          /* racecheck tells launches apart by it (sanitizer.c) */
+#endif
 };
 
 struct emu_thread {
@@ -184,6 +188,7 @@ struct block {
     const struct san_site *barrier_site;  /* where the first thread to arrive waits (sanitizer.c) */
     uint32_t barrier_thread, barrier_generation;
     uint64_t san_epoch;  /* block serial << 24 | barrier_generation: racecheck's interval */
+    uint32_t san_first_thread;  /* grid-linear id + 1 of its thread 0 */
 #endif
     const struct launch *launch;
     uint32_t ctaid[3];
@@ -325,6 +330,7 @@ static void san_barrier_arrive(struct block *b, struct emu_thread *t);
 static void san_barrier_released(struct block *b);
 static void san_barrier_skipped(const struct emu_thread *exited);
 static void san_block_started(struct block *b);
+static void san_launch_started(struct launch *l);
 #endif
 
 static void report_divergent_barrier(const struct emu_thread *exited) {
@@ -1139,6 +1145,9 @@ static void run_launch(struct launch *l) {
         for (unsigned i = 0; i < pool.count; ++i) start_thread(worker_main, NULL);
     }
     atomic_store(&l->next_block, 0);
+#ifdef EMU_SANITIZE
+    san_launch_started(l);
+#endif
     l->helpers = 0;
     l->listed = 0;
     if (l->block_count > 1 && pool.count) {
@@ -1171,6 +1180,7 @@ struct allocation {
     unsigned serial;          /* its number, in allocation order (reports name it) */
     int freed;                /* quarantined: stays mapped (inaccessible) and listed */
     unsigned char *written;   /* initcheck: a bit per byte; NULL: host-visible memory, taken as written */
+    struct san_word *race;    /* racecheck: a record per 4 bytes */
 #endif
 };
 static struct allocation *allocations;

@@ -31,6 +31,13 @@ struct san_site {
     const char *object;   /* the object the access belongs to, when the pass knows it */
 };
 
+/* racecheck's record of 4 bytes of a device buffer (the last plain writer and reader in a launch). */
+struct san_word {
+    uint32_t launch;                       /* launch serial << 8 | write mask << 4 | read mask */
+    uint32_t writer, reader;               /* grid-linear thread id + 1 */
+    uint16_t writer_interval, reader_interval;  /* their block's barrier interval (low bits) */
+};
+
 /* ---- reports ---------------------------------------------------------------------------------------- */
 
 static pthread_mutex_t san_report_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -84,6 +91,11 @@ static void san_allocated(struct allocation *a, int host_visible) {
     a->serial = __atomic_add_fetch(&san_allocation_count, 1, __ATOMIC_RELAXED);
     a->freed = 0;
     a->written = NULL;
+    a->race = NULL;
+    if (EMU_SANITIZE & SAN_RACECHECK) {
+        a->race = calloc(a->size / 4 + 1, sizeof *a->race);
+        if (!a->race) fail("out of memory for the sanitizer's shadow of a %zu-byte buffer", a->size);
+    }
     if ((EMU_SANITIZE & SAN_INITCHECK) && !host_visible) {
         a->written = calloc(a->size / 8 + 1, 1);
         if (!a->written) fail("out of memory for the sanitizer's shadow of a %zu-byte buffer", a->size);
@@ -134,6 +146,13 @@ static int san_free(void *p) {
 
 static void san_mark_written(struct allocation *a, size_t offset, size_t bytes) {
     if (!a->written) return;
+    size_t first = (offset + 7) / 8, last = (offset + bytes) / 8;  /* whole shadow bytes: first .. last - 1 */
+    if (first < last) {
+        memset(a->written + first, 0xff, last - first);
+        san_mark_written(a, offset, first * 8 - offset);
+        san_mark_written(a, last * 8, offset + bytes - last * 8);
+        return;
+    }
     for (size_t i = offset; i < offset + bytes; ++i) {
         unsigned char bit = (unsigned char)(1u << (i & 7));
         if (!(a->written[i >> 3] & bit)) __atomic_fetch_or(&a->written[i >> 3], bit, __ATOMIC_RELAXED);
@@ -216,10 +235,18 @@ static _Thread_local size_t san_cell_count;
 static _Thread_local uint64_t san_block_serial;
 static uint64_t san_block_counter;
 
+/* The grid-linear id + 1 of the block's thread 0 (racecheck names threads of a launch by it). */
+static void san_block_numbered(struct block *b) {
+    const struct launch *l = b->launch;
+    uint32_t linear = b->ctaid[0] + l->grid[0] * (b->ctaid[1] + l->grid[1] * b->ctaid[2]);
+    b->san_first_thread = linear * l->threads_per_block + 1;
+}
+
 static void san_block_started(struct block *b) {
     b->barrier_generation = 0;
     b->barrier_site = NULL;
     san_block_serial = __atomic_add_fetch(&san_block_counter, 1, __ATOMIC_RELAXED);
+    san_block_numbered(b);
     b->san_epoch = san_block_serial << 24;
     size_t need = (b->launch->shared_bytes + 3) / 4;
     if (need > san_cell_count) {
@@ -292,6 +319,69 @@ static inline __attribute__((always_inline)) void san_workgroup(char *address, s
         } else if (!atomic) {
             if (c->read_epoch != epoch) c->read_epoch = epoch, c->first_reader = (uint16_t)me, c->read_mask = 0;
             c->last_reader = (uint16_t)me, c->read_site = site, c->read_mask |= (uint8_t)mask;
+        }
+    }
+}
+
+/* ---- device buffers: racecheck between the threads of a launch, a word per 4 bytes ---------------------------- */
+
+/* Threads of one launch race on a byte when both access it without an atomic, one writes, and they are in
+ * different blocks or in one block's same barrier interval. Only the last writer and reader are kept: a
+ * hazard with an earlier one may go unseen, never a false one. */
+
+static uint32_t san_launch_counter;
+
+static void san_launch_started(struct launch *l) {
+    l->san_serial = __atomic_add_fetch(&san_launch_counter, 1, __ATOMIC_RELAXED) & 0xffffff;
+}
+
+
+/* Whether grid thread `other` (id + 1) is unordered with this thread: another block, or this block's interval. */
+static int san_unordered(uint32_t other, uint16_t interval) {
+    uint32_t threads = current_block->launch->threads_per_block;
+    return (other - 1) / threads != (current_block->san_first_thread - 1) / threads ||
+           interval == (uint16_t)current_block->barrier_generation;
+}
+
+static SAN_COLD void san_global_hazard(const char *kind, const struct allocation *a, size_t offset, uint32_t other,
+                                       const struct san_site *site) {
+    char object[192], at[300], them[48], block[48];
+    const struct launch *l = current_block->launch;
+    uint32_t threads = l->threads_per_block, b = (other - 1) / threads;
+    san_describe(object, sizeof object, a);
+    san_thread_name(them, sizeof them, (other - 1) % threads);
+    snprintf(block, sizeof block, "(%u,%u,%u)", b % l->grid[0], b / l->grid[0] % l->grid[1], b / l->grid[0] / l->grid[1]);
+    san_report(site, "racecheck", kind, "on %s at offset %zu %s: thread %s of block %s accessed it earlier in this "
+               "launch, unordered (another block, or no barrier between)", object, offset, san_where(at, sizeof at),
+               them, block);
+}
+
+static void san_global_race(const struct san_site *site, struct allocation *a, size_t offset, uint64_t bytes,
+                            uint32_t flags) {
+    if (!current_block || (flags & SAN_ATOMIC)) return;
+    uint32_t serial = current_block->launch->san_serial;
+    uint32_t me = current_block->san_first_thread + current->linear;
+    uint16_t interval = (uint16_t)current_block->barrier_generation;
+    int write = flags & SAN_WRITE;
+    for (size_t word = offset / 4; word * 4 < offset + bytes; ++word) {
+        size_t low = word * 4 > offset ? word * 4 : offset, high = word * 4 + 4 < offset + bytes ? word * 4 + 4 : offset + bytes;
+        unsigned mask = ((1u << (high - low)) - 1) << (low - word * 4);
+        struct san_word *w = &a->race[word];
+        if (w->launch >> 8 != serial) w->launch = serial << 8, w->writer = w->reader = 0;
+        unsigned written = w->launch >> 4 & 15, read = w->launch & 15;
+        if (w->writer && w->writer != me && (written & mask) && san_unordered(w->writer, w->writer_interval))
+            san_global_hazard(write ? "write-after-write hazard" : "read-after-write hazard", a,
+                              word * 4 + san_first_byte(written & mask), w->writer, site);
+        if (write && w->reader && w->reader != me && (read & mask) && san_unordered(w->reader, w->reader_interval))
+            san_global_hazard("write-after-read hazard", a, word * 4 + san_first_byte(read & mask), w->reader, site);
+        if (write) {
+            w->writer = me, w->writer_interval = interval;
+            w->launch = serial << 8 | mask << 4 | read;
+        } else if (w->reader != me || w->reader_interval != interval) {
+            w->reader = me, w->reader_interval = interval;
+            w->launch = serial << 8 | written << 4 | mask;
+        } else {
+            w->launch |= mask;
         }
     }
 }
@@ -398,6 +488,7 @@ EXPORT void *__emu_san_access(char *address, char *base, uint64_t base_size, uin
                 return address;
             }
             if ((EMU_SANITIZE & SAN_INITCHECK) && a->written) san_initcheck(site, a, (size_t)offset, bytes, flags);
+            if ((EMU_SANITIZE & SAN_RACECHECK) && a->race) san_global_race(site, a, (size_t)offset, bytes, flags);
             return address;
         }
     }
