@@ -11,6 +11,7 @@ A program's header:
   // BUG NAME REPORT: line                the first line on stderr; FILE is the program's name, @BUG the
                                           line of the first TO line, @MARK the line ending in `// @MARK`
   // BUG NAME FLAGS: --sanitize=...       run flags other than --sanitize (the default: every check)
+  // BUG NAME ARCHS: sm_80                the archs the bug is planted for, if not all of the program's
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from conftest import REPO, run_cli
 from emulation import require_emulation
 
 PROGRAMS = REPO / "tests" / "data" / "sanitize"
-BUG_LINE = re.compile(r"// BUG (\w+)(?: (FROM|TO|REPORT|FLAGS))?: (.*)$")
+BUG_LINE = re.compile(r"// BUG (\w+)(?: (FROM|TO|REPORT|FLAGS|ARCHS))?: (.*)$")
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Bug:
     target: list[str] = field(default_factory=list)
     report: str = ""
     flags: str = ""
+    archs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ def read_program(path: Path) -> Program:
             bug.target.append(text)
         elif part == "REPORT":
             bug.report = text
+        elif part == "ARCHS":
+            bug.archs = tuple(text.split())
         else:
             bug.flags = text
     archs = tuple(" ".join(line[len("// ARCHS: ") :] for line in lines if line.startswith("// ARCHS: ")).split())
@@ -89,7 +93,11 @@ def read_program(path: Path) -> Program:
 ALL = [read_program(path) for path in sorted(PROGRAMS.glob("*.mlir"))]
 CLEAN = [pytest.param(p, arch, id=f"{p.path.stem}-{arch}") for p in ALL for arch in p.archs]
 BUGS = [
-    pytest.param(p, bug, arch, id=f"{p.path.stem}-{bug.name}-{arch}") for p in ALL for bug in p.bugs for arch in p.archs
+    pytest.param(p, bug, arch, id=f"{p.path.stem}-{bug.name}-{arch}")
+    for p in ALL
+    for bug in p.bugs
+    for arch in p.archs
+    if not bug.archs or arch in bug.archs
 ]
 
 
@@ -228,3 +236,13 @@ def test_every_example_runs_clean_with_its_output(example):
     assert plain.returncode == 0, plain.stderr
     assert checked.returncode == 0 and "error" not in checked.stderr, checked.stderr
     assert checked.stdout == plain.stdout
+
+
+def test_the_docs_table_quotes_the_reports_these_programs_give():
+    """docs/emulator.md's table of bug classes: each report line quoted there is one these tests require."""
+    reports = {program.with_bug(bug)[1] for program in ALL for bug in program.bugs}
+    section = (REPO / "docs" / "emulator.md").read_text().split("## Finding bugs: `--sanitize`")[1].split("\n## ")[0]
+    rows = [row for row in section.splitlines() if row.startswith("| ") and ": error: " in row]
+    quoted = [row.rsplit("| `", 1)[1].removesuffix("` |") for row in rows]
+    assert len(quoted) >= 15
+    assert [line for line in quoted if line not in reports] == []
