@@ -1197,7 +1197,9 @@ static void init_page_size(void) {
     if (!page_size) page_size = (size_t)sysconf(_SC_PAGESIZE);
 }
 
-static int device_alloc(void **out, size_t size) {
+/* host_visible: managed or pinned memory, which the host writes directly (the sanitizer's initcheck takes
+ * it as written). */
+static int allocate(void **out, size_t size, int host_visible) {
     init_page_size();
     if (!out) return status(ERROR_INVALID_VALUE);
     struct allocation *a = malloc(sizeof *a);
@@ -1211,7 +1213,9 @@ static int device_alloc(void **out, size_t size) {
     a->start = end - padded;
     a->size = size;
 #ifdef EMU_SANITIZE
-    san_allocated(a, 0);
+    san_allocated(a, host_visible);
+#else
+    (void)host_visible;
 #endif
     pthread_mutex_lock(&allocations_lock);
     a->next = allocations;
@@ -1221,19 +1225,8 @@ static int device_alloc(void **out, size_t size) {
     return SUCCESS;
 }
 
-/* Managed and pinned memory: the host writes it directly (the sanitizer's initcheck takes it as written). */
-static int host_visible_alloc(void **out, size_t size) {
-    int result = device_alloc(out, size);
-#ifdef EMU_SANITIZE
-    if (result == SUCCESS) {
-        pthread_mutex_lock(&allocations_lock);
-        free(allocations->written);  /* device_alloc put it first */
-        allocations->written = NULL;
-        pthread_mutex_unlock(&allocations_lock);
-    }
-#endif
-    return result;
-}
+static int device_alloc(void **out, size_t size) { return allocate(out, size, 0); }
+static int host_visible_alloc(void **out, size_t size) { return allocate(out, size, 1); }
 
 static void device_synchronize(void);
 
