@@ -35,6 +35,8 @@ import click
 
 from offload.errors import OffloadError
 from offload.formats.profiles import DEFAULT_TARGET_CLANG
+from offload.formats.sanitizers import ALL as ALL_SANITIZERS
+from offload.formats.sanitizers import SANITIZERS, sanitizer_list
 
 if TYPE_CHECKING:
     from offload.config import ProjectConfig
@@ -125,6 +127,16 @@ def _host_triple_flag(text: str | None) -> str | None:
     return None if text is None else host_triple(text).name  # its own error names the supported ones
 
 
+def _sanitize_list(value: Any) -> str | tuple[str, ...]:
+    if not isinstance(value, (str, list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise TypeError(f'"{ALL_SANITIZERS}" or a list of {", ".join(SANITIZERS)}')
+    try:
+        sanitizer_list(value)
+    except OffloadError:
+        raise TypeError(f'"{ALL_SANITIZERS}" or a comma-separated list of {", ".join(SANITIZERS)}') from None
+    return value if isinstance(value, str) else tuple(value)
+
+
 def _redis_url(value: Any) -> str:
     if not isinstance(value, str) or not value.startswith(("redis://", "rediss://")):
         raise TypeError('a Redis URL such as "redis://HOST:6379/0" or "rediss://HOST:6380/0"')
@@ -179,6 +191,7 @@ CLANG_MAJOR = Kind(_clang_major, from_flag=_clang_major_flag)
 HOST_TRIPLE = Kind(_host_triple, from_flag=_host_triple_flag)
 REDIS_URL = Kind(_redis_url)
 SECONDS = Kind(_seconds, lambda: {"type": click.IntRange(min=0)})
+SANITIZE_LIST = Kind(_sanitize_list, bare=ALL_SANITIZERS)
 
 
 @dataclass(frozen=True)
@@ -510,6 +523,27 @@ class CompileOptions:
         commands=COMPILE,
         api=True,
     )
+    sanitize: str | tuple[str, ...] | None = option(
+        None,
+        "--sanitize",
+        "With --emulate: check every device memory access, barrier and allocation as the program runs "
+        "(memcheck, racecheck, initcheck, synccheck, leakcheck: a comma-separated LIST, default all; "
+        "docs/emulator.md); the device code keeps line information, so reports name the .mlir line.",
+        kind=SANITIZE_LIST,
+        commands=COMPILE,
+        toml=True,
+        api=True,
+        cache_key=True,
+        metavar="[=LIST]",
+    )
+    sanitize_keep_going: bool = option(
+        False,
+        "--sanitize-keep-going",
+        "With --sanitize: report each distinct error once (at most 100) and go on; exit status 1 at the end.",
+        commands=COMPILE,
+        toml=True,
+        api=True,
+    )
     dependency_file_wanted: bool = option(
         False,
         "-MD",
@@ -574,8 +608,14 @@ class CompileOptions:
 
     @property
     def device_debug_info(self) -> str | None:
-        """The device code's debug information: "g" (-G: full), "lineinfo" (-g, -lineinfo), or None."""
-        return "g" if self.device_debug else "lineinfo" if self.debug_info else None
+        """The device code's debug information: "g" (-G: full), "lineinfo" (-g, -lineinfo, --sanitize: its
+        reports name the line), or None."""
+        return "g" if self.device_debug else "lineinfo" if self.debug_info or self.sanitizers else None
+
+    @property
+    def sanitizers(self) -> tuple[str, ...]:
+        """--sanitize's checks, in offload.formats.sanitizers order (none without the option)."""
+        return sanitizer_list(self.sanitize) if self.sanitize else ()
 
     @property
     def ptxas_debug_flags(self) -> tuple[str, ...]:

@@ -7,7 +7,9 @@
 Times are of the executable alone (compile and link are done before), median of --repeat runs, wall and
 CPU (user + system, all threads). The baseline, measured in the same run: the same computation written in
 C (tiled the same way for the matmul) compiled by clang -O2 and run single-threaded; the ratio says what
-emulating costs over plain host code. Usage: python3 scripts/bench_emulator.py [--arch sm_80] [--repeat 3]"""
+emulating costs over plain host code. Then each program again under --emulate --sanitize (every check; its
+blocks run one at a time, so its CPU time is the figure to compare): the ratios to plain emulation, wall
+and CPU (goal: CPU ratio at most 5). Usage: python3 scripts/bench_emulator.py [--arch sm_80] [--repeat 3]"""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SANITIZE_GOAL = 5.0  # --sanitize's CPU time over plain emulation's
 PROGRAMS = {"saxpy 2^24": ("saxpy_large.mlir", 2.0), "matmul 512 (tiled)": ("matmul_tiled.mlir", 5.0)}
 
 # The C baselines: the kernels' work as host loops (the tiled matmul with the same 16x16 tiles).
@@ -90,6 +93,23 @@ def timed(argv: list[str], repeat: int) -> tuple[float, float]:
     return statistics.median(walls), statistics.median(cpus)
 
 
+def sanitized_executable(folder: str, source: str, mode: str, arch: str) -> str:
+    """The program compiled and linked with --emulate --sanitize (every check)."""
+    bundle, executable = Path(folder, f"{mode}.sanitize.offload.bc"), Path(folder, f"{mode}.sanitize")
+    cli(
+        "compile",
+        str(HERE / "bench_emulator" / source),
+        "--offload-arch",
+        arch,
+        "--emulate",
+        "--sanitize",
+        "-o",
+        str(bundle),
+    )
+    cli("link", str(bundle), "--emulate", "-o", str(executable))
+    return str(executable)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arch", default="sm_80", help="offload arch to emulate (sm_80, gfx90a, ...)")
@@ -104,6 +124,7 @@ def main() -> None:
             f"emulated {args.arch} on {os.cpu_count()} cores; median of {args.repeat} runs; baseline: the same "
             "work in C, clang -O2, one thread"
         )
+        sanitized: dict[str, tuple[float, float, str]] = {}
         print(f"{'program':22} {'wall s':>8} {'cpu s':>8} {'goal s':>7} {'C wall s':>9} {'ratio':>7}")
         for (name, (source, goal)), mode in zip(PROGRAMS.items(), ("saxpy", "matmul"), strict=True):
             bundle, executable = Path(folder, f"{mode}.offload.bc"), Path(folder, mode)
@@ -121,6 +142,13 @@ def main() -> None:
             base_wall, _ = timed([baseline, mode], args.repeat)
             verdict = "ok" if wall < goal else "OVER"
             print(f"{name:22} {wall:8.2f} {cpu:8.2f} {goal:7.1f} {base_wall:9.2f} {wall / base_wall:7.1f}  {verdict}")
+            sanitized[name] = (wall, cpu, sanitized_executable(folder, source, mode, args.arch))
+        print(f"\n{'--sanitize':22} {'wall s':>8} {'cpu s':>8} {'x wall':>7} {'x cpu':>7}")
+        for name, (wall, cpu, checked) in sanitized.items():
+            checked_wall, checked_cpu = timed([checked], args.repeat)
+            verdict = "ok" if checked_cpu <= SANITIZE_GOAL * cpu else "OVER"
+            ratios = f"{checked_wall / wall:7.1f} {checked_cpu / cpu:7.1f}"
+            print(f"{name:22} {checked_wall:8.2f} {checked_cpu:8.2f} {ratios}  {verdict}")
 
 
 if __name__ == "__main__":

@@ -149,6 +149,23 @@ def test_program_passes_its_checks_under_emulation(program, arch):
     assert checked.returncode == 0, checked.stderr[-3000:]
 
 
+# Under --sanitize (docs/emulator.md): the same output, no report. leakcheck is left out: most of these
+# programs never free their buffers, which it rightly reports.
+SANITIZE_CHECKS = "--sanitize=memcheck,racecheck,initcheck,synccheck"
+SANITIZE_CASES = [case(program, program.archs[0]) for program in ALL]
+
+
+@pytest.mark.parametrize("program, arch", SANITIZE_CASES)
+def test_program_passes_its_checks_under_sanitize(program, arch):
+    tool = require_tools()
+    pipeline = ("--pass-pipeline", program.pass_pipeline) if program.pass_pipeline else ()
+    done = run_cli("run", str(program.path), *pipeline, "--emulate", SANITIZE_CHECKS, "--offload-arch", arch)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "error" not in done.stderr, done.stderr[-3000:]
+    checked = filecheck(tool, program.path, arch, done.stdout)
+    assert checked.returncode == 0, checked.stderr[-3000:]
+
+
 @pytest.mark.parametrize("program, arch", WRONG_CASES)
 def test_wrong_kernel_fails_the_checks(tmp_path, program, arch):
     tool = require_tools()

@@ -31,6 +31,10 @@ Options of link itself (every other argument goes to clang unchanged):
                     bundle's device bitcode retargeted to the host, its host code linked with mlir-offload's
                     emulation runtime instead of libcudart/libamdhip64 (docs/emulator.md); CUDA/HIP objects
                     of clang (-fgpu-rdc --offload-new-driver -foffload-lto) join with their device bitcode
+  --sanitize[=LIST] with --emulate: check every device memory access, barrier and allocation while the
+                    program runs (memcheck, racecheck, initcheck, synccheck, leakcheck; default all;
+                    docs/emulator.md); a bundle compiled with --sanitize asks for it itself
+  --sanitize-keep-going  report each distinct error once and go on (exit status 1 at the end)
   --dry-run, -###   print the clang command instead of running it (nothing is built)
   -v                print the clang command (and clang's messages) while running it
   -G                device debug information (as nvcc -G): the device link keeps it and does not
@@ -62,6 +66,7 @@ LINK_FLAGS = {
     "--ptx-beside": "ptx_beside",
     "--resource-usage": "resource_usage",
     "--emulate": "emulate",
+    "--sanitize-keep-going": "sanitize_keep_going",
     "-G": "device_debug",
     "--device-debug": "device_debug",
     "--serial-device-link": "serial_device_link",
@@ -85,6 +90,8 @@ class LinkSettings:
     emulate: bool = False
     device_debug: bool = False
     serial_device_link: bool = False
+    sanitize: tuple[str, ...] = ()
+    sanitize_keep_going: bool = False
 
 
 # Clang flags pass through untouched, so click must not parse them (it would split -L/x/h into -L -h ...).
@@ -119,6 +126,10 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
             setattr(settings, LINK_VALUE_OPTIONS[name], inline if _ else items.pop(0))
         elif name in LINK_VALUE_OPTIONS:
             raise click.UsageError(f"option '{name}' requires a value", ctx)
+        elif name == "--sanitize":
+            from offload.formats.sanitizers import ALL, sanitizer_list
+
+            settings.sanitize = sanitizer_list(inline if _ else ALL)
         elif item in LINK_FLAGS:
             setattr(settings, LINK_FLAGS[item], True)
         elif takes_separate_argument(item) and items:
@@ -149,8 +160,10 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     from offload.compiler.textual_ir import read_offload_images
     from offload.toolchain.link import find_bundles, link_bundle
 
+    if (settings.sanitize or settings.sanitize_keep_going) and not settings.emulate:
+        raise click.UsageError("--sanitize runs its checks in the CPU emulator: add --emulate", ctx)
     if settings.emulate:
-        from offload.toolchain.emulate import link_emulated
+        from offload.toolchain.emulate import Sanitize, link_emulated
 
         for name in (
             "ptx",
@@ -170,6 +183,7 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
             clang=settings.clang,
             dry_run=settings.dry_run,
             verbose=settings.verbose,
+            sanitize=Sanitize(settings.sanitize, settings.sanitize_keep_going),
         )
         return
 

@@ -24,11 +24,16 @@ Options of run itself:
   --emulate         run the kernels on this CPU (no GPU, driver or CUDA/ROCm toolkit needed): the
                     bundle's own device code retargeted to the host (docs/emulator.md); without
                     --offload-arch it compiles for sm_80
+  --emulate --sanitize[=LIST]
+                    also check every device memory access, barrier and allocation (memcheck,
+                    racecheck, initcheck, synccheck, leakcheck; default all): each error is one line
+                    naming the .mlir line, kernel, block and thread; exit status 1
 A `func.func @main(%argc: i32, %argv: !llvm.ptr) -> i32` receives the program arguments.
 \b
 Examples:
   mlir-offload run saxpy.mlir --offload-arch sm_80 --emulate
   mlir-offload run reduce.mlir --offload-arch gfx90a --emulate -- 1024
+  mlir-offload run reduce.mlir --offload-arch sm_80 --emulate --sanitize=memcheck,racecheck
   mlir-offload run prog.mlir --offload-arch sm_80 --pass-pipeline 'builtin.module(convert-linalg-to-loops)'
 """
 # Status of a run whose program a signal killed: as a shell reports it.

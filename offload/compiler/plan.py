@@ -84,6 +84,8 @@ def compile_plan(
         build = replace(build, host_format="obj")  # `-c -o app.o` means an object to clang and nvcc users
     if options.emulate:
         build = emulation_formats(options, build)
+    elif options.sanitizers or options.sanitize_keep_going:
+        raise OffloadError("--sanitize runs its checks in the CPU emulator: add --emulate")
     target_clang = load_profile(options.target_clang).clang_major  # unknown: fails before any work
     targets = offload_targets(options)
     if options.device_debug:

@@ -134,7 +134,9 @@ def compile_bundle(settings) -> CompiledBundle:
     with stage("package"):
         # The record names the libraries the lowered host code calls (its mgpu* functions say which).
         libraries = libraries_used(lowered.runtime_functions, plan.offload_kind)
-        record = make_record(plan, images, options.device_debug, libraries)
+        record = make_record(
+            plan, images, options.device_debug, libraries, options.sanitizers, options.sanitize_keep_going
+        )
         offload_images = package(images, plan, record)
     with stage("annotate"):
         host = annotate(lowered, images, offload_images, plan, record)
@@ -248,7 +250,14 @@ def refuse_unavailable_libraries(program, offload_kind: str) -> None:
         raise OffloadError(f"'{op.name}': {why}", location_of(op.location, program.path))
 
 
-def make_record(plan: BundlePlan, images, device_debug: bool = False, libraries: tuple[str, ...] = ()):
+def make_record(
+    plan: BundlePlan,
+    images,
+    device_debug: bool = False,
+    libraries: tuple[str, ...] = (),
+    sanitize: tuple[str, ...] = (),
+    sanitize_keep_going: bool = False,
+):
     from offload.formats.bundle import BundleRecord
 
     return BundleRecord(
@@ -260,6 +269,8 @@ def make_record(plan: BundlePlan, images, device_debug: bool = False, libraries:
         plan.ptx_only,
         device_debug,
         libraries,
+        sanitize,
+        sanitize_keep_going,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
+from offload.formats.sanitizers import SANITIZERS
 
 EMBEDDED_OBJECT = "llvm.embedded.object"
 OFFLOADING_SECTION = ".llvm.offloading"
@@ -32,6 +33,9 @@ class BundleRecord:
     device_debug: bool = False
     # Libraries the host code calls beyond the vendor runtime (-l names: "cusparse"); link adds them.
     libraries: tuple[str, ...] = ()
+    # compile --emulate --sanitize[=LIST] (offload.formats.sanitizers): what `link --emulate` checks.
+    sanitize: tuple[str, ...] = ()
+    sanitize_keep_going: bool = False
 
     @property
     def producer_llvm_major(self) -> int:
@@ -47,6 +51,8 @@ class BundleRecord:
             **({RECORD_PREFIX + "ptx-only": ",".join(self.ptx_only)} if self.ptx_only else {}),
             **({RECORD_PREFIX + "device-debug": "1"} if self.device_debug else {}),
             **({RECORD_PREFIX + "libraries": ",".join(self.libraries)} if self.libraries else {}),
+            **({RECORD_PREFIX + "sanitize": ",".join(self.sanitize)} if self.sanitize else {}),
+            **({RECORD_PREFIX + "sanitize-keep-going": "1"} if self.sanitize_keep_going else {}),
         }
 
     def manifest_fields(self) -> dict:
@@ -107,6 +113,8 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
         tuple(filter(None, first.get(RECORD_PREFIX + "ptx-only", "").split(","))),
         first.get(RECORD_PREFIX + "device-debug") == "1",
         _library_names(first.get(RECORD_PREFIX + "libraries", ""), name),
+        tuple(check for check in SANITIZERS if check in first.get(RECORD_PREFIX + "sanitize", "").split(",")),
+        first.get(RECORD_PREFIX + "sanitize-keep-going") == "1",
     )
     return record, images
 

@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 
 from offload.errors import OffloadError, warn_when_done
+from offload.formats.sanitizers import SANITIZERS, sanitizer_mask
 from offload.toolchain.build_cache import BuildCache
 from offload.trust import team_mode
 
@@ -34,6 +35,7 @@ PLUGIN_SOURCE = "retarget.cpp"
 RUNTIME_SOURCE = "runtime.c"
 # Emulated libraries, by the -l name a bundle's record gives: linked only into executables that call them.
 LIBRARY_SOURCES = {"cusparse": "sparse.c", "hipsparse": "sparse.c", "cusparseLt": "sparselt.c"}
+SANITIZER_SOURCE = "sanitizer.c"  # included by runtime.c in the sanitizer variant (EMU_SANITIZE defined)
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "
@@ -212,24 +214,59 @@ def pass_plugin(tools: EmulationTools, scratch: str, dry_run: bool = False) -> s
     return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build, scratch, dry_run)
 
 
+@dataclass(frozen=True)
+class Sanitize:
+    """--sanitize: the checks (offload.formats.sanitizers names; none: plain emulation) and --sanitize-keep-going."""
+
+    checks: tuple[str, ...] = ()
+    keep_going: bool = False
+
+    def defines(self) -> list[str]:
+        """The sanitizer variant of the runtime: sanitizer.c's EMU_SANITIZE mask and keep-going."""
+        if not self.checks:
+            return []
+        # The runtime is linked into an executable: its thread-locals need no __tls_get_addr per access.
+        return [
+            f"-DEMU_SANITIZE={sanitizer_mask(self.checks)}",
+            f"-DEMU_SANITIZE_KEEP_GOING={int(self.keep_going)}",
+            "-ftls-model=initial-exec",
+        ]
+
+
+def sanitize_of(bundles, checks: tuple[str, ...] = (), keep_going: bool = False) -> Sanitize:
+    """link's --sanitize with what the bundles' records ask for (compile --sanitize)."""
+    wanted = set(checks).union(*(bundle.record.sanitize for bundle in bundles))
+    keep_going = keep_going or any(bundle.record.sanitize_keep_going for bundle in bundles)
+    return Sanitize(tuple(name for name in SANITIZERS if name in wanted), keep_going and bool(wanted))
+
+
 def runtime_object(
-    tools: EmulationTools, llvm_triple: str, scratch: str, dry_run: bool = False, name: str = RUNTIME_SOURCE
+    tools: EmulationTools,
+    llvm_triple: str,
+    scratch: str,
+    dry_run: bool = False,
+    name: str = RUNTIME_SOURCE,
+    sanitize: Sanitize = Sanitize(),
 ) -> str:
-    """runtime.c (or another emulator source: LIBRARY_SOURCES) compiled for the host."""
-    source = _source(name)
+    """runtime.c (its sanitizer variant, with sanitizer.c, when `sanitize` has checks), or another emulator
+    source (LIBRARY_SOURCES), compiled for the host."""
+    sources = {name: _source(name)}
+    defines = sanitize.defines() if name == RUNTIME_SOURCE else []
+    if defines:
+        sources[SANITIZER_SOURCE] = _source(SANITIZER_SOURCE)
     stem = name.rsplit(".", 1)[0]
 
     def build(output: str) -> None:
-        with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as sources:
-            source_path = os.path.join(sources, name)
-            Path(source_path).write_bytes(source)
+        with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as folder:
+            for file_name, data in sources.items():
+                Path(folder, file_name).write_bytes(data)
             _run(
-                [tools.c_compiler, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC"]
-                + [source_path, "-o", output],
+                [tools.c_compiler, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC", *defines]
+                + [os.path.join(folder, name), "-o", output],
                 f"compiling the emulation runtime ({name})",
             )
 
-    key = [source, tools.version.encode(), llvm_triple.encode(), stem.encode()]
+    key = [*sources.values(), tools.version.encode(), llvm_triple.encode(), stem.encode(), *map(str.encode, defines)]
     return _built(key, f"{stem}.o", build, scratch, dry_run)
 
 
@@ -372,14 +409,21 @@ def _sm_number(arch: str) -> int:
 
 
 def retarget(
-    tools: EmulationTools, plugin: str, image: EmulatedImage, llvm_triple: str, scratch: str, index: int
+    tools: EmulationTools,
+    plugin: str,
+    image: EmulatedImage,
+    llvm_triple: str,
+    scratch: str,
+    index: int,
+    sanitize: bool = False,
 ) -> str:
     """The image's kernels as a host object (opt runs the pass in a subprocess: a refusal is one line)."""
     device = os.path.join(scratch, f"device{index}.bc")
     host = os.path.join(scratch, f"kernels{index}.bc")
     obj = os.path.join(scratch, f"kernels{index}.o")
     Path(device).write_bytes(image.data)
-    passes = ",".join([*image.prelude, f"{PASS_NAME}<{llvm_triple};{image.warp_size}>"])
+    parameters = [llvm_triple, str(image.warp_size), *(["sanitize"] if sanitize else [])]
+    passes = ",".join([*image.prelude, f"{PASS_NAME}<{';'.join(parameters)}>"])
     argv = [tools.opt, f"-load-pass-plugin={plugin}", f"-passes={passes}", device, "-o", host]
     try:
         done = subprocess.run(argv, capture_output=True, text=True)
@@ -414,10 +458,17 @@ def retarget(
 
 
 def plan_emulated_link(
-    bundles, inputs: list[str], output: str, clang: str | None, scratch: str, dry_run: bool = False
+    bundles,
+    inputs: list[str],
+    output: str,
+    clang: str | None,
+    scratch: str,
+    dry_run: bool = False,
+    sanitize: Sanitize = Sanitize(),
 ) -> list[str]:
     """The clang command linking `inputs` (bundles among them) with the retargeted kernels and the runtime
-    (with dry_run: nothing built or retargeted, the kernel objects named as they would be)."""
+    (with dry_run: nothing built or retargeted, the kernel objects named as they would be; `sanitize`: the
+    instrumented kernels and the sanitizer variant of the runtime)."""
     from offload.formats.hosts import host_refusal
     from offload.toolchain.link import host_optimization
     from offload.toolchain.tools import clang_target_host
@@ -443,13 +494,13 @@ def plan_emulated_link(
     files = [item for item in input_files(inputs) if os.path.isfile(item)]
     images = emulated_images(bundles, device_objects(files, {bundle.path for bundle in bundles}))
     plugin = pass_plugin(tools, scratch, dry_run)
-    runtime = runtime_object(tools, link_host.llvm_triple, scratch, dry_run)
+    runtime = runtime_object(tools, link_host.llvm_triple, scratch, dry_run, sanitize=sanitize)
     libraries = library_objects(bundles, tools, link_host.llvm_triple, scratch, dry_run)
     if dry_run:
         objects = [os.path.join(scratch, f"kernels{index}.o") for index in range(len(image_groups(images)))]
     else:
         objects = [
-            retarget(tools, plugin, image, link_host.llvm_triple, scratch, index)
+            retarget(tools, plugin, image, link_host.llvm_triple, scratch, index, bool(sanitize.checks))
             for index, image in enumerate(linked_images(tools, plugin, images, scratch))
         ]
     # As nvcc links with g++: C++ objects bring the C++ runtime (offload/toolchain/cxx_inputs.py).
@@ -476,9 +527,12 @@ def link_emulated(
     dry_run: bool = False,
     verbose: bool = False,
     shown: dict[str, str] | None = None,
+    sanitize: Sanitize = Sanitize(),
 ) -> None:
     """Link an emulating executable at `output` (a temporary name renamed over it when all succeeded).
-    `shown`: the name a message gives an input (run's temporary bundle is the user's program)."""
+    `shown`: the name a message gives an input (run's temporary bundle is the user's program); `sanitize`:
+    link's own --sanitize (the bundles' records add theirs)."""
+    sanitize = sanitize_of(bundles, sanitize.checks, sanitize.keep_going)
     import shlex
 
     import click
@@ -489,7 +543,7 @@ def link_emulated(
     final = output
     temporary = os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.{os.getpid()}.tmp")
     with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
-        command = plan_emulated_link(bundles, inputs, temporary, clang, scratch, dry_run)
+        command = plan_emulated_link(bundles, inputs, temporary, clang, scratch, dry_run, sanitize)
         if dry_run or verbose:
             click.echo(" ".join(shlex.quote(part) for part in command[:-1] + [final]), err=not dry_run)
         if dry_run:

@@ -109,6 +109,9 @@ module attributes {gpu.container_module} {
     %zero32 = arith.constant 0 : i32
     %two = arith.constant 2 : i32
     %rc = arith.select %good, %zero32, %two : i32
+    gpu.dealloc %a : memref<512x512xf32>
+    gpu.dealloc %b : memref<512x512xf32>
+    gpu.dealloc %c : memref<512x512xf32>
     return %rc : i32
   }
 }

@@ -64,6 +64,8 @@ module attributes {gpu.container_module} {
     %zero = arith.constant 0 : i32
     %two = arith.constant 2 : i32
     %rc = arith.select %good, %zero, %two : i32
+    gpu.dealloc %x : memref<?xf32>
+    gpu.dealloc %y : memref<?xf32>
     return %rc : i32
   }
 }

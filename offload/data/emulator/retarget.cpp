@@ -12,10 +12,12 @@
 // know stops the pass with one line "mlir-offload-emulate: NAME is not emulated" (exit 3), never an
 // undefined symbol at link time.
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/AttributeMask.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
+#include "llvm/IR/DebugInfoMetadata.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/IRBuilder.h"
@@ -34,6 +36,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Plugins/PassPlugin.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 #include <cstdlib>
@@ -855,6 +858,197 @@ const std::map<std::string, Handler> &inlineAsmTable() {
   return Table;
 }
 
+// ---- sanitizer instrumentation (--sanitize; the sanitizer variant only, offload/data/emulator/sanitizer.c) ----
+//
+// Before each load, store, atomic and memory intrinsic: a call __emu_san_access(address, base, base size, bytes,
+// flags, site) that checks the access against the object it belongs to and returns the address to use. The
+// object is the access's underlying object: a workgroup variable, the dynamic workgroup array, a private
+// array or a device global (their sizes known here), else a pointer the runtime looks up in its allocation
+// table (device buffers). Integer divisions by a zero divisor are reported instead of trapping; barriers
+// name their site first. Each site is a constant {MLIR location "file:line:col" or null, object or null}
+// from the instruction's debug location (device line information: compile --sanitize keeps it).
+constexpr unsigned SAN_WRITE = 1, SAN_ATOMIC = 2, SAN_KIND_SHIFT = 2, SAN_ALIGN_SHIFT = 8, SAN_BYTES_SHIFT = 16;
+enum SanKind : unsigned { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, SAN_DEVICE_GLOBAL = 4 };
+
+struct SanitizerInstrumentation {
+  Module &M;
+  Emulator &E;
+  std::map<std::pair<std::string, std::string>, Constant *> Sites;
+
+  SanitizerInstrumentation(Module &M, Emulator &E) : M(M), E(E) {}
+
+  static std::string location(const Instruction *I) {
+    const DILocation *L = I->getDebugLoc().get();
+    if (!L || !L->getLine())
+      return "";
+    return (L->getFilename() + ":" + Twine(L->getLine()) + ":" + Twine(L->getColumn())).str();
+  }
+
+  Constant *text(const std::string &Text, const char *Name) {
+    if (Text.empty())
+      return ConstantPointerNull::get(PointerType::get(E.C, 0));
+    Constant *Data = ConstantDataArray::getString(E.C, Text);
+    auto *G = new GlobalVariable(M, Data->getType(), true, GlobalValue::PrivateLinkage, Data, Name);
+    G->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+    return G;
+  }
+
+  Constant *site(const Instruction *I, const std::string &Object) {
+    auto Key = std::make_pair(location(I), Object);
+    Constant *&Site = Sites[Key];
+    if (!Site) {
+      Constant *Fields[2] = {text(Key.first, "__emu_san_location"), text(Key.second, "__emu_san_object")};
+      Constant *Record = ConstantStruct::getAnon(E.C, Fields);
+      Site = new GlobalVariable(M, Record->getType(), true, GlobalValue::PrivateLinkage, Record, "__emu_san_site");
+    }
+    return Site;
+  }
+
+  Value *generic(IRBuilder<> &B, Value *P) {
+    return P->getType()->getPointerAddressSpace() == 0 ? P : B.CreateAddrSpaceCast(P, E.Ptr);
+  }
+
+  // Checks the access of `Bytes` (a constant or a value) at operand `Index` of `I`; the operand becomes
+  // the address the runtime returns (a scratch slot for an access it reported under --sanitize-keep-going).
+  void access(Instruction *I, unsigned Index, Value *Bytes, unsigned Flags, uint64_t Alignment) {
+    Value *Address = I->getOperand(Index);
+    Value *Object = getUnderlyingObject(Address, 0);
+    const DataLayout &DL = M.getDataLayout();
+    unsigned Kind = SAN_GLOBAL;
+    uint64_t Size = 0;
+    std::string What;
+    if (auto *G = dyn_cast<GlobalVariable>(Object)) {
+      bool Dynamic = G->isDeclaration() || DL.getTypeAllocSize(G->getValueType()) == 0;
+      if (G->isConstant())
+        return;  // a read-only table (no store can reach it)
+      Size = Dynamic ? 0 : DL.getTypeAllocSize(G->getValueType());
+      if (G->getAddressSpace() == 3) {
+        Kind = Dynamic ? SAN_DYNAMIC_SHARED : SAN_SHARED;
+        What = Dynamic ? "dynamic workgroup memory" : ("workgroup variable '" + G->getName() + "'").str();
+      } else {
+        if (Dynamic)
+          return;
+        Kind = SAN_DEVICE_GLOBAL;
+        What = ("device global '" + G->getName() + "'").str();
+      }
+    } else if (auto *A = dyn_cast<AllocaInst>(Object)) {
+      std::optional<TypeSize> Bits = A->getAllocationSizeInBits(DL);
+      if (!Bits || Bits->isScalable())
+        return;
+      Kind = SAN_PRIVATE;
+      Size = Bits->getFixedValue() / 8;
+      What = "private array";
+    } else if (auto *Arg = dyn_cast<Argument>(Object)) {
+      if (Arg->hasByValAttr())
+        return;  // the kernel's own copy of a by-value argument
+    } else if (auto *CB = dyn_cast<CallBase>(Object)) {
+      if (CB->getCalledFunction() && CB->getCalledFunction()->isIntrinsic())
+        return;  // a hardware record (AMD's implicit arguments, dispatch packet)
+    }
+    IRBuilder<> B(I);
+    unsigned Log2 = Log2_64(std::max<uint64_t>(1, Alignment));
+    unsigned AllFlags = Flags | Kind << SAN_KIND_SHIFT | Log2 << SAN_ALIGN_SHIFT;
+    Value *Checked;
+    auto *Constant = dyn_cast<ConstantInt>(Bytes);
+    if ((Kind == SAN_SHARED || Kind == SAN_DYNAMIC_SHARED) && Constant && Constant->getZExtValue() < 1u << 16) {
+      // The hot path of tiled kernels: __emu_san_shared(address, base, size, flags | bytes << 16, site).
+      FunctionCallee Check = E.runtime("__emu_san_shared", E.Ptr, {E.Ptr, E.Ptr, E.I64, E.I32, E.Ptr});
+      Checked = B.CreateCall(Check, {generic(B, Address), generic(B, Object), B.getInt64(Size),
+                                     B.getInt32(AllFlags | Constant->getZExtValue() << SAN_BYTES_SHIFT), site(I, What)});
+    } else {
+      FunctionCallee Check = E.runtime("__emu_san_access", E.Ptr, {E.Ptr, E.Ptr, E.I64, E.I64, E.I32, E.Ptr});
+      Checked = B.CreateCall(Check, {generic(B, Address), generic(B, Object), B.getInt64(Size),
+                                     B.CreateZExtOrTrunc(Bytes, E.I64), B.getInt32(AllFlags), site(I, What)});
+    }
+    Type *Original = Address->getType();
+    I->setOperand(Index, Original->getPointerAddressSpace() == 0 ? Checked : B.CreateAddrSpaceCast(Checked, Original));
+  }
+
+  uint64_t storeSize(Type *T) { return M.getDataLayout().getTypeStoreSize(T).getFixedValue(); }
+
+  // The natural alignment the hardware needs: the instruction's own, at most the access's size.
+  static uint64_t natural(Align A, uint64_t Bytes) { return std::min<uint64_t>(A.value(), PowerOf2Ceil(Bytes)); }
+
+  // x / 0 and x % 0 report and divide by 1; INT_MIN / -1 (a host trap, no GPU's) divides by 1 too.
+  void division(BinaryOperator *I) {
+    Value *Divisor = I->getOperand(1);
+    if (!Divisor->getType()->isIntegerTy() || (isa<ConstantInt>(Divisor) && !cast<ConstantInt>(Divisor)->isZero() &&
+                                               !cast<ConstantInt>(Divisor)->isMinusOne()))
+      return;
+    IRBuilder<> B(I);
+    Type *T = Divisor->getType();
+    Value *Zero = B.CreateICmpEQ(Divisor, ConstantInt::get(T, 0));
+    Value *Unsafe = Zero;
+    if (I->getOpcode() == Instruction::SDiv || I->getOpcode() == Instruction::SRem)
+      Unsafe = B.CreateOr(Zero, B.CreateAnd(B.CreateICmpEQ(Divisor, ConstantInt::getAllOnesValue(T)),
+                                            B.CreateICmpEQ(I->getOperand(0),
+                                                           ConstantInt::get(T, APInt::getSignedMinValue(T->getIntegerBitWidth())))));
+    Instruction *Safe = B.Insert(SelectInst::Create(Unsafe, ConstantInt::get(T, 1), Divisor));
+    Instruction *Report = SplitBlockAndInsertIfThen(Zero, Safe->getNextNode(), false);
+    IRBuilder<> R(Report);
+    R.CreateCall(E.runtime("__emu_san_divide_by_zero", Type::getVoidTy(E.C), {E.Ptr}), {site(I, "")});
+    I->setOperand(1, Safe);
+  }
+
+  void run() {
+    static const std::set<std::string> Barriers = {
+        "llvm.nvvm.barrier0", "llvm.nvvm.barrier.sync", "llvm.nvvm.barrier.sync.cnt",
+        "llvm.nvvm.barrier.cta.sync.aligned.all", "llvm.nvvm.barrier.cta.sync.all",
+        "llvm.nvvm.barrier.cta.sync.aligned.count", "llvm.nvvm.barrier.cta.sync.count", "llvm.nvvm.barrier.n",
+        "llvm.nvvm.barrier", "llvm.nvvm.bar.sync", "llvm.amdgcn.s.barrier", "llvm.nvvm.barrier0.popc",
+        "llvm.nvvm.barrier0.and", "llvm.nvvm.barrier0.or", "llvm.nvvm.barrier.cta.red.popc.aligned.all",
+        "llvm.nvvm.barrier.cta.red.and.aligned.all", "llvm.nvvm.barrier.cta.red.or.aligned.all"};
+    SmallVector<Instruction *, 256> Work;
+    for (Function &F : M)
+      if (!F.isDeclaration())
+        for (Instruction &I : instructions(F))
+          if (isa<LoadInst, StoreInst, AtomicRMWInst, AtomicCmpXchgInst, MemIntrinsic, BinaryOperator, CallInst>(I))
+            Work.push_back(&I);
+    for (Instruction *I : Work) {
+      if (auto *L = dyn_cast<LoadInst>(I)) {
+        uint64_t Bytes = storeSize(L->getType());
+        access(L, L->getPointerOperandIndex(), ConstantInt::get(E.I64, Bytes), L->isAtomic() ? SAN_ATOMIC : 0,
+               natural(L->getAlign(), Bytes));
+      } else if (auto *S = dyn_cast<StoreInst>(I)) {
+        uint64_t Bytes = storeSize(S->getValueOperand()->getType());
+        access(S, S->getPointerOperandIndex(), ConstantInt::get(E.I64, Bytes),
+               SAN_WRITE | (S->isAtomic() ? SAN_ATOMIC : 0), natural(S->getAlign(), Bytes));
+      } else if (auto *A = dyn_cast<AtomicRMWInst>(I)) {
+        uint64_t Bytes = storeSize(A->getValOperand()->getType());
+        access(A, A->getPointerOperandIndex(), ConstantInt::get(E.I64, Bytes), SAN_WRITE | SAN_ATOMIC,
+               natural(A->getAlign(), Bytes));
+      } else if (auto *X = dyn_cast<AtomicCmpXchgInst>(I)) {
+        uint64_t Bytes = storeSize(X->getCompareOperand()->getType());
+        access(X, X->getPointerOperandIndex(), ConstantInt::get(E.I64, Bytes), SAN_WRITE | SAN_ATOMIC,
+               natural(X->getAlign(), Bytes));
+      } else if (auto *MI = dyn_cast<MemIntrinsic>(I)) {
+        access(MI, 0, MI->getLength(), SAN_WRITE, 1);
+        if (auto *Transfer = dyn_cast<MemTransferInst>(MI))
+          access(Transfer, 1, Transfer->getLength(), 0, 1);
+      } else if (auto *Op = dyn_cast<BinaryOperator>(I)) {
+        if (Op->getOpcode() == Instruction::UDiv || Op->getOpcode() == Instruction::SDiv ||
+            Op->getOpcode() == Instruction::URem || Op->getOpcode() == Instruction::SRem)
+          division(Op);
+      } else if (auto *CI = dyn_cast<CallInst>(I)) {
+        Function *Callee = CI->getCalledFunction();
+        if (Callee && Barriers.count(Callee->getName().str())) {
+          IRBuilder<> B(CI);
+          B.CreateCall(E.runtime("__emu_san_barrier_site", Type::getVoidTy(E.C), {E.Ptr}), {site(CI, "")});
+        }
+        StringRef Name = Callee ? Callee->getName() : "";
+        if (Name.consume_front("llvm.nvvm.cp.async.") && Name.contains(".shared.global.")) {
+          // cp.async.{ca,cg}.shared.global.N[.s](dst, src[, src_size]): N bytes written, N (or src_size) read.
+          uint64_t Bytes = 0;
+          Name.substr(Name.rfind("global.") + 7).consumeInteger(10, Bytes);
+          Value *Read = CI->arg_size() > 2 ? CI->getArgOperand(2) : ConstantInt::get(E.I64, Bytes);
+          access(CI, 0, ConstantInt::get(E.I64, Bytes), SAN_WRITE, 1);
+          access(CI, 1, Read, 0, 1);
+        }
+      }
+    }
+  }
+};
+
 // ---- the pass ---------------------------------------------------------------------------------------
 
 bool isKernel(const Function &F) {
@@ -877,6 +1071,7 @@ struct Retarget {
   std::string Triple, Layout;
   uint64_t SharedBytes = 0;
   bool Amdgpu = false;
+  bool Sanitize = false;  // the sanitizer variant (SanitizerInstrumentation)
 
   Retarget(Module &M, std::string Triple, std::string Layout, unsigned WarpSize)
       : M(M), E(M, WarpSize), Triple(std::move(Triple)), Layout(std::move(Layout)),
@@ -894,6 +1089,8 @@ struct Retarget {
     replaceHostcall();
     removeDeadFunctions();
     replaceExternals();
+    if (Sanitize)
+      SanitizerInstrumentation(M, E).run();
     replaceIntrinsics();
     replaceInlineAsm();
     layOutWorkgroupMemory();
@@ -1225,18 +1422,24 @@ std::string hostDataLayout(const std::string &TripleText) {
 struct EmulatePass : PassInfoMixin<EmulatePass> {
   std::string Triple;
   unsigned WarpSize;
+  bool Sanitize = false;
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
-    Retarget(M, Triple, hostDataLayout(Triple), WarpSize).run();
+    Retarget R(M, Triple, hostDataLayout(Triple), WarpSize);
+    R.Sanitize = Sanitize;
+    R.run();
     return PreservedAnalyses::none();
   }
 };
 
-// "TRIPLE;WARPSIZE"
+// "TRIPLE;WARPSIZE" or "TRIPLE;WARPSIZE;sanitize"
 bool parse(StringRef Params, EmulatePass &P) {
-  SmallVector<StringRef, 2> Parts;
+  SmallVector<StringRef, 3> Parts;
   Params.split(Parts, ';');
-  if (Parts.size() != 2 || Parts[1].getAsInteger(10, P.WarpSize))
+  if (Parts.size() < 2 || Parts.size() > 3 || Parts[1].getAsInteger(10, P.WarpSize))
     return false;
+  if (Parts.size() == 3 && Parts[2] != "sanitize")
+    return false;
+  P.Sanitize = Parts.size() == 3;
   P.Triple = Parts[0].str();
   return true;
 }
@@ -1278,7 +1481,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
                     return false;
                   EmulatePass P;
                   if (!parse(Name, P))
-                    refuse("bad parameters '" + Name + "': want <TRIPLE;WARPSIZE>");
+                    refuse("bad parameters '" + Name + "': want <TRIPLE;WARPSIZE[;sanitize]>");
                   MPM.addPass(std::move(P));
                   return true;
                 });

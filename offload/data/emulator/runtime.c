@@ -33,6 +33,8 @@
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
+struct san_site;  /* sanitizer.c (the sanitizer variant) */
+struct san_word;
 #define NORETURN __attribute__((noreturn))
 
 /* ---- errors ---------------------------------------------------------------------------------------- */
@@ -157,9 +159,15 @@ struct launch {
     unsigned helpers;             /* pool workers inside the launch (under pool.lock) */
     int listed;                   /* on pool.active */
     struct launch *next_active;
+#ifdef EMU_SANITIZE
+    uint32_t san_serial;          /* racecheck tells launches apart by it (sanitizer.c) */
+#endif
 };
 
 struct emu_thread {
+#ifdef EMU_SANITIZE
+    const struct san_site *barrier_site;  /* the barrier it waits at (sanitizer.c) */
+#endif
     uint32_t tid[3];
     uint32_t linear, lane, warp;
     enum fiber_state state;
@@ -176,6 +184,12 @@ struct warp {
 };
 
 struct block {
+#ifdef EMU_SANITIZE
+    const struct san_site *barrier_site;  /* where the first thread to arrive waits (sanitizer.c) */
+    uint32_t barrier_thread, barrier_generation;
+    uint64_t san_epoch;  /* block serial << 24 | barrier_generation: racecheck's interval */
+    uint32_t san_first_thread;  /* grid-linear id + 1 of its thread 0 */
+#endif
     const struct launch *launch;
     uint32_t ctaid[3];
     char *shared;
@@ -311,7 +325,19 @@ static void fiber_main(void) {
 
 /* ---- barriers and warp collectives ----------------------------------------------------------------------- */
 
+#ifdef EMU_SANITIZE
+static void san_barrier_arrive(struct block *b, struct emu_thread *t);
+static void san_barrier_released(struct block *b);
+static void san_barrier_skipped(const struct emu_thread *exited);
+static void san_block_started(struct block *b);
+static void san_launch_started(struct launch *l);
+#endif
+
 static void report_divergent_barrier(const struct emu_thread *exited) {
+#ifdef EMU_SANITIZE
+    san_barrier_skipped(exited);
+    return;
+#endif
     char at[256];
     where(at, sizeof at, exited);
     fail("barrier divergence in %s: the thread exited while %u other thread(s) of its block wait at a barrier",
@@ -322,6 +348,9 @@ static void release_barrier(struct block *b) {
     for (unsigned i = 0; i < b->launch->threads_per_block; ++i)
         if (b->threads[i].state == AT_BARRIER) b->threads[i].state = RUNNABLE;
     b->arrived = 0;
+#ifdef EMU_SANITIZE
+    san_barrier_released(b);
+#endif
 }
 
 enum { RED_POPC = 0, RED_AND = 1, RED_OR = 2 };
@@ -333,6 +362,9 @@ static uint32_t barrier_wait(unsigned kind, uint32_t predicate) {
         if (b->launch->threads_per_block != 1) fail("internal error: barrier in a kernel registered without contexts");
         return kind == RED_POPC ? predicate != 0 : predicate != 0;
     }
+#ifdef EMU_SANITIZE
+    san_barrier_arrive(b, t);
+#endif
     if (b->arrived == 0) {
         b->reduce_kind = kind;
         b->reduce_value = kind == RED_AND ? 1 : 0;
@@ -832,7 +864,10 @@ void thread_exited(void) {
     struct emu_thread *t = current;
     t->state = EXITED;
     b->live--;
-    if (b->arrived && b->arrived == b->live && !atomic_load(&device_trapped)) report_divergent_barrier(t);
+    if (b->arrived && b->arrived == b->live && !atomic_load(&device_trapped)) {
+        report_divergent_barrier(t);
+        release_barrier(b);  /* the sanitizer's keep-going: the waiting threads go on */
+    }
     emu_switch(&t->sp, b->scheduler_sp);
     __builtin_unreachable();
 }
@@ -935,6 +970,9 @@ static void run_block(struct worker *w, const struct launch *l, uint64_t index) 
     b.threads = NULL;
     b.warps = NULL;
     b.arrived = 0;
+#ifdef EMU_SANITIZE
+    san_block_started(&b);
+#endif
     if (l->kernel->flags & FLAG_AMDGPU) fill_hip_arguments(&b, l);
     current_block = &b;
     unsigned n = l->threads_per_block, warp_size = l->warp_size;
@@ -1065,6 +1103,9 @@ static void *worker_main(void *unused) {
 }
 
 static unsigned worker_count(void) {
+#ifdef EMU_SANITIZE
+    return 1;  /* the blocks of a launch in order: the same report every run */
+#endif
     const char *text = getenv("MLIR_OFFLOAD_EMULATE_THREADS");
     long n = text ? strtol(text, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
@@ -1104,6 +1145,9 @@ static void run_launch(struct launch *l) {
         for (unsigned i = 0; i < pool.count; ++i) start_thread(worker_main, NULL);
     }
     atomic_store(&l->next_block, 0);
+#ifdef EMU_SANITIZE
+    san_launch_started(l);
+#endif
     l->helpers = 0;
     l->listed = 0;
     if (l->block_count > 1 && pool.count) {
@@ -1132,15 +1176,30 @@ struct allocation {
     char *map;  /* NULL: host memory the program registered (cudaHostRegister) */
     size_t map_size;
     struct allocation *next;
+#ifdef EMU_SANITIZE
+    unsigned serial;          /* its number, in allocation order (reports name it) */
+    int freed;                /* quarantined: stays mapped (inaccessible) and listed */
+    unsigned char *written;   /* initcheck: a bit per byte; NULL: host-visible memory, taken as written */
+    struct san_word *race;    /* racecheck: a record per 4 bytes */
+#endif
 };
 static struct allocation *allocations;
 static pthread_mutex_t allocations_lock = PTHREAD_MUTEX_INITIALIZER;
+
+#ifdef EMU_SANITIZE
+static void san_allocated(struct allocation *a, int host_visible);
+static int san_free(void *p);
+static void san_copy(void *destination, const void *source, size_t bytes);
+static void san_set(void *destination, size_t bytes);
+#endif
 
 static void init_page_size(void) {
     if (!page_size) page_size = (size_t)sysconf(_SC_PAGESIZE);
 }
 
-static int device_alloc(void **out, size_t size) {
+/* host_visible: managed or pinned memory, which the host writes directly (the sanitizer's initcheck takes
+ * it as written). */
+static int allocate(void **out, size_t size, int host_visible) {
     init_page_size();
     if (!out) return status(ERROR_INVALID_VALUE);
     struct allocation *a = malloc(sizeof *a);
@@ -1153,6 +1212,11 @@ static int device_alloc(void **out, size_t size) {
     }
     a->start = end - padded;
     a->size = size;
+#ifdef EMU_SANITIZE
+    san_allocated(a, host_visible);
+#else
+    (void)host_visible;
+#endif
     pthread_mutex_lock(&allocations_lock);
     a->next = allocations;
     allocations = a;
@@ -1161,12 +1225,18 @@ static int device_alloc(void **out, size_t size) {
     return SUCCESS;
 }
 
+static int device_alloc(void **out, size_t size) { return allocate(out, size, 0); }
+static int host_visible_alloc(void **out, size_t size) { return allocate(out, size, 1); }
+
 static void device_synchronize(void);
 
 /* Frees wait for the device first, as cudaFree and hipFree do: queued work may still use the memory. */
 static int device_free(void *p) {
     if (!p) return SUCCESS;
     device_synchronize();
+#ifdef EMU_SANITIZE
+    return san_free(p);
+#endif
     pthread_mutex_lock(&allocations_lock);
     for (struct allocation **link = &allocations; *link; link = &(*link)->next)
         if ((*link)->start == p && (*link)->map) {
@@ -1187,6 +1257,9 @@ static int host_register(void *p, size_t size) {
     if (!a) return status(ERROR_MEMORY_ALLOCATION);
     a->start = p;
     a->size = size;
+#ifdef EMU_SANITIZE
+    san_allocated(a, 1);
+#endif
     pthread_mutex_lock(&allocations_lock);
     a->next = allocations;
     allocations = a;
@@ -1195,6 +1268,9 @@ static int host_register(void *p, size_t size) {
 }
 
 static int host_unregister(void *p) {
+#ifdef EMU_SANITIZE
+    return SUCCESS;  /* stays listed: the sanitizer's lookups never meet a freed record */
+#endif
     pthread_mutex_lock(&allocations_lock);
     for (struct allocation **link = &allocations; *link; link = &(*link)->next)
         if ((*link)->start == p && !(*link)->map) {
@@ -1701,6 +1777,9 @@ static int copy(void *destination, const void *source, size_t bytes, void *strea
     if (atomic_load(&device_trapped)) return status(ERROR_ASSERT);
     if (!bytes) return SUCCESS;
     if (!destination || !source) return status(ERROR_INVALID_VALUE);
+#ifdef EMU_SANITIZE
+    san_copy(destination, source, bytes);
+#endif
     pthread_mutex_lock(&queue_lock);
     struct stream *s = stream_of(stream);
     if (synchronous || !known_memory(destination, bytes) || !known_memory(source, bytes)) {
@@ -1720,6 +1799,9 @@ static int set(void *destination, int value, size_t bytes, void *stream, int syn
     if (atomic_load(&device_trapped)) return status(ERROR_ASSERT);
     if (!bytes) return SUCCESS;
     if (!destination) return status(ERROR_INVALID_VALUE);
+#ifdef EMU_SANITIZE
+    san_set(destination, bytes);
+#endif
     pthread_mutex_lock(&queue_lock);
     struct stream *s = stream_of(stream);
     if (synchronous) {
@@ -1749,7 +1831,7 @@ static int set_attribute(const void *handle, int attribute, int value) {
 
 #define API_SET(P)                                                                                                   \
     EXPORT int P##Malloc(void **p, size_t n) { return device_alloc(p, n); }                                          \
-    EXPORT int P##MallocManaged(void **p, size_t n, unsigned f) { (void)f; return device_alloc(p, n); }              \
+    EXPORT int P##MallocManaged(void **p, size_t n, unsigned f) { (void)f; return host_visible_alloc(p, n); }        \
     EXPORT int P##Free(void *p) { return device_free(p); }                                                           \
     EXPORT int P##Memcpy(void *d, const void *s, size_t n, int k) { (void)k; return copy(d, s, n, NULL, 1); }        \
     EXPORT int P##MemcpyAsync(void *d, const void *s, size_t n, int k, void *st) { (void)k; return copy(d, s, n, st, 0); } \
@@ -1771,8 +1853,8 @@ static int set_attribute(const void *handle, int attribute, int value) {
     EXPORT int P##HostRegister(void *p, size_t n, unsigned f) { (void)f; return host_register(p, n); }               \
     EXPORT int P##HostUnregister(void *p) { return host_unregister(p); }                                             \
     EXPORT int P##HostGetDevicePointer(void **d, void *h, unsigned f) { (void)f; if (!d) return status(ERROR_INVALID_VALUE); *d = h; return SUCCESS; } \
-    EXPORT int P##MallocHost(void **p, size_t n) { return device_alloc(p, n); }                                      \
-    EXPORT int P##HostAlloc(void **p, size_t n, unsigned f) { (void)f; return device_alloc(p, n); }                  \
+    EXPORT int P##MallocHost(void **p, size_t n) { return host_visible_alloc(p, n); }                                \
+    EXPORT int P##HostAlloc(void **p, size_t n, unsigned f) { (void)f; return host_visible_alloc(p, n); }            \
     EXPORT int P##FreeHost(void *p) { return device_free(p); }                                                       \
     EXPORT int P##SetDevice(int d) { return d == 0 ? SUCCESS : status(ERROR_INVALID_DEVICE); }                       \
     EXPORT int P##GetDevice(int *d) { if (d) *d = 0; return SUCCESS; }                                               \
@@ -2595,3 +2677,7 @@ static void amd_wmma_collective(unsigned flags, struct emu_thread *lanes, unsign
         }
     }
 }
+
+#ifdef EMU_SANITIZE
+#include "sanitizer.c"
+#endif

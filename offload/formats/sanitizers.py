@@ -1,0 +1,30 @@
+"""The emulator sanitizer's checks (`--emulate --sanitize[=LIST]`, docs/emulator.md): their names, and the bit
+each has in the sanitizer runtime's mask (offload/data/emulator/sanitizer.c, SAN_*)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from offload.errors import OffloadError
+
+SANITIZER_BITS = {"memcheck": 1, "racecheck": 2, "initcheck": 4, "synccheck": 8, "leakcheck": 16}
+SANITIZERS = tuple(SANITIZER_BITS)
+ALL = "all"
+
+
+def sanitizer_list(value: str | Iterable[str]) -> tuple[str, ...]:
+    """ "all", "memcheck,racecheck" or a list of names -> the names, in SANITIZERS order."""
+    words = value.split(",") if isinstance(value, str) else list(value)
+    names = {word.strip() for word in words}
+    if ALL in names:
+        return SANITIZERS
+    unknown = sorted(names - set(SANITIZERS))
+    if unknown or not names:
+        raise OffloadError(
+            f"unknown sanitizer check '{', '.join(unknown) or value}' (valid: {ALL}, {', '.join(SANITIZERS)})"
+        )
+    return tuple(name for name in SANITIZERS if name in names)
+
+
+def sanitizer_mask(names: Iterable[str]) -> int:
+    return sum(SANITIZER_BITS[name] for name in set(names))
