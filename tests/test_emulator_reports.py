@@ -106,14 +106,11 @@ def test_inline_assembly_is_refused_at_compile_with_its_location(tmp_path):
     assert not (tmp_path / "b").exists()
 
 
-MBARRIER = """\
+WGMMA = """\
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @k() kernel {
-      %b = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      nvgpu.mbarrier.init %b[%c0], %c1 : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+      nvvm.wgmma.fence.aligned
       gpu.return
     }
   }
@@ -127,16 +124,15 @@ module attributes {gpu.container_module} {
 """
 
 
-def test_hopper_transaction_barriers_are_refused_at_compile(tmp_path):
+def test_hopper_units_not_emulated_are_refused_at_compile(tmp_path):
     require_emulation()
-    source = tmp_path / "mbarrier.mlir"
-    source.write_text(MBARRIER)
-    done = run_cli("run", str(source), "--offload-arch", "sm_90", "--emulate")
+    source = tmp_path / "wgmma.mlir"
+    source.write_text(WGMMA)
+    done = run_cli("run", str(source), "--offload-arch", "sm_90a", "--emulate")
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        # the program is checked as written: the op is the user's nvgpu op, not the nvvm op it becomes
-        f"{source}:4:12: error: --emulate: 'nvgpu.mbarrier.create' (Hopper's transaction barriers (mbarrier)) "
-        "cannot be emulated on the CPU"
+        f"{source}:4:7: error: --emulate: 'nvvm.wgmma.fence.aligned' (Hopper's warpgroup matrix operations "
+        "(wgmma)) cannot be emulated on the CPU"
     ]
 
 

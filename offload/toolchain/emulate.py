@@ -26,6 +26,7 @@ from offload.errors import OffloadError
 PASS_NAME = "mlir-offload-emulate"
 PLUGIN_SOURCE = "retarget.cpp"
 RUNTIME_SOURCE = "runtime.c"
+RUNTIME_HEADERS = ("hopper.h",)  # included by runtime.c
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "
@@ -155,17 +156,21 @@ def pass_plugin(tools: EmulationTools, dry_run: bool = False) -> str:
 def runtime_object(tools: EmulationTools, llvm_triple: str, dry_run: bool = False) -> str:
     """runtime.c compiled for the host."""
     source = _source(RUNTIME_SOURCE)
+    headers = {name: _source(name) for name in RUNTIME_HEADERS}
 
     def build(output: str) -> None:
         with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
             source_path = os.path.join(scratch, RUNTIME_SOURCE)
             Path(source_path).write_bytes(source)
+            for name, text in headers.items():
+                Path(scratch, name).write_bytes(text)
             _run(
                 [tools.clang, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC", source_path, "-o", output],
                 "compiling the emulation runtime",
             )
 
-    return _built([source, tools.version.encode(), llvm_triple.encode(), b"runtime"], "runtime.o", build, dry_run)
+    key = [source, *headers.values(), tools.version.encode(), llvm_triple.encode(), b"runtime"]
+    return _built(key, "runtime.o", build, dry_run)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 using namespace llvm;
 
@@ -57,7 +58,9 @@ const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "_
                                      "__emu_vote_sync", "__emu_redux_sync", "__emu_warp_sync",
                                      "__emu_activemask", "__emu_bpermute", "__emu_readlane",
                                      "__emu_ballot", "__emu_readfirstlane", "__emu_ldmatrix", "__emu_mma",
-                                     "__emu_swizzle", "__emu_amd_wmma"};
+                                     "__emu_swizzle", "__emu_amd_wmma", "__emu_mbarrier_wait_parity",
+                                     "__emu_mbarrier_wait_token", "__emu_mbarrier_test_wait",
+                                     "__emu_mbarrier_test_wait_parity"};
 
 [[noreturn]] void refuse(const Twine &What) {
   errs() << "mlir-offload-emulate: " << What << "\n";
@@ -497,6 +500,108 @@ Handler amdWmma(unsigned Kind) {
 
 enum ShuffleMode { SHFL_IDX = 0, SHFL_UP = 1, SHFL_DOWN = 2, SHFL_BFLY = 3 };
 enum VoteKind { VOTE_ALL = 0, VOTE_ANY = 1, VOTE_UNI = 2, VOTE_BALLOT = 3 };
+// ---- Hopper (runtime hopper.h): mbarriers and TMA tensor copies ------------------------------------
+
+// __emu_<Name>(pointers made generic, integers widened or narrowed to `Params`), its result given the
+// call's type (i1 from a 32-bit truth value; none for a void call). `Count` supplies a missing count.
+Handler hopperCall(std::string Name, std::vector<unsigned> Widths, unsigned ResultWidth, int Count = -1) {
+  return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    SmallVector<Type *, 4> Params{E.Ptr};
+    SmallVector<Value *, 4> Args{B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr)};
+    for (unsigned I = 0; I < Widths.size(); ++I) {
+      Type *T = IntegerType::get(E.C, Widths[I]);
+      Params.push_back(T);
+      Args.push_back(I + 1 < CI->arg_size() ? B.CreateZExtOrTrunc(CI->getArgOperand(I + 1), T)
+                                            : ConstantInt::get(T, Count < 0 ? 0 : Count));
+    }
+    Type *Result = ResultWidth ? IntegerType::get(E.C, ResultWidth) : Type::getVoidTy(E.C);
+    Value *R = B.CreateCall(E.runtime("__emu_" + Name, Result, Params), Args);
+    if (CI->getType()->isVoidTy())
+      return nullptr;
+    if (CI->getType()->isIntegerTy(1))
+      return B.CreateICmpNE(R, ConstantInt::get(Result, 0));
+    return B.CreateZExtOrTrunc(R, CI->getType());
+  };
+}
+
+// cp.async.bulk.tensor.{g2s,s2g}.tile.Nd: the copy at issue, coordinates in an array;
+// __emu_tma_load(shared, mbarrier, map, rank, coords) completes the load's bytes on the mbarrier.
+Handler tensorCopy(unsigned Rank, bool Load) {
+  return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    unsigned First = Load ? 3 : 2;  // g2s: dst, mbar, map, coords...; s2g: src, map, coords...
+    if (Load) {
+      auto *Multicast = dyn_cast<ConstantInt>(CI->getArgOperand(First + Rank + 2));
+      if (!Multicast || !Multicast->isZero())
+        refuse("multicast TMA loads (" + CI->getCalledFunction()->getName() + " with a cta mask) are not emulated");
+    }
+    AllocaInst *Coords = B.CreateAlloca(ArrayType::get(E.I32, 5));
+    for (unsigned I = 0; I < Rank; ++I)
+      B.CreateStore(CI->getArgOperand(First + I), B.CreateConstGEP2_32(Coords->getAllocatedType(), Coords, 0, I));
+    Value *Shared = B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr);
+    Value *Map = B.CreateAddrSpaceCast(CI->getArgOperand(First - 1), E.Ptr);
+    if (Load) {
+      Value *Barrier = B.CreateAddrSpaceCast(CI->getArgOperand(1), E.Ptr);
+      B.CreateCall(E.runtime("__emu_tma_load", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.Ptr, E.I32, E.Ptr}),
+                   {Shared, Barrier, Map, B.getInt32(Rank), Coords});
+    } else {
+      B.CreateCall(E.runtime("__emu_tma_store", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.I32, E.Ptr}),
+                   {Shared, Map, B.getInt32(Rank), Coords});
+    }
+    return nullptr;
+  };
+}
+
+void addHopperIntrinsics(StringMap<Handler> &T) {
+  const std::string N = "llvm.nvvm.mbarrier.";
+  for (const char *Space : {"", ".shared"}) {
+    std::string S(Space);
+    T[N + "init" + S] = hopperCall("mbarrier_init", {32}, 0);
+    T[N + "inval" + S] = hopperCall("mbarrier_inval", {}, 0);
+    T[N + "arrive" + S] = hopperCall("mbarrier_arrive", {32}, 64, 1);
+    T[N + "arrive.noComplete" + S] = hopperCall("mbarrier_arrive_nocomplete", {32}, 64);
+    T[N + "test.wait" + S] = hopperCall("mbarrier_test_wait", {64}, 32);
+  }
+  for (const char *Relaxed : {"", "relaxed."})
+    for (const char *Scope : {"cta", "cluster"}) {
+      std::string Tail = std::string(Relaxed) + "scope." + Scope + ".space.";
+      for (const char *Space : {"cta", "cluster"}) {
+        T[N + "arrive." + Tail + Space] = hopperCall("mbarrier_arrive", {32}, 64, 1);
+        T[N + "arrive.expect.tx." + Tail + Space] = hopperCall("mbarrier_arrive_expect_tx", {32}, 64);
+        if (!*Relaxed) {
+          T[N + "expect.tx." + Tail + Space] = hopperCall("mbarrier_expect_tx", {32}, 0);
+          T[N + "complete.tx." + Tail + Space] = hopperCall("mbarrier_complete_tx", {32}, 0);
+        }
+      }
+      T[N + "test.wait." + Tail + "cta"] = hopperCall("mbarrier_test_wait", {64}, 32);
+      T[N + "test.wait.parity." + Tail + "cta"] = hopperCall("mbarrier_test_wait_parity", {32}, 32);
+      // try_wait may give up after a time limit; the emulation waits until the phase completes.
+      for (const char *Limit : {"", "tl."}) {
+        T[N + "try.wait." + Limit + Tail + "cta"] = hopperCall("mbarrier_wait_token", {64}, 32);
+        T[N + "try.wait.parity." + Limit + Tail + "cta"] = hopperCall("mbarrier_wait_parity", {32}, 32);
+      }
+    }
+  T[N + "pending.count"] = [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    return B.CreateTrunc(B.CreateAnd(CI->getArgOperand(0), B.getInt64((1u << 21) - 1)), CI->getType());
+  };
+  for (unsigned Rank = 1; Rank <= 5; ++Rank) {
+    std::string D = std::to_string(Rank) + "d";
+    T["llvm.nvvm.cp.async.bulk.tensor.g2s.tile." + D] = tensorCopy(Rank, true);
+    T["llvm.nvvm.cp.async.bulk.tensor.s2g.tile." + D] = tensorCopy(Rank, false);
+    T["llvm.nvvm.cp.async.bulk.tensor.prefetch.tile." + D] = erase();
+  }
+  // Bulk copies are done at issue: their groups and waits have nothing left to wait for.
+  for (const char *Name : {"llvm.nvvm.cp.async.bulk.commit.group", "llvm.nvvm.cp.async.bulk.wait.group",
+                           "llvm.nvvm.cp.async.bulk.wait.group.read", "llvm.nvvm.prefetch.tensormap"})
+    T[Name] = erase();
+  for (const char *Name : {"llvm.nvvm.fence.proxy.async", "llvm.nvvm.fence.proxy.async.global",
+                           "llvm.nvvm.fence.proxy.async.shared_cluster", "llvm.nvvm.fence.proxy.async.shared_cta",
+                           "llvm.nvvm.fence.mbarrier_init.release.cluster"})
+    T[Name] = fence();
+  for (const char *Order : {"acquire", "release"})
+    for (const char *Scope : {"cta", "cluster", "gpu", "sys"})
+      T[std::string("llvm.nvvm.fence.proxy.tensormap_generic.") + Order + "." + Scope] = fence();
+}
+
 enum ReduceKind { RED_POPC = 0, RED_AND = 1, RED_OR = 2 };
 enum ReduxKind { REDUX_ADD = 0, REDUX_MIN = 1, REDUX_MAX = 2, REDUX_UMIN = 3, REDUX_UMAX = 4, REDUX_AND = 5,
                  REDUX_OR = 6, REDUX_XOR = 7 };
@@ -717,6 +822,7 @@ const StringMap<Handler> &intrinsicTable() {
     T["llvm.nvvm.mulhi.ui"] = multiplyHigh(false);
     T["llvm.nvvm.mulhi.ull"] = multiplyHigh(false);
     T["llvm.nvvm.mulhi.us"] = multiplyHigh(false);
+    addHopperIntrinsics(T);
     return T;
   }();
   return Table;
@@ -835,6 +941,16 @@ const std::map<std::string, Handler> &inlineAsmTable() {
       return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * { return E.forward(B, CI, Name); };
     };
     T[collapseSpaces("rcp.approx.ftz.f32 $0,$1;")] = AsRuntime("__emu_nvvm_rcp_approx_ftz_f");
+    // MLIR 22's nvvm.mbarrier.try_wait.parity: a loop around try_wait until the phase of parity $1 completes
+    // (the time limit $2 only bounds each try).
+    for (const char *Space : {".shared", ""})
+      T[collapseSpaces(std::string("{\n\t.reg .pred       P1; \n\tLAB_WAIT: \n\tmbarrier.try_wait.parity") + Space +
+                       ".b64 P1, [$0], $1, $2; \n\t@P1 bra.uni DONE; \n\tbra.uni     LAB_WAIT; \n\tDONE: \n\t}")] =
+          [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+        FunctionCallee F = E.runtime("__emu_mbarrier_wait_parity", Type::getVoidTy(E.C), {E.Ptr, E.I32});
+        B.CreateCall(F, {B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), B.CreateZExtOrTrunc(CI->getArgOperand(1), E.I32)});
+        return nullptr;
+      };
     T[collapseSpaces("rsqrt.approx.ftz.f64 $0, $1;")] = AsRuntime("__emu_nvvm_rsqrt_approx_ftz_d");
     for (const char *Mode : {"rn", "rm", "rp", "rz"})
       for (const char *Ftz : {"", ".ftz"})
@@ -1017,8 +1133,8 @@ struct Retarget {
         refuse("inline assembly \"" + Asm->getAsmString() + "\" in " + CI->getFunction()->getName() +
                " is not emulated");
       IRBuilder<> B(CI);
-      Value *R = It->second(E, B, CI);
-      CI->replaceAllUsesWith(R);
+      if (Value *R = It->second(E, B, CI))
+        CI->replaceAllUsesWith(R);
       CI->eraseFromParent();
     }
   }

@@ -144,7 +144,7 @@ static struct kernel *kernel_of(const void *handle) {
 
 /* ---- what the kernels' threads see --------------------------------------------------------------------- */
 
-enum fiber_state { RUNNABLE, AT_BARRIER, AT_WARP, EXITED };
+enum fiber_state { RUNNABLE, AT_BARRIER, AT_WARP, AT_MBARRIER, EXITED };
 
 struct launch {
     const struct kernel *kernel;
@@ -169,6 +169,8 @@ struct emu_thread {
     int kind, mask_given;
     const void *operands;  /* matrix collectives: this lane's operand slots (or row address), */
     void *results;         /* and where its fragment of the result goes */
+    void *wait_on;         /* AT_MBARRIER: the mbarrier (hopper.h) and the parity of the phase waited for */
+    unsigned wait_parity;
 };
 
 struct warp {
@@ -358,6 +360,8 @@ static uint32_t barrier_wait(unsigned kind, uint32_t predicate) {
 
 EXPORT void __emu_barrier(void) { (void)barrier_wait(RED_OR, 0); }
 EXPORT uint32_t __emu_barrier_reduce(uint32_t kind, uint32_t predicate) { return barrier_wait(kind, predicate); }
+
+#include "hopper.h"
 
 typedef uint64_t lane_set;
 #define LANE(l) ((lane_set)1 << (l))
@@ -980,6 +984,7 @@ static void run_block(struct worker *w, const struct launch *l, uint64_t index) 
         exited = 0;
         for (unsigned i = 0; i < n; ++i) {
             struct emu_thread *t = &b.threads[i];
+            if (t->state == AT_MBARRIER && mbar_wait_over(t)) t->state = RUNNABLE;
             if (t->state == RUNNABLE) {
                 current = t;
                 emu_switch(&b.scheduler_sp, t->sp);
@@ -990,6 +995,8 @@ static void run_block(struct worker *w, const struct launch *l, uint64_t index) 
         if (!progressed && exited < n && atomic_load(&device_trapped)) break;  /* the launch was trapped */
         if (!progressed && exited < n && complete_waiting_collectives(&b)) continue;
         if (!progressed && exited < n) {
+            for (unsigned i = 0; i < n; ++i)
+                if (b.threads[i].state == AT_MBARRIER) report_mbarrier_deadlock(&b);
             unsigned at_barrier = 0, at_warp = 0;
             const struct emu_thread *one = NULL;
             for (unsigned i = 0; i < n; ++i) {
@@ -1807,10 +1814,11 @@ EXPORT int cudaLaunchKernelExC(const launch_config *config, const void *f, void 
 
 EXPORT int cudaGetDriverEntryPointByVersion(const char *symbol, void **function, unsigned version, uint64_t flags,
                                             int *found) {
-    (void)symbol; (void)version; (void)flags;
-    if (function) *function = NULL;
-    if (found) *found = 0;
-    return status(ERROR_NOT_SUPPORTED);
+    (void)version; (void)flags;
+    void *entry = driver_entry_point(symbol);
+    if (function) *function = entry;
+    if (found) *found = entry ? 0 : 1;  /* cudaDriverEntryPointSuccess, cudaDriverEntryPointSymbolNotFound */
+    return entry ? SUCCESS : status(ERROR_NOT_SUPPORTED);
 }
 
 /* ---- device printf ------------------------------------------------------------------------------------ */
