@@ -60,7 +60,7 @@ const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "_
                                      "__emu_ballot", "__emu_readfirstlane", "__emu_ldmatrix", "__emu_mma",
                                      "__emu_swizzle", "__emu_amd_wmma", "__emu_mbarrier_wait_parity",
                                      "__emu_mbarrier_wait_token", "__emu_mbarrier_test_wait",
-                                     "__emu_mbarrier_test_wait_parity"};
+                                     "__emu_mbarrier_test_wait_parity", "__emu_mma_sp"};
 
 [[noreturn]] void refuse(const Twine &What) {
   errs() << "mlir-offload-emulate: " << What << "\n";
@@ -551,6 +551,48 @@ Handler tensorCopy(unsigned Rank, bool Load) {
   };
 }
 
+// mma.sp (2:4 sparse, runtime sparse_mma.h) as MLIR 22's nvgpu.mma.sp.sync writes it in inline PTX: every
+// operand in an 8-byte slot, __emu_mma_sp(flags, operands, results).
+enum { MMA_SP_K32 = 1, MMA_SP_C_F16 = 2, MMA_SP_D_F16 = 4, MMA_SP_SELECTOR_SHIFT = 3 };
+Handler sparseMultiply(unsigned Flags) {
+  return [Flags](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    auto *SlotsType = ArrayType::get(E.I64, 32);
+    AllocaInst *Operands = B.CreateAlloca(SlotsType);
+    AllocaInst *Results = B.CreateAlloca(SlotsType);
+    for (unsigned I = 0; I < CI->arg_size(); ++I)
+      B.CreateStore(CI->getArgOperand(I), B.CreateConstGEP1_64(E.I8, Operands, 8 * I));
+    FunctionCallee F = E.runtime("__emu_mma_sp", Type::getVoidTy(E.C), {E.I32, E.Ptr, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Flags), Operands, Results});
+    return unpackSlots(E, B, CI->getType(), Results);
+  };
+}
+
+std::string collapseSpaces(StringRef Text);
+
+// "{$first,...}" for `Count` consecutive operands from `First`.
+std::string registerList(unsigned First, unsigned Count) {
+  std::string Text = "{";
+  for (unsigned I = 0; I < Count; ++I)
+    Text += (I ? ",$" : "$") + std::to_string(First + I);
+  return Text + "}";
+}
+
+void addSparseMmaAsm(std::map<std::string, Handler> &T) {
+  for (unsigned K : {16u, 32u})
+    for (bool F16Accumulator : {true, false})
+      for (unsigned Selector = 0; Selector < (K == 32 ? 2u : 4u); ++Selector) {
+        unsigned D = F16Accumulator ? 2 : 4, A = K / 8, Bn = K / 8, C = D;
+        std::string Acc = F16Accumulator ? "f16" : "f32";
+        std::string Text = "mma.sp.sync.aligned.m16n8k" + std::to_string(K) + ".row.col." + Acc + ".f16.f16." + Acc +
+                           " " + registerList(0, D) + "," + registerList(D, A) + "," + registerList(D + A, Bn) + "," +
+                           registerList(D + A + Bn, C) + ",$" + std::to_string(D + A + Bn + C) + ",0x" +
+                           std::to_string(Selector) + ";";
+        unsigned Flags = (K == 32 ? MMA_SP_K32 : 0) | (F16Accumulator ? MMA_SP_C_F16 | MMA_SP_D_F16 : 0) |
+                         Selector << MMA_SP_SELECTOR_SHIFT;
+        T[collapseSpaces(Text)] = sparseMultiply(Flags);
+      }
+}
+
 void addHopperIntrinsics(StringMap<Handler> &T) {
   const std::string N = "llvm.nvvm.mbarrier.";
   for (const char *Space : {"", ".shared"}) {
@@ -941,6 +983,7 @@ const std::map<std::string, Handler> &inlineAsmTable() {
       return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * { return E.forward(B, CI, Name); };
     };
     T[collapseSpaces("rcp.approx.ftz.f32 $0,$1;")] = AsRuntime("__emu_nvvm_rcp_approx_ftz_f");
+    addSparseMmaAsm(T);
     // MLIR 22's nvvm.mbarrier.try_wait.parity: a loop around try_wait until the phase of parity $1 completes
     // (the time limit $2 only bounds each try).
     for (const char *Space : {".shared", ""})

@@ -597,6 +597,8 @@ static float tf32_at(const void *slots, unsigned slot) {  /* tf32: an f32 with 1
     return f;
 }
 
+#include "sparse_mma.h"
+
 /* wmma fragments (the emulator's layout; NVIDIA leaves it unspecified). m16n16k16: A and B, 16 halves
  * per lane, hold logical element (l % 16) * 16 + e (lanes 16..31 repeat lanes 0..15); C and D, 8 values
  * per lane, element l * 8 + e; all 16x16. m8n8k4 (f64): A (8x4) and B (4x8) element l, C and D (8x8)
@@ -691,7 +693,7 @@ static void wmma_multiply(int flags, struct emu_thread *lanes) {
 }
 
 static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count, lane_set group) {
-    if (kind >= COLLECTIVE_AMD_WMMA) {
+    if (kind >= COLLECTIVE_AMD_WMMA && kind < COLLECTIVE_MMA_SP) {
         amd_wmma_collective((unsigned)(kind - COLLECTIVE_AMD_WMMA), lanes, count, group);
         return;
     }
@@ -700,6 +702,10 @@ static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count
         where(at, sizeof at, &lanes[0]);
         fail("matrix operation in %s with %u of 32 lanes: ldmatrix and mma.sync need the whole warp", at,
              (unsigned)__builtin_popcountll(group));
+    }
+    if (kind >= COLLECTIVE_MMA_SP) {
+        mma_sp_collective((unsigned)(kind - COLLECTIVE_MMA_SP), lanes);
+        return;
     }
     if (kind < COLLECTIVE_MMA) {  /* ldmatrix: matrix i's rows from lanes 8i..8i+7 */
         unsigned n = (unsigned)(kind - COLLECTIVE_LDMATRIX) / 2, transposed = (unsigned)(kind - COLLECTIVE_LDMATRIX) % 2;
