@@ -6,6 +6,7 @@ would refuse are reported (docs/emulator.md)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import pytest
 
@@ -18,7 +19,7 @@ ARCH = "sm_90a"
 
 
 def test_checked_programs_say_their_arch_and_wrong_variant():
-    assert {p.name for p in CHECKED} >= {"tma_pipeline"}
+    assert {p.name for p in CHECKED} >= {"tma_pipeline", "tma_swizzles", "cluster_reduce"}
     for program in CHECKED:
         assert program.archs == (ARCH,), program.name
         assert program.wrong_from and program.body().count(program.wrong_from) == 1, program.name
@@ -73,3 +74,19 @@ def test_a_row_stride_the_driver_refuses_is_refused_by_the_encoder(tmp_path):
     )
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr == "cuTensorMapEncodeTiled: CUresult 1\n"
+
+
+def test_cluster_ids_of_clustered_and_plain_launches():
+    """tests/data/hopper/cluster_launch.mlir: each thread prints its cluster id, the number of clusters and
+    its block's rank (x), for 2x3x1 clusters over a 6x3x2 grid, 4x4x1 clusters over 16x16, and plain launches
+    (every block a cluster of its own)."""
+    require_tools()
+    done = run_cli("run", str(PROGRAMS / "cluster_launch.mlir"), "--emulate", "--offload-arch", ARCH)
+    assert done.returncode == 0, done.stderr
+    expected: Counter[str] = Counter()
+    for grid, cluster in (((6, 3, 2), (2, 3, 1)), ((2, 1, 1), None), ((16, 16, 1), (4, 4, 1)), ((4, 1, 1), None)):
+        cx = cluster[0] if cluster else 1
+        for bx in range(grid[0]):
+            line = f"cluster {bx // cx} of {grid[0] // cx}, block {bx % cx}: {5 * (bx // cx)}"
+            expected[line] += 32 * grid[1] * grid[2]
+    assert Counter(done.stdout.splitlines()) == expected

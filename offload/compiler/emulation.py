@@ -3,8 +3,8 @@ the hardware's meaning, each refused with one located line naming the op, before
 
 The table is data: an op-name prefix -> why. The user's own inline assembly cannot be emulated (the few
 PTX idioms inside libdevice and MLIR's own lowerings are, by the emulator's pass); the others are
-Hopper-and-later hardware units the emulator does not model yet (warpgroup MMA, clusters, ...). mbarriers
-and TMA tensor copies are emulated (offload/data/emulator/hopper.h)."""
+Hopper-and-later hardware units the emulator does not model yet (warpgroup MMA, ...). mbarriers, TMA
+tensor copies and clusters are emulated (offload/data/emulator/hopper.h, cluster.h)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,9 @@ REFUSED_PREFIXES = (
     ("llvm.inline_asm", "inline assembly"),
     ("nvgpu.warpgroup.", "Hopper's warpgroup matrix operations (wgmma)"),
     ("nvvm.wgmma.", "Hopper's warpgroup matrix operations (wgmma)"),
-    ("nvvm.cluster", "thread-block clusters"),
     ("nvvm.setmaxregister", "Hopper's register reallocation"),
     ("nvvm.tcgen05.", "Blackwell's tensor core generation 5"),
     ("nvvm.stmatrix", "Hopper's stmatrix"),
-    ("gpu.cluster_", "thread-block clusters"),
 )
 
 

@@ -24,15 +24,19 @@ static uint64_t mbar_pack(uint32_t pending, uint32_t expected, int32_t tx, unsig
            ((uint64_t)(uint32_t)tx & MBAR_FIELD) << MBAR_TX_SHIFT | (parity ? MBAR_PHASE : 0);
 }
 
-/* The offset of a shared-memory address in the current block's segment (the GPU's shared window). */
+static struct block *cluster_block_of(const void *p, size_t size);
+
+/* The offset of a shared-memory address in its block's segment (the GPU's shared window): the current
+ * block's, or another block's of its cluster (an mbarrier reached through mapa). */
 static uint64_t shared_offset_of(const void *p, size_t size, const char *what) {
-    const struct block *b = current_block;
+    const struct block *b = cluster_block_of(p, size);
     const char *c = p;
-    if (!b || c < b->shared || c + size > b->shared + b->launch->shared_bytes) {
+    if (!b) {
+        b = current_block;
         char at[256];
         where(at, sizeof at, current);
-        fail("%s in %s: address %p is not in the block's %" PRIu64 " bytes of shared memory", what, at, p,
-             b ? b->launch->shared_bytes : 0);
+        fail("%s in %s: address %p is not in the shared memory of the block or its cluster (%" PRIu64 " bytes "
+             "each)", what, at, p, b ? b->launch->shared_bytes : 0);
     }
     return (uint64_t)(c - b->shared);
 }
@@ -88,6 +92,9 @@ static int mbar_phase_done(const void *p, unsigned parity) {
     return mbar_parity(atomic_load((_Atomic uint64_t *)p)) != parity;
 }
 
+/* The scheduler's question for a fiber waiting on an mbarrier. */
+static int mbar_wait_over(const struct emu_thread *t) { return mbar_phase_done(t->wait_on, t->wait_parity); }
+
 /* A fiber that waits for another thread: it runs again when the scheduler finds the phase completed. */
 static void mbar_wait(void *p, unsigned parity) {
     if (mbar_phase_done(p, parity)) return;
@@ -98,7 +105,8 @@ static void mbar_wait(void *p, unsigned parity) {
     }
     t->wait_on = p;
     t->wait_parity = parity;
-    t->state = AT_MBARRIER;
+    t->wait_over = mbar_wait_over;
+    t->state = AT_WAIT;
     yield_to_scheduler();
 }
 
@@ -119,19 +127,17 @@ static uint32_t mbar_test(void *p, unsigned parity) {
 EXPORT uint32_t __emu_mbarrier_test_wait(void *p, uint64_t token) { return mbar_test(p, mbar_parity(token)); }
 EXPORT uint32_t __emu_mbarrier_test_wait_parity(void *p, uint32_t parity) { return mbar_test(p, parity & 1); }
 
-/* The scheduler's question for a fiber in AT_MBARRIER. */
-static int mbar_wait_over(const struct emu_thread *t) { return mbar_phase_done(t->wait_on, t->wait_parity); }
 
-/* No fiber can run and some wait on an mbarrier: its phase can never complete. */
-NORETURN static void report_mbarrier_deadlock(const struct block *b) {
+/* No fiber of the cluster can run and `one` (of block `b`) waits on an mbarrier: its phase can never complete. */
+NORETURN static void report_mbarrier_deadlock(const struct emu_thread *one, const struct block *b) {
     unsigned waiting = 0;
-    const struct emu_thread *one = NULL;
-    for (unsigned i = 0; i < b->launch->threads_per_block; ++i)
-        if (b->threads[i].state == AT_MBARRIER) {
-            waiting++;
-            if (!one) one = &b->threads[i];
+    for (unsigned r = 0; r < b->launch->cluster_size; ++r)
+        for (unsigned i = 0; i < b->launch->threads_per_block; ++i) {
+            const struct emu_thread *t = &b->cluster_blocks[r].threads[i];
+            if (t->state == AT_WAIT && t->wait_over == mbar_wait_over && t->wait_on == one->wait_on) waiting++;
         }
     current = (struct emu_thread *)one;
+    current_block = (struct block *)b;
     char what[160];
     snprintf(what, sizeof what, "is waited on for its phase of parity %u by %u thread(s), which no thread or copy "
              "of the block can complete", one->wait_parity, waiting);

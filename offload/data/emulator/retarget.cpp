@@ -60,7 +60,7 @@ const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "_
                                      "__emu_ballot", "__emu_readfirstlane", "__emu_ldmatrix", "__emu_mma",
                                      "__emu_swizzle", "__emu_amd_wmma", "__emu_mbarrier_wait_parity",
                                      "__emu_mbarrier_wait_token", "__emu_mbarrier_test_wait",
-                                     "__emu_mbarrier_test_wait_parity", "__emu_mma_sp"};
+                                     "__emu_mbarrier_test_wait_parity", "__emu_mma_sp", "__emu_cluster_wait"};
 
 [[noreturn]] void refuse(const Twine &What) {
   errs() << "mlir-offload-emulate: " << What << "\n";
@@ -593,7 +593,56 @@ void addSparseMmaAsm(std::map<std::string, Handler> &T) {
       }
 }
 
+// A runtime function returning a generic pointer, given the call's pointer operand made generic, cast back
+// to the call's address space (mapa: another block's shared memory).
+Handler pointerCall(std::string Name) {
+  return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    SmallVector<Type *, 2> Params{E.Ptr};
+    SmallVector<Value *, 2> Args{B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr)};
+    if (CI->arg_size() > 1) {
+      Params.push_back(E.I32);
+      Args.push_back(CI->getArgOperand(1));
+    }
+    Type *Result = CI->getType()->isPointerTy() ? (Type *)E.Ptr : CI->getType();
+    Value *R = B.CreateCall(E.runtime("__emu_" + Name, Result, Params), Args);
+    return CI->getType()->isPointerTy() ? B.CreateAddrSpaceCast(R, CI->getType()) : R;
+  };
+}
+
+void addClusterIntrinsics(StringMap<Handler> &T) {
+  const std::string S = "llvm.nvvm.read.ptx.sreg.";
+  for (const char *D : {"x", "y", "z"}) {
+    std::string Dim(D);
+    T[S + "clusterid." + Dim] = rt("clusterid_" + Dim);
+    T[S + "nclusterid." + Dim] = rt("nclusterid_" + Dim);
+    T[S + "cluster.ctaid." + Dim] = rt("cluster_ctaid_" + Dim);
+    T[S + "cluster.nctaid." + Dim] = rt("cluster_nctaid_" + Dim);
+  }
+  T[S + "cluster.ctarank"] = rt("cluster_ctarank");
+  T[S + "cluster.nctarank"] = rt("cluster_nctarank");
+  T[S + "is.explicit.cluster"] = [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    Value *R = B.CreateCall(E.runtime("__emu_is_explicit_cluster", E.I32, {}));
+    return B.CreateZExtOrTrunc(R, CI->getType());
+  };
+  T["llvm.nvvm.mapa"] = pointerCall("mapa");
+  T["llvm.nvvm.mapa.shared.cluster"] = pointerCall("mapa");
+  T["llvm.nvvm.getctarank"] = pointerCall("getctarank");
+  T["llvm.nvvm.getctarank.shared.cluster"] = pointerCall("getctarank");
+  auto Call = [](std::string Name) {
+    return [Name](Emulator &E, IRBuilder<> &B, CallInst *) -> Value * {
+      B.CreateCall(E.runtime("__emu_" + Name, Type::getVoidTy(E.C), {}));
+      return nullptr;
+    };
+  };
+  for (const char *Tail : {"", ".aligned"}) {
+    T[std::string("llvm.nvvm.barrier.cluster.arrive") + Tail] = Call("cluster_arrive");
+    T[std::string("llvm.nvvm.barrier.cluster.arrive.relaxed") + Tail] = Call("cluster_arrive");
+    T[std::string("llvm.nvvm.barrier.cluster.wait") + Tail] = Call("cluster_wait");
+  }
+}
+
 void addHopperIntrinsics(StringMap<Handler> &T) {
+  addClusterIntrinsics(T);
   const std::string N = "llvm.nvvm.mbarrier.";
   for (const char *Space : {"", ".shared"}) {
     std::string S(Space);
