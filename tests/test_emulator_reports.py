@@ -106,11 +106,11 @@ def test_inline_assembly_is_refused_at_compile_with_its_location(tmp_path):
     assert not (tmp_path / "b").exists()
 
 
-WGMMA = """\
+SETMAXREGISTER = """\
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @k() kernel {
-      nvvm.wgmma.fence.aligned
+      nvvm.setmaxregister increase 232
       gpu.return
     }
   }
@@ -126,13 +126,13 @@ module attributes {gpu.container_module} {
 
 def test_hopper_units_not_emulated_are_refused_at_compile(tmp_path):
     require_emulation()
-    source = tmp_path / "wgmma.mlir"
-    source.write_text(WGMMA)
+    source = tmp_path / "setmaxregister.mlir"
+    source.write_text(SETMAXREGISTER)
     done = run_cli("run", str(source), "--offload-arch", "sm_90a", "--emulate")
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        f"{source}:4:7: error: --emulate: 'nvvm.wgmma.fence.aligned' (Hopper's warpgroup matrix operations "
-        "(wgmma)) cannot be emulated on the CPU"
+        f"{source}:4:7: error: --emulate: 'nvvm.setmaxregister' (Hopper's register reallocation) "
+        "cannot be emulated on the CPU"
     ]
 
 

@@ -12,8 +12,6 @@ from offload.errors import OffloadError
 
 REFUSED_PREFIXES = (
     ("llvm.inline_asm", "inline assembly"),
-    ("nvgpu.warpgroup.", "Hopper's warpgroup matrix operations (wgmma)"),
-    ("nvvm.wgmma.", "Hopper's warpgroup matrix operations (wgmma)"),
     ("nvvm.setmaxregister", "Hopper's register reallocation"),
     ("nvvm.tcgen05.", "Blackwell's tensor core generation 5"),
     ("nvvm.stmatrix", "Hopper's stmatrix"),

@@ -26,7 +26,7 @@ from offload.errors import OffloadError
 PASS_NAME = "mlir-offload-emulate"
 PLUGIN_SOURCE = "retarget.cpp"
 RUNTIME_SOURCE = "runtime.c"
-RUNTIME_HEADERS = ("hopper.h", "cluster.h", "sparse_mma.h")  # included by runtime.c
+RUNTIME_HEADERS = ("hopper.h", "cluster.h", "sparse_mma.h", "wgmma.h")  # included by runtime.c
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "

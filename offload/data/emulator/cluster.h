@@ -4,6 +4,8 @@
  * arrivals behave as on the GPU, and a wait that can never complete is reported. Without a cluster launch
  * every block is a cluster of one, as the hardware treats it. */
 
+enum { MAX_CLUSTER_BLOCKS = 16 };  /* non-portable cluster size limit */
+
 struct cluster_barrier { unsigned expected, arrived, phase; };
 
 static void cluster_barrier_init(struct cluster_barrier *c, unsigned threads) {

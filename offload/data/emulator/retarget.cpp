@@ -60,7 +60,8 @@ const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "_
                                      "__emu_ballot", "__emu_readfirstlane", "__emu_ldmatrix", "__emu_mma",
                                      "__emu_swizzle", "__emu_amd_wmma", "__emu_mbarrier_wait_parity",
                                      "__emu_mbarrier_wait_token", "__emu_mbarrier_test_wait",
-                                     "__emu_mbarrier_test_wait_parity", "__emu_mma_sp", "__emu_cluster_wait"};
+                                     "__emu_mbarrier_test_wait_parity", "__emu_mma_sp", "__emu_cluster_wait",
+                                     "__emu_wgmma"};
 
 [[noreturn]] void refuse(const Twine &What) {
   errs() << "mlir-offload-emulate: " << What << "\n";
@@ -641,8 +642,49 @@ void addClusterIntrinsics(StringMap<Handler> &T) {
   }
 }
 
+// wgmma.mma_async (runtime wgmma.h) as MLIR 22's nvvm.wgmma.mma_async writes it in inline PTX: the tied
+// accumulator registers, the two descriptors, scale-d, then the immediates scale-a, scale-b, transpose-a,
+// transpose-b, each in an 8-byte slot; __emu_wgmma(flags, operands, results).
+enum { WGMMA_ACC_F16 = 1 << 10, WGMMA_BF16 = 1 << 11 };
+Handler warpgroupMultiply(unsigned Flags) {
+  return [Flags](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    auto *SlotsType = ArrayType::get(E.I64, 160);
+    AllocaInst *Operands = B.CreateAlloca(SlotsType);
+    AllocaInst *Results = B.CreateAlloca(SlotsType);
+    for (unsigned I = 0; I < CI->arg_size(); ++I)
+      B.CreateStore(CI->getArgOperand(I), B.CreateConstGEP1_64(E.I8, Operands, 8 * I));
+    FunctionCallee F = E.runtime("__emu_wgmma", Type::getVoidTy(E.C), {E.I32, E.Ptr, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Flags), Operands, Results});
+    return unpackSlots(E, B, CI->getType(), Results);
+  };
+}
+
+void addWarpgroupMmaAsm(std::map<std::string, Handler> &T) {
+  for (unsigned N = 8; N <= 256; N += 8)
+    for (bool F16Accumulator : {false, true})
+      for (bool Bf16 : {false, true}) {
+        if (F16Accumulator && Bf16)
+          continue;  // bf16 inputs accumulate in f32 only
+        unsigned R = F16Accumulator ? N / 4 : N / 2;
+        std::string In = Bf16 ? "bf16" : "f16", Acc = F16Accumulator ? "f16" : "f32";
+        std::string Registers = "{";
+        for (unsigned I = 0; I < R; ++I)
+          Registers += (I ? ", $" : "$") + std::to_string(I);
+        Registers += "}";
+        auto Op = [&](unsigned I) { return "$" + std::to_string(2 * R + I); };
+        std::string Text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + Op(2) + ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                           std::to_string(N) + "k16." + Acc + "." + In + "." + In + " " + Registers + ", " + Op(0) +
+                           ", " + Op(1) + ", p, " + Op(3) + ", " + Op(4) + ", " + Op(5) + ", " + Op(6) + ";\n}\n";
+        T[collapseSpaces(Text)] = warpgroupMultiply(N | (F16Accumulator ? WGMMA_ACC_F16 : 0) | (Bf16 ? WGMMA_BF16 : 0));
+      }
+}
+
 void addHopperIntrinsics(StringMap<Handler> &T) {
   addClusterIntrinsics(T);
+  // wgmma's fence, commit and wait: the emulated wgmma is done when it returns.
+  for (const char *Name : {"llvm.nvvm.wgmma.fence.sync.aligned", "llvm.nvvm.wgmma.commit_group.sync.aligned",
+                           "llvm.nvvm.wgmma.wait_group.sync.aligned"})
+    T[Name] = erase();
   const std::string N = "llvm.nvvm.mbarrier.";
   for (const char *Space : {"", ".shared"}) {
     std::string S(Space);
@@ -1033,6 +1075,7 @@ const std::map<std::string, Handler> &inlineAsmTable() {
     };
     T[collapseSpaces("rcp.approx.ftz.f32 $0,$1;")] = AsRuntime("__emu_nvvm_rcp_approx_ftz_f");
     addSparseMmaAsm(T);
+    addWarpgroupMmaAsm(T);
     // MLIR 22's nvvm.mbarrier.try_wait.parity: a loop around try_wait until the phase of parity $1 completes
     // (the time limit $2 only bounds each try).
     for (const char *Space : {".shared", ""})

@@ -607,6 +607,7 @@ static float tf32_at(const void *slots, unsigned slot) {  /* tf32: an f32 with 1
 }
 
 #include "sparse_mma.h"
+#include "wgmma.h"
 
 /* wmma fragments (the emulator's layout; NVIDIA leaves it unspecified). m16n16k16: A and B, 16 halves
  * per lane, hold logical element (l % 16) * 16 + e (lanes 16..31 repeat lanes 0..15); C and D, 8 values
@@ -860,8 +861,6 @@ void thread_exited(void) {
 
 enum { FIBER_STACK = 256 * 1024 };
 
-enum { MAX_CLUSTER_BLOCKS = 16 };
-
 struct worker {
     char *shared_map;
     size_t shared_map_size, shared_capacity;
@@ -1053,6 +1052,7 @@ static void run_block(struct worker *w, const struct launch *l, uint64_t unit) {
                 const struct emu_thread *t = &blocks[r].threads[i];
                 if (t->state != AT_WAIT) continue;
                 if (t->wait_over == mbar_wait_over) report_mbarrier_deadlock(t, &blocks[r]);
+                if (t->wait_over == wgmma_wait_over) report_wgmma_deadlock(t, &blocks[r]);
                 report_cluster_deadlock(t, &blocks[r]);
             }
         for (unsigned r = 0; r < size; ++r) {
