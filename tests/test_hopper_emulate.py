@@ -19,7 +19,13 @@ ARCH = "sm_90a"
 
 
 def test_checked_programs_say_their_arch_and_wrong_variant():
-    assert {p.name for p in CHECKED} >= {"tma_pipeline", "tma_swizzles", "cluster_reduce", "wgmma_gemm"}
+    assert {p.name for p in CHECKED} >= {
+        "tma_pipeline",
+        "tma_swizzles",
+        "cluster_reduce",
+        "wgmma_gemm",
+        "warpgroup_mma",
+    }
     for program in CHECKED:
         assert program.archs == (ARCH,), program.name
         assert program.wrong_from and program.body().count(program.wrong_from) == 1, program.name

@@ -2,9 +2,10 @@
  * collective of the 128 threads of a warpgroup (4 consecutive warps). A (64 x 16) and B (N x 16) are read
  * from shared memory through their matrix descriptors, as the PTX ISA defines them: start address, leading
  * and stride byte offsets (bits 0-13, 16-29, 32-45, each >> 4) and the swizzle mode (bits 62-63: 1 = 128B,
- * 2 = 64B, 3 = 32B); both K-major. Without swizzle, 8x8 core matrices of 16-byte rows lie SBO apart along
- * M/N and LBO apart along K; with a swizzle, 8-row atoms of 32/64/128-byte rows lie SBO apart and the
- * address bits 4.. are XORed with bits 7.. as TMA writes them. D is m64nN in the PTX ISA's fragment layout
+ * 2 = 64B, 3 = 32B). K-major: without swizzle, 8x8 core matrices of 16-byte rows lie SBO apart along
+ * M/N and LBO apart along K; with a swizzle, 8-row atoms of 32/64/128-byte rows lie SBO apart. MN-major
+ * (the transpose flags): rows of k, M/N contiguous, LBO along M/N and SBO along K. The address bits 4..
+ * are XORed with bits 7.. as TMA writes them. D is m64nN in the PTX ISA's fragment layout
  * (warp w holds rows 16w..16w+15 as mma.sync's m16n8 accumulator, repeated over N / 8 column blocks). */
 
 enum { WGMMA_N_MASK = 0x3ff, WGMMA_ACC_F16 = 1 << 10, WGMMA_BF16 = 1 << 11 };
@@ -22,19 +23,23 @@ static uint64_t descriptor_start(uint64_t descriptor) {
     return (low - base) & 0x3ffff;
 }
 
-static float wgmma_element(uint64_t descriptor, unsigned row, unsigned k, int bf16) {
+/* Element (row of M or N, k) of an operand; `mn_major`: stored with M/N contiguous (transposed), where the
+ * leading byte offset steps along M/N (between 8-element core matrices, or between atoms of W/2 elements
+ * with a swizzle) and the stride byte offset along K (between groups of 8 rows of k). */
+static float wgmma_element(uint64_t descriptor, unsigned row, unsigned k, int bf16, int mn_major) {
     uint64_t start = descriptor_start(descriptor), lbo = ((descriptor >> 16) & 0x3fff) << 4;
     uint64_t sbo = ((descriptor >> 32) & 0x3fff) << 4;
     unsigned mode = (unsigned)(descriptor >> 62);
     uint64_t offset;
     unsigned swizzle = 0;
-    if (mode == 0) {
+    unsigned width = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 16;
+    if (mode) swizzle = mode == 1 ? TMAP_SWIZZLE_128B : mode == 2 ? TMAP_SWIZZLE_64B : TMAP_SWIZZLE_32B;
+    if (mn_major)
+        offset = start + row / (width / 2) * lbo + k / 8 * sbo + k % 8 * width + row % (width / 2) * 2;
+    else if (mode == 0)
         offset = start + row / 8 * sbo + k / 8 * lbo + row % 8 * 16 + k % 8 * 2;
-    } else {
-        unsigned width = mode == 1 ? 128 : mode == 2 ? 64 : 32;
-        swizzle = mode == 1 ? TMAP_SWIZZLE_128B : mode == 2 ? TMAP_SWIZZLE_64B : TMAP_SWIZZLE_32B;
+    else
         offset = start + row / 8 * sbo + row % 8 * width + k * 2;
-    }
     offset = swizzled(offset, swizzle);
     const char *p = current_block->shared + offset;
     shared_offset_of(p, 2, "wgmma operand");
@@ -65,17 +70,12 @@ static void wgmma_compute(unsigned flags, struct emu_thread *lanes) {
     memcpy(&scale_b, first + 8 * (regs + 4), 4);
     memcpy(&trans_a, first + 8 * (regs + 5), 4);
     memcpy(&trans_b, first + 8 * (regs + 6), 4);
-    if (trans_a || trans_b) {
-        char at[256];
-        where(at, sizeof at, &lanes[0]);
-        fail("wgmma in %s: transposed (MN-major) operands are not emulated", at);
-    }
     int bf16 = (flags & WGMMA_BF16) != 0;
     static _Thread_local float a[64][16], b[256][16];
     for (unsigned m = 0; m < 64; ++m)
-        for (unsigned k = 0; k < 16; ++k) a[m][k] = wgmma_element(desc_a, m, k, bf16) * (float)scale_a;
+        for (unsigned k = 0; k < 16; ++k) a[m][k] = wgmma_element(desc_a, m, k, bf16, trans_a) * (float)scale_a;
     for (unsigned c = 0; c < n; ++c)
-        for (unsigned k = 0; k < 16; ++k) b[c][k] = wgmma_element(desc_b, c, k, bf16) * (float)scale_b;
+        for (unsigned k = 0; k < 16; ++k) b[c][k] = wgmma_element(desc_b, c, k, bf16, trans_b) * (float)scale_b;
     for (unsigned l = 0; l < 128; ++l) {
         unsigned w = l / 32, g = l % 32 / 4, t = l % 4;
         for (unsigned e = 0; e < n / 2; ++e) {  /* accumulator element e of this thread */
