@@ -88,7 +88,9 @@ def test_host_math_links_libm(tmp_path):
     done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(tmp_path / "m.bc"))
     assert done.returncode == 0, done.stderr
     main = tmp_path / "main.c"
-    main.write_text("double host_math(float, double);\nint main(void) { return host_math(0.0f, 1.0) == 1.0 ? 0 : 1; }\n")
+    main.write_text(
+        "double host_math(float, double);\nint main(void) { return host_math(0.0f, 1.0) == 1.0 ? 0 : 1; }\n"
+    )
     app = tmp_path / "app"
     done = run_cli("link", str(tmp_path / "m.bc"), str(main), "-o", str(app))
     assert done.returncode == 0, done.stderr

@@ -105,7 +105,8 @@ def runtime_modes() -> tuple[str, ...]:
     return tuple(dict.fromkeys(mode for vendor in VENDORS.values() for mode, _ in vendor.runtime_variants))
 
 
-# Host code calls libm for math ops (math.exp -> expf); nvcc's g++ and hipcc's clang++ link it, clang's C driver does not.
+# Host code calls libm for math ops (math.exp -> expf); nvcc's g++ and hipcc's clang++ link it, clang's C
+# driver does not.
 HOST_SYSTEM_LIBRARIES = ("m",)
 
 
