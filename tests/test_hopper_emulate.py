@@ -25,6 +25,7 @@ def test_checked_programs_say_their_arch_and_wrong_variant():
         "cluster_reduce",
         "wgmma_gemm",
         "warpgroup_mma",
+        "elect_arrive",
     }
     for program in CHECKED:
         assert program.archs == (ARCH,), program.name

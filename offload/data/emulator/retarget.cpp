@@ -34,6 +34,7 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Plugins/PassPlugin.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
 #include <cstdlib>
@@ -679,8 +680,21 @@ void addWarpgroupMmaAsm(std::map<std::string, Handler> &T) {
       }
 }
 
+// elect.sync: {the leader's lane, whether this lane is it}, the leader being the lowest lane of the mask
+// among the lanes that execute it together (a ballot, the runtime's warp collective).
+Value *electSync(Emulator &E, IRBuilder<> &B, CallInst *CI) {
+  FunctionCallee Vote = E.runtime("__emu_vote_sync", E.I32, {E.I32, E.I32, E.I32});
+  Value *Ballot = B.CreateCall(Vote, {B.getInt32(VOTE_BALLOT), CI->getArgOperand(0), B.getInt32(1)});
+  Value *Members = B.CreateAnd(Ballot, CI->getArgOperand(0));
+  Value *Leader = B.CreateIntrinsic(E.I32, Intrinsic::cttz, {Members, B.getFalse()});
+  Value *Lane = B.CreateCall(E.runtime("__emu_laneid", E.I32, {}));
+  Value *Pair = B.CreateInsertValue(PoisonValue::get(CI->getType()), Leader, 0);
+  return B.CreateInsertValue(Pair, B.CreateICmpEQ(Lane, Leader), 1);
+}
+
 void addHopperIntrinsics(StringMap<Handler> &T) {
   addClusterIntrinsics(T);
+  T["llvm.nvvm.elect.sync"] = electSync;
   // wgmma's fence, commit and wait: the emulated wgmma is done when it returns.
   for (const char *Name : {"llvm.nvvm.wgmma.fence.sync.aligned", "llvm.nvvm.wgmma.commit_group.sync.aligned",
                            "llvm.nvvm.wgmma.wait_group.sync.aligned"})
@@ -1076,6 +1090,16 @@ const std::map<std::string, Handler> &inlineAsmTable() {
     T[collapseSpaces("rcp.approx.ftz.f32 $0,$1;")] = AsRuntime("__emu_nvvm_rcp_approx_ftz_f");
     addSparseMmaAsm(T);
     addWarpgroupMmaAsm(T);
+    // MLIR 22's predicated nvvm.mbarrier.arrive.expect_tx: "@$2" guards it.
+    T[collapseSpaces("@$2 mbarrier.arrive.expect_tx.shared.b64 _, [$0], $1;")] =
+        [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+      Instruction *Then = SplitBlockAndInsertIfThen(CI->getArgOperand(2), CI, false);
+      IRBuilder<> Guarded(Then);
+      FunctionCallee F = E.runtime("__emu_mbarrier_arrive_expect_tx", E.I64, {E.Ptr, E.I32});
+      Guarded.CreateCall(F, {Guarded.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr),
+                             Guarded.CreateZExtOrTrunc(CI->getArgOperand(1), E.I32)});
+      return nullptr;
+    };
     // MLIR 22's nvvm.mbarrier.try_wait.parity: a loop around try_wait until the phase of parity $1 completes
     // (the time limit $2 only bounds each try).
     for (const char *Space : {".shared", ""})
