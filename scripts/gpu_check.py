@@ -61,7 +61,8 @@ def build(arch: str, out: Path, library_dirs: list[str]) -> int:
         if not runs_on_nvidia(source, text):
             continue
         name = f"{source.parent.name}-{source.stem}"
-        target = f"{arch}a" if source.stem in HOPPER_ONLY and not arch.endswith("a") else arch
+        hopper = source.stem in HOPPER_ONLY or "sm_90a" in " ".join(header_field(text, "ARCHS")).split()
+        target = f"{arch}a" if hopper and not arch.endswith("a") else arch
         pipeline = " ".join(header_field(text, "PASS-PIPELINE"))
         extra = ["--pass-pipeline", pipeline] if pipeline else []
         bundle = out / f"{name}.offload.bc"

@@ -107,14 +107,11 @@ def test_inline_assembly_is_refused_at_compile_with_its_location(tmp_path):
     assert not (tmp_path / "b").exists()
 
 
-MBARRIER = """\
+SETMAXREGISTER = """\
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @k() kernel {
-      %b = nvgpu.mbarrier.create -> !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      nvgpu.mbarrier.init %b[%c0], %c1 : !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+      nvvm.setmaxregister increase 232
       gpu.return
     }
   }
@@ -128,15 +125,14 @@ module attributes {gpu.container_module} {
 """
 
 
-def test_hopper_transaction_barriers_are_refused_at_compile(tmp_path):
+def test_hopper_units_not_emulated_are_refused_at_compile(tmp_path):
     require_emulation()
-    source = tmp_path / "mbarrier.mlir"
-    source.write_text(MBARRIER)
-    done = run_cli("run", str(source), "--offload-arch", "sm_90", "--emulate")
+    source = tmp_path / "setmaxregister.mlir"
+    source.write_text(SETMAXREGISTER)
+    done = run_cli("run", str(source), "--offload-arch", "sm_90a", "--emulate")
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        # the program is checked as written: the op is the user's nvgpu op, not the nvvm op it becomes
-        f"{source}:4:12: error: --emulate: 'nvgpu.mbarrier.create' (Hopper's transaction barriers (mbarrier)) "
+        f"{source}:4:7: error: --emulate: 'nvvm.setmaxregister' (Hopper's register reallocation) "
         "cannot be emulated on the CPU"
     ]
 

@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from offload.compiler.wmma_workarounds import finish_transposed_writes, mark_transposed_writes, runs_vector_to_gpu
 from offload.errors import Location, OffloadError
 from offload.fsutil import read_input, refuse_endless_device, same_file
 
@@ -292,7 +293,12 @@ def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> bytes:
             lines += [line.strip() for line in printed().splitlines() if line.strip()][:1]
             detail = " ".join(lines[:2]).removeprefix("MLIR Textual PassPipeline Parser:").strip(" :")
             raise OffloadError(f"--pass-pipeline: {detail or 'cannot parse the pipeline'}")
+        vector_to_gpu = runs_vector_to_gpu(pipeline)
+        if vector_to_gpu:
+            mark_transposed_writes(module, ir)
         run_mlir(lambda: manager.run(module.operation), path, f"--pass-pipeline '{pipeline}'")
+        if vector_to_gpu:
+            finish_transposed_writes(module, ir)
         out = io.BytesIO()
         module.operation.write_bytecode(out)
         return out.getvalue()

@@ -12,6 +12,8 @@ from typing import TypedDict
 
 from offload.compiler.byte_elements import widen_narrow_element_accesses
 from offload.compiler.frontend import Program, child_ops, location_of, run_mlir
+from offload.compiler.hip_assert import lower_device_asserts
+from offload.compiler.wmma_workarounds import rewrite_unlowered_elementwise
 from offload.errors import Location, OffloadError
 from offload.options import CompileOptions
 from offload.serialize.amd_wmma import lower_subgroup_mma_to_wmma, lowers_subgroup_mma
@@ -58,6 +60,9 @@ def lower_to_llvm_ir(
         _expand_subgroup_queries(device, mode.subgroup_size, ir)
         if mode.triple.startswith("nvptx"):
             _expand_subgroup_broadcasts(device, mode.subgroup_size, ir)
+            rewrite_unlowered_elementwise(device, ir)
+        if mode.triple.startswith("amdgcn"):
+            lower_device_asserts(device, program.path, ir)
         if lowers_subgroup_mma(mode.arch, mode.subgroup_size):
             lower_subgroup_mma_to_wmma(device, program.path, ir)
         widen_narrow_element_accesses(device.operation)

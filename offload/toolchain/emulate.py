@@ -36,6 +36,7 @@ RUNTIME_SOURCE = "runtime.c"
 # Emulated libraries, by the -l name a bundle's record gives: linked only into executables that call them.
 LIBRARY_SOURCES = {"cusparse": "sparse.c", "hipsparse": "sparse.c", "cusparseLt": "sparselt.c"}
 SANITIZER_SOURCE = "sanitizer.c"  # included by runtime.c in the sanitizer variant (EMU_SANITIZE defined)
+RUNTIME_HEADERS = ("hopper.h", "cluster.h", "sparse_mma.h", "wgmma.h")  # included by runtime.c
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "
@@ -251,6 +252,8 @@ def runtime_object(
     """runtime.c (its sanitizer variant, with sanitizer.c, when `sanitize` has checks), or another emulator
     source (LIBRARY_SOURCES), compiled for the host."""
     sources = {name: _source(name)}
+    if name == RUNTIME_SOURCE:
+        sources.update((header, _source(header)) for header in RUNTIME_HEADERS)
     defines = sanitize.defines() if name == RUNTIME_SOURCE else []
     if defines:
         sources[SANITIZER_SOURCE] = _source(SANITIZER_SOURCE)

@@ -44,6 +44,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 using namespace llvm;
 
@@ -60,7 +61,10 @@ const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "_
                                      "__emu_vote_sync", "__emu_redux_sync", "__emu_warp_sync",
                                      "__emu_activemask", "__emu_bpermute", "__emu_readlane",
                                      "__emu_ballot", "__emu_readfirstlane", "__emu_ldmatrix", "__emu_mma",
-                                     "__emu_swizzle", "__emu_amd_wmma"};
+                                     "__emu_swizzle", "__emu_amd_wmma", "__emu_mbarrier_wait_parity",
+                                     "__emu_mbarrier_wait_token", "__emu_mbarrier_test_wait",
+                                     "__emu_mbarrier_test_wait_parity", "__emu_mma_sp", "__emu_cluster_wait",
+                                     "__emu_wgmma"};
 
 [[noreturn]] void refuse(const Twine &What) {
   errs() << "mlir-offload-emulate: " << What << "\n";
@@ -500,6 +504,253 @@ Handler amdWmma(unsigned Kind) {
 
 enum ShuffleMode { SHFL_IDX = 0, SHFL_UP = 1, SHFL_DOWN = 2, SHFL_BFLY = 3 };
 enum VoteKind { VOTE_ALL = 0, VOTE_ANY = 1, VOTE_UNI = 2, VOTE_BALLOT = 3 };
+// ---- Hopper (runtime hopper.h): mbarriers and TMA tensor copies ------------------------------------
+
+// __emu_<Name>(pointers made generic, integers widened or narrowed to `Params`), its result given the
+// call's type (i1 from a 32-bit truth value; none for a void call). `Count` supplies a missing count.
+Handler hopperCall(std::string Name, std::vector<unsigned> Widths, unsigned ResultWidth, int Count = -1) {
+  return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    SmallVector<Type *, 4> Params{E.Ptr};
+    SmallVector<Value *, 4> Args{B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr)};
+    for (unsigned I = 0; I < Widths.size(); ++I) {
+      Type *T = IntegerType::get(E.C, Widths[I]);
+      Params.push_back(T);
+      Args.push_back(I + 1 < CI->arg_size() ? B.CreateZExtOrTrunc(CI->getArgOperand(I + 1), T)
+                                            : ConstantInt::get(T, Count < 0 ? 0 : Count));
+    }
+    Type *Result = ResultWidth ? IntegerType::get(E.C, ResultWidth) : Type::getVoidTy(E.C);
+    Value *R = B.CreateCall(E.runtime("__emu_" + Name, Result, Params), Args);
+    if (CI->getType()->isVoidTy())
+      return nullptr;
+    if (CI->getType()->isIntegerTy(1))
+      return B.CreateICmpNE(R, ConstantInt::get(Result, 0));
+    return B.CreateZExtOrTrunc(R, CI->getType());
+  };
+}
+
+// cp.async.bulk.tensor.{g2s,s2g}.tile.Nd: the copy at issue, coordinates in an array;
+// __emu_tma_load(shared, mbarrier, map, rank, coords) completes the load's bytes on the mbarrier.
+Handler tensorCopy(unsigned Rank, bool Load) {
+  return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    unsigned First = Load ? 3 : 2;  // g2s: dst, mbar, map, coords...; s2g: src, map, coords...
+    if (Load) {
+      auto *Multicast = dyn_cast<ConstantInt>(CI->getArgOperand(First + Rank + 2));
+      if (!Multicast || !Multicast->isZero())
+        refuse("multicast TMA loads (" + CI->getCalledFunction()->getName() + " with a cta mask) are not emulated");
+    }
+    AllocaInst *Coords = B.CreateAlloca(ArrayType::get(E.I32, 5));
+    for (unsigned I = 0; I < Rank; ++I)
+      B.CreateStore(CI->getArgOperand(First + I), B.CreateConstGEP2_32(Coords->getAllocatedType(), Coords, 0, I));
+    Value *Shared = B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr);
+    Value *Map = B.CreateAddrSpaceCast(CI->getArgOperand(First - 1), E.Ptr);
+    if (Load) {
+      Value *Barrier = B.CreateAddrSpaceCast(CI->getArgOperand(1), E.Ptr);
+      B.CreateCall(E.runtime("__emu_tma_load", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.Ptr, E.I32, E.Ptr}),
+                   {Shared, Barrier, Map, B.getInt32(Rank), Coords});
+    } else {
+      B.CreateCall(E.runtime("__emu_tma_store", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.I32, E.Ptr}),
+                   {Shared, Map, B.getInt32(Rank), Coords});
+    }
+    return nullptr;
+  };
+}
+
+// mma.sp (2:4 sparse, runtime sparse_mma.h) as MLIR 22's nvgpu.mma.sp.sync writes it in inline PTX: every
+// operand in an 8-byte slot, __emu_mma_sp(flags, operands, results).
+enum { MMA_SP_K32 = 1, MMA_SP_C_F16 = 2, MMA_SP_D_F16 = 4, MMA_SP_SELECTOR_SHIFT = 3 };
+Handler sparseMultiply(unsigned Flags) {
+  return [Flags](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    auto *SlotsType = ArrayType::get(E.I64, 32);
+    AllocaInst *Operands = B.CreateAlloca(SlotsType);
+    AllocaInst *Results = B.CreateAlloca(SlotsType);
+    for (unsigned I = 0; I < CI->arg_size(); ++I)
+      B.CreateStore(CI->getArgOperand(I), B.CreateConstGEP1_64(E.I8, Operands, 8 * I));
+    FunctionCallee F = E.runtime("__emu_mma_sp", Type::getVoidTy(E.C), {E.I32, E.Ptr, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Flags), Operands, Results});
+    return unpackSlots(E, B, CI->getType(), Results);
+  };
+}
+
+std::string collapseSpaces(StringRef Text);
+
+// "{$first,...}" for `Count` consecutive operands from `First`.
+std::string registerList(unsigned First, unsigned Count) {
+  std::string Text = "{";
+  for (unsigned I = 0; I < Count; ++I)
+    Text += (I ? ",$" : "$") + std::to_string(First + I);
+  return Text + "}";
+}
+
+void addSparseMmaAsm(std::map<std::string, Handler> &T) {
+  for (unsigned K : {16u, 32u})
+    for (bool F16Accumulator : {true, false})
+      for (unsigned Selector = 0; Selector < (K == 32 ? 2u : 4u); ++Selector) {
+        unsigned D = F16Accumulator ? 2 : 4, A = K / 8, Bn = K / 8, C = D;
+        std::string Acc = F16Accumulator ? "f16" : "f32";
+        std::string Text = "mma.sp.sync.aligned.m16n8k" + std::to_string(K) + ".row.col." + Acc + ".f16.f16." + Acc +
+                           " " + registerList(0, D) + "," + registerList(D, A) + "," + registerList(D + A, Bn) + "," +
+                           registerList(D + A + Bn, C) + ",$" + std::to_string(D + A + Bn + C) + ",0x" +
+                           std::to_string(Selector) + ";";
+        unsigned Flags = (K == 32 ? MMA_SP_K32 : 0) | (F16Accumulator ? MMA_SP_C_F16 | MMA_SP_D_F16 : 0) |
+                         Selector << MMA_SP_SELECTOR_SHIFT;
+        T[collapseSpaces(Text)] = sparseMultiply(Flags);
+      }
+}
+
+// A runtime function returning a generic pointer, given the call's pointer operand made generic, cast back
+// to the call's address space (mapa: another block's shared memory).
+Handler pointerCall(std::string Name) {
+  return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    SmallVector<Type *, 2> Params{E.Ptr};
+    SmallVector<Value *, 2> Args{B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr)};
+    if (CI->arg_size() > 1) {
+      Params.push_back(E.I32);
+      Args.push_back(CI->getArgOperand(1));
+    }
+    Type *Result = CI->getType()->isPointerTy() ? (Type *)E.Ptr : CI->getType();
+    Value *R = B.CreateCall(E.runtime("__emu_" + Name, Result, Params), Args);
+    return CI->getType()->isPointerTy() ? B.CreateAddrSpaceCast(R, CI->getType()) : R;
+  };
+}
+
+void addClusterIntrinsics(StringMap<Handler> &T) {
+  const std::string S = "llvm.nvvm.read.ptx.sreg.";
+  for (const char *D : {"x", "y", "z"}) {
+    std::string Dim(D);
+    T[S + "clusterid." + Dim] = rt("clusterid_" + Dim);
+    T[S + "nclusterid." + Dim] = rt("nclusterid_" + Dim);
+    T[S + "cluster.ctaid." + Dim] = rt("cluster_ctaid_" + Dim);
+    T[S + "cluster.nctaid." + Dim] = rt("cluster_nctaid_" + Dim);
+  }
+  T[S + "cluster.ctarank"] = rt("cluster_ctarank");
+  T[S + "cluster.nctarank"] = rt("cluster_nctarank");
+  T[S + "is.explicit.cluster"] = [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    Value *R = B.CreateCall(E.runtime("__emu_is_explicit_cluster", E.I32, {}));
+    return B.CreateZExtOrTrunc(R, CI->getType());
+  };
+  T["llvm.nvvm.mapa"] = pointerCall("mapa");
+  T["llvm.nvvm.mapa.shared.cluster"] = pointerCall("mapa");
+  T["llvm.nvvm.getctarank"] = pointerCall("getctarank");
+  T["llvm.nvvm.getctarank.shared.cluster"] = pointerCall("getctarank");
+  auto Call = [](std::string Name) {
+    return [Name](Emulator &E, IRBuilder<> &B, CallInst *) -> Value * {
+      B.CreateCall(E.runtime("__emu_" + Name, Type::getVoidTy(E.C), {}));
+      return nullptr;
+    };
+  };
+  for (const char *Tail : {"", ".aligned"}) {
+    T[std::string("llvm.nvvm.barrier.cluster.arrive") + Tail] = Call("cluster_arrive");
+    T[std::string("llvm.nvvm.barrier.cluster.arrive.relaxed") + Tail] = Call("cluster_arrive");
+    T[std::string("llvm.nvvm.barrier.cluster.wait") + Tail] = Call("cluster_wait");
+  }
+}
+
+// wgmma.mma_async (runtime wgmma.h) as MLIR 22's nvvm.wgmma.mma_async writes it in inline PTX: the tied
+// accumulator registers, the two descriptors, scale-d, then the immediates scale-a, scale-b, transpose-a,
+// transpose-b, each in an 8-byte slot; __emu_wgmma(flags, operands, results).
+enum { WGMMA_ACC_F16 = 1 << 10, WGMMA_BF16 = 1 << 11 };
+Handler warpgroupMultiply(unsigned Flags) {
+  return [Flags](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    auto *SlotsType = ArrayType::get(E.I64, 160);
+    AllocaInst *Operands = B.CreateAlloca(SlotsType);
+    AllocaInst *Results = B.CreateAlloca(SlotsType);
+    for (unsigned I = 0; I < CI->arg_size(); ++I)
+      B.CreateStore(CI->getArgOperand(I), B.CreateConstGEP1_64(E.I8, Operands, 8 * I));
+    FunctionCallee F = E.runtime("__emu_wgmma", Type::getVoidTy(E.C), {E.I32, E.Ptr, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Flags), Operands, Results});
+    return unpackSlots(E, B, CI->getType(), Results);
+  };
+}
+
+void addWarpgroupMmaAsm(std::map<std::string, Handler> &T) {
+  for (unsigned N = 8; N <= 256; N += 8)
+    for (bool F16Accumulator : {false, true})
+      for (bool Bf16 : {false, true}) {
+        if (F16Accumulator && Bf16)
+          continue;  // bf16 inputs accumulate in f32 only
+        unsigned R = F16Accumulator ? N / 4 : N / 2;
+        std::string In = Bf16 ? "bf16" : "f16", Acc = F16Accumulator ? "f16" : "f32";
+        std::string Registers = "{";
+        for (unsigned I = 0; I < R; ++I)
+          Registers += (I ? ", $" : "$") + std::to_string(I);
+        Registers += "}";
+        auto Op = [&](unsigned I) { return "$" + std::to_string(2 * R + I); };
+        std::string Text = "{\n.reg .pred p;\nsetp.ne.b32 p, " + Op(2) + ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                           std::to_string(N) + "k16." + Acc + "." + In + "." + In + " " + Registers + ", " + Op(0) +
+                           ", " + Op(1) + ", p, " + Op(3) + ", " + Op(4) + ", " + Op(5) + ", " + Op(6) + ";\n}\n";
+        T[collapseSpaces(Text)] = warpgroupMultiply(N | (F16Accumulator ? WGMMA_ACC_F16 : 0) | (Bf16 ? WGMMA_BF16 : 0));
+      }
+}
+
+// elect.sync: {the leader's lane, whether this lane is it}, the leader being the lowest lane of the mask
+// among the lanes that execute it together (a ballot, the runtime's warp collective).
+Value *electSync(Emulator &E, IRBuilder<> &B, CallInst *CI) {
+  FunctionCallee Vote = E.runtime("__emu_vote_sync", E.I32, {E.I32, E.I32, E.I32});
+  Value *Ballot = B.CreateCall(Vote, {B.getInt32(VOTE_BALLOT), CI->getArgOperand(0), B.getInt32(1)});
+  Value *Members = B.CreateAnd(Ballot, CI->getArgOperand(0));
+  Value *Leader = B.CreateIntrinsic(E.I32, Intrinsic::cttz, {Members, B.getFalse()});
+  Value *Lane = B.CreateCall(E.runtime("__emu_laneid", E.I32, {}));
+  Value *Pair = B.CreateInsertValue(PoisonValue::get(CI->getType()), Leader, 0);
+  return B.CreateInsertValue(Pair, B.CreateICmpEQ(Lane, Leader), 1);
+}
+
+void addHopperIntrinsics(StringMap<Handler> &T) {
+  addClusterIntrinsics(T);
+  T["llvm.nvvm.elect.sync"] = electSync;
+  // wgmma's fence, commit and wait: the emulated wgmma is done when it returns.
+  for (const char *Name : {"llvm.nvvm.wgmma.fence.sync.aligned", "llvm.nvvm.wgmma.commit_group.sync.aligned",
+                           "llvm.nvvm.wgmma.wait_group.sync.aligned"})
+    T[Name] = erase();
+  const std::string N = "llvm.nvvm.mbarrier.";
+  for (const char *Space : {"", ".shared"}) {
+    std::string S(Space);
+    T[N + "init" + S] = hopperCall("mbarrier_init", {32}, 0);
+    T[N + "inval" + S] = hopperCall("mbarrier_inval", {}, 0);
+    T[N + "arrive" + S] = hopperCall("mbarrier_arrive", {32}, 64, 1);
+    T[N + "arrive.noComplete" + S] = hopperCall("mbarrier_arrive_nocomplete", {32}, 64);
+    T[N + "test.wait" + S] = hopperCall("mbarrier_test_wait", {64}, 32);
+  }
+  for (const char *Relaxed : {"", "relaxed."})
+    for (const char *Scope : {"cta", "cluster"}) {
+      std::string Tail = std::string(Relaxed) + "scope." + Scope + ".space.";
+      for (const char *Space : {"cta", "cluster"}) {
+        T[N + "arrive." + Tail + Space] = hopperCall("mbarrier_arrive", {32}, 64, 1);
+        T[N + "arrive.expect.tx." + Tail + Space] = hopperCall("mbarrier_arrive_expect_tx", {32}, 64);
+        if (!*Relaxed) {
+          T[N + "expect.tx." + Tail + Space] = hopperCall("mbarrier_expect_tx", {32}, 0);
+          T[N + "complete.tx." + Tail + Space] = hopperCall("mbarrier_complete_tx", {32}, 0);
+        }
+      }
+      T[N + "test.wait." + Tail + "cta"] = hopperCall("mbarrier_test_wait", {64}, 32);
+      T[N + "test.wait.parity." + Tail + "cta"] = hopperCall("mbarrier_test_wait_parity", {32}, 32);
+      // try_wait may give up after a time limit; the emulation waits until the phase completes.
+      for (const char *Limit : {"", "tl."}) {
+        T[N + "try.wait." + Limit + Tail + "cta"] = hopperCall("mbarrier_wait_token", {64}, 32);
+        T[N + "try.wait.parity." + Limit + Tail + "cta"] = hopperCall("mbarrier_wait_parity", {32}, 32);
+      }
+    }
+  T[N + "pending.count"] = [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    return B.CreateTrunc(B.CreateAnd(CI->getArgOperand(0), B.getInt64((1u << 21) - 1)), CI->getType());
+  };
+  for (unsigned Rank = 1; Rank <= 5; ++Rank) {
+    std::string D = std::to_string(Rank) + "d";
+    T["llvm.nvvm.cp.async.bulk.tensor.g2s.tile." + D] = tensorCopy(Rank, true);
+    T["llvm.nvvm.cp.async.bulk.tensor.s2g.tile." + D] = tensorCopy(Rank, false);
+    T["llvm.nvvm.cp.async.bulk.tensor.prefetch.tile." + D] = erase();
+  }
+  // Bulk copies are done at issue: their groups and waits have nothing left to wait for.
+  for (const char *Name : {"llvm.nvvm.cp.async.bulk.commit.group", "llvm.nvvm.cp.async.bulk.wait.group",
+                           "llvm.nvvm.cp.async.bulk.wait.group.read", "llvm.nvvm.prefetch.tensormap"})
+    T[Name] = erase();
+  for (const char *Name : {"llvm.nvvm.fence.proxy.async", "llvm.nvvm.fence.proxy.async.global",
+                           "llvm.nvvm.fence.proxy.async.shared_cluster", "llvm.nvvm.fence.proxy.async.shared_cta",
+                           "llvm.nvvm.fence.mbarrier_init.release.cluster"})
+    T[Name] = fence();
+  for (const char *Order : {"acquire", "release"})
+    for (const char *Scope : {"cta", "cluster", "gpu", "sys"})
+      T[std::string("llvm.nvvm.fence.proxy.tensormap_generic.") + Order + "." + Scope] = fence();
+}
+
 enum ReduceKind { RED_POPC = 0, RED_AND = 1, RED_OR = 2 };
 enum ReduxKind { REDUX_ADD = 0, REDUX_MIN = 1, REDUX_MAX = 2, REDUX_UMIN = 3, REDUX_UMAX = 4, REDUX_AND = 5,
                  REDUX_OR = 6, REDUX_XOR = 7 };
@@ -720,6 +971,7 @@ const StringMap<Handler> &intrinsicTable() {
     T["llvm.nvvm.mulhi.ui"] = multiplyHigh(false);
     T["llvm.nvvm.mulhi.ull"] = multiplyHigh(false);
     T["llvm.nvvm.mulhi.us"] = multiplyHigh(false);
+    addHopperIntrinsics(T);
     return T;
   }();
   return Table;
@@ -838,6 +1090,28 @@ const std::map<std::string, Handler> &inlineAsmTable() {
       return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * { return E.forward(B, CI, Name); };
     };
     T[collapseSpaces("rcp.approx.ftz.f32 $0,$1;")] = AsRuntime("__emu_nvvm_rcp_approx_ftz_f");
+    addSparseMmaAsm(T);
+    addWarpgroupMmaAsm(T);
+    // MLIR 22's predicated nvvm.mbarrier.arrive.expect_tx: "@$2" guards it.
+    T[collapseSpaces("@$2 mbarrier.arrive.expect_tx.shared.b64 _, [$0], $1;")] =
+        [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+      Instruction *Then = SplitBlockAndInsertIfThen(CI->getArgOperand(2), CI, false);
+      IRBuilder<> Guarded(Then);
+      FunctionCallee F = E.runtime("__emu_mbarrier_arrive_expect_tx", E.I64, {E.Ptr, E.I32});
+      Guarded.CreateCall(F, {Guarded.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr),
+                             Guarded.CreateZExtOrTrunc(CI->getArgOperand(1), E.I32)});
+      return nullptr;
+    };
+    // MLIR 22's nvvm.mbarrier.try_wait.parity: a loop around try_wait until the phase of parity $1 completes
+    // (the time limit $2 only bounds each try).
+    for (const char *Space : {".shared", ""})
+      T[collapseSpaces(std::string("{\n\t.reg .pred       P1; \n\tLAB_WAIT: \n\tmbarrier.try_wait.parity") + Space +
+                       ".b64 P1, [$0], $1, $2; \n\t@P1 bra.uni DONE; \n\tbra.uni     LAB_WAIT; \n\tDONE: \n\t}")] =
+          [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+        FunctionCallee F = E.runtime("__emu_mbarrier_wait_parity", Type::getVoidTy(E.C), {E.Ptr, E.I32});
+        B.CreateCall(F, {B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), B.CreateZExtOrTrunc(CI->getArgOperand(1), E.I32)});
+        return nullptr;
+      };
     T[collapseSpaces("rsqrt.approx.ftz.f64 $0, $1;")] = AsRuntime("__emu_nvvm_rsqrt_approx_ftz_d");
     for (const char *Mode : {"rn", "rm", "rp", "rz"})
       for (const char *Ftz : {"", ".ftz"})
@@ -1214,8 +1488,8 @@ struct Retarget {
         refuse("inline assembly \"" + Asm->getAsmString() + "\" in " + CI->getFunction()->getName() +
                " is not emulated");
       IRBuilder<> B(CI);
-      Value *R = It->second(E, B, CI);
-      CI->replaceAllUsesWith(R);
+      if (Value *R = It->second(E, B, CI))
+        CI->replaceAllUsesWith(R);
       CI->eraseFromParent();
     }
   }

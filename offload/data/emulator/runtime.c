@@ -146,7 +146,7 @@ static struct kernel *kernel_of(const void *handle) {
 
 /* ---- what the kernels' threads see --------------------------------------------------------------------- */
 
-enum fiber_state { RUNNABLE, AT_BARRIER, AT_WARP, EXITED };
+enum fiber_state { RUNNABLE, AT_BARRIER, AT_WARP, AT_WAIT, EXITED };
 
 struct launch {
     const struct kernel *kernel;
@@ -155,7 +155,10 @@ struct launch {
     uint64_t shared_bytes;  /* static + dynamic */
     unsigned warp_size, threads_per_block;
     uint64_t block_count;
-    _Atomic uint64_t next_block;  /* the next block a thread takes */
+    uint32_t cluster[3];          /* thread-block cluster dimensions (1, 1, 1 without clusters) */
+    unsigned cluster_size, explicit_cluster;
+    uint64_t unit_count;          /* clusters: the blocks of one run together (cluster.h) */
+    _Atomic uint64_t next_block;  /* the next cluster a thread takes */
     unsigned helpers;             /* pool workers inside the launch (under pool.lock) */
     int listed;                   /* on pool.active */
     struct launch *next_active;
@@ -177,6 +180,9 @@ struct emu_thread {
     int kind, mask_given;
     const void *operands;  /* matrix collectives: this lane's operand slots (or row address), */
     void *results;         /* and where its fragment of the result goes */
+    int (*wait_over)(const struct emu_thread *);  /* AT_WAIT: whether the wait is over (hopper.h, cluster.h), */
+    void *wait_on;         /* on what (an mbarrier, the cluster barrier) and for which phase parity */
+    unsigned wait_parity, cluster_phase;  /* cluster_phase: the cluster barrier's phase it arrived at */
 };
 
 struct warp {
@@ -198,6 +204,10 @@ struct block {
     unsigned live, arrived, reduce_kind;
     uint32_t reduce_value;
     void *scheduler_sp;
+    struct block *cluster_blocks;  /* the blocks of its cluster, by rank (itself alone without clusters) */
+    unsigned cluster_rank;
+    uint32_t cluster_position[3];
+    struct cluster_barrier *cluster_barrier;
     jmp_buf escape;  /* plain-loop blocks: where a thread that trapped (failed assertion) leaves to */
     /* HIP: hidden kernel arguments (code object v5) and the HSA dispatch packet, read by ockl. */
     _Alignas(16) unsigned char implicit_args[256];
@@ -390,6 +400,9 @@ static uint32_t barrier_wait(unsigned kind, uint32_t predicate) {
 
 EXPORT void __emu_barrier(void) { (void)barrier_wait(RED_OR, 0); }
 EXPORT uint32_t __emu_barrier_reduce(uint32_t kind, uint32_t predicate) { return barrier_wait(kind, predicate); }
+
+#include "hopper.h"
+#include "cluster.h"
 
 typedef uint64_t lane_set;
 #define LANE(l) ((lane_set)1 << (l))
@@ -625,6 +638,9 @@ static float tf32_at(const void *slots, unsigned slot) {  /* tf32: an f32 with 1
     return f;
 }
 
+#include "sparse_mma.h"
+#include "wgmma.h"
+
 /* wmma fragments (the emulator's layout; NVIDIA leaves it unspecified). m16n16k16: A and B, 16 halves
  * per lane, hold logical element (l % 16) * 16 + e (lanes 16..31 repeat lanes 0..15); C and D, 8 values
  * per lane, element l * 8 + e; all 16x16. m8n8k4 (f64): A (8x4) and B (4x8) element l, C and D (8x8)
@@ -719,7 +735,7 @@ static void wmma_multiply(int flags, struct emu_thread *lanes) {
 }
 
 static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count, lane_set group) {
-    if (kind >= COLLECTIVE_AMD_WMMA) {
+    if (kind >= COLLECTIVE_AMD_WMMA && kind < COLLECTIVE_MMA_SP) {
         amd_wmma_collective((unsigned)(kind - COLLECTIVE_AMD_WMMA), lanes, count, group);
         return;
     }
@@ -728,6 +744,10 @@ static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count
         where(at, sizeof at, &lanes[0]);
         fail("matrix operation in %s with %u of 32 lanes: ldmatrix and mma.sync need the whole warp", at,
              (unsigned)__builtin_popcountll(group));
+    }
+    if (kind >= COLLECTIVE_MMA_SP) {
+        mma_sp_collective((unsigned)(kind - COLLECTIVE_MMA_SP), lanes);
+        return;
     }
     if (kind < COLLECTIVE_MMA) {  /* ldmatrix: matrix i's rows from lanes 8i..8i+7 */
         unsigned n = (unsigned)(kind - COLLECTIVE_LDMATRIX) / 2, transposed = (unsigned)(kind - COLLECTIVE_LDMATRIX) % 2;
@@ -879,6 +899,8 @@ enum { FIBER_STACK = 256 * 1024 };
 struct worker {
     char *shared_map;
     size_t shared_map_size, shared_capacity;
+    char *cluster_maps[MAX_CLUSTER_BLOCKS];  /* workgroup segments of cluster ranks 1.. */
+    size_t cluster_map_sizes[MAX_CLUSTER_BLOCKS], cluster_capacities[MAX_CLUSTER_BLOCKS];
     char *stacks;
     unsigned stack_count;
     struct emu_thread *threads;
@@ -917,7 +939,15 @@ static void worker_prepare(struct worker *w, const struct launch *l) {
         if (!map_with_guard(cap, &w->shared_map, &w->shared_map_size)) fail("out of memory for workgroup memory");
         w->shared_capacity = cap;
     }
-    unsigned n = l->threads_per_block;
+    for (unsigned r = 1; r < l->cluster_size; ++r)
+        if (l->shared_bytes > w->cluster_capacities[r] || !w->cluster_maps[r]) {
+            if (w->cluster_maps[r]) munmap(w->cluster_maps[r], w->cluster_map_sizes[r]);
+            size_t cap = round_up(l->shared_bytes ? l->shared_bytes : 16, page_size);
+            if (!map_with_guard(cap, &w->cluster_maps[r], &w->cluster_map_sizes[r]))
+                fail("out of memory for workgroup memory");
+            w->cluster_capacities[r] = cap;
+        }
+    unsigned n = l->threads_per_block * l->cluster_size;  /* the fibers of a whole cluster */
     if ((l->kernel->flags & FLAG_NEEDS_CONTEXTS) && n > w->stack_count) {
         if (w->stacks) munmap(w->stacks, (size_t)w->stack_count * (FIBER_STACK + page_size));
         size_t each = FIBER_STACK + page_size;
@@ -934,8 +964,10 @@ static void worker_prepare(struct worker *w, const struct launch *l) {
 }
 
 /* The segment of this block: its end touches the guard page. */
-static char *shared_segment(struct worker *w, const struct launch *l) {
-    return w->shared_map + w->shared_map_size - GUARD_BYTES - round_up(l->shared_bytes, 16);
+static char *shared_segment(struct worker *w, const struct launch *l, unsigned rank) {
+    char *map = rank ? w->cluster_maps[rank] : w->shared_map;
+    size_t size = rank ? w->cluster_map_sizes[rank] : w->shared_map_size;
+    return map + size - GUARD_BYTES - round_up(l->shared_bytes, 16);
 }
 
 static void fill_hip_arguments(struct block *b, const struct launch *l) {
@@ -960,80 +992,116 @@ static void fill_hip_arguments(struct block *b, const struct launch *l) {
     memcpy(b->dispatch_packet + 28, &group_segment, 4);
 }
 
-static void run_block(struct worker *w, const struct launch *l, uint64_t index) {
-    struct block b;
-    b.launch = l;
-    b.ctaid[0] = (uint32_t)(index % l->grid[0]);
-    b.ctaid[1] = (uint32_t)(index / l->grid[0] % l->grid[1]);
-    b.ctaid[2] = (uint32_t)(index / l->grid[0] / l->grid[1]);
-    b.shared = shared_segment(w, l);
-    b.threads = NULL;
-    b.warps = NULL;
-    b.arrived = 0;
+/* Runs cluster `unit` of launch `l` (a single block without clusters): its blocks' threads as one plain
+ * loop per block when the kernel never waits for other threads, else as fibers of one scheduler. */
+static void run_block(struct worker *w, const struct launch *l, uint64_t unit) {
+    static _Thread_local struct block blocks[MAX_CLUSTER_BLOCKS];  /* the same across a longjmp from a trap */
+    static _Thread_local struct cluster_barrier barrier;
+    unsigned size = l->cluster_size, n = l->threads_per_block, warp_size = l->warp_size;
+    uint32_t clusters_x = l->grid[0] / l->cluster[0], clusters_y = l->grid[1] / l->cluster[1];
+    uint32_t cluster_id[3] = {(uint32_t)(unit % clusters_x), (uint32_t)(unit / clusters_x % clusters_y),
+                              (uint32_t)(unit / clusters_x / clusters_y)};
+    cluster_barrier_init(&barrier, size * n);
+    for (unsigned r = 0; r < size; ++r) {
+        struct block *b = &blocks[r];
+        b->launch = l;
+        b->cluster_position[0] = r % l->cluster[0];
+        b->cluster_position[1] = r / l->cluster[0] % l->cluster[1];
+        b->cluster_position[2] = r / l->cluster[0] / l->cluster[1];
+        for (unsigned d = 0; d < 3; ++d) b->ctaid[d] = cluster_id[d] * l->cluster[d] + b->cluster_position[d];
+        b->shared = shared_segment(w, l, r);
+        b->threads = NULL;
+        b->warps = NULL;
+        b->arrived = 0;
+        b->cluster_blocks = blocks;
+        b->cluster_rank = r;
+        b->cluster_barrier = &barrier;
 #ifdef EMU_SANITIZE
-    san_block_started(&b);
+        san_block_started(b);
 #endif
-    if (l->kernel->flags & FLAG_AMDGPU) fill_hip_arguments(&b, l);
-    current_block = &b;
-    unsigned n = l->threads_per_block, warp_size = l->warp_size;
+        if (l->kernel->flags & FLAG_AMDGPU) fill_hip_arguments(b, l);
+    }
     if (!(l->kernel->flags & FLAG_NEEDS_CONTEXTS)) {
         static _Thread_local struct emu_thread t;  /* static: the same across a longjmp from a trap */
-        memset(&t, 0, sizeof t);
-        current = &t;
-        if (_setjmp(b.escape)) t.linear++;  /* a thread trapped: the block goes on with the next */
-        for (; t.linear < n; t.linear++) {
-            unsigned linear = t.linear;
-            t.tid[0] = linear % l->block[0];
-            t.tid[1] = linear / l->block[0] % l->block[1];
-            t.tid[2] = linear / l->block[0] / l->block[1];
-            t.lane = linear % warp_size, t.warp = linear / warp_size;
-            l->kernel->entry(l->args);
+        static _Thread_local unsigned r;
+        for (r = 0; r < size; ++r) {
+            current_block = &blocks[r];
+            memset(&t, 0, sizeof t);
+            current = &t;
+            if (_setjmp(blocks[r].escape)) t.linear++;  /* a thread trapped: the block goes on with the next */
+            for (; t.linear < n; t.linear++) {
+                unsigned linear = t.linear;
+                t.tid[0] = linear % l->block[0];
+                t.tid[1] = linear / l->block[0] % l->block[1];
+                t.tid[2] = linear / l->block[0] / l->block[1];
+                t.lane = linear % warp_size, t.warp = linear / warp_size;
+                l->kernel->entry(l->args);
+            }
         }
         current = NULL;
         current_block = NULL;
         return;
     }
-    b.threads = w->threads;
-    b.warps = w->warps;
-    b.live = n;
     unsigned warps = (n + warp_size - 1) / warp_size;
-    for (unsigned i = 0; i < warps; ++i) {
-        b.warps[i].first = i * warp_size;
-        b.warps[i].count = n - i * warp_size < warp_size ? n - i * warp_size : warp_size;
-    }
     size_t each = FIBER_STACK + page_size;
-    for (unsigned i = 0; i < n; ++i) {
-        struct emu_thread *t = &b.threads[i];
-        memset(t, 0, sizeof *t);
-        t->tid[0] = i % l->block[0];
-        t->tid[1] = i / l->block[0] % l->block[1];
-        t->tid[2] = i / l->block[0] / l->block[1];
-        t->linear = i, t->lane = i % warp_size, t->warp = i / warp_size;
-        t->state = RUNNABLE;
-        t->sp = fiber_stack_init(w->stacks + (size_t)(i + 1) * each);
+    for (unsigned r = 0; r < size; ++r) {
+        struct block *b = &blocks[r];
+        b->threads = w->threads + (size_t)r * n;
+        b->warps = w->warps + (size_t)r * warps;
+        b->live = n;
+        for (unsigned i = 0; i < warps; ++i) {
+            b->warps[i].first = i * warp_size;
+            b->warps[i].count = n - i * warp_size < warp_size ? n - i * warp_size : warp_size;
+        }
+        for (unsigned i = 0; i < n; ++i) {
+            struct emu_thread *t = &b->threads[i];
+            memset(t, 0, sizeof *t);
+            t->tid[0] = i % l->block[0];
+            t->tid[1] = i / l->block[0] % l->block[1];
+            t->tid[2] = i / l->block[0] / l->block[1];
+            t->linear = i, t->lane = i % warp_size, t->warp = i / warp_size;
+            t->state = RUNNABLE;
+            t->sp = fiber_stack_init(w->stacks + ((size_t)r * n + i + 1) * each);
+        }
     }
-    unsigned exited = 0;
-    while (exited < n) {
+    unsigned exited = 0, total = size * n;
+    while (exited < total) {
         int progressed = 0;
         exited = 0;
-        for (unsigned i = 0; i < n; ++i) {
-            struct emu_thread *t = &b.threads[i];
-            if (t->state == RUNNABLE) {
-                current = t;
-                emu_switch(&b.scheduler_sp, t->sp);
-                progressed = 1;
+        for (unsigned r = 0; r < size; ++r)
+            for (unsigned i = 0; i < n; ++i) {
+                struct emu_thread *t = &blocks[r].threads[i];
+                if (t->state == AT_WAIT && t->wait_over(t)) t->state = RUNNABLE;
+                if (t->state == RUNNABLE) {
+                    current_block = &blocks[r];
+                    current = t;
+                    emu_switch(&blocks[r].scheduler_sp, t->sp);
+                    progressed = 1;
+                }
+                if (t->state == EXITED) exited++;
             }
-            if (t->state == EXITED) exited++;
-        }
-        if (!progressed && exited < n && atomic_load(&device_trapped)) break;  /* the launch was trapped */
-        if (!progressed && exited < n && complete_waiting_collectives(&b)) continue;
-        if (!progressed && exited < n) {
+        if (progressed || exited == total) continue;
+        if (atomic_load(&device_trapped)) break;  /* the launch was trapped */
+        int completed = 0;
+        for (unsigned r = 0; r < size; ++r) completed |= complete_waiting_collectives(&blocks[r]);
+        if (completed) continue;
+        for (unsigned r = 0; r < size; ++r)
+            for (unsigned i = 0; i < n; ++i) {
+                const struct emu_thread *t = &blocks[r].threads[i];
+                if (t->state != AT_WAIT) continue;
+                if (t->wait_over == mbar_wait_over) report_mbarrier_deadlock(t, &blocks[r]);
+                if (t->wait_over == wgmma_wait_over) report_wgmma_deadlock(t, &blocks[r]);
+                report_cluster_deadlock(t, &blocks[r]);
+            }
+        for (unsigned r = 0; r < size; ++r) {
             unsigned at_barrier = 0, at_warp = 0;
             const struct emu_thread *one = NULL;
             for (unsigned i = 0; i < n; ++i) {
-                if (b.threads[i].state == AT_BARRIER) at_barrier++;
-                if (b.threads[i].state == AT_WARP) { at_warp++; one = &b.threads[i]; }
+                if (blocks[r].threads[i].state == AT_BARRIER) at_barrier++;
+                if (blocks[r].threads[i].state == AT_WARP) { at_warp++; one = &blocks[r].threads[i]; }
             }
+            if (!at_barrier && !at_warp) continue;
+            current_block = &blocks[r];
             char at[256];
             where(at, sizeof at, one);
             fail("deadlock in %s: %u thread(s) of the block wait at a barrier while %u wait at a warp operation",
@@ -1068,7 +1136,7 @@ static void work_on(struct launch *l) {
     worker_prepare(w, l);
     for (;;) {
         uint64_t index = atomic_fetch_add(&l->next_block, 1);
-        if (index >= l->block_count || atomic_load(&device_trapped)) break;  /* a trap ends the launch */
+        if (index >= l->unit_count || atomic_load(&device_trapped)) break;  /* a trap ends the launch */
         run_block(w, l, index);
     }
 }
@@ -1150,7 +1218,7 @@ static void run_launch(struct launch *l) {
 #endif
     l->helpers = 0;
     l->listed = 0;
-    if (l->block_count > 1 && pool.count) {
+    if (l->unit_count > 1 && pool.count) {
         struct launch **link = &pool.active;
         while (*link) link = &(*link)->next_active;
         l->next_active = NULL;
@@ -1728,7 +1796,8 @@ static int event_elapsed(float *ms, void *start, void *end) {
 typedef struct { unsigned x, y, z; } dim3;
 
 /* Queues a launch with its own copy of the arguments (the caller's array lives only until we return). */
-static int launch(const void *handle, dim3 grid, dim3 block, void **args, size_t dynamic_shared, void *stream) {
+static int launch_clusters(const void *handle, dim3 grid, dim3 block, void **args, size_t dynamic_shared,
+                           void *stream, dim3 cluster, int explicit_cluster) {
     init_page_size();
     if (atomic_load(&device_trapped)) return status(ERROR_ASSERT);
     struct kernel *k = kernel_of(handle);
@@ -1738,6 +1807,10 @@ static int launch(const void *handle, dim3 grid, dim3 block, void **args, size_t
         block.y > 1024 || block.z > 64 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
         return status(ERROR_INVALID_CONFIGURATION);
     if (dynamic_shared > k->max_dynamic_shared) return status(ERROR_INVALID_VALUE);
+    uint64_t cluster_size = (uint64_t)cluster.x * cluster.y * cluster.z;
+    if (!cluster_size || cluster_size > MAX_CLUSTER_BLOCKS || grid.x % cluster.x || grid.y % cluster.y ||
+        grid.z % cluster.z)
+        return status(ERROR_INVALID_CONFIGURATION);
     if (k->parameter_count && !args) return status(ERROR_INVALID_VALUE);
     size_t bytes = round_up(k->parameter_count * sizeof(void *), 16);
     for (unsigned i = 0; i < k->parameter_count; ++i) bytes += round_up(k->parameter_sizes[i], 16);
@@ -1762,11 +1835,19 @@ static int launch(const void *handle, dim3 grid, dim3 block, void **args, size_t
     if (!l->warp_size) l->warp_size = 32;
     l->threads_per_block = (unsigned)threads;
     l->block_count = (uint64_t)grid.x * grid.y * grid.z;
+    l->cluster[0] = cluster.x, l->cluster[1] = cluster.y, l->cluster[2] = cluster.z;
+    l->cluster_size = (unsigned)cluster_size;
+    l->explicit_cluster = explicit_cluster;
+    l->unit_count = l->block_count / cluster_size;
     fflush(stdout);  /* the host's output so far comes before the kernels' */
     pthread_mutex_lock(&queue_lock);
     enqueue(stream_of(stream), op);
     pthread_mutex_unlock(&queue_lock);
     return SUCCESS;
+}
+
+static int launch(const void *handle, dim3 grid, dim3 block, void **args, size_t dynamic_shared, void *stream) {
+    return launch_clusters(handle, grid, block, args, dynamic_shared, stream, (dim3){1, 1, 1}, 0);
 }
 
 /* A copy between memory the runtime knows is queued; one that involves the program's pageable host
@@ -1872,8 +1953,10 @@ static int set_attribute(const void *handle, int attribute, int value) {
 API_SET(cuda)
 API_SET(hip)
 
-/* cudaLaunchKernelExC: the config by pointer (clusters run as plain blocks: the emulator has no
- * cluster-level operations, which compile --emulate refuses). */
+/* cudaLaunchKernelExC: the config by pointer; a cluster-dimension attribute (cluster.h) makes the blocks
+ * of each cluster run together. cudaLaunchAttribute: {id, 4 bytes of padding, a 64-byte value}. */
+enum { LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
+
 typedef struct {
     dim3 grid, block;
     size_t shared;
@@ -1883,8 +1966,20 @@ typedef struct {
 } launch_config;
 
 EXPORT int cudaLaunchKernelExC(const launch_config *config, const void *f, void **args) {
-    if (!config) return status(ERROR_INVALID_VALUE);
-    return launch(f, config->grid, config->block, args, config->shared, config->stream);
+    if (!config || (config->attribute_count && !config->attributes)) return status(ERROR_INVALID_VALUE);
+    dim3 cluster = {1, 1, 1};
+    int explicit_cluster = 0;
+    for (unsigned i = 0; i < config->attribute_count; ++i) {
+        const char *attribute = (const char *)config->attributes + 72 * (size_t)i;
+        int id;
+        memcpy(&id, attribute, sizeof id);
+        if (id == LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            memcpy(&cluster, attribute + 8, sizeof cluster);
+            explicit_cluster = 1;
+        }
+    }
+    return launch_clusters(f, config->grid, config->block, args, config->shared, config->stream, cluster,
+                           explicit_cluster);
 }
 
 /* ---- CUDA C++ and HIP objects of clang's offload driver: `kernel<<<grid, block, shared, stream>>>(...)` ----
@@ -1927,10 +2022,11 @@ EXPORT int __hipPopCallConfiguration(dim3 *grid, dim3 *block, size_t *shared, vo
 
 EXPORT int cudaGetDriverEntryPointByVersion(const char *symbol, void **function, unsigned version, uint64_t flags,
                                             int *found) {
-    (void)symbol; (void)version; (void)flags;
-    if (function) *function = NULL;
-    if (found) *found = 0;
-    return status(ERROR_NOT_SUPPORTED);
+    (void)version; (void)flags;
+    void *entry = driver_entry_point(symbol);
+    if (function) *function = entry;
+    if (found) *found = entry ? 0 : 1;  /* cudaDriverEntryPointSuccess, cudaDriverEntryPointSymbolNotFound */
+    return entry ? SUCCESS : status(ERROR_NOT_SUPPORTED);
 }
 
 /* ---- device printf ------------------------------------------------------------------------------------ */
