@@ -1,3 +1,7 @@
-from offload.cli import run
+from offload import interrupts
+
+interrupts.install()  # first: a signal while the rest loads is handled as later ones are
+
+from offload.cli import run  # noqa: E402
 
 run()
