@@ -39,10 +39,6 @@ class Interrupted(BaseException):
         super().__init__(signum)
         self.signum = signum
 
-    @property
-    def status(self) -> int:
-        return STATUS_BASE + self.signum
-
     def line(self) -> str:
         return f"mlir-offload: error: interrupted by {signal.Signals(self.signum).name}"
 
@@ -51,13 +47,9 @@ received: int | None = None  # the first signal this process got
 _raised = False  # Interrupted was raised for it (and not lost in a finalizer since)
 _handling = False
 _closing = False  # the command has ended: a signal is recorded, not raised
-_in_child = (
-    False  # a forked child (offload.serialize.processes): the signals end it at once, unless it holds a temporary
-)
+_in_child = False  # a forked child: a signal ends it at once, unless it holds a temporary folder
 _held = 0  # temporary_folder blocks open in such a child
 _litter: dict[str, int] = {}  # temporary path -> the pid that made it (a forked child inherits the parent's)
-
-
 _installed = False
 
 
@@ -114,14 +106,6 @@ def _unraisable(hook_arguments) -> None:
         threading.Timer(POLL_S, _send, (os.getpid(), received)).start()
         return
     sys.__unraisablehook__(hook_arguments)
-
-
-def check() -> None:
-    """Raise Interrupted where a signal came and no Interrupted is on its way (before starting more work)."""
-    global _raised
-    if received is not None and not _raised:
-        _raised = True
-        raise Interrupted(received)
 
 
 def stop_children(signum: int) -> None:
@@ -302,7 +286,6 @@ def die_in_child(signum: int) -> None:
 
 __all__ = [
     "Interrupted",
-    "check",
     "die_in_child",
     "exit_status",
     "forked",
