@@ -49,6 +49,7 @@ _handling = False
 _closing = False  # the command has ended: a signal is recorded, not raised
 _in_child = False  # a forked child: a signal ends it at once, unless it holds a temporary folder
 _held = 0  # temporary_folder blocks open in such a child
+_native_callbacks: set = set()  # code objects of called_from_native functions
 _litter: dict[str, int] = {}  # temporary path -> the pid that made it (a forked child inherits the parent's)
 _installed = False
 
@@ -79,7 +80,7 @@ def _become_subreaper() -> None:
         pass  # without it a descendant whose parent died first may be missed; the others are still stopped
 
 
-def _handle(signum: int, _frame) -> None:
+def _handle(signum: int, frame) -> None:
     global received, _raised, _handling
     if _handling:  # a signal during the hand-over: the one in progress stops everything already
         return
@@ -90,10 +91,46 @@ def _handle(signum: int, _frame) -> None:
         stop_children(signum)
         if _raised or _closing:
             return  # unwinding already (a second exception would cut a clean-up short), or exiting
+        if _called_from_native(frame):
+            _send_again()
+            return
         _raised = True
     finally:
         _handling = False
     raise Interrupted(received)
+
+
+def check() -> None:
+    """Before new work (a stage, a temporary folder, a program): raise Interrupted where a signal came, even
+    one whose Interrupted something swallowed (a library's `except Exception` around a RuntimeError that
+    wraps it)."""
+    if received is not None and not _closing and not _in_child:
+        raise Interrupted(received)
+
+
+def called_from_native(function):
+    """Mark a Python function that C or C++ code calls (an audit hook, an MLIR diagnostic handler): an
+    exception raised inside it would go through that code (nanobind turns it into std::terminate)."""
+    _native_callbacks.add(function.__code__)
+    return function
+
+
+def _called_from_native(frame) -> bool:
+    """Whether the interrupted code runs inside such a callback or an import (an extension module's
+    initialization, MLIR's, runs Python code; an exception there crashes it)."""
+    while frame is not None:
+        code = frame.f_code
+        if code in _native_callbacks or code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _send_again() -> None:
+    """The signal again from another thread a moment later, when the code it interrupted may have left the
+    place where it could not be raised."""
+    assert received is not None
+    threading.Timer(POLL_S, _send, (os.getpid(), received)).start()
 
 
 def _unraisable(hook_arguments) -> None:
@@ -102,8 +139,7 @@ def _unraisable(hook_arguments) -> None:
     global _raised
     if isinstance(hook_arguments.exc_value, Interrupted) and received is not None:
         _raised = False
-        # Sent again from another thread a moment later: raised here, it would escape this hook in turn.
-        threading.Timer(POLL_S, _send, (os.getpid(), received)).start()
+        _send_again()  # raised here, it would escape this hook in turn
         return
     sys.__unraisablehook__(hook_arguments)
 
@@ -186,6 +222,7 @@ def temporary_folder(prefix: str, folder: str | None = None) -> Iterator[str]:
     exit's sweep where an interrupt cut its removal short. The name is recorded before the folder exists,
     so no moment leaves one unrecorded."""
     global _held
+    check()
     _held += 1
     if _held == 1:
         _handle_in_child(True)
@@ -289,6 +326,8 @@ __all__ = [
     "die_in_child",
     "exit_status",
     "forked",
+    "called_from_native",
+    "check",
     "install",
     "stop_raising",
     "removed_unless_kept",

@@ -10,7 +10,7 @@ import sys
 import click
 
 from offload.errors import OffloadError
-from offload.interrupts import temporary_folder
+from offload.interrupts import check, temporary_folder
 
 RUN_HELP = """Compile PROGRAM.mlir, link it and run it, passing its output through; exit with its status.
 
@@ -106,6 +106,7 @@ def execute(argv: list[str]) -> int:
     (offload.interrupts): it is never left running without us."""
     sys.stdout.flush()
     sys.stderr.flush()
+    check()  # never started after an interrupt, even one that something swallowed
     try:
         child = subprocess.Popen(argv, restore_signals=True)
     except OSError as e:

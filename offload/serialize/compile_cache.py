@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from offload.errors import pending_warnings
+from offload.interrupts import called_from_native
 from offload.serialize.cache_folder import COMPILE_SUFFIX
 from offload.serialize.sealed import seal, unseal
 
@@ -166,6 +167,7 @@ class Recorder:
         return [[kind, path, fingerprint] for (kind, path), fingerprint in sorted(found.items())]
 
 
+@called_from_native
 def _audit(event: str, arguments: tuple) -> None:
     recorder = Recorder._active
     if recorder is None:
