@@ -207,6 +207,15 @@ def test_sighup_mid_gpu_link_leaves_no_temporary(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["private-tmp", "saxpy.mlir", "saxpy.offload.bc"]
 
 
+def test_sigterm_to_ship_stops_its_compile(tmp_path):
+    program = many_kernels(tmp_path)
+    command = Command(tmp_path, "ship", str(program), "--offload-arch", "sm_80", "-o", "app.tar.gz")
+    command.wait_for_child(lambda program, line: " -m offload compile " in line)  # ship's own compile
+    status, lines = command.interrupt(signal.SIGTERM)
+    assert_stopped_cleanly(command, status, lines, signal.SIGTERM)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["many.mlir", "private-tmp"]
+
+
 def test_an_interrupt_inside_a_finalizer_is_not_swallowed(tmp_path):
     # Python ignores an exception raised in a finalizer (llvmlite's, logging's): printed "Exception
     # ignored ... KeyboardInterrupt" and went on. The signal comes here while __del__ runs.
