@@ -14,6 +14,9 @@ a terminal's Ctrl-C does, and the moment) and check what each interrupted comman
 
     python3 scripts/stress_interrupts.py [--rounds N] [--seed S] [--kernels K] [--no-make] [--keep]
 
+The moments of an mlir-offload command count from when it has its handlers (a signal in Python's own
+start-up has Python's default effect: docs/outputs-and-errors.md); a problem of a make round whose signal
+found one of its mlir-offload commands still starting is counted apart, as "startup".
 Prints each problem as it is found, then the figures; exits 1 on any problem. Runs the checkout's own code
 (PYTHONPATH), with a private TMPDIR and cache folder; needs clang-22 (and CUDA for the GPU link and make)."""
 
