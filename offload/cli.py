@@ -12,7 +12,7 @@ from typing import NoReturn
 
 import click
 
-from offload import __version__
+from offload import __version__, interrupts
 from offload.errors import OffloadError, one_line, take_deferred_warnings
 
 # The command table: name -> (module exporting COMMAND, one-line summary). It drives lazy import (a run
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
         _echo_error(f"mlir-offload: error: {e.format_message()}{hint}")
         sys.exit(2)
     except click.Abort:
-        click.echo("mlir-offload: error: aborted", err=True)
+        _echo_error("mlir-offload: error: aborted")
         sys.exit(1)
     except click.ClickException as e:
         _echo_error(f"mlir-offload: error: {e.format_message()}")
@@ -168,7 +168,21 @@ def _end_of_options(argv: list[str]) -> int:
 
 def run() -> None:
     """The process entry point (console script, python -m offload): main(), then an exit that skips the
-    interpreter's teardown of the MLIR bindings (50 ms): every output is a renamed file by then."""
+    interpreter's teardown of the MLIR bindings (50 ms): every output is a renamed file by then. SIGINT,
+    SIGTERM and SIGHUP stop the command, its children and their temporaries with it (offload.interrupts):
+    exit 128 + N, one line."""
+    interrupts.install()
+    code = 1
+    try:
+        code = _exit_status()
+        interrupts.stop_raising()
+    except interrupts.Interrupted:
+        interrupts.stop_raising()  # from here a signal is only recorded: the exit below reports it
+    os._exit(interrupts.exit_status(code))
+
+
+def _exit_status() -> int:
+    """main()'s exit status, its standard streams flushed."""
     guard_standard_streams()
     try:
         main()
@@ -185,7 +199,7 @@ def run() -> None:
         sys.stderr.flush()
     except (OSError, ValueError, OffloadError):
         code = code or 1
-    os._exit(code)
+    return code
 
 
 class ClosedStream:
@@ -228,6 +242,8 @@ def guard_standard_streams() -> None:
 
 def _echo_located_error(error: OffloadError, caret: bool | None) -> None:
     """One line; on a terminal (or with -fcaret-diagnostics) the source line and a caret follow."""
+    if interrupts.received is not None:
+        return  # a consequence of the interrupt: its own line says it
     from offload.caret import render, wants_caret, wants_colour
 
     if error.location is None or not wants_caret(caret, sys.stderr):
@@ -240,6 +256,8 @@ def _echo_located_error(error: OffloadError, caret: bool | None) -> None:
 
 
 def _echo_error(line: str) -> None:
+    if interrupts.received is not None:
+        return  # a consequence of the interrupt (a child it stopped, an import it cut short): its line says it
     # File names with undecodable bytes arrive as surrogate escapes: print their original bytes.
     sys.stderr.flush()
     sys.stderr.buffer.write(os.fsencode(one_line(line)) + b"\n")

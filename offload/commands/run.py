@@ -4,14 +4,13 @@ programs, and `cargo run`), its output passed through and its exit status return
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import tempfile
 
 import click
 
 from offload.errors import OffloadError
+from offload.interrupts import check, temporary_folder
 
 RUN_HELP = """Compile PROGRAM.mlir, link it and run it, passing its output through; exit with its status.
 
@@ -84,7 +83,7 @@ def run_program(compile_arguments: list[str], program_arguments: list[str], emul
     """Compile (compile's own option parsing), link, run; the program's exit status."""
     from offload.compiler.driver import compile_words
 
-    with tempfile.TemporaryDirectory(prefix="mlir-offload-run-") as folder:
+    with temporary_folder("mlir-offload-run-") as folder:
         bundle = os.path.join(folder, "program.offload.bc")
         executable = os.path.join(folder, "program")
         words = [*compile_arguments, *(["--emulate"] if emulate else []), "-o", bundle]
@@ -120,24 +119,16 @@ def run_program(compile_arguments: list[str], program_arguments: list[str], emul
 
 
 def execute(argv: list[str], executable: str | None = None) -> int:
-    """Run the program (`executable`, else argv[0]) with this process's standard streams; Ctrl-C goes to
-    it (and stops it), not to us."""
+    """Run the program (`executable`, else argv[0]) with this process's standard streams. A signal to `run`
+    goes on to it (offload.interrupts): it is never left running without us."""
     sys.stdout.flush()
     sys.stderr.flush()
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    check()  # never started after an interrupt, even one that something swallowed
     try:
-        try:
-            child = subprocess.Popen(
-                argv,
-                executable=executable,
-                restore_signals=True,
-                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-            )
-        except OSError as e:
-            raise OffloadError(f"cannot run the linked program: {e.strerror}") from None
-        status = child.wait()
-    finally:
-        signal.signal(signal.SIGINT, previous)
+        child = subprocess.Popen(argv, executable=executable, restore_signals=True)
+    except OSError as e:
+        raise OffloadError(f"cannot run the linked program: {e.strerror}") from None
+    status = child.wait()
     return SIGNAL_STATUS_BASE - status if status < 0 else status
 
 

@@ -52,9 +52,9 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
     compile wrote beside a bundle (BUNDLE.<arch>.ptx)."""
     import subprocess
     import sys
-    import tempfile
 
     from offload.fsutil import STDOUT, atomic_write, read_input, refuse_input_as_output
+    from offload.interrupts import temporary_folder
     from offload.toolchain.ship import build_archive
 
     if output == STDOUT:
@@ -82,7 +82,7 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
 
         # The compile's own side files named here (-MF, -ftime-trace=FILE) are outputs of this command too.
         check_outputs([output, *compile_side_files(input_path, flags)], [input_path])
-        with tempfile.TemporaryDirectory(prefix="mlir-offload-ship-") as tmp:
+        with temporary_folder("mlir-offload-ship-") as tmp:
             bundle_path = os.path.join(tmp, "bundle")
             done = subprocess.run(
                 [sys.executable, "-m", "offload", "compile", input_path, "-o", bundle_path, *flags],

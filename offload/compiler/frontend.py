@@ -11,6 +11,7 @@ from typing import Any
 from offload.compiler.wmma_workarounds import finish_transposed_writes, mark_transposed_writes, runs_vector_to_gpu
 from offload.errors import Location, OffloadError
 from offload.fsutil import read_input, refuse_endless_device, same_file
+from offload.interrupts import called_from_native
 
 
 @dataclass
@@ -105,9 +106,14 @@ def check_nesting(data: bytes, path: str) -> None:
         index += 1
 
 
+@called_from_native
+def _quiet(diagnostic) -> bool:
+    return True
+
+
 def _read_bytecode(ir, data: bytes, path: str) -> None:
     context = ir.Context()
-    context.attach_diagnostic_handler(lambda diagnostic: True)
+    context.attach_diagnostic_handler(_quiet)
     with context:
         run_mlir(lambda: ir.Module.parse(data, context), path)
 
@@ -173,6 +179,7 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
     context.enable_multithreading(False)
     diagnostics: list[str] = []
 
+    @called_from_native
     def keep_quiet(diagnostic) -> bool:
         # Errors also arrive in the MLIRError that fails the call; keep the rest for the caller.
         diagnostics.append(str(diagnostic))

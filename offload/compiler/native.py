@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from offload.compiler import trace
 from offload.errors import OffloadError
 from offload.formats.vendors import CUDA, HIP, Vendor, vendor_for, vendor_of_triple
+from offload.interrupts import temporary_folder
 from offload.options import DEFAULT_OPT_LEVEL
 
 
@@ -78,7 +78,7 @@ def ptx_to_cubin(
     ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL, flags: tuple[str, ...] = ()
 ) -> bytes:
     """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it)."""
-    with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:
+    with temporary_folder("mlir-offload-ptxas-") as tmp:
         src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
         with open(src, "w", encoding="utf-8") as f:
             f.write(ptx)
@@ -97,7 +97,7 @@ def ptxas_report(
 ) -> str:
     """What `ptxas -v` says of the PTX (registers, spills, stack, shared memory per kernel), assembled as
     for the bundle's cubin (compile --resource-usage; the image's cubin may come from the cache)."""
-    with tempfile.TemporaryDirectory(prefix="mlir-offload-ptxas-") as tmp:
+    with temporary_folder("mlir-offload-ptxas-") as tmp:
         src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
         with open(src, "w", encoding="utf-8") as f:
             f.write(ptx)

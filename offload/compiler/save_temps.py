@@ -6,14 +6,13 @@ ends, so the stages before a failure are kept."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
 from offload.compiler.frontend import STDIN
 from offload.fsutil import atomic_write
+from offload.interrupts import temporary_folder
 
 # The stages whose files -save-temps keeps, in the order they run.
 STAGES = ("input", "device", "native", "host-lowered", "host")
@@ -44,25 +43,27 @@ class SaveTemps:
         """The compile options with the device skeleton dumping each step into a private folder (the image
         cache is skipped then: the steps must run); on leaving, success or failure, each step's file is kept
         as <stem>.1-device.<arch>.<i>-<step>[-<gpu.module>].<ext>, sorting before the arch's final .bc."""
-        folder = tempfile.mkdtemp(prefix="mlir-offload-steps-")
-        try:
-            yield replace(options, device_stage_folder=folder)
-        finally:
-            dumped_stem = os.path.splitext(os.path.basename(program_path))[0] or "stdin"
-            for name in sorted(os.listdir(folder)):
-                target = next((t for t in targets if name.startswith(f"{dumped_stem}.{t.arch}.")), None)
-                if target is None:
-                    continue
-                step, _, extension = name[len(f"{dumped_stem}.{target.arch}.") :].rpartition(".")
-                known = "lowered" if step.startswith("lowered-") else step  # lowered-<gpu.module>
-                if known not in DEVICE_STEPS:
-                    continue
-                order = DEVICE_STEPS.index(known)
-                path = self.path("device", extension, f"{target.arch}.{order}-{step}")
-                with open(os.path.join(folder, name), "rb") as f:
-                    atomic_write(path, f.read())
-                self.written.append(path)
-            shutil.rmtree(folder, ignore_errors=True)
+        with temporary_folder("mlir-offload-steps-") as folder:
+            try:
+                yield replace(options, device_stage_folder=folder)
+            finally:
+                self._keep_steps(folder, program_path, targets)
+
+    def _keep_steps(self, folder: str, program_path: str, targets) -> None:
+        dumped_stem = os.path.splitext(os.path.basename(program_path))[0] or "stdin"
+        for name in sorted(os.listdir(folder)):
+            target = next((t for t in targets if name.startswith(f"{dumped_stem}.{t.arch}.")), None)
+            if target is None:
+                continue
+            step, _, extension = name[len(f"{dumped_stem}.{target.arch}.") :].rpartition(".")
+            known = "lowered" if step.startswith("lowered-") else step  # lowered-<gpu.module>
+            if known not in DEVICE_STEPS:
+                continue
+            order = DEVICE_STEPS.index(known)
+            path = self.path("device", extension, f"{target.arch}.{order}-{step}")
+            with open(os.path.join(folder, name), "rb") as f:
+                atomic_write(path, f.read())
+            self.written.append(path)
 
 
 def save_temps_for(mode: str | None, input_path: str, output: str) -> SaveTemps | None:

@@ -9,6 +9,8 @@ import sys
 import time
 from contextlib import contextmanager
 
+from offload import interrupts
+
 # Inherited by forked children, so a child's library and tool lines appear too.
 _ENABLED_ENVIRONMENT = "MLIR_OFFLOAD_VERBOSE"
 
@@ -48,6 +50,7 @@ _progress = None
 def stage(name: str):
     """Wall time, and CPU time (this process's threads and the children it waited for: tools, forked
     lowering), which a loaded machine inflates less."""
+    interrupts.check()
     start, cpu = time.perf_counter(), _cpu_seconds()
     if _progress is not None:
         _progress.show(name)

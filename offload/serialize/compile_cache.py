@@ -28,6 +28,7 @@ from typing import Any
 
 from offload.errors import pending_warnings
 from offload.fsutil import STDOUT, current_folder
+from offload.interrupts import called_from_native
 from offload.serialize.cache_folder import COMPILE_SUFFIX
 from offload.serialize.sealed import seal, unseal
 
@@ -170,6 +171,7 @@ class Recorder:
         return [[kind, path, fingerprint] for (kind, path), fingerprint in sorted(found.items())]
 
 
+@called_from_native
 def _audit(event: str, arguments: tuple) -> None:
     recorder = Recorder._active
     if recorder is None:

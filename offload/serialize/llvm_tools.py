@@ -13,12 +13,11 @@ what a tool prints goes into the error when it fails."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
 
 from offload.compiler import trace
 from offload.errors import OffloadError
+from offload.interrupts import temporary_folder
 from offload.packager.bitcode_ident import BitcodeModule, bitcode_module
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import LoweredModule
@@ -41,11 +40,12 @@ class LlvmToolsStages:
         self.count = 0
 
     def __enter__(self) -> LlvmToolsStages:
-        self.folder = tempfile.mkdtemp(prefix="mlir-offload-llvm-")
+        self._folder = temporary_folder("mlir-offload-llvm-")
+        self.folder = self._folder.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
+        self._folder.__exit__(*exc)
 
     def _path(self, name: str) -> str:
         self.count += 1

@@ -15,6 +15,7 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from offload import interrupts
 from offload.errors import OffloadError
 
 Item = TypeVar("Item")
@@ -127,6 +128,7 @@ def _start(function, item) -> tuple[int, int]:
     if pid == 0:  # the child: compute, send, and leave without running the parent's exit handlers
         status = 0
         try:
+            interrupts.forked()
             os.close(read_fd)
             captured = _capture_stderr()
             try:
@@ -140,6 +142,8 @@ def _start(function, item) -> tuple[int, int]:
             payload = (*payload, _captured_text(captured))
             with os.fdopen(write_fd, "wb") as out:
                 out.write(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+        except interrupts.Interrupted as e:  # its temporary folders removed on the way: it ends by the signal
+            interrupts.die_in_child(e.signum)
         except BaseException:  # noqa: BLE001 - whatever happens, the child leaves through os._exit
             status = 70
         finally:
@@ -219,5 +223,8 @@ def map_threads(function: Callable[[Item], Result], items: Sequence[Item], jobs:
     workers = worker_count(len(items), jobs)
     if workers <= 1:
         return [function(item) for item in items]
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         return list(pool.map(function, items))
+    finally:  # failed or interrupted: no item not yet started starts
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from offload.errors import OffloadError, warn_when_done
 from offload.formats.sanitizers import SANITIZERS, sanitizer_mask
+from offload.interrupts import removed_unless_kept, temporary_folder
 from offload.toolchain.build_cache import BuildCache
 from offload.trust import team_mode
 
@@ -46,6 +47,8 @@ SYSTEM_LIBRARIES = ("-lpthread", "-lm")
 KERNEL_OPTIMIZATION = "-O2"
 # LLVM passes run on an image before the retargeting pass, by vendor: AMD's buffer fat pointers (ptr
 # addrspace(7), from amdgpu.fat_raw_buffer_cast) become the raw buffer intrinsics the pass emulates.
+# Lines of a failed tool that say only that a step failed, never why.
+CONSEQUENCES = ("linker command failed", "use -v to see invocation")
 PRELUDE_PASSES = {"cuda": (), "hip": ("amdgpu-lower-buffer-fat-pointers",)}
 
 
@@ -136,15 +139,24 @@ def _source(name: str) -> bytes:
     return resources.files("offload.data").joinpath(f"emulator/{name}").read_bytes()
 
 
-def _run(argv: list[str], what: str) -> subprocess.CompletedProcess:
+def _run(argv: list[str], what: str, scratch: str | None = None) -> subprocess.CompletedProcess:
+    """Run a tool; its failure is one error with the line that says why. With `scratch`, the tool's own
+    temporary files (clang's objects) go there, removed with it whatever happens."""
+    environment = None if scratch is None else {**os.environ, "TMPDIR": scratch}
     try:
-        done = subprocess.run(argv, capture_output=True, text=True)
+        done = subprocess.run(argv, capture_output=True, text=True, env=environment)
     except OSError as e:
         raise OffloadError(f"--emulate: cannot run {argv[0]}: {e.strerror}") from None
     if done.returncode != 0:
-        lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
-        detail = next((line for line in lines if "error" in line), lines[0] if lines else f"exit {done.returncode}")
-        raise OffloadError(f"--emulate: {what} failed: {detail.strip()}")
+        lines = [line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()]
+        # clang's "linker command failed" says only that ld failed; ld's own line before it says why
+        # ("final link failed: No space left on device").
+        causes = [line for line in lines if not any(words in line for words in CONSEQUENCES)] or lines
+        detail = next(
+            (line for line in causes if "error" in line or "failed" in line),
+            causes[0] if causes else f"exit {done.returncode}",
+        )
+        raise OffloadError(f"--emulate: {what} failed: {detail}")
     return done
 
 
@@ -204,12 +216,13 @@ def pass_plugin(tools: EmulationTools, scratch: str, dry_run: bool = False) -> s
 
     def build(output: str) -> None:
         flags = _run([tools.llvm_config, "--cxxflags"], "llvm-config").stdout.split()
-        with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as sources:
+        with temporary_folder("mlir-offload-emulate-") as sources:
             source_path = os.path.join(sources, PLUGIN_SOURCE)
             Path(source_path).write_bytes(source)
             _run(
                 [tools.clangxx, "-shared", "-fPIC", "-O2", *flags, source_path, "-o", output],
                 "building the emulation pass plugin",
+                sources,
             )
 
     return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build, scratch, dry_run)
@@ -260,13 +273,14 @@ def runtime_object(
     stem = name.rsplit(".", 1)[0]
 
     def build(output: str) -> None:
-        with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as folder:
+        with temporary_folder("mlir-offload-emulate-") as folder:
             for file_name, data in sources.items():
                 Path(folder, file_name).write_bytes(data)
             _run(
                 [tools.c_compiler, f"--target={llvm_triple}", "-std=c11", "-c", "-O2", "-fPIC", *defines]
                 + [os.path.join(folder, name), "-o", output],
                 f"compiling the emulation runtime ({name})",
+                folder,
             )
 
     key = [*sources.values(), tools.version.encode(), llvm_triple.encode(), stem.encode(), *map(str.encode, defines)]
@@ -424,7 +438,10 @@ def retarget(
     device = os.path.join(scratch, f"device{index}.bc")
     host = os.path.join(scratch, f"kernels{index}.bc")
     obj = os.path.join(scratch, f"kernels{index}.o")
-    Path(device).write_bytes(image.data)
+    try:
+        Path(device).write_bytes(image.data)
+    except OSError as e:
+        raise OffloadError(f"--emulate: cannot write the {image.arch} image into {scratch}: {e.strerror}") from None
     parameters = [llvm_triple, str(image.warp_size), *(["sanitize"] if sanitize else [])]
     passes = ",".join([*image.prelude, f"{PASS_NAME}<{';'.join(parameters)}>"])
     argv = [tools.opt, f"-load-pass-plugin={plugin}", f"-passes={passes}", device, "-o", host]
@@ -456,6 +473,7 @@ def retarget(
             obj,
         ],
         f"compiling the {image.arch} kernels for the host",
+        scratch,
     )
     return obj
 
@@ -545,20 +563,18 @@ def link_emulated(
     check_outputs([output], [item for item in inputs if not item.startswith("-")])  # never over an input
     final = output
     temporary = os.path.join(os.path.dirname(output), f".{os.path.basename(output)}.{os.getpid()}.tmp")
-    with tempfile.TemporaryDirectory(prefix="mlir-offload-emulate-") as scratch:
+    with temporary_folder("mlir-offload-emulate-") as scratch:
         command = plan_emulated_link(bundles, inputs, temporary, clang, scratch, dry_run, sanitize)
         if dry_run or verbose:
             click.echo(" ".join(shlex.quote(part) for part in command[:-1] + [final]), err=not dry_run)
         if dry_run:
             return
-        try:
-            _run_link(command, inputs, temporary, final, scratch, shown or {}, verbose)
-            os.replace(temporary, final)
-        except OSError as e:
-            raise OffloadError(f"cannot write '{final}': {e.strerror}") from None
-        finally:
-            if os.path.lexists(temporary):
-                os.unlink(temporary)
+        with removed_unless_kept(temporary):
+            try:
+                _run_link(command, inputs, temporary, final, scratch, shown or {}, verbose)
+                os.replace(temporary, final)
+            except OSError as e:
+                raise OffloadError(f"cannot write '{final}': {e.strerror}") from None
 
 
 def _run_link(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -19,6 +18,7 @@ from offload.formats import profiles
 from offload.formats.bundle import BundleRecord, read_bundle_record
 from offload.formats.profiles import load_profile
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
+from offload.interrupts import removed_unless_kept, temporary_folder
 from offload.toolchain.cuda_device_link import cuda_device_link_speed
 from offload.toolchain.ptx import (
     PTX_ENVIRONMENT,
@@ -549,25 +549,24 @@ def link_bundle(
     # a failed link leaves none of their device objects behind. clang writes a temporary name beside the
     # output, renamed over it only when the link and its checks succeed: a failed link leaves the previous
     # executable in place. An output naming standard output is linked in the private folder, then copied.
-    with tempfile.TemporaryDirectory(prefix="mlir-offload-link-", ignore_cleanup_errors=True) as private:
+    with temporary_folder("mlir-offload-link-") as private:
         env["TMPDIR"] = private
         if stream is None:
             output = os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.{os.getpid()}.tmp")
         else:
             output = os.path.join(private, "executable")
-        try:
-            _run_link(plan, env, inputs, output, verbose, final)
-            if stream is None:
-                os.replace(output, final)
-            else:
-                with open(output, "rb") as linked:
-                    write_stream(stream, linked.read())
-        except OSError as e:
-            raise OffloadError(f"cannot write '{final}': {e.strerror}") from None
-        finally:
-            if os.path.lexists(output):
-                os.unlink(output)
-            _keep_clang_temps(inputs, output, final)
+        with removed_unless_kept(output):
+            try:
+                _run_link(plan, env, inputs, output, verbose, final)
+                if stream is None:
+                    os.replace(output, final)
+                else:
+                    with open(output, "rb") as linked:
+                        write_stream(stream, linked.read())
+            except OSError as e:
+                raise OffloadError(f"cannot write '{final}': {e.strerror}") from None
+            finally:
+                _keep_clang_temps(inputs, output, final)
 
 
 def _keep_clang_temps(inputs: list[str], output: str, final: str) -> None:
