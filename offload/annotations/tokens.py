@@ -14,37 +14,12 @@ join_and_fork               an op with several dependencies waits for them throu
 
 from __future__ import annotations
 
+from offload.annotations.sparse_runtime import SPARSE_OPS
+
 # Ops of gpu's AsyncOpInterface that the host lowering handles; their async token is their last result
 # and their async dependencies are their first operands.
 # The sparse library ops (sparse_runtime.py) are among them: a stream each, as copies and launches.
-ASYNC_OPS = (
-    "gpu.alloc",
-    "gpu.dealloc",
-    "gpu.memcpy",
-    "gpu.memset",
-    "gpu.launch_func",
-    "gpu.create_dn_tensor",
-    "gpu.destroy_dn_tensor",
-    "gpu.create_coo",
-    "gpu.create_coo_aos",
-    "gpu.create_csr",
-    "gpu.create_csc",
-    "gpu.create_bsr",
-    "gpu.create_2to4_spmat",
-    "gpu.destroy_sp_mat",
-    "gpu.spmat_get_size",
-    "gpu.set_csr_pointers",
-    "gpu.spmv_buffer_size",
-    "gpu.spmv",
-    "gpu.spmm_buffer_size",
-    "gpu.spmm",
-    "gpu.sddmm_buffer_size",
-    "gpu.sddmm",
-    "gpu.spgemm_create_descr",
-    "gpu.spgemm_destroy_descr",
-    "gpu.spgemm_work_estimation_or_compute",
-    "gpu.spgemm_copy",
-)
+ASYNC_OPS = frozenset(("gpu.alloc", "gpu.dealloc", "gpu.memcpy", "gpu.memset", "gpu.launch_func")) | SPARSE_OPS
 
 # Host ops that touch no memory: a pending synchronous GPU op need not finish before them. Anything
 # else (stores, calls, loops, returns, ...) gets a wait first, as upstream waits before side effects.
