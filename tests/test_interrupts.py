@@ -58,14 +58,18 @@ class Command:
         )
 
     def wait_for_child(self, matches) -> str:
-        """Wait until one of the command's descendants runs a program (and command line) `matches` accepts; its
-        command line."""
+        """Wait until one of the command's descendants runs a program (its executable's path, whatever its
+        argv[0] says) with a command line that `matches` accepts; that path."""
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
             assert self.process.poll() is None, "the command ended before it could be interrupted"
             for pid, command in session_processes(self.process.pid).items():
-                if pid != self.process.pid and command and matches(command.split()[0], command):
-                    return command
+                try:
+                    program = os.readlink(f"/proc/{pid}/exe")
+                except OSError:
+                    continue
+                if pid != self.process.pid and command and matches(program, command):
+                    return program
             time.sleep(0.01)
         raise AssertionError("no such child appeared")
 
@@ -115,7 +119,7 @@ def test_sigterm_to_run_emulate_stops_its_program_and_removes_its_folder(tmp_pat
     )
     status, lines = command.interrupt(signal.SIGTERM)  # to run alone, as CI's cancel and subprocess timeouts do
     assert_stopped_cleanly(command, status, lines, signal.SIGTERM)
-    assert not Path(program.split()[0]).exists()
+    assert not Path(program).exists()
 
 
 def test_ctrl_c_to_run_emulate_is_not_swallowed(tmp_path):
