@@ -5,6 +5,7 @@ TMPDIR, and gets the signal once it is provably mid-way (a child process of its 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -40,6 +41,22 @@ def session_processes(session: int) -> dict[int, str]:
     return found
 
 
+STARTED: list[Command] = []  # every command a test started, stopped for good at its end (fixture below)
+
+
+@pytest.fixture(autouse=True)
+def stop_what_a_failed_test_left():
+    """A test that fails before it interrupts its command must not leave it (and `run`'s program) running."""
+    yield
+    while STARTED:
+        command = STARTED.pop()
+        for pid in session_processes(command.process.pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            command.process.communicate(timeout=WAIT_S)
+
+
 class Command:
     """`mlir-offload ARGS` in a session of its own, with a private TMPDIR."""
 
@@ -56,6 +73,7 @@ class Command:
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
+        STARTED.append(self)
 
     def wait_for_child(self, matches) -> str:
         """Wait until one of the command's descendants runs a program (its executable's path, whatever its
