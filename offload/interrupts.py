@@ -66,6 +66,10 @@ def install() -> None:
             signal.signal(signum, _handle)
     sys.unraisablehook = _unraisable
     _become_subreaper()
+    # tempfile's first gettempdir() writes and removes a probe file; a forked child that made it first and
+    # was killed by a signal in between left it in TMPDIR: the children inherit the answer instead.
+    with contextlib.suppress(OSError):
+        tempfile.gettempdir()
 
 
 def _become_subreaper() -> None:
