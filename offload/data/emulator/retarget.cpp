@@ -1139,7 +1139,7 @@ const std::map<std::string, Handler> &inlineAsmTable() {
 // object is the access's underlying object: a workgroup variable, the dynamic workgroup array, a private
 // array or a device global (their sizes known here), else a pointer the runtime looks up in its allocation
 // table (device buffers). Integer divisions by a zero divisor are reported instead of trapping; barriers
-// name their site first. Each site is a constant {MLIR location "file:line:col" or null, object or null}
+// and shuffles name their site first. Each site is a constant {MLIR location "file:line:col" or null, object or null}
 // from the instruction's debug location (device line information: compile --sanitize keeps it).
 constexpr unsigned SAN_WRITE = 1, SAN_ATOMIC = 2, SAN_KIND_SHIFT = 2, SAN_ALIGN_SHIFT = 8, SAN_BYTES_SHIFT = 16;
 enum SanKind : unsigned { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, SAN_DEVICE_GLOBAL = 4 };
@@ -1310,6 +1310,11 @@ struct SanitizerInstrumentation {
           B.CreateCall(E.runtime("__emu_san_barrier_site", Type::getVoidTy(E.C), {E.Ptr}), {site(CI, "")});
         }
         StringRef Name = Callee ? Callee->getName() : "";
+        if (Name.starts_with("llvm.nvvm.shfl.sync.") || Name == "llvm.amdgcn.ds.bpermute" || Name == "llvm.amdgcn.ds.swizzle") {
+          // synccheck names the shuffle whose mask or source lane is wrong (sanitizer.c, san_warp_sources).
+          IRBuilder<> B(CI);
+          B.CreateCall(E.runtime("__emu_san_warp_site", Type::getVoidTy(E.C), {E.Ptr}), {site(CI, "")});
+        }
         if (Name.consume_front("llvm.nvvm.cp.async.") && Name.contains(".shared.global.")) {
           // cp.async.{ca,cg}.shared.global.N[.s](dst, src[, src_size]): N bytes written, N (or src_size) read.
           uint64_t Bytes = 0;

@@ -170,6 +170,7 @@ struct launch {
 struct emu_thread {
 #ifdef EMU_SANITIZE
     const struct san_site *barrier_site;  /* the barrier it waits at (sanitizer.c) */
+    const struct san_site *warp_site;     /* the warp operation it waits at (sanitizer.c) */
 #endif
     uint32_t tid[3];
     uint32_t linear, lane, warp;
@@ -425,26 +426,43 @@ static void amd_wmma_collective(unsigned flags, struct emu_thread *lanes, unsign
  * every member's result. Where lanes diverged to different warp operations, nothing completes until no
  * thread of the block can run; then the lanes waiting at each kind of operation complete it together. */
 
-/* PTX shfl.sync for lane `lane` of `group`: value | valid << 32. */
-static uint64_t shuffle_result(int mode, const struct emu_thread *lanes, unsigned count, unsigned lane, lane_set group) {
-    const struct emu_thread *self = &lanes[lane];
+/* PTX shfl.sync's source lane (in the warp) for lane `lane`, and whether the shuffle is valid there. */
+static unsigned shuffle_source(int mode, const struct emu_thread *self, unsigned lane, int *valid) {
     uint32_t b = self->operand_b & 31, c = self->operand_c;
     uint32_t clamp = c & 31, segmask = (c >> 8) & 31;
     unsigned base = lane & ~31u;  /* wave64 shuffles are emulated per 32-lane half, as CUDA's warps */
     unsigned sub = lane & 31;
     int32_t max_lane = (int32_t)((sub & segmask) | (clamp & ~segmask)), min_lane = (int32_t)(sub & segmask);
     int32_t j;
-    int valid;
     switch (mode) {
-    case COLLECTIVE_SHUFFLE_UP: j = (int32_t)sub - (int32_t)b; valid = j >= max_lane; break;
-    case COLLECTIVE_SHUFFLE_DOWN: j = (int32_t)sub + (int32_t)b; valid = j <= max_lane; break;
-    case COLLECTIVE_SHUFFLE_BFLY: j = (int32_t)(sub ^ b); valid = j <= max_lane; break;
-    default: j = min_lane | (int32_t)(b & ~segmask); valid = j <= max_lane; break;
+    case COLLECTIVE_SHUFFLE_UP: j = (int32_t)sub - (int32_t)b; *valid = j >= max_lane; break;
+    case COLLECTIVE_SHUFFLE_DOWN: j = (int32_t)sub + (int32_t)b; *valid = j <= max_lane; break;
+    case COLLECTIVE_SHUFFLE_BFLY: j = (int32_t)(sub ^ b); *valid = j <= max_lane; break;
+    default: j = min_lane | (int32_t)(b & ~segmask); *valid = j <= max_lane; break;
     }
-    unsigned source = valid ? base + (unsigned)j : lane;
+    return *valid ? base + (unsigned)j : lane;
+}
+
+/* PTX shfl.sync for lane `lane` of `group`: value | valid << 32. */
+static uint64_t shuffle_result(int mode, const struct emu_thread *lanes, unsigned count, unsigned lane, lane_set group) {
+    int valid;
+    unsigned source = shuffle_source(mode, &lanes[lane], lane, &valid);
     if (source >= count || !(group & LANE(source))) source = lane;
     return lanes[source].value | ((uint64_t)(valid != 0) << 32);
 }
+
+/* ds_swizzle_b32's source lane: offset bit 15 set: quad permute (lane i of each 4 reads 2 bits i of the
+ * offset); else within each 32 lanes ((lane & and) | or) ^ xor, masks in bits 0-4, 5-9, 10-14. */
+static unsigned swizzle_source(uint32_t offset, unsigned l) {
+    offset &= 0xffff;
+    if (offset & 0x8000) return (l & ~3u) | ((offset >> (2 * (l & 3))) & 3);
+    unsigned and_mask = offset & 31, or_mask = (offset >> 5) & 31, xor_mask = (offset >> 10) & 31;
+    return (l & ~31u) | ((((l & 31) & and_mask) | or_mask) ^ xor_mask);
+}
+
+#ifdef EMU_SANITIZE
+static void san_warp_sources(int kind, const struct emu_thread *lanes, unsigned count, lane_set group);
+#endif
 
 static void complete_collective(struct emu_thread *lanes, unsigned count, lane_set group) {
     int kind = -1;
@@ -468,6 +486,9 @@ static void complete_collective(struct emu_thread *lanes, unsigned count, lane_s
             if (group & LANE(l)) lanes[l].state = RUNNABLE;
         return;
     }
+#ifdef EMU_SANITIZE
+    san_warp_sources(kind, lanes, count, group);
+#endif
     uint32_t reduced = 0;
     if (kind >= COLLECTIVE_REDUX && kind < COLLECTIVE_REDUX + 8) {
         int op = kind - COLLECTIVE_REDUX, started = 0;
@@ -517,16 +538,7 @@ static void complete_collective(struct emu_thread *lanes, unsigned count, lane_s
         }
         case COLLECTIVE_READFIRSTLANE: t->result = first; break;
         case COLLECTIVE_SWIZZLE: {
-            /* ds_swizzle_b32: offset bit 15 set: quad permute (lane i of each 4 reads 2 bits i of the
-             * offset); else within each 32 lanes ((lane & and) | or) ^ xor, masks in bits 0-4, 5-9, 10-14. */
-            uint32_t offset = t->operand_b & 0xffff;
-            unsigned source;
-            if (offset & 0x8000) {
-                source = (l & ~3u) | ((offset >> (2 * (l & 3))) & 3);
-            } else {
-                unsigned and_mask = offset & 31, or_mask = (offset >> 5) & 31, xor_mask = (offset >> 10) & 31;
-                source = (l & ~31u) | ((((l & 31) & and_mask) | or_mask) ^ xor_mask);
-            }
+            unsigned source = swizzle_source(t->operand_b, l);
             t->result = source < count && (group & LANE(source)) ? lanes[source].value : 0;
             break;
         }

@@ -565,3 +565,62 @@ static void san_barrier_skipped(const struct emu_thread *exited) {
                san_where(at, sizeof at), current_block->arrived);
     current = (struct emu_thread *)saved;
 }
+
+/* ---- warp operations: masks and source lanes ----------------------------------------------------------- */
+
+EXPORT void __emu_san_warp_site(const struct san_site *site) {
+    if (current) current->warp_site = site;
+}
+
+/* Why lane `source` of the warp gives no value to this warp operation. */
+static const char *san_inactive_because(const struct emu_thread *lanes, unsigned count, unsigned source) {
+    if (source >= count) return "which its warp does not have (the block ends before it)";
+    switch (lanes[source].state) {
+    case EXITED: return "which has exited";
+    case AT_BARRIER: return "which waits at a barrier";
+    default: return "which does not execute this warp operation";
+    }
+}
+
+static SAN_COLD void san_warp_report(const struct emu_thread *t, const char *what, const char *fmt, ...) {
+    char text[400], at[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    where(at, sizeof at, t);
+    san_report(t->warp_site, "synccheck", what, "in %s: %s", at, text);
+}
+
+/* Before a shuffle (shfl.sync, ds_bpermute, ds_swizzle) completes for `group`: each lane that reads another
+ * lane must read one that executes it, named in the reader's CUDA mask. (A reader left out of its own mask
+ * is not reported: MLIR's width-limited gpu.shuffle gives lanes past the width such a mask, and GPUs and
+ * compute-sanitizer accept it.) */
+static void san_warp_sources(int kind, const struct emu_thread *lanes, unsigned count, lane_set group) {
+    if (!(EMU_SANITIZE & SAN_SYNCCHECK)) return;
+    int shuffle = kind >= COLLECTIVE_SHUFFLE_IDX && kind <= COLLECTIVE_SHUFFLE_BFLY;
+    if (!shuffle && kind != COLLECTIVE_BPERMUTE && kind != COLLECTIVE_SWIZZLE) return;
+    char them[48];
+    for (unsigned l = 0; l < count; ++l) {
+        if (!(group & LANE(l))) continue;
+        const struct emu_thread *t = &lanes[l];
+        int valid = 1;
+        unsigned source = shuffle ? shuffle_source(kind, t, l, &valid)
+                          : kind == COLLECTIVE_BPERMUTE ? (t->operand_b / 4) % count : swizzle_source(t->operand_b, l);
+        if (!valid || source == l) continue;
+        if (shuffle && t->mask_given && source < count && (group & LANE(source)) &&
+            !(t->mask & (1u << (source & 31)))) {
+            san_thread_name(them, sizeof them, lanes[source].linear);
+            san_warp_report(t, "shuffle mask leaves out an executing lane",
+                            "its mask 0x%08x leaves out thread %s, which executes this shuffle and whose value it reads",
+                            t->mask, them);
+            continue;
+        }
+        if (source >= count || !(group & LANE(source))) {
+            if (source < count) san_thread_name(them, sizeof them, lanes[source].linear);
+            else snprintf(them, sizeof them, "lane %u of its warp", source);
+            san_warp_report(t, "inactive source lane", "it reads %s%s, %s", source < count ? "thread " : "", them,
+                            san_inactive_because(lanes, count, source));
+        }
+    }
+}
