@@ -169,6 +169,9 @@ def test_a_list_of_checks_runs_those_only(tmp_path):
     source, report = program.with_bug(leak)
     done = sanitized_run(tmp_path, "global.mlir", source, "sm_80", "--sanitize=memcheck,initcheck")
     assert done.returncode == 0 and "error" not in done.stderr, done.stderr
+    # leakcheck is asked for by name or `all`: a bare --sanitize runs the other four (docs/emulator.md).
+    done = sanitized_run(tmp_path, "global.mlir", source, "sm_80", "--sanitize")
+    assert done.returncode == 0 and "error" not in done.stderr, done.stderr
     (tmp_path / "mlir-offload.toml").write_text('sanitize = ["leakcheck"]\n')
     done = run_cli("run", "global.mlir", "--offload-arch", "sm_80", "--emulate", cwd=tmp_path)
     assert done.returncode == 1 and done.stderr.splitlines() == [report], done.stderr

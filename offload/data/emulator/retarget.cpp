@@ -1344,6 +1344,14 @@ const std::map<std::string, std::string> &externalTable() {
   return Table;
 }
 
+// The arch's launch limits (the runtime's struct arch_limits): shared memory per block, shared memory before
+// CUDA's opt-in, threads per block, block x/y/z, grid x/y/z, work-items per grid dimension (0: no limit).
+struct LaunchLimits {
+  bool Given = false;
+  std::string Arch;
+  uint64_t Numbers[10] = {};
+};
+
 struct Retarget {
   Module &M;
   Emulator E;
@@ -1351,6 +1359,7 @@ struct Retarget {
   uint64_t SharedBytes = 0;
   bool Amdgpu = false;
   bool Sanitize = false;  // the sanitizer variant (SanitizerInstrumentation)
+  LaunchLimits Limits;
 
   Retarget(Module &M, std::string Triple, std::string Layout, unsigned WarpSize)
       : M(M), E(M, WarpSize), Triple(std::move(Triple)), Layout(std::move(Layout)),
@@ -1672,6 +1681,18 @@ struct Retarget {
     IRBuilder<> B(BasicBlock::Create(C, "entry", Ctor));
     FunctionCallee Register =
         E.runtime("__emu_register_kernel", Type::getVoidTy(C), {E.Ptr, E.Ptr, E.I32, E.I64, E.I32, E.Ptr});
+    if (Limits.Given) {
+      // {ptr arch, i64 shared per block, i64 before opt-in, i32 threads, i32 block[3], i32 grid[3], i64 grid items}
+      const uint64_t *N = Limits.Numbers;
+      SmallVector<Constant *, 10> Fields = {B.CreateGlobalString(Limits.Arch, "__emu_arch_name"),
+                                            B.getInt64(N[0]), B.getInt64(N[1])};
+      for (size_t I = 2; I < 9; ++I)
+        Fields.push_back(B.getInt32(static_cast<uint32_t>(N[I])));
+      Fields.push_back(B.getInt64(N[9]));
+      Constant *Record = ConstantStruct::getAnon(C, Fields);
+      auto *G = new GlobalVariable(M, Record->getType(), true, GlobalValue::PrivateLinkage, Record, "__emu_arch_limits");
+      B.CreateCall(E.runtime("__emu_register_limits", Type::getVoidTy(C), {E.Ptr}), {G});
+    }
     for (Function *K : Kernels) {
       Function *Entry = makeEntry(*K);
       unsigned Flags = (E.WarpSize << WARP_SIZE_SHIFT) | (Synchronizing.count(K) ? FLAG_NEEDS_CONTEXTS : 0) |
@@ -1702,23 +1723,39 @@ struct EmulatePass : PassInfoMixin<EmulatePass> {
   std::string Triple;
   unsigned WarpSize;
   bool Sanitize = false;
+  LaunchLimits Limits;
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
     Retarget R(M, Triple, hostDataLayout(Triple), WarpSize);
     R.Sanitize = Sanitize;
+    R.Limits = Limits;
     R.run();
     return PreservedAnalyses::none();
   }
 };
 
-// "TRIPLE;WARPSIZE" or "TRIPLE;WARPSIZE;sanitize"
+// "TRIPLE;WARPSIZE[;limits=ARCH:N:...][;sanitize]" (limits: offload/formats/launch_limits.py)
 bool parse(StringRef Params, EmulatePass &P) {
-  SmallVector<StringRef, 3> Parts;
+  SmallVector<StringRef, 4> Parts;
   Params.split(Parts, ';');
-  if (Parts.size() < 2 || Parts.size() > 3 || Parts[1].getAsInteger(10, P.WarpSize))
+  if (Parts.size() < 2 || Parts[1].getAsInteger(10, P.WarpSize))
     return false;
-  if (Parts.size() == 3 && Parts[2] != "sanitize")
-    return false;
-  P.Sanitize = Parts.size() == 3;
+  for (StringRef Part : ArrayRef<StringRef>(Parts).drop_front(2)) {
+    if (Part == "sanitize") {
+      P.Sanitize = true;
+      continue;
+    }
+    if (!Part.consume_front("limits="))
+      return false;
+    SmallVector<StringRef, 12> Fields;
+    Part.split(Fields, ':');
+    if (Fields.size() != 1 + std::size(P.Limits.Numbers))
+      return false;
+    P.Limits.Arch = Fields[0].str();
+    for (size_t I = 0; I < std::size(P.Limits.Numbers); ++I)
+      if (Fields[I + 1].getAsInteger(10, P.Limits.Numbers[I]))
+        return false;
+    P.Limits.Given = true;
+  }
   P.Triple = Parts[0].str();
   return true;
 }
@@ -1760,7 +1797,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
                     return false;
                   EmulatePass P;
                   if (!parse(Name, P))
-                    refuse("bad parameters '" + Name + "': want <TRIPLE;WARPSIZE[;sanitize]>");
+                    refuse("bad parameters '" + Name + "': want <TRIPLE;WARPSIZE[;limits=ARCH:N:...][;sanitize]>");
                   MPM.addPass(std::move(P));
                   return true;
                 });

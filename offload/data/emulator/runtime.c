@@ -48,7 +48,12 @@ enum {
 /* A device-side assertion failed: the launch stopped, and every later call reports it (sticky). */
 static _Atomic int device_trapped;
 
+/* Why the last call refused (a launch past its arch's limits): GetErrorString's text for that status. */
+static _Thread_local int refusal_code;
+static _Thread_local char refusal_text[320];
+
 static const char *error_text(int code) {
+    if (code && code == refusal_code) return refusal_text;
     switch (code) {
     case SUCCESS: return "no error";
     case ERROR_INVALID_VALUE: return "invalid argument";
@@ -83,13 +88,36 @@ static const char *error_name(int code) {
 
 static _Thread_local int last_error;
 static int status(int code) {
-    if (code) last_error = code;
+    if (code) last_error = code, refusal_code = 0;
+    return code;
+}
+
+/* status(code), GetErrorString then giving the code's text followed by why. */
+static __attribute__((format(printf, 2, 3))) int refuse(int code, const char *fmt, ...) {
+    status(code);
+    int n = snprintf(refusal_text, sizeof refusal_text, "%s: ", error_text(code));
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(refusal_text + n, sizeof refusal_text - (size_t)n, fmt, ap);
+    va_end(ap);
+    refusal_code = code;
     return code;
 }
 
 /* ---- kernels: registered by the retargeted module, found through the bundle's offload entries ---------- */
 
 enum { FLAG_NEEDS_CONTEXTS = 1, FLAG_AMDGPU = 2, WARP_SIZE_SHIFT = 8 };
+
+/* What one launch may ask of the arch the kernel was built for (offload/data/targets/launch-limits.toml). */
+struct arch_limits {
+    const char *arch;
+    uint64_t shared_per_block;       /* static + dynamic shared memory of a block */
+    uint64_t shared_without_opt_in;  /* dynamic, before cudaFuncSetAttribute raises it (0: no opt-in) */
+    uint32_t threads_per_block, block[3], grid[3];
+    uint64_t grid_items;             /* blocks x threads per grid dimension (0: no limit) */
+};
+static const struct arch_limits default_limits = {"the GPU", 48 * 1024, 48 * 1024, 1024, {1024, 1024, 64},
+                                                  {0x7fffffffu, 65535, 65535}, 0};
 
 struct kernel {
     const char *name;
@@ -99,10 +127,15 @@ struct kernel {
     uint64_t max_dynamic_shared;
     unsigned parameter_count;
     const uint64_t *parameter_sizes;  /* the bytes each argument slot holds */
+    const struct arch_limits *limits;
 };
 
 static struct kernel *kernels;
 static size_t kernel_count, kernel_capacity;
+static const struct arch_limits *registering_limits = &default_limits;
+
+/* The limits of the kernels a module registers next (retarget.cpp, registerKernels). */
+EXPORT void __emu_register_limits(const struct arch_limits *limits) { registering_limits = limits; }
 
 EXPORT void __emu_register_kernel(const char *name, void (*entry)(void **), unsigned flags, uint64_t static_shared,
                                   unsigned parameter_count, const uint64_t *parameter_sizes) {
@@ -111,7 +144,10 @@ EXPORT void __emu_register_kernel(const char *name, void (*entry)(void **), unsi
         kernels = realloc(kernels, kernel_capacity * sizeof *kernels);
         if (!kernels) abort();
     }
-    kernels[kernel_count++] = (struct kernel){name, entry, flags, static_shared, 48 * 1024, parameter_count, parameter_sizes};
+    const struct arch_limits *limits = registering_limits;
+    uint64_t dynamic = limits->shared_without_opt_in ? limits->shared_without_opt_in : limits->shared_per_block;
+    kernels[kernel_count++] =
+        (struct kernel){name, entry, flags, static_shared, dynamic, parameter_count, parameter_sizes, limits};
 }
 
 /* clang 22's __tgt_offload_entry, in section llvm_offload_entries: `address` is what the host code passes
@@ -1815,10 +1851,33 @@ static int launch_clusters(const void *handle, dim3 grid, dim3 block, void **arg
     struct kernel *k = kernel_of(handle);
     if (!k) return status(ERROR_INVALID_DEVICE_FUNCTION);
     uint64_t threads = (uint64_t)block.x * block.y * block.z;
-    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z || threads > 1024 || block.x > 1024 ||
-        block.y > 1024 || block.z > 64 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
-        return status(ERROR_INVALID_CONFIGURATION);
-    if (dynamic_shared > k->max_dynamic_shared) return status(ERROR_INVALID_VALUE);
+    const struct arch_limits *limit = k->limits;
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z) return status(ERROR_INVALID_CONFIGURATION);
+    if (threads > limit->threads_per_block)
+        return refuse(ERROR_INVALID_CONFIGURATION, "kernel '%s' launched with %" PRIu64 " threads per block; %s allows %u",
+                      k->name, threads, limit->arch, limit->threads_per_block);
+    const unsigned blocks[3] = {block.x, block.y, block.z}, grids[3] = {grid.x, grid.y, grid.z};
+    for (int d = 0; d < 3; ++d) {
+        if (blocks[d] > limit->block[d])
+            return refuse(ERROR_INVALID_CONFIGURATION, "kernel '%s' launched with blocks of %u threads in %c; %s allows %u",
+                          k->name, blocks[d], "xyz"[d], limit->arch, limit->block[d]);
+        if (grids[d] > limit->grid[d])
+            return refuse(ERROR_INVALID_CONFIGURATION, "kernel '%s' launched with a grid of %u blocks in %c; %s allows %u",
+                          k->name, grids[d], "xyz"[d], limit->arch, limit->grid[d]);
+        if (limit->grid_items && (uint64_t)grids[d] * blocks[d] > limit->grid_items)
+            return refuse(ERROR_INVALID_CONFIGURATION, "kernel '%s' launched with %" PRIu64 " work-items in %c; %s "
+                          "allows %" PRIu64, k->name, (uint64_t)grids[d] * blocks[d], "xyz"[d], limit->arch,
+                          limit->grid_items);
+    }
+    if (k->static_shared + dynamic_shared > limit->shared_per_block)
+        return refuse(ERROR_INVALID_VALUE, "kernel '%s' launched with %" PRIu64 " bytes of shared memory per block (%"
+                      PRIu64 " static, %zu dynamic); %s allows %" PRIu64 " (%" PRIu64 " KiB)", k->name,
+                      k->static_shared + dynamic_shared, k->static_shared, dynamic_shared, limit->arch,
+                      limit->shared_per_block, limit->shared_per_block / 1024);
+    if (dynamic_shared > k->max_dynamic_shared)
+        return refuse(ERROR_INVALID_VALUE, "kernel '%s' launched with %zu bytes of dynamic shared memory, above its "
+                      "maximum of %" PRIu64 " (cudaFuncSetAttribute's MaxDynamicSharedMemorySize raises it)", k->name,
+                      dynamic_shared, k->max_dynamic_shared);
     uint64_t cluster_size = (uint64_t)cluster.x * cluster.y * cluster.z;
     if (!cluster_size || cluster_size > MAX_CLUSTER_BLOCKS || grid.x % cluster.x || grid.y % cluster.y ||
         grid.z % cluster.z)
@@ -1914,7 +1973,12 @@ static int set_attribute(const void *handle, int attribute, int value) {
     struct kernel *k = kernel_of(handle);
     if (!k) return status(ERROR_INVALID_DEVICE_FUNCTION);
     if (attribute == 8 /* MaxDynamicSharedMemorySize */) {
-        if (value < 0 || (uint64_t)value + k->static_shared > 227 * 1024) return status(ERROR_INVALID_VALUE);
+        if (value < 0) return status(ERROR_INVALID_VALUE);
+        if ((uint64_t)value + k->static_shared > k->limits->shared_per_block)
+            return refuse(ERROR_INVALID_VALUE, "kernel '%s' asks for %d bytes of dynamic shared memory (%" PRIu64
+                          " static besides); %s allows %" PRIu64 " (%" PRIu64 " KiB) per block", k->name, value,
+                          k->static_shared, k->limits->arch, k->limits->shared_per_block,
+                          k->limits->shared_per_block / 1024);
         k->max_dynamic_shared = (uint64_t)value;
     }
     return SUCCESS;

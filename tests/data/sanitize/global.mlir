@@ -39,6 +39,7 @@
 // BUG leak FROM:     gpu.dealloc %out : memref<?xf32>
 // BUG leak TO:     %leak = arith.constant 0 : index
 // BUG leak REPORT: mlir-offload emulator: error: leakcheck: device buffer #3 (4004 bytes) was never freed
+// BUG leak FLAGS: --sanitize=all
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %out: memref<?xf32>, %n: index, %d: index) kernel {
