@@ -1310,10 +1310,13 @@ struct SanitizerInstrumentation {
           B.CreateCall(E.runtime("__emu_san_barrier_site", Type::getVoidTy(E.C), {E.Ptr}), {site(CI, "")});
         }
         StringRef Name = Callee ? Callee->getName() : "";
-        if (Name.starts_with("llvm.nvvm.shfl.sync.") || Name == "llvm.amdgcn.ds.bpermute" || Name == "llvm.amdgcn.ds.swizzle") {
-          // synccheck names the shuffle whose mask or source lane is wrong (sanitizer.c, san_warp_sources).
+        if (Name.starts_with("llvm.nvvm.shfl.sync.") || Name == "llvm.amdgcn.ds.bpermute" || Name == "llvm.amdgcn.ds.swizzle" ||
+            Name.starts_with("llvm.nvvm.wmma.") || Name.starts_with("llvm.nvvm.ldmatrix.") ||
+            Name.starts_with("llvm.amdgcn.raw.ptr.buffer.")) {
+          // An op the runtime carries out names its site: synccheck's shuffle reports (san_warp_sources),
+          // memcheck's reports of the accesses the runtime makes for it (san_op_access).
           IRBuilder<> B(CI);
-          B.CreateCall(E.runtime("__emu_san_warp_site", Type::getVoidTy(E.C), {E.Ptr}), {site(CI, "")});
+          B.CreateCall(E.runtime("__emu_san_op_site", Type::getVoidTy(E.C), {E.Ptr}), {site(CI, "")});
         }
         if (Name.consume_front("llvm.nvvm.cp.async.") && Name.contains(".shared.global.")) {
           // cp.async.{ca,cg}.shared.global.N[.s](dst, src[, src_size]): N bytes written, N (or src_size) read.

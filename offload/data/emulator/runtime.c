@@ -206,7 +206,7 @@ struct launch {
 struct emu_thread {
 #ifdef EMU_SANITIZE
     const struct san_site *barrier_site;  /* the barrier it waits at (sanitizer.c) */
-    const struct san_site *warp_site;     /* the warp operation it waits at (sanitizer.c) */
+    const struct san_site *op_site;       /* the warp or matrix operation it is at (sanitizer.c) */
 #endif
     uint32_t tid[3];
     uint32_t linear, lane, warp;
@@ -498,6 +498,13 @@ static unsigned swizzle_source(uint32_t offset, unsigned l) {
 
 #ifdef EMU_SANITIZE
 static void san_warp_sources(int kind, const struct emu_thread *lanes, unsigned count, lane_set group);
+/* The access the runtime makes for an op of the current thread (wmma, ldmatrix, buffer operations) at
+ * `address`, derived from the op's `base` pointer (flags: 1 a write, 2 an atomic, sanitizer.c's SAN_WRITE
+ * and SAN_ATOMIC): checked as a kernel's own access; the address to use. */
+static void *san_op_access(const void *address, const void *base, uint64_t bytes, uint32_t flags);
+#define OP_ACCESS(address, base, bytes, write) san_op_access(address, base, bytes, write)
+#else
+#define OP_ACCESS(address, base, bytes, write) ((void *)(address))
 #endif
 
 static void complete_collective(struct emu_thread *lanes, unsigned count, lane_set group) {
@@ -652,6 +659,7 @@ static uint64_t matrix_call(int kind, const void *operands, void *results) {
 }
 
 EXPORT void __emu_ldmatrix(uint32_t count, uint32_t transposed, const void *row, void *slots) {
+    if (current->lane % 32 < 8 * count) row = OP_ACCESS(row, row, 16, 0);  /* this lane's row: 8 halves */
     (void)matrix_call(COLLECTIVE_LDMATRIX + (int)(count * 2 + (transposed != 0)), row, slots);
 }
 
@@ -727,7 +735,8 @@ EXPORT void __emu_wmma_load(uint32_t shape, uint32_t which, uint32_t col_major, 
     for (unsigned e = 0; e < f.values; ++e) {
         unsigned m = f.first + e, row = m / f.columns, col = m % f.columns;
         size_t at = col_major ? (size_t)col * stride + row : (size_t)row * stride + col;
-        memcpy((char *)slots + slot_offset(element, e), (const char *)matrix + at * bytes, bytes);
+        memcpy((char *)slots + slot_offset(element, e), OP_ACCESS((const char *)matrix + at * bytes, matrix, bytes, 0),
+               bytes);
     }
 }
 
@@ -739,7 +748,8 @@ EXPORT void __emu_wmma_store(uint32_t shape, uint32_t col_major, uint32_t elemen
     for (unsigned e = 0; e < f.values; ++e) {
         unsigned m = f.first + e, row = m / f.columns, col = m % f.columns;
         size_t at = col_major ? (size_t)col * stride + row : (size_t)row * stride + col;
-        memcpy((char *)matrix + at * bytes, (const char *)slots + slot_offset(element, e), bytes);
+        memcpy(OP_ACCESS((char *)matrix + at * bytes, matrix, bytes, 1), (const char *)slots + slot_offset(element, e),
+               bytes);
     }
 }
 
@@ -1297,6 +1307,7 @@ struct allocation {
     int freed;                /* quarantined: stays mapped (inaccessible) and listed */
     unsigned char *written;   /* initcheck: a bit per byte; NULL: host-visible memory, taken as written */
     struct san_word *race;    /* racecheck: a record per 4 bytes */
+    const struct san_site *allocated_at, *freed_at;  /* the host ops' MLIR locations, where known */
 #endif
 };
 static struct allocation *allocations;
@@ -1305,8 +1316,8 @@ static pthread_mutex_t allocations_lock = PTHREAD_MUTEX_INITIALIZER;
 #ifdef EMU_SANITIZE
 static void san_allocated(struct allocation *a, int host_visible);
 static int san_free(void *p);
-static void san_copy(void *destination, const void *source, size_t bytes);
-static void san_set(void *destination, size_t bytes);
+static int san_copy(void *destination, const void *source, size_t bytes);
+static int san_set(void *destination, size_t bytes);
 #endif
 
 static void init_page_size(void) {
@@ -1930,7 +1941,7 @@ static int copy(void *destination, const void *source, size_t bytes, void *strea
     if (!bytes) return SUCCESS;
     if (!destination || !source) return status(ERROR_INVALID_VALUE);
 #ifdef EMU_SANITIZE
-    san_copy(destination, source, bytes);
+    if (!san_copy(destination, source, bytes)) return SUCCESS;  /* reported (--sanitize-keep-going): not done */
 #endif
     pthread_mutex_lock(&queue_lock);
     struct stream *s = stream_of(stream);
@@ -1952,7 +1963,7 @@ static int set(void *destination, int value, size_t bytes, void *stream, int syn
     if (!bytes) return SUCCESS;
     if (!destination) return status(ERROR_INVALID_VALUE);
 #ifdef EMU_SANITIZE
-    san_set(destination, bytes);
+    if (!san_set(destination, bytes)) return SUCCESS;
 #endif
     pthread_mutex_lock(&queue_lock);
     struct stream *s = stream_of(stream);
@@ -2646,7 +2657,8 @@ EXPORT void __emu_buffer_load(const struct buffer_resource *r, uint32_t voffset,
                               void *out) {
     for (uint32_t at = 0; at < bytes; at += 4) {
         uint32_t n = bytes - at < 4 ? bytes - at : 4;
-        if (buffer_in_range(r, voffset, at, n)) memcpy((char *)out + at, buffer_address(r, voffset, soffset, at), n);
+        if (buffer_in_range(r, voffset, at, n))
+            memcpy((char *)out + at, OP_ACCESS(buffer_address(r, voffset, soffset, at), r->base, n, 0), n);
         else memset((char *)out + at, 0, n);
     }
 }
@@ -2655,7 +2667,8 @@ EXPORT void __emu_buffer_store(const struct buffer_resource *r, uint32_t voffset
                                const void *in) {
     for (uint32_t at = 0; at < bytes; at += 4) {
         uint32_t n = bytes - at < 4 ? bytes - at : 4;
-        if (buffer_in_range(r, voffset, at, n)) memcpy(buffer_address(r, voffset, soffset, at), (const char *)in + at, n);
+        if (buffer_in_range(r, voffset, at, n))
+            memcpy(OP_ACCESS(buffer_address(r, voffset, soffset, at), r->base, n, 1), (const char *)in + at, n);
     }
 }
 
@@ -2704,7 +2717,7 @@ EXPORT void __emu_buffer_atomic(uint32_t op, const struct buffer_resource *r, ui
         slots[0] = 0;
         return;
     }
-    char *address = buffer_address(r, voffset, soffset, 0);
+    char *address = OP_ACCESS(buffer_address(r, voffset, soffset, 0), r->base, bytes, 3 /* an atomic write */);
     uint64_t mask = bytes == 8 ? ~(uint64_t)0 : 0xffffffffu, value = slots[0] & mask, compare = slots[1] & mask;
     if (bytes == 4) {
         _Atomic uint32_t *p = (_Atomic uint32_t *)address;

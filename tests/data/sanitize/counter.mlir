@@ -8,7 +8,7 @@
 // BUG plain TO:         %old = memref.load %counter[%c0] : memref<?xi32> // @plain
 // BUG plain TO:         %new = arith.addi %old, %add : i32
 // BUG plain TO:         memref.store %new, %counter[%c0] : memref<?xi32>
-// BUG plain REPORT: FILE:@plain:16: error: racecheck: read-after-write hazard on device buffer #1 (4 bytes) at offset 0 in kernel 'count', block (1,0,0), thread (0,0,0): thread (0,0,0) of block (0,0,0) accessed it earlier in this launch, unordered (another block, or no barrier between)
+// BUG plain REPORT: FILE:@plain:16: error: racecheck: read-after-write hazard on device buffer #1 (4 bytes, allocated at FILE:@alloc_counter:16) at offset 0 in kernel 'count', block (1,0,0), thread (0,0,0): thread (0,0,0) of block (0,0,0) accessed it earlier in this launch, unordered (another block, or no barrier between)
 module attributes {gpu.container_module} {
   gpu.module @k {
     gpu.func @count(%counter: memref<?xi32>, %out: memref<?xi32>) kernel {
@@ -37,7 +37,7 @@ module attributes {gpu.container_module} {
     %c32 = arith.constant 32 : index
     %n = arith.constant 256 : index
     %zero = arith.constant 0 : i32
-    %counter = gpu.alloc(%c1) : memref<?xi32>
+    %counter = gpu.alloc(%c1) : memref<?xi32> // @alloc_counter
     %out = gpu.alloc(%n) : memref<?xi32>
     gpu.memset %counter, %zero : memref<?xi32>, i32
     gpu.launch_func @k::@count blocks in (%c8, %c1, %c1) threads in (%c32, %c1, %c1)
