@@ -70,7 +70,7 @@ def read_container(data: bytes, scratch: str) -> None:
 
 
 def read_bundle(data: bytes, scratch: str) -> None:
-    from offload.formats.bundle import read_bundle_record
+    from offload.packager.bundle import read_bundle_record
     from offload.toolchain.ship import inspect_bundle
 
     read_bundle_record(data, "input")

@@ -1,4 +1,4 @@
-"""The per-target LLVM stages run in forked children (offload/serialize/processes.py): the images are
+"""The per-target LLVM stages run in forked children (offload/processes.py): the images are
 byte-identical to a one-process run, errors keep their message and location, a dying child becomes
 one OffloadError naming its target, and results keep the order of the targets."""
 
@@ -12,13 +12,13 @@ import pytest
 
 from conftest import REPO
 from offload.errors import Location, OffloadError
-from offload.serialize.processes import map_forked
+from offload.processes import map_forked
 
 DATA = Path(__file__).parent / "data" / "device"
 
 
 def test_forked_images_equal_one_process_images():
-    from offload.compiler.frontend import load_program
+    from offload.mlir.frontend import load_program
     from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "features.mlir"))
@@ -71,7 +71,7 @@ def test_host_lowering_runs_beside_the_device_step_and_dies_with_it(tmp_path, mo
     after; when the device step fails, that child is killed and reaped, and the device error is the one raised."""
     from offload import api
     from offload.compiler import stages
-    from offload.serialize.processes import ForkedCall
+    from offload.processes import ForkedCall
 
     started, cancelled = [], []
     real_start, real_cancel = stages.start_lower, ForkedCall.cancel

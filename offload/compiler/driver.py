@@ -8,7 +8,7 @@ import os
 
 import click
 
-from offload.compiler import trace
+from offload import trace
 from offload.errors import OffloadError
 from offload.options import ClangStyleCommand, command_options, given_flags, resolve
 
@@ -53,8 +53,8 @@ def compile_words_context(words: list[str]) -> click.Context:
 def compile_program(input_path: str, output: str | None, textual: bool, verbose: bool, flags: dict) -> None:
     """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver` (and its side
     files), or take the files of an earlier identical compile from the cache of whole compiles."""
-    from offload.compiler.frontend import STDIN
     from offload.config import project_config
+    from offload.mlir.frontend import STDIN
 
     wants_rule = flags.get("dependency_file_wanted") or flags.get("user_dependency_file_wanted")
     if flags.get("dependency_file") == "":  # passed over, it wrote the default <output>.d
@@ -142,11 +142,11 @@ def whole_compile_cache(input_path: str, output: str | None, textual: bool, reso
 
 
 def compile_and_write(input_path: str, output: str | None, textual: bool, resolved, whole) -> None:
-    from offload.compiler.frontend import refuse_pipeline_writing_over
     from offload.compiler.outputs import compile_inputs, side_outputs
     from offload.compiler.plan import compile_plan
     from offload.compiler.stages import compile_bundle
     from offload.fsutil import write_all
+    from offload.mlir.frontend import refuse_pipeline_writing_over
 
     plan = compile_plan(input_path, output, textual, resolved.options, resolved.config_file)
     build, options, output = plan.build, plan.options, plan.output

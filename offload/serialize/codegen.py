@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
-from offload.compiler import trace
+from offload import trace
 from offload.errors import OffloadError
 from offload.formats.targets import Target
 from offload.formats.vendors import vendor_for

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from offload.compiler import trace
+from offload import trace
 from offload.errors import OffloadError
 from offload.formats.targets import Target
 from offload.formats.vendors import CUDA, HIP

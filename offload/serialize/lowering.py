@@ -10,13 +10,13 @@ import functools
 from dataclasses import dataclass
 from typing import TypedDict
 
-from offload.compiler.byte_elements import widen_narrow_element_accesses
-from offload.compiler.frontend import Program, child_ops, location_of, run_mlir
-from offload.compiler.hip_assert import lower_device_asserts
-from offload.compiler.wmma_workarounds import rewrite_unlowered_elementwise
 from offload.errors import Location, OffloadError
+from offload.mlir.byte_elements import widen_narrow_element_accesses
+from offload.mlir.frontend import Program, child_ops, location_of, run_mlir
+from offload.mlir.wmma_workarounds import rewrite_unlowered_elementwise
 from offload.options import CompileOptions
 from offload.serialize.amd_wmma import lower_subgroup_mma_to_wmma, lowers_subgroup_mma
+from offload.serialize.hip_assert import lower_device_asserts
 from offload.serialize.images import LoweredModule, symbol_name
 from offload.serialize.kinds import function_attributes
 
@@ -72,7 +72,7 @@ def lower_to_llvm_ir(
         _keep_declared_names(device, declared, ir)
         if mode.alloca_address_space:
             _allocas_in_address_space(device, mode.alloca_address_space, ir)
-        from offload.compiler.frontend import add_debug_info
+        from offload.mlir.frontend import add_debug_info
 
         add_debug_info(device, options.device_debug_info, program.path)
         attributes = function_attributes(options)
@@ -296,7 +296,7 @@ def _check_fully_lowered(gpu_module, name: str, path: str, ir) -> None:
         return
     # A conversion cast only marks where a real leftover's value flows; prefer the real op.
     culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
-    from offload.compiler.lowering_hints import pipeline_hint
+    from offload.mlir.lowering_hints import pipeline_hint
 
     raise OffloadError(
         f"'{culprit.name}' in gpu.module @{name} cannot be lowered to device code "

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import threading
 
-from offload.compiler.frontend import Program
-from offload.compiler.trace import stage
 from offload.errors import OffloadError
 from offload.formats.targets import Target, check_ptx_feature
 from offload.formats.vendors import vendor_for
+from offload.mlir.frontend import Program
 from offload.options import CompileOptions
+from offload.processes import ForkedCall, map_forked, map_threads, worker_count
 from offload.serialize.images import DeviceImage
 from offload.serialize.kinds import KINDS
 from offload.serialize.lowering import LoweringMode, lower_to_llvm_ir
 from offload.serialize.optimizer import find_optimizer
-from offload.serialize.processes import ForkedCall, map_forked, map_threads, worker_count
 from offload.serialize.skeleton import SerializeJob, serialize_image
+from offload.trace import stage
 
 
 def compile_device(
@@ -39,7 +39,7 @@ def compile_device(
     them, else llvmlite in forked children, each in its own LLVM context. So an image is the same whichever
     other targets were asked for and however many jobs ran.
     lto_pre_link: the images stay bitcode the target clang LTO-links (optimizer.py says why it matters).
-    codegen: gives each image built its native code (offload.compiler.native.Codegen); what that code depends
+    codegen: gives each image built its native code (offload.serialize.native.Codegen); what that code depends
     on joins the image's cache key, so that a cache hit brings its native code along."""
     _check_options(options, targets)
     program.require_gpu_modules()

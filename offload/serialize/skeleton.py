@@ -18,7 +18,7 @@ from typing import Protocol
 
 from offload.errors import Location, OffloadError
 from offload.formats.targets import Target
-from offload.fsutil import atomic_write, read_input
+from offload.fsutil import atomic_write
 from offload.options import CompileOptions
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import DeviceImage, LoweredModule, image_symbols
@@ -101,38 +101,9 @@ def dump_stage(job: SerializeJob, stage: str, stages_or_data, module=None) -> No
     atomic_write(os.path.join(folder, f"{stem}.{job.target.arch}.{stage}.{suffix}"), data)
 
 
-def read_link_bitcode(path: str) -> bytes:
-    """A --link-bitcode library's bytes; a missing file, a folder or a device is one error naming the flag."""
-    try:
-        return read_input(path)
-    except OffloadError as e:
-        raise OffloadError(f"--link-bitcode: {e.message}") from None
-
-
-def check_library_triple(path: str, triple: str, target: Target) -> None:
-    """A --link-bitcode library for another triple is refused (an empty triple links anywhere)."""
-    if triple and triple != target.triple:
-        raise OffloadError(
-            f"--link-bitcode '{path}' is for '{triple}', not for {target.arch} "
-            f"({target.triple}); give one library per target triple"
-        )
-
-
 def declares_call_into(functions: Iterable[tuple[str, bool]], prefixes: tuple[str, ...]) -> bool:
     """Whether a module (its (name, is declaration) functions) calls into a device library."""
     return any(declaration and name.startswith(prefixes) for name, declaration in functions)
-
-
-def module_flags_ir(flags, target: Target) -> str:
-    """LLVM IR of a module holding only llvm.module.flags, built with llvmlite.ir (no LLVM loaded)."""
-    import llvmlite.ir as lir  # 40 ms: imported while MLIR lowers (pipeline.py), not by every command
-
-    holder = lir.Module(name="offload.flags")
-    holder.triple = target.triple
-    i32 = lir.IntType(32)
-    for behaviour, name, value in flags:
-        holder.add_named_metadata("llvm.module.flags", holder.add_metadata([i32(behaviour), name, i32(value)]))
-    return str(holder)
 
 
 def check_unresolved(

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
 from offload.formats import profiles
-from offload.formats.bundle import BundleRecord, read_bundle_record
 from offload.formats.profiles import load_profile
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
 from offload.interrupts import removed_unless_kept, temporary_folder
+from offload.packager import ImageKind
+from offload.packager.bundle import BundleRecord, read_bundle_record
 from offload.toolchain.cuda_device_link import cuda_device_link_speed
 from offload.toolchain.ptx import (
     PTX_ENVIRONMENT,
@@ -68,8 +69,6 @@ OPTIMIZED_DEBUGGING_WARNING = "Optimized debugging not supported"
 def device_debug_options(profile, bundles) -> list[str]:
     """compile -G (or link -G): the linker wrapper's device compile of each bitcode image's triple keeps
     the debug information and does not optimize (ptxas -g). Native images were assembled at compile."""
-    from offload.packager import ImageKind
-
     return device_debug_words(
         profile,
         {
@@ -112,8 +111,6 @@ class LinkPlan:
 
 def compatibility_problem(record, images, clang) -> str | None:
     """Why `clang` cannot link this bundle correctly (reason and fix), or None."""
-    from offload.packager import ImageKind
-
     bundle_profile = profiles.load_profile(record.profile)
     layout = bundle_profile.entries.get("layout", "?")
     has_bitcode = record.host_format == "bc" or any(i.image_kind == ImageKind.BITCODE for i in images)
@@ -180,8 +177,6 @@ def ptx_files_beside(bundle: str, images) -> list[str]:
     cubin images (`<bundle>.<arch>.ptx`) and that are not older than it (compile writes them after the
     bundle; an older one belongs to an earlier compile)."""
     import click
-
-    from offload.packager import ImageKind
 
     archs = sorted(
         {

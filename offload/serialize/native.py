@@ -17,14 +17,16 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from offload.compiler import trace
+from offload import trace
 from offload.errors import OffloadError
+from offload.formats.targets import parse_offload_arch
 from offload.formats.vendors import CUDA, HIP, Vendor, vendor_for, vendor_of_triple
 from offload.interrupts import temporary_folder
 from offload.options import DEFAULT_OPT_LEVEL
+from offload.serialize.images import NativeCode
 
 
 def _llvm():
@@ -112,7 +114,7 @@ def ptxas_report(
 def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[bytes, str]:
     """NVPTX bitcode image -> (relocatable cubin, its PTX); `ptxas()` finds ptxas. The PTX comes from the
     device side's one NVPTX code generator (offload.serialize.emit_assembly)."""
-    from offload.serialize import emit_assembly
+    from offload.serialize.codegen import emit_assembly
 
     ptx = emit_assembly(bitcode, target, opt_level)
     return ptx_to_cubin(ptx, target.arch, ptxas(), opt_level, getattr(ptxas, "flags", ())), ptx
@@ -123,7 +125,7 @@ def bitcode_to_amdgpu_object(
 ) -> tuple[bytes, None]:
     """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
     device side's emitter (which knows that inline asm needs llc)."""
-    from offload.serialize import emit_object
+    from offload.serialize.codegen import emit_object
 
     return emit_object(bitcode, target, opt_level), None
 
@@ -132,16 +134,6 @@ def bitcode_to_amdgpu_object(
 CodegenHook = Callable[[bytes, Any, int, Any], tuple[bytes, "str | None"]]
 # Each vendor's codegen hook: the function making its native image (vendor.native_image) from bitcode.
 CODEGEN_HOOKS: dict[Vendor, CodegenHook] = {CUDA: bitcode_to_cubin, HIP: bitcode_to_amdgpu_object}
-
-
-@dataclass(frozen=True)
-class NativeCode:
-    """A device image's native code: the image kind it is packaged as, its bytes, and for CUDA the PTX
-    it was assembled from (shipped beside the bundle with --device-image=ptx)."""
-
-    image_kind: int  # offload.packager.ImageKind value
-    data: bytes
-    ptx: str | None
 
 
 def native_code(bitcode: bytes, target, opt_level: int, ptxas) -> NativeCode:
@@ -201,7 +193,7 @@ def _ptxas_identity(codegen: Codegen) -> list[str]:
 
 def _llc_identity(codegen: Codegen) -> list[str]:
     """The llc that assembles AMDGPU code with inline asm (codegen.emit_object), by its version."""
-    from offload.compiler.about import LLVM_MAJOR
+    from offload.about import LLVM_MAJOR
     from offload.serialize.codegen import find_llc
     from offload.toolchain.tools import tool_version
 
@@ -255,7 +247,6 @@ def convert_device_images(
 
     Returns (new images, PTX texts by "<arch>" for NVPTX images). "bitcode" returns the images unchanged."""
     from offload.packager import ImageKind
-    from offload.serialize import parse_offload_arch
 
     if device_image == "bitcode":
         return list(images), {}
