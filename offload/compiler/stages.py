@@ -184,7 +184,7 @@ def _device_part(settings, program, temps, plan: BundlePlan, options):
 def resource_usage(images, options) -> tuple[str, ...] | None:
     """--resource-usage: per kernel and arch, what ptxas -v reports for the PTX of each CUDA image packaged
     as a cubin (ptxas runs here); for bitcode images ptxas runs at the target's link (link --resource-usage)."""
-    from offload.serialize.native import ptxas_finder, ptxas_report
+    from offload.serialize.native import ptxas_finder, run_ptxas
     from offload.toolchain.resource_usage import read_ptxas_verbose
 
     assembled = [image for image in images if image.native is not None and image.native.ptx]
@@ -193,8 +193,8 @@ def resource_usage(images, options) -> tuple[str, ...] | None:
     ptxas = ptxas_finder(flags=options.ptxas_debug_flags)
     lines = []
     for image in assembled:
-        report = ptxas_report(image.native.ptx, image.target.arch, ptxas(), options.opt_level, ptxas.flags)
-        lines += [kernel.line() for kernel in read_ptxas_verbose(report)]
+        run = run_ptxas(image.native.ptx, image.target.arch, ptxas(), options.opt_level, ptxas.flags, verbose=True)
+        lines += [kernel.line() for kernel in read_ptxas_verbose(run.report)]
     return tuple(lines)
 
 

@@ -204,7 +204,14 @@ _code_digest: list[str] = []
 
 
 # The cache's own modules make no image (the entry format has its version in cache_entry.MAGIC).
-CACHE_MODULES = ("cache.py", "cache_entry.py", "cache_folder.py", "remote_cache.py", "compile_cache.py")
+CACHE_MODULES = (
+    "cache.py",
+    "cache_entry.py",
+    "cache_environment.py",
+    "cache_folder.py",
+    "remote_cache.py",
+    "compile_cache.py",
+)
 
 
 def _device_code_digest() -> str:

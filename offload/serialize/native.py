@@ -17,7 +17,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from offload import trace
@@ -76,39 +76,38 @@ def check_toolkit_archs(archs, runs_ptxas: bool, cuda_path: str | None = None) -
             )
 
 
-def ptx_to_cubin(
-    ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL, flags: tuple[str, ...] = ()
-) -> bytes:
-    """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it)."""
+@dataclass(frozen=True)
+class PtxasRun:
+    """What one ptxas run made: the relocatable cubin, and with `verbose` what `ptxas -v` said of it."""
+
+    cubin: bytes
+    report: str
+
+
+def run_ptxas(
+    ptx: str,
+    arch: str,
+    ptxas: str,
+    opt_level: int = DEFAULT_OPT_LEVEL,
+    flags: tuple[str, ...] = (),
+    verbose: bool = False,
+) -> PtxasRun:
+    """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it). `verbose`:
+    also what `ptxas -v` reports (registers, spills, stack, shared memory per kernel) of that cubin, for
+    compile --resource-usage (the image's cubin may come from the cache, so its PTX is assembled again)."""
     with temporary_folder("mlir-offload-ptxas-") as tmp:
         src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
         with open(src, "w", encoding="utf-8") as f:
             f.write(ptx)
-        command = [ptxas, "-c", f"-arch={arch}", f"-O{opt_level}", *flags, src, "-o", out]
+        command = [ptxas, *(["-v"] if verbose else []), "-c", f"-arch={arch}", f"-O{opt_level}", *flags, src]
+        command += ["-o", out]
         trace.tool(command)
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             detail = " ".join((done.stderr or done.stdout).split())[:400]
             raise OffloadError(f"ptxas failed for {arch}: {detail}")
         with open(out, "rb") as f:
-            return f.read()
-
-
-def ptxas_report(
-    ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL, flags: tuple[str, ...] = ()
-) -> str:
-    """What `ptxas -v` says of the PTX (registers, spills, stack, shared memory per kernel), assembled as
-    for the bundle's cubin (compile --resource-usage; the image's cubin may come from the cache)."""
-    with temporary_folder("mlir-offload-ptxas-") as tmp:
-        src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
-        with open(src, "w", encoding="utf-8") as f:
-            f.write(ptx)
-        command = [ptxas, "-v", "-c", f"-arch={arch}", f"-O{opt_level}", *flags, src, "-o", out]
-        trace.tool(command)
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise OffloadError(f"ptxas failed for {arch}: {' '.join((done.stderr or done.stdout).split())[:400]}")
-        return done.stderr + done.stdout
+            return PtxasRun(f.read(), done.stderr + done.stdout if verbose else "")
 
 
 def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[bytes, str]:
@@ -117,7 +116,7 @@ def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[byt
     from offload.serialize.codegen import emit_assembly
 
     ptx = emit_assembly(bitcode, target, opt_level)
-    return ptx_to_cubin(ptx, target.arch, ptxas(), opt_level, getattr(ptxas, "flags", ())), ptx
+    return run_ptxas(ptx, target.arch, ptxas(), opt_level, getattr(ptxas, "flags", ())).cubin, ptx
 
 
 def bitcode_to_amdgpu_object(

@@ -21,7 +21,6 @@ from offload.serialize.kinds import KINDS
 from offload.serialize.lowering import LoweringMode, lower_to_llvm_ir
 from offload.serialize.optimizer import find_optimizer
 from offload.serialize.skeleton import SerializeJob, serialize_image
-from offload.trace import stage
 
 
 def compile_device(
@@ -39,8 +38,9 @@ def compile_device(
     them, else llvmlite in forked children, each in its own LLVM context. So an image is the same whichever
     other targets were asked for and however many jobs ran.
     lto_pre_link: the images stay bitcode the target clang LTO-links (optimizer.py says why it matters).
-    codegen: gives each image built its native code (offload.serialize.native.Codegen); what that code depends
-    on joins the image's cache key, so that a cache hit brings its native code along."""
+    codegen: gives each image built its native code (offload.serialize.native.Codegen), as the skeleton's last
+    step, where the image was built; what that code depends on joins the image's cache key, so that a cache
+    hit brings its native code along."""
     _check_options(options, targets)
     program.require_gpu_modules()
     pipelines = [KINDS[target.offload_kind].lowering_pipeline(target) for target in targets]
@@ -73,7 +73,7 @@ def compile_device(
     preload = _preload_llvm() if optimizer.in_process and worker_count(len(targets), jobs) > 1 else None
     lowered_by_pipeline = dict(zip(distinct, lowering.result(), strict=True))
     work = [
-        SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link)
+        SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link, codegen)
         for pipeline, target in zip(pipelines, targets, strict=True)
     ]
     keys = [_cache_key(job, codegen) for job in work] if cache else [None] * len(work)
@@ -83,9 +83,10 @@ def compile_device(
     missing = [i for i, image in enumerate(cached) if image is None]
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
-    if optimizer.in_process:
+    if optimizer.in_process or codegen is not None:
         # LLVM parses the files the user names (--link-bitcode, --libdevice, --rocm-device-lib-path): never in
-        # this process, whatever they hold.
+        # this process, whatever they hold. Native code is emitted in a process of its own (codegen.py says
+        # why), so the images' skeletons, codegen included, run in children even when LLVM's tools do the rest.
         built = map_forked(
             serialize_image,
             [work[i] for i in missing],
@@ -95,9 +96,6 @@ def compile_device(
         )
     else:
         built = map_threads(serialize_image, [work[i] for i in missing], jobs)
-    if codegen is not None and built:
-        with stage("codegen"):
-            built = [codegen(image) for image in built]
     built_by_index = dict(zip(missing, built, strict=True))
     if cache:
         cache.store({keys[i]: built_by_index[i] for i in missing})

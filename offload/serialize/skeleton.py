@@ -1,12 +1,14 @@
 """The one device-stage skeleton (modelled on MLIR's ModuleToObject): the LLVM stages of one target's image,
 
     link the gpu.modules -> link --link-bitcode libraries -> link the device libraries the code calls
-    -> internalize + optimize -> check unresolved calls -> bitcode
+    -> internalize + optimize -> check unresolved calls -> bitcode -> to object (native images only)
 
-in this order whichever LLVM runs them. Two backends do the steps (optimizer.py says which runs): LLVM's
-tools as processes (llvm_tools.py) or llvmlite in-process (llvmlite_backend.py). What differs between
-the vendors is data (kinds.py, formats/vendors.py). With `device_stage_folder` set, the skeleton writes
-each stage's output there (`dump_stage`), for -save-temps."""
+in this order whichever LLVM runs them. The last step is the compile's codegen hook (native.py: PTX and
+ptxas for NVVM, an AMDGPU object by llvmlite or llc for ROCDL): it runs where the image's other steps ran,
+so the images of several targets get their native code side by side. Two backends do the steps
+(optimizer.py says which runs): LLVM's tools as processes (llvm_tools.py) or llvmlite in-process
+(llvmlite_backend.py). What differs between the vendors is data (kinds.py, formats/vendors.py). With
+`device_stage_folder` set, the skeleton writes each stage's output there (`dump_stage`), for -save-temps."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from offload import trace
 from offload.errors import Location, OffloadError
 from offload.formats.targets import Target
 from offload.fsutil import atomic_write
@@ -39,6 +42,8 @@ class SerializeJob:
     path: str  # the program's file (its stem names dumped stages)
     optimizer: Optimizer
     lto_pre_link: bool = False  # the image stays bitcode the target's device LTO optimizes (optimizer.py)
+    # The to-object step (native.Codegen): the image's native code; None: the image stays bitcode.
+    to_object: Callable[[DeviceImage], DeviceImage] | None = None
 
 
 class Stages(Protocol):
@@ -86,7 +91,11 @@ def serialize_image(job: SerializeJob) -> DeviceImage:
             declared, lambda: stages.call_graph(module), kind, job.target, kernels, exported, job.options.gpu_rdc
         )
         bitcode = stages.bitcode(module)
-    return DeviceImage(target=job.target, bitcode=bitcode, kernels=kernels, globals=user_globals)
+    image = DeviceImage(target=job.target, bitcode=bitcode, kernels=kernels, globals=user_globals)
+    if job.to_object is None:
+        return image
+    with trace.step(f"codegen {job.target.arch}"):
+        return job.to_object(image)
 
 
 def dump_stage(job: SerializeJob, stage: str, stages_or_data, module=None) -> None:
