@@ -10,6 +10,7 @@ import click
 
 from offload import trace
 from offload.errors import OffloadError
+from offload.formats.vendors import vendor_for
 from offload.options import ClangStyleCommand, command_options, given_flags, resolve
 
 
@@ -153,7 +154,9 @@ def compile_and_write(input_path: str, output: str | None, textual: bool, resolv
     check_output_name(output, plan, textual)
     trace_path = time_trace_path(options.time_trace, output)
     outputs = [output, build.dependency_file, trace_path, *planned_ptx_files(plan)]
-    writes_ptx = any(plan.bundle.keeps_ptx(target.arch) for target in plan.targets if target.offload_kind == "cuda")
+    writes_ptx = any(
+        plan.bundle.keeps_ptx(target.arch) for target in plan.targets if vendor_for(target.offload_kind).ptx
+    )
     check_output_place(output, build, outputs, [input_path, *options.link_bitcode, options.libdevice], writes_ptx)
     if not textual:
         from offload.fsutil import refuse_binary_to_terminal
@@ -208,7 +211,7 @@ def planned_ptx_files(plan) -> list[str]:
     return [
         ptx_path(plan.output, target.arch)
         for target in plan.targets
-        if target.offload_kind == "cuda" and plan.bundle.keeps_ptx(target.arch)
+        if vendor_for(target.offload_kind).ptx and plan.bundle.keeps_ptx(target.arch)
     ]
 
 

@@ -26,7 +26,7 @@ class DeviceImage:
     bitcode: bytes
     kernels: list[str]
     globals: list[str]
-    native: NativeCode | None = None  # set by compile's codegen stage when the image is packaged native
+    native: NativeCode | None = None  # set by the skeleton's to-object step when the image is packaged native
     cached: bool = False  # the bitcode came from the cache: LLVM parses it only in a forked child
 
 

@@ -162,9 +162,10 @@ def ptxas_finder(cuda_path: str | None = None, flags: tuple[str, ...] = ()) -> P
 
 
 class Codegen:
-    """The codegen stage of a compile that packages native images: calling it on a DeviceImage gives it
-    its native code (native_code); key(target) is what that code depends on beyond the image itself (the
-    device image cache adds it to the image's key, so that a hit brings the native code along)."""
+    """The device skeleton's to-object step when a compile packages native images: calling it on a
+    DeviceImage gives it its native code (native_code); key(target) is what that code depends on beyond
+    the image itself (the device image cache adds it to the image's key, so that a hit brings the native
+    code along)."""
 
     def __init__(self, opt_level: int, ptxas: PtxasFinder):
         self.opt_level, self.ptxas = opt_level, ptxas
@@ -174,14 +175,18 @@ class Codegen:
         return replace(image, native=native_code(image.bitcode, image.target, self.opt_level, self.ptxas))
 
     def key(self, target) -> str:
-        hook = CODEGEN_HOOKS[vendor_for(target.offload_kind)]
-        if hook.__name__ not in self._keys:
+        vendor = vendor_for(target.offload_kind)
+        if vendor.offload_kind not in self._keys:
             import llvmlite  # the package's version only: LLVM itself is not loaded for a key
 
-            parts = [hook.__name__, f"O{self.opt_level}", f"llvmlite {llvmlite.__version__}"]
-            parts += CODEGEN_TOOLS[hook](self)
-            self._keys[hook.__name__] = "|".join(parts)
-        return self._keys[hook.__name__]
+            parts = [
+                f"{vendor.offload_kind} {vendor.native_image}",
+                f"O{self.opt_level}",
+                f"llvmlite {llvmlite.__version__}",
+            ]
+            parts += CODEGEN_TOOLS[vendor](self)
+            self._keys[vendor.offload_kind] = "|".join(parts)
+        return self._keys[vendor.offload_kind]
 
 
 def _ptxas_identity(codegen: Codegen) -> list[str]:
@@ -200,8 +205,9 @@ def _llc_identity(codegen: Codegen) -> list[str]:
     return [f"llc {tool_version(llc, 'LLVM') if llc else None}"]
 
 
-# Each codegen hook's tools beyond llvmlite, whose identity enters the cache key of its native code.
-CODEGEN_TOOLS = {bitcode_to_cubin: _ptxas_identity, bitcode_to_amdgpu_object: _llc_identity}
+# The tools each vendor's codegen hook runs beyond llvmlite, whose identity enters the cache key of its
+# native code.
+CODEGEN_TOOLS: dict[Vendor, Callable[[Codegen], list[str]]] = {CUDA: _ptxas_identity, HIP: _llc_identity}
 
 
 def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:

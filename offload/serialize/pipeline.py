@@ -46,13 +46,7 @@ def compile_device(
     pipelines = [KINDS[target.offload_kind].lowering_pipeline(target) for target in targets]
     distinct = list(dict.fromkeys(pipelines))  # sm_80 and sm_90 share one NVVM lowering
     modes = {
-        p: LoweringMode(
-            KINDS[t.offload_kind].kernel_attribute,
-            t.triple,
-            t.wavefront_size,
-            t.arch,
-            KINDS[t.offload_kind].alloca_address_space,
-        )
+        p: LoweringMode(KINDS[t.offload_kind], t.triple, t.wavefront_size, t.arch)
         for p, t in zip(pipelines, targets, strict=True)
     }
     # In a child: MLIR crashing on some input (e.g. translating an NVVM op it cannot) is one error line.
