@@ -84,7 +84,7 @@ def read_raw_offload_binary(data: bytes, scratch: str) -> None:
 
 
 def read_linked_executable(data: bytes, scratch: str) -> None:
-    from offload.commands.verify import check_executable
+    from offload.toolchain.verify import check_executable
 
     path = os.path.join(scratch, "app")
     Path(path).write_bytes(data)
