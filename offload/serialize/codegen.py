@@ -17,9 +17,10 @@ from offload.serialize.optimizer import find_llvm_tool
 
 def emit_assembly(bitcode: bytes, target: Target, opt_level: int = DEFAULT_OPT_LEVEL) -> str:
     """PTX (or AMDGPU assembly) for an image: the one NVPTX code generator (cubins are assembled from it).
-    NVPTX numbers call sites with a counter global to the process (the PTX's `callseq N` comments): an image's
-    assembly is emitted in a process that emitted none before, the child forked for the image or one forked
-    now, so that it is the same whichever images were emitted before it (the command's process emits none)."""
+    NVPTX numbers call sites with a counter that lives as long as the target's machine, made once per process
+    (the PTX's `callseq N` comments): an image's assembly is emitted in a process that emitted none before,
+    the child forked for the image or one forked now, so that it is the same whichever images were emitted
+    before it (a second compile in one Python process, through the API, gave other comments)."""
     if in_forked_child():
         return _assembly(bitcode, target, opt_level)
     return call_forked(

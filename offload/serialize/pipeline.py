@@ -75,6 +75,10 @@ def compile_device(
         cache.lookup(keys, targets, native=codegen is not None) if cache else [None] * len(work)
     )
     missing = [i for i, image in enumerate(cached) if image is None]
+    if preload is None and codegen is not None and missing:
+        # Native code needs llvmlite in each image's child (codegen.py emits in a child even with one job):
+        # loaded once, here, not by every child.
+        preload = _preload_llvm()
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
     if optimizer.in_process or codegen is not None:
