@@ -33,8 +33,8 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ),
     ("formats", ("offload.formats",)),  # facts and file formats both sides share (vendors, targets, ELF)
     ("packager", ("offload.packager",)),  # OffloadBinary containers and the bundle record in them
-    ("toolchain", ("offload.toolchain",)),  # finding and running clang, ptxas, lld; link, ship, emulate
-    ("options", ("offload.foreign_options", "offload.options", "offload.config")),
+    ("options", ("offload.foreign_options", "offload.options", "offload.config")),  # the options tables, TOML
+    ("toolchain", ("offload.toolchain",)),  # finding and running clang, ptxas, lld; link, ship, emulate, verify
     ("mlir", ("offload.mlir", "offload.about")),  # the MLIR bindings and the helpers over them
     ("device", ("offload.serialize",)),  # gpu.modules -> device images (the skeleton), their cache
     ("host", ("offload.annotations",)),  # host code: launches, runtime shims, entries, the embedded images
@@ -79,7 +79,10 @@ def imports_of(source: str, name: str, is_package: bool, modules: set[str]) -> s
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             module = _imported(node, name, is_package)
-            targets = [module] + [f"{module}.{alias.name}" for alias in node.names]  # a submodule by name
+            # `from package import submodule` imports the submodule; `from module import name`, the module.
+            targets = [
+                f"{module}.{alias.name}" if f"{module}.{alias.name}" in modules else module for alias in node.names
+            ]
         found |= {target for target in targets if target in modules and target != name}
     return found
 
@@ -203,7 +206,7 @@ def test_the_checks_see_a_planted_circle_and_an_upward_import(tmp_path):
     assert ("offload.trace", "offload.serialize.cache") in upward_imports(graph)
 
 
-def test_type_checking_imports_do_not_count():
+def test_type_checking_imports_do_not_count_and_submodules_are_what_is_imported():
     source = (
         "from typing import TYPE_CHECKING\n"
         "import offload.b\n"
@@ -213,6 +216,8 @@ def test_type_checking_imports_do_not_count():
         "    from offload import d\n"
         "def f():\n"
         "    from . import e\n"
+        "    from offload.b import X\n"
     )
-    modules = {"offload.a", "offload.b", "offload.c", "offload.d", "offload.e"}
+    modules = {"offload", "offload.a", "offload.b", "offload.c", "offload.d", "offload.e"}
+    # `from offload import d` imports the submodule offload.d, not the package's __init__
     assert imports_of(source, "offload.a", False, modules) == {"offload.b", "offload.d", "offload.e"}

@@ -151,8 +151,8 @@ def find_bundles(arguments: list[str], read_images=None) -> list[LinkBundle]:
     files (objects, archives, a clang -fgpu-rdc object) and flags are clang's. Without any bundle, the
     first file argument's reading error (through `read_images`, see read_bundle_record) says why it is
     not one."""
+    from offload.formats.clang_arguments import input_files
     from offload.fsutil import read_input
-    from offload.toolchain.clang_arguments import input_files
 
     inputs = input_files(arguments)
     files = [a for a in inputs if os.path.isfile(a)]
@@ -223,9 +223,9 @@ def plan_link(
     for the whole device link (no --offload-jobs, LTO partitions or ptxas --split-compile), the least CPU."""
     from importlib import resources
 
+    from offload.formats.clang_arguments import own_options
     from offload.formats.hosts import host_refusal
     from offload.fsutil import read_input
-    from offload.toolchain.clang_arguments import own_options
     from offload.toolchain.doctor import fatbinary_wrapper_needed
 
     if isinstance(bundles, str):
@@ -260,7 +260,7 @@ def plan_link(
             )
     inputs, ptxas_verbose = _ptxas_options_for_link(inputs)
     inputs = _bitcode_read_as_ir(inputs, bundles)
-    from offload.toolchain.clang_arguments import input_files
+    from offload.formats.clang_arguments import input_files
     from offload.toolchain.cxx_inputs import CXX_DRIVER_MODE, cxx_inputs
 
     if cxx_inputs([i for i in input_files(inputs) if os.path.isfile(i)], inputs):
@@ -354,7 +354,7 @@ IR_SUFFIXES = (".bc", ".ll")
 def _bitcode_read_as_ir(inputs: list[str], bundles) -> list[str]:
     """`inputs` with each bitcode bundle that is named otherwise (app.bundle, app.offload) given as
     `-x ir BUNDLE`, followed by `-x none` where more inputs come: clang picks the language from the suffix."""
-    from offload.toolchain.clang_arguments import parse
+    from offload.formats.clang_arguments import parse
 
     renamed = {b.path for b in bundles if b.record.host_format == "bc" and not b.path.endswith(IR_SUFFIXES)}
     arguments = parse(inputs)
@@ -389,7 +389,7 @@ def _ptxas_options_for_link(inputs: list[str]) -> tuple[list[str], bool]:
     link; its linker wrapper runs ptxas with options of its own and forwards only verbosity (-v)."""
     import click
 
-    from offload.toolchain.clang_arguments import parse
+    from offload.formats.clang_arguments import parse
 
     kept: list[str] = []
     verbose = False
