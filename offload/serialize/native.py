@@ -21,12 +21,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from offload import trace
+from offload.about import LLVM_MAJOR
 from offload.errors import OffloadError
 from offload.formats.targets import parse_offload_arch
+from offload.formats.toolkit_archs import unbuildable_arch
 from offload.formats.vendors import CUDA, HIP, Vendor, vendor_for, vendor_of_triple
 from offload.interrupts import temporary_folder
 from offload.options import DEFAULT_OPT_LEVEL
+from offload.packager import ImageKind, read_offload_images
+from offload.serialize.codegen import emit_assembly, emit_object, find_llc
 from offload.serialize.images import NativeCode
+from offload.serialize.llvmlite_backend import fresh_context
+from offload.toolchain.tools import find_cuda, tool_version
 
 
 def _llvm():
@@ -38,8 +44,6 @@ def _llvm():
 
 
 def find_ptxas(cuda_path: str | None = None) -> str:
-    from offload.toolchain.tools import find_cuda
-
     cuda = find_cuda(cuda_path)
     path = (cuda.ptxas if cuda else None) or shutil.which("ptxas")
     if path is None:
@@ -54,9 +58,6 @@ def check_toolkit_archs(archs, runs_ptxas: bool, cuda_path: str | None = None) -
     """CUDA `archs` the local toolkit cannot build: refused where ptxas runs here (`runs_ptxas`), else
     (bitcode images, assembled at the target's link) a warning, as the target may have another toolkit."""
     import click
-
-    from offload.formats.toolkit_archs import unbuildable_arch
-    from offload.toolchain.tools import find_cuda
 
     cuda = find_cuda(cuda_path)
     if cuda is None:
@@ -113,8 +114,6 @@ def run_ptxas(
 def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[bytes, str]:
     """NVPTX bitcode image -> (relocatable cubin, its PTX); `ptxas()` finds ptxas. The PTX comes from the
     device side's one NVPTX code generator (offload.serialize.emit_assembly)."""
-    from offload.serialize.codegen import emit_assembly
-
     ptx = emit_assembly(bitcode, target, opt_level)
     return run_ptxas(ptx, target.arch, ptxas(), opt_level, getattr(ptxas, "flags", ())).cubin, ptx
 
@@ -124,8 +123,6 @@ def bitcode_to_amdgpu_object(
 ) -> tuple[bytes, None]:
     """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
     device side's emitter (which knows that inline asm needs llc)."""
-    from offload.serialize.codegen import emit_object
-
     return emit_object(bitcode, target, opt_level), None
 
 
@@ -137,8 +134,6 @@ CODEGEN_HOOKS: dict[Vendor, CodegenHook] = {CUDA: bitcode_to_cubin, HIP: bitcode
 
 def native_code(bitcode: bytes, target, opt_level: int, ptxas) -> NativeCode:
     """The vendor's codegen hook (offload/formats/vendors.py) on one image's bitcode."""
-    from offload.packager import ImageKind
-
     vendor = vendor_for(target.offload_kind)
     data, ptx = CODEGEN_HOOKS[vendor](bitcode, target, opt_level, ptxas)
     return NativeCode(int(ImageKind[vendor.native_image]), data, ptx)
@@ -197,10 +192,6 @@ def _ptxas_identity(codegen: Codegen) -> list[str]:
 
 def _llc_identity(codegen: Codegen) -> list[str]:
     """The llc that assembles AMDGPU code with inline asm (codegen.emit_object), by its version."""
-    from offload.about import LLVM_MAJOR
-    from offload.serialize.codegen import find_llc
-    from offload.toolchain.tools import tool_version
-
     llc = find_llc(LLVM_MAJOR)
     return [f"llc {tool_version(llc, 'LLVM') if llc else None}"]
 
@@ -233,8 +224,6 @@ def verified_module(parse, source, failure: str):
 
 
 def _parse(llvm, bitcode: bytes, what: str):
-    from offload.serialize.llvmlite_backend import fresh_context
-
     context = fresh_context()  # never the global one: its named types would rename a later module's
     return verified_module(
         lambda data: llvm.parse_bitcode(data, context), bitcode, f"cannot read the {what} image as LLVM bitcode"
@@ -251,8 +240,6 @@ def convert_device_images(
     outside the compile stages (whose `codegen` stage works on DeviceImages).
 
     Returns (new images, PTX texts by "<arch>" for NVPTX images). "bitcode" returns the images unchanged."""
-    from offload.packager import ImageKind
-
     if device_image == "bitcode":
         return list(images), {}
     ptxas = ptxas_finder(cuda_path)
@@ -277,8 +264,6 @@ def check_offloading_section(obj: bytes) -> int:
     """Number of offloading images in an ELF object's .llvm.offloading section, read by our own ELF and
     OffloadBinary readers; an error when the section did not survive (the target would link an executable
     without GPU code)."""
-    from offload.packager import read_offload_images
-
     count = len(read_offload_images(obj, "host object"))
     if count == 0:
         raise OffloadError(
