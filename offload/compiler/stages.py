@@ -200,12 +200,12 @@ def resource_usage(images, options) -> tuple[str, ...] | None:
 
 def keep_device_temps(temps, images) -> None:
     """-save-temps: each arch's device bitcode, and its native code (cubin and PTX, AMDGPU object)."""
-    from offload.packager import ImageKind
+    from offload.packager import IMAGE_KIND_EXTENSION, ImageKind
 
     for image in images:
         temps.keep("device", image.bitcode, "bc", image.target.arch)
         if image.native is not None:
-            extension = "cubin" if image.native.image_kind == int(ImageKind.CUBIN) else "o"
+            extension = IMAGE_KIND_EXTENSION[ImageKind(image.native.image_kind)]
             temps.keep("native", image.native.data, extension, image.target.arch)
             if image.native.ptx:
                 temps.keep("native", image.native.ptx, "ptx", image.target.arch)
