@@ -26,7 +26,7 @@ def tag_host_operations(host, path: str) -> list[str]:
     import mlir.ir as ir
     from mlir.dialects import arith, func
 
-    from offload.compiler.frontend import location_of
+    from offload.mlir.frontend import location_of
 
     found = []
 
