@@ -97,3 +97,99 @@ def test_cluster_ids_of_clustered_and_plain_launches():
             line = f"cluster {bx // cx} of {grid[0] // cx}, block {bx % cx}: {5 * (bx // cx)}"
             expected[line] += 32 * grid[1] * grid[2]
     assert Counter(done.stdout.splitlines()) == expected
+
+
+def test_predicated_mbarrier_and_tma_ops_run_as_mlir_writes_them(tmp_path):
+    """With `predicate = ...`, MLIR 22 writes mbarrier.init, arrive.expect_tx and the TMA load as inline PTX
+    ("@$N ..."): recognized, and run only where the predicate holds (every thread of the block reaches the
+    predicated ops of the loop; if all of them arrived, the phase would get 256 arrivals where it expects 1)."""
+    tool = require_tools()
+    program = read_program(PROGRAMS / "tma_pipeline.mlir")
+    done = pipeline_variant(
+        tmp_path,
+        ("nvgpu.mbarrier.init %bar[%c0], %c1 :", "nvgpu.mbarrier.init %bar[%c0], %c1, predicate = %leader :"),
+        ("nvgpu.mbarrier.init %bar[%c1], %c1 :", "nvgpu.mbarrier.init %bar[%c1], %c1, predicate = %leader :"),
+        ("arrive.expect_tx %bar[%i], %bytes :", "arrive.expect_tx %bar[%i], %bytes, predicate = %leader :"),
+        ("%bar[%i] to %buf :", "%bar[%i] to %buf, predicate = %leader :"),
+        ("scf.if %issue {", "scf.if %more {"),
+        ("arrive.expect_tx %bar[%stage], %bytes :", "arrive.expect_tx %bar[%stage], %bytes, predicate = %issue :"),
+        ("%bar[%stage] to %buf :", "%bar[%stage] to %buf, predicate = %issue :"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert filecheck(tool, program.path, ARCH, done.stdout).returncode == 0
+
+
+POLL = """\
+!barriers = !nvgpu.mbarrier.group<memorySpace = #gpu.address_space<workgroup>>
+module attributes {gpu.container_module} {
+  func.func @main() {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%nx = %c32, %ny = %c1, %nz = %c1) {
+      %c0 = arith.constant 0 : index
+      %c2 = arith.constant 2 : index
+      %true = arith.constant true
+      %bar = nvgpu.mbarrier.create -> !barriers
+      %leader = arith.cmpi eq, %tx, %c0 : index
+      scf.if %leader {
+        nvgpu.mbarrier.init %bar[%c0], %c2 : !barriers
+        %token = nvgpu.mbarrier.arrive %bar[%c0] : !barriers -> !nvgpu.mbarrier.token
+        scf.while : () -> () {
+          %done = nvgpu.mbarrier.test.wait %bar[%c0], %token : !barriers, !nvgpu.mbarrier.token
+          %again = arith.xori %done, %true : i1
+          scf.condition(%again)
+        } do {
+          scf.yield
+        }
+      }
+      gpu.barrier
+      gpu.terminator
+    }
+    return
+  }
+}
+"""
+
+
+def test_a_poll_that_can_never_succeed_is_reported(tmp_path):
+    """A loop around nvgpu.mbarrier.test.wait (a poll, not a blocking wait) on a phase that expects two
+    arrivals and gets one, while the other threads wait at a barrier: reported, not spun for ever."""
+    require_tools()
+    path = tmp_path / "poll.mlir"
+    path.write_text(POLL)
+    done = run_cli("run", str(path), "--emulate", "--offload-arch", ARCH)
+    assert done.returncode == 1 and done.stdout == ""
+    assert re.fullmatch(
+        r"mlir-offload emulator: error: mbarrier misuse in kernel '\w+', block \(0,0,0\), thread \(0,0,0\): "
+        r"the mbarrier at shared offset 0 is waited on for its phase of parity 0 by 1 thread\(s\), which no "
+        r"thread or copy of the block can complete \(pending arrivals 1 of 2, tx-count 0\)\n",
+        done.stderr,
+    ), done.stderr
+
+
+def test_user_inline_assembly_is_refused_before_a_pass_pipeline_runs(tmp_path):
+    """The check sees the program as written: a --pass-pipeline whose nvgpu conversion writes MLIR's own
+    inline PTX (mma.sp.sync, recognized later) does not hide the user's own llvm.inline_asm, still named
+    at its line."""
+    from test_emulator_reports import INLINE_ASM
+
+    require_tools()
+    source = tmp_path / "asm.mlir"
+    source.write_text(INLINE_ASM)
+    pipeline = "builtin.module(gpu.module(convert-nvgpu-to-nvvm),canonicalize)"
+    done = run_cli(
+        "compile",
+        str(source),
+        "--offload-arch",
+        ARCH,
+        "--emulate",
+        "--pass-pipeline",
+        pipeline,
+        "-o",
+        str(tmp_path / "a"),
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"{source}:5:12: error: --emulate: 'llvm.inline_asm' (inline assembly) cannot be emulated on the CPU"
+    ]
