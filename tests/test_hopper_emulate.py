@@ -26,6 +26,8 @@ def test_checked_programs_say_their_arch_and_wrong_variant():
         "wgmma_gemm",
         "warpgroup_mma",
         "elect_arrive",
+        "stmatrix",
+        "bulk_multicast",
     }
     for program in CHECKED:
         assert program.archs == (ARCH,), program.name
@@ -193,3 +195,73 @@ def test_user_inline_assembly_is_refused_before_a_pass_pipeline_runs(tmp_path):
     assert done.stderr.splitlines() == [
         f"{source}:5:12: error: --emulate: 'llvm.inline_asm' (inline assembly) cannot be emulated on the CPU"
     ]
+
+
+def base_offset_variant(tmp_path, with_base: bool):
+    """wgmma_gemm with tile A 384 bytes past a 1024-byte boundary (TMA swizzles by address: its 128-byte
+    pattern starts at row 3 there); the descriptors of A carry base offset 3 (bits 49-51) or not."""
+    program = read_program(PROGRAMS / "wgmma_gemm.mlir")
+    text = program.body()
+    changes = [
+        (
+            'memref.global "private" @tileA : memref<64x64xf16, 3> {alignment = 1024 : i64}',
+            'memref.global "private" @tileRaw : memref<8576xi8, 3> {alignment = 1024 : i64}',
+        ),
+        (
+            "%sA = memref.get_global @tileA : memref<64x64xf16, 3>",
+            "%rawA = memref.get_global @tileRaw : memref<8576xi8, 3>\n      %c384 = arith.constant 384 : index\n"
+            "      %sA = memref.view %rawA[%c384][] : memref<8576xi8, 3> to memref<64x64xf16, 3>",
+        ),
+    ]
+    if with_base:
+        changes.append(
+            (
+                "%fixed = arith.ori %fixed0, %mode : i64",
+                "%fixed = arith.ori %fixed0, %mode : i64\n      %baseA = arith.constant 1688849860263936 : i64\n"
+                "      %fixedA = arith.ori %fixed, %baseA : i64",
+            )
+        )
+        changes += [
+            (f"%descA{k} = arith.ori %encA{k}, %fixed : i64", f"%descA{k} = arith.ori %encA{k}, %fixedA : i64")
+            for k in range(4)
+        ]
+    for old, new in changes:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / "base_offset.mlir"
+    path.write_text(text)
+    return program, run_cli("run", str(path), "--emulate", "--offload-arch", ARCH)
+
+
+@pytest.mark.parametrize("with_base", [True, False])
+def test_wgmma_descriptor_base_offset(tmp_path, with_base):
+    """The PTX ISA's matrix-descriptor base offset: a swizzled operand whose start is not on its pattern's
+    1024-byte boundary reads right with base offset (start >> 7) & 7 = 3, and wrong without it."""
+    tool = require_tools()
+    program, done = base_offset_variant(tmp_path, with_base)
+    assert done.returncode == 0, done.stderr
+    assert filecheck(tool, program.path, ARCH, done.stdout).returncode == (0 if with_base else 1)
+
+
+def test_a_bulk_copy_short_of_its_expected_bytes_is_reported(tmp_path):
+    """bulk_multicast with each block expecting 512 bytes on the bulk copy's mbarrier, which gets 256: the
+    wait can never complete, and the emulator says so instead of hanging."""
+    require_tools()
+    text = read_program(PROGRAMS / "bulk_multicast.mlir").body()
+    old = "nvvm.mbarrier.arrive.expect_tx %bar_ptr, %size : !llvm.ptr<3>, i32"
+    assert text.count(old) == 1
+    text = text.replace(
+        old,
+        "%twice = arith.addi %size, %size : i32\n"
+        "        nvvm.mbarrier.arrive.expect_tx %bar_ptr, %twice : !llvm.ptr<3>, i32",
+    )
+    path = tmp_path / "short.mlir"
+    path.write_text(text)
+    done = run_cli("run", str(path), "--emulate", "--offload-arch", ARCH)
+    assert done.returncode == 1 and done.stdout == ""
+    assert re.fullmatch(
+        r"mlir-offload emulator: error: mbarrier misuse in kernel '\w+', block \(\d,0,0\), thread \(0,0,0\): the "
+        r"mbarrier at shared offset \d+ is waited on for its phase of parity 0 by 64 thread\(s\), which no thread or "
+        r"copy of the block can complete \(pending arrivals 0 of 1, tx-count 256\)\n",
+        done.stderr,
+    ), done.stderr

@@ -359,3 +359,36 @@ static void *driver_entry_point(const char *symbol) {
     if (symbol && strcmp(symbol, "cuTensorMapEncodeTiled") == 0) return (void *)emu_tensor_map_encode_tiled;
     return NULL;
 }
+
+/* ---- cp.async.bulk without a tensor map (PTX ISA): `size` bytes (a multiple of 16, both addresses
+ * 16-byte aligned), copied at issue. Into shared memory (from global memory, or from this block's shared
+ * memory into another block's of the cluster), the bytes complete on the mbarrier of the destination
+ * block, as a TMA load's do; multicast: into the same offset of each block of the mask. To global memory:
+ * done at issue, so bulk groups and their waits have nothing left. ---------------------------------- */
+
+static void bulk_check(const void *dst, const void *src, uint32_t size) {
+    if (size % 16 || (uintptr_t)dst % 16 || (uintptr_t)src % 16) {
+        char at[256];
+        where(at, sizeof at, current);
+        fail("misaligned address in %s: cp.async.bulk of %u bytes from %p to %p (size and addresses must be "
+             "multiples of 16)", at, size, src, dst);
+    }
+}
+
+EXPORT void __emu_bulk_to_shared(void *dst, void *mbar, const void *src, uint32_t size, uint32_t mask,
+                                 uint32_t multicast) {
+    bulk_check(dst, src, size);
+    for (unsigned r = 0; r < (multicast ? 16u : 1u); ++r) {
+        if (multicast && !(mask & (1u << r))) continue;
+        char *to = multicast ? mapa_rank(dst, r) : dst;
+        shared_offset_of(to, size, "cp.async.bulk destination");
+        memcpy(to, src, size);
+        bulk_complete_tx(multicast ? mapa_rank(mbar, r) : mbar, size);
+    }
+}
+
+EXPORT void __emu_bulk_to_global(void *dst, const void *src, uint32_t size) {
+    bulk_check(dst, src, size);
+    shared_offset_of(src, size, "cp.async.bulk source");
+    memcpy(dst, src, size);
+}

@@ -64,7 +64,7 @@ const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "_
                                      "__emu_swizzle", "__emu_amd_wmma", "__emu_mbarrier_wait_parity",
                                      "__emu_mbarrier_wait_token", "__emu_mbarrier_test_wait",
                                      "__emu_mbarrier_test_wait_parity", "__emu_mma_sp", "__emu_cluster_wait",
-                                     "__emu_wgmma"};
+                                     "__emu_wgmma", "__emu_stmatrix"};
 
 [[noreturn]] void refuse(const Twine &What) {
   errs() << "mlir-offload-emulate: " << What << "\n";
@@ -774,8 +774,53 @@ Value *electSync(Emulator &E, IRBuilder<> &B, CallInst *CI) {
   return B.CreateInsertValue(Pair, B.CreateICmpEQ(Lane, Leader), 1);
 }
 
+// stmatrix.sync.aligned.m8n8.xN[.trans].b16 (runtime wgmma.h): a warp collective; this lane's row address
+// and its N registers in 8-byte slots, __emu_stmatrix(N, trans, slots).
+Handler storeMatrix(unsigned Count, bool Transposed) {
+  return [Count, Transposed](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    AllocaInst *Slots = entryArray(B, E.I64, 5);
+    B.CreateStore(B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), Slots);
+    for (unsigned I = 0; I < Count; ++I)
+      B.CreateStore(B.CreateZExt(CI->getArgOperand(1 + I), E.I64), B.CreateConstGEP2_32(Slots->getAllocatedType(), Slots, 0, 1 + I));
+    FunctionCallee F = E.runtime("__emu_stmatrix", Type::getVoidTy(E.C), {E.I32, E.I32, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Count), B.getInt32(Transposed), Slots});
+    return nullptr;
+  };
+}
+
+// cp.async.bulk without a tensor map (runtime hopper.h). global.to.shared.cluster: dst, mbar, src, size,
+// multicast mask, cache hint, multicast flag, cache-hint flag; shared.cta.to.cluster: dst, mbar, src,
+// size; shared.cta.to.global: dst, src, size, cache hint, flag.
+Handler bulkCopy(bool ToShared, bool Multicasting) {
+  return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    auto Arg = [&](unsigned I) { return B.CreateAddrSpaceCast(CI->getArgOperand(I), E.Ptr); };
+    if (!ToShared) {
+      FunctionCallee F = E.runtime("__emu_bulk_to_global", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.I32});
+      B.CreateCall(F, {Arg(0), Arg(1), CI->getArgOperand(2)});
+      return nullptr;
+    }
+    Value *Mask = Multicasting ? B.CreateZExt(CI->getArgOperand(4), E.I32) : B.getInt32(0);
+    Value *Multicast = Multicasting ? B.CreateZExt(CI->getArgOperand(6), E.I32) : B.getInt32(0);
+    FunctionCallee F = E.runtime("__emu_bulk_to_shared", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.Ptr, E.I32, E.I32, E.I32});
+    B.CreateCall(F, {Arg(0), Arg(1), Arg(2), CI->getArgOperand(3), Mask, Multicast});
+    return nullptr;
+  };
+}
+
 void addHopperIntrinsics(StringMap<Handler> &T) {
   addClusterIntrinsics(T);
+  for (unsigned Count : {1u, 2u, 4u})
+    for (bool Trans : {false, true})
+      for (const char *Space : {"", ".p3", ".p0"})
+        T[std::string("llvm.nvvm.stmatrix.sync.aligned.m8n8.x") + std::to_string(Count) + (Trans ? ".trans" : "") +
+          ".b16" + Space] = storeMatrix(Count, Trans);
+  // setmaxnreg only moves registers between warpgroups: nothing for the CPU to do.
+  T["llvm.nvvm.setmaxnreg.inc.sync.aligned.u32"] = erase();
+  T["llvm.nvvm.setmaxnreg.dec.sync.aligned.u32"] = erase();
+  T["llvm.nvvm.cp.async.bulk.global.to.shared.cluster"] = bulkCopy(true, true);
+  T["llvm.nvvm.cp.async.bulk.shared.cta.to.cluster"] = bulkCopy(true, false);
+  T["llvm.nvvm.cp.async.bulk.shared.cta.to.global"] = bulkCopy(false, false);
+  T["llvm.nvvm.cp.async.bulk.prefetch.L2"] = erase();
   T["llvm.nvvm.elect.sync"] = electSync;
   // wgmma's fence, commit and wait: the emulated wgmma is done when it returns.
   for (const char *Name : {"llvm.nvvm.wgmma.fence.sync.aligned", "llvm.nvvm.wgmma.commit_group.sync.aligned",

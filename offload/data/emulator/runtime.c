@@ -414,7 +414,8 @@ enum {
     COLLECTIVE_SYNC = 8, COLLECTIVE_REDUX = 16 /* + redux kind */, COLLECTIVE_BPERMUTE = 32,
     COLLECTIVE_READLANE = 33, COLLECTIVE_READFIRSTLANE = 34, COLLECTIVE_BALLOT64 = 35,
     COLLECTIVE_SWIZZLE = 36,
-    COLLECTIVE_LDMATRIX = 64 /* + count * 2 + transposed */, COLLECTIVE_MMA = 128 /* + shape flags */,
+    COLLECTIVE_LDMATRIX = 64 /* + count * 2 + transposed */, COLLECTIVE_STMATRIX = 96 /* the same (hopper.h) */,
+    COLLECTIVE_MMA = 128 /* + shape flags */,
     COLLECTIVE_AMD_WMMA = 256 /* + kind and flags */,
 };
 static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count, lane_set group);
@@ -748,6 +749,10 @@ static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count
     }
     if (kind >= COLLECTIVE_MMA_SP) {
         mma_sp_collective((unsigned)(kind - COLLECTIVE_MMA_SP), lanes);
+        return;
+    }
+    if (kind >= COLLECTIVE_STMATRIX && kind < COLLECTIVE_MMA) {
+        stmatrix_collective((unsigned)(kind - COLLECTIVE_STMATRIX), lanes);
         return;
     }
     if (kind < COLLECTIVE_MMA) {  /* ldmatrix: matrix i's rows from lanes 8i..8i+7 */
