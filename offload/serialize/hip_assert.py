@@ -7,7 +7,7 @@ that lowering passes no function name, so HIP's `FUNCTION` slot reads `(unknown)
 
 from __future__ import annotations
 
-from offload.compiler.frontend import location_of
+from offload.mlir.frontend import location_of
 
 # The device-assert line as upstream MLIR's ROCDL lowering of cf.assert prints it.
 ASSERT_FORMAT = "{file}:{line}: (unknown) Device-side assertion `{message}' failed.\n"
