@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli
 from offload import api
 from offload.errors import OffloadError
-from offload.options import API_KEYWORDS, DEFAULTS, SPECS, TOML_KEYS, CompileOptions
+from offload.options import API_KEYWORDS, DEFAULTS, LINK_SPECS, SPECS, TOML_KEYS, TOML_SPECS, CompileOptions
 
 REPO = Path(__file__).resolve().parent.parent
 SAXPY = REPO / "examples" / "saxpy.mlir"
@@ -111,10 +111,12 @@ def test_every_option_reaches_its_commands_the_file_and_config_show(tmp_path):
             taken = {p.name for p in command.params}
             assert (name in taken) == (command_name in spec.commands), (name, command_name)
         assert (name in {p.name for p in config_show.params}) == spec.toml, name
+    for name, spec in LINK_SPECS.items():  # link's keys too (one file for the project)
+        assert (name in {p.name for p in config_show.params}) == (spec.toml or SPECS.get(name, spec).toml), name
     shown = run_cli("config", "show", str(tmp_path))
     assert shown.returncode == 0, shown.stderr
     keys = [line.lstrip("# ").split(" = ")[0] for line in shown.stdout.splitlines()[1:]]
-    assert keys == list(TOML_KEYS)
+    assert keys == list(TOML_SPECS) and set(TOML_KEYS) < set(TOML_SPECS)
     assert set(API_KEYWORDS) <= set(SPECS) and "offload_arch" in API_KEYWORDS
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from offload.errors import OffloadError
+from offload.errors import OffloadError, Part
 from offload.formats.hosts import resolve_host
-from offload.options import CompileOptions
+from offload.options import CompileOptions, compile_option
 
 
 def requested_formats(options: CompileOptions) -> tuple[str | None, str | None]:
@@ -42,15 +42,23 @@ def choose_formats(profile, producer_llvm: str, device_image: str | None, host_f
     device = device_image or ("bitcode" if readable else "cubin")
     host = host_format or ("bc" if readable else "obj")
     if not readable and (device == "bitcode" or host == "bc"):
-        asked = (
-            ("--device-image=bitcode" if device == "bitcode" else "")
-            + (" and " if device == "bitcode" and host == "bc" else "")
-            + ("--host-format=bc" if host == "bc" else "")
+        asked: tuple[Part, ...] = (
+            *((compile_option("device_image", "bitcode", joined=True),) if device == "bitcode" else ()),
+            *((" and ",) if device == "bitcode" and host == "bc" else ()),
+            *((compile_option("host_format", "bc", joined=True),) if host == "bc" else ()),
         )
         raise OffloadError(
-            f"{asked}: clang {profile.clang_major} cannot read LLVM {producer_llvm} bitcode (it reads "
-            f"up to LLVM {profile.bitcode_reads_llvm_up_to}); use --device-image=cubin "
-            f"--host-format=obj (or --portable)"
+            (
+                *asked,
+                f": clang {profile.clang_major} cannot read LLVM {producer_llvm} bitcode (it reads "
+                f"up to LLVM {profile.bitcode_reads_llvm_up_to}); use ",
+                compile_option("device_image", "cubin", joined=True),
+                " ",
+                compile_option("host_format", "obj", joined=True),
+                " (or ",
+                compile_option("portable", True),
+                ")",
+            )
         )
     return device, host
 
@@ -73,7 +81,13 @@ def build_settings(options: CompileOptions, output: str, textual: bool, config_f
     device_image, host_format = requested_formats(options)
     if textual and host_format == "obj":
         raise OffloadError(
-            "-S writes LLVM IR text, but --host-format=obj (or --portable) asks for an ELF object: drop one of them"
+            (
+                "-S writes LLVM IR text, but ",
+                compile_option("host_format", "obj", joined=True),
+                " (or ",
+                compile_option("portable", True),
+                ") asks for an ELF object: drop one of them",
+            )
         )
     dependency_file = None
     if options.dependency_file_wanted or options.user_dependency_file_wanted:

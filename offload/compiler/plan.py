@@ -13,7 +13,7 @@ from offload.compiler.stages import BundlePlan, plan_bundle
 from offload.errors import OffloadError
 from offload.formats.profiles import load_profile
 from offload.formats.targets import Target, parse_offload_arch, ptx_only_archs
-from offload.options import CompileOptions
+from offload.options import CompileOptions, compile_option
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,15 @@ def offload_targets(options: CompileOptions) -> list[Target]:
         if options.emulate:
             return parse_offload_arch(EMULATION_DEFAULT_ARCH)
         raise OffloadError(
-            "no offload target: pass --offload-arch, e.g. --offload-arch sm_80 (CUDA) or --offload-arch gfx90a (HIP)"
+            (
+                "no offload target: pass ",
+                compile_option("offload_arch"),
+                ", e.g. ",
+                compile_option("offload_arch", "sm_80"),
+                " (CUDA) or ",
+                compile_option("offload_arch", "gfx90a"),
+                " (HIP)",
+            )
         )
     return parse_offload_arch(native_archs(options.offload_arch))
 
@@ -85,7 +93,9 @@ def compile_plan(
     if options.emulate:
         build = emulation_formats(options, build)
     elif options.sanitizers or options.sanitize_keep_going:
-        raise OffloadError("--sanitize runs its checks in the CPU emulator: add --emulate")
+        raise OffloadError(
+            (compile_option("sanitize"), " runs its checks in the CPU emulator: add ", compile_option("emulate", True))
+        )
     target_clang = load_profile(options.target_clang).clang_major  # unknown: fails before any work
     targets = offload_targets(options)
     if options.device_debug:
@@ -111,13 +121,22 @@ def refuse_dropping_ptx(options: CompileOptions, build: BuildSettings, ptx_only:
     computes = ", ".join("compute_" + arch[len("sm_") :] for arch in ptx_only)
     if options.emulate:
         raise OffloadError(
-            f"--emulate runs the bitcode image of an sm_XX arch; {computes} is PTX only, for a GPU driver to "
-            f"JIT-compile: name {', '.join(ptx_only)} instead"
+            (
+                compile_option("emulate", True),
+                f" runs the bitcode image of an sm_XX arch; {computes} is PTX only, for a GPU driver to "
+                f"JIT-compile: name {', '.join(ptx_only)} instead",
+            )
         )
     if build.device_image in ("bitcode", "cubin"):
         raise OffloadError(
-            f"{computes} is PTX only, which --device-image={build.device_image} leaves out: drop --device-image "
-            f"(the sm_XX archs keep their images, {computes} gets PTX) or use --device-image=ptx"
+            (
+                f"{computes} is PTX only, which ",
+                compile_option("device_image", build.device_image, joined=True),
+                " leaves out: drop ",
+                compile_option("device_image"),
+                f" (the sm_XX archs keep their images, {computes} gets PTX) or use ",
+                compile_option("device_image", "ptx", joined=True),
+            )
         )
 
 
@@ -129,8 +148,20 @@ def emulation_formats(options: CompileOptions, build: BuildSettings) -> BuildSet
     """--emulate: the emulator retargets the device bitcode image and links with clang 22."""
     if options.portable or build.device_image not in (None, "bitcode"):
         raise OffloadError(
-            "--emulate keeps the device code as bitcode (the emulator retargets it): drop --portable and --device-image"
+            (
+                compile_option("emulate", True),
+                " keeps the device code as bitcode (the emulator retargets it): drop ",
+                compile_option("portable"),
+                " and ",
+                compile_option("device_image"),
+            )
         )
     if options.target_clang != EMULATION_CLANG:
-        raise OffloadError(f"--emulate links with clang {EMULATION_CLANG}: drop --target-clang")
+        raise OffloadError(
+            (
+                compile_option("emulate", True),
+                f" links with clang {EMULATION_CLANG}: drop ",
+                compile_option("target_clang"),
+            )
+        )
     return replace(build, device_image="bitcode")
