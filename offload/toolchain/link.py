@@ -293,6 +293,8 @@ def plan_link(bundles, inputs: list[str], output: str, options: LinkOptions = DE
         toolkit_on_path = False
         if spec.fatbinary:  # CUDA: its toolkit's fatbinary, PTX and arch ranges
             cuda = find_cuda(options.cuda_path)
+            if cuda is None and options.cuda_path:
+                raise OffloadError((link_option("cuda_path", options.cuda_path), ": no CUDA toolkit there (no bin/)"))
             if cuda is None:
                 raise OffloadError(
                     (
