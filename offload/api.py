@@ -21,10 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from offload.errors import KEYWORD, OffloadError
+from offload.options import given_keywords, resolve
 from offload.options.link import API_KEYWORDS as LINK_KEYWORDS
 from offload.options.link import FLAGS as LINK_FLAGS
 from offload.options.link import SPECS as LINK_SPECS
-from offload.options.spec import SWITCH
+from offload.options.link import link_option, resolve_link
+from offload.options.spec import SWITCH, from_file
+from offload.options.spec import given_keywords as given_table_keywords
 
 __all__ = ["Bundle", "OffloadError", "compile_file", "compile_module", "compile_text", "link"]
 
@@ -80,9 +83,6 @@ def _in_api_terms(error: OffloadError, names: dict[str, str], origins: dict[str,
     """`error` as the API's caller knows things: the options it names as keywords (`cuda_path=DIR`; as the
     mlir-offload.toml key where `origins` say the value came from the file), and the caller's names
     instead of temporary paths (`names`: path -> name)."""
-    from offload.errors import KEYWORD
-    from offload.options.spec import from_file
-
     message = from_file(error, origins or {}).worded(KEYWORD)
     location = error.location
     for path, name in sorted(names.items(), key=lambda item: len(item[0]), reverse=True):
@@ -97,7 +97,7 @@ def compile_file(
 ) -> Bundle:
     """Compile an MLIR file as `mlir-offload compile` does (its mlir-offload.toml applies, under the
     keywords given). offload_arch: "sm_80,sm_90", ["80", "90a"], "gfx90a" (None: the file's); textual: -S.
-    Keywords: every option of offload/options.py marked api (offload.options.API_KEYWORDS), named as its
+    Keywords: every option of offload/options/compile.py marked api (offload.options.API_KEYWORDS), named as its
     field and typed as in mlir-offload.toml: opt_level=2, symbol_prefix="NAME", debug=True (-g),
     line_info=True (-lineinfo), device_image="cubin", host_format="obj", portable=True, cache=False, ..."""
     return _compile(path, offload_arch, textual, options, "compile_file")
@@ -110,7 +110,6 @@ def _compile(path, offload_arch, textual: bool, options: dict[str, Any], caller:
     from offload.compiler.plan import compile_plan
     from offload.compiler.stages import compile_bundle
     from offload.config import project_config
-    from offload.options import given_keywords, resolve
 
     if not isinstance(path, (str, os.PathLike, SourceText)):
         raise OffloadError(f"{caller}(): path expects a file path, got {type(path).__name__}")
@@ -220,8 +219,6 @@ def link(
     emulate=True (an executable that runs its kernels on this CPU, docs/emulator.md), sanitize, ..."""
     from offload.compiler.textual_ir import read_offload_images
     from offload.config import link_config
-    from offload.options.link import link_option, resolve_link
-    from offload.options.spec import given_keywords
     from offload.toolchain.emulate import link_emulated
     from offload.toolchain.link import find_bundles, link_bundle
 
@@ -243,7 +240,7 @@ def link(
         raise OffloadError(
             f"link(): flags go to clang unchanged, and {own} is link's own: pass {mention.worded(KEYWORD)}"
         )
-    given = given_keywords(LINK_SPECS, options, "link")
+    given = given_table_keywords(LINK_SPECS, options, "link")
     try:
         resolved = resolve_link(given, link_config())
     except OffloadError as error:

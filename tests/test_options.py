@@ -1,4 +1,4 @@
-"""The options table (offload/options.py): each option declared once gives the flag, the mlir-offload.toml
+"""The options table (offload/options/compile.py): each option declared once gives the flag, the mlir-offload.toml
 key, the API keyword and `config show`'s row, resolved by one cascade into one frozen record."""
 
 from __future__ import annotations
@@ -128,3 +128,16 @@ def test_the_record_is_frozen_and_typed():
         options.opt_level = 2  # type: ignore[misc]
     assert CompileOptions(line_info=True).debug_info == "lineinfo" and CompileOptions(debug=True).debug_info == "g"
     assert "cache" not in CompileOptions().cache_key() and "opt_level" in CompileOptions().cache_key()
+
+
+@pytest.mark.fast
+def test_the_options_tables_import_no_configuration_file_reader():
+    # config.py reads mlir-offload.toml by the tables; the tables take what it read (a Protocol), so the two
+    # never import each other, not even inside a function or for type checking.
+    import ast
+
+    for path in (REPO / "offload" / "options").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            assert not any(name == "offload.config" or name.startswith("offload.commands") for name in names), path

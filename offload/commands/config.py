@@ -7,8 +7,9 @@ import os
 import click
 
 from offload.errors import OffloadError
+from offload.formats.vendors import runtime_link_flags, vendor_for
 from offload.options import LINK_SPECS, SPECS, TOML_SPECS, command_options, given_flags, resolve, resolve_link
-from offload.options import spec as specs
+from offload.options.spec import given_flags as given_table_flags
 
 
 @click.group(invoke_without_command=True)
@@ -71,7 +72,6 @@ def config(
         click.echo(ctx.get_help())
         return
     from offload.config import project_config
-    from offload.formats.vendors import runtime_link_flags, vendor_for
     from offload.toolchain.tools import toolkit_root
 
     project = project_config(None)
@@ -149,7 +149,7 @@ def config_show(input: str | None, **flags) -> None:
     start = input if input is not None else os.getcwd()
     applied = load_config(found) if found else None
     resolved = resolve(given_flags(flags), applied)
-    link = resolve_link(specs.given_flags(LINK_SPECS, flags), applied)
+    link = resolve_link(given_table_flags(LINK_SPECS, flags), applied)
     if applied is not None:
         click.echo(f"# configuration file: {found}")
     elif found is not None:

@@ -1,6 +1,6 @@
 """What `compile` writes for a build elsewhere: the image formats (`--portable`, `--device-image`,
 `--host-format`; the profile decides only the default format), the dependency file (`-MD -MF FILE`) and
-the PTX files that travel beside a bundle. The options themselves are offload/options.py's.
+the PTX files that travel beside a bundle. The options themselves are offload/options/compile.py's.
 
 PTX (`--device-image=ptx`, the default of `--portable` for CUDA) is written as `<out>.<arch>.ptx` beside
 the bundle: clang-nvlink-wrapper rejects PTX images inside a bundle, so the target link adds them to the

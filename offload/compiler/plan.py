@@ -1,4 +1,4 @@
-"""A compile's settings, resolved once into a frozen plan: the options record (offload/options.py: flags >
+"""A compile's settings, resolved once into a frozen plan: the options record (offload/options/compile.py: flags >
 mlir-offload.toml > defaults, resolved by the command or the API) and what it leaves open, decided by the
 target clang's profile (offload/compiler/stages.py plan_bundle). The compile stages take the plan; no
 command-line framework and no configuration file is involved past this point."""

@@ -33,7 +33,6 @@ import click
 from offload.errors import Mention, OffloadError
 from offload.formats.profiles import DEFAULT_TARGET_CLANG
 from offload.formats.sanitizers import sanitizer_list
-from offload.options import spec as specs
 from offload.options.spec import (
     ARCHS,
     CLANG_MAJOR,
@@ -54,8 +53,17 @@ from offload.options.spec import (
     TomlValues,
     cascade,
     check_fields,
+    defaults_of,
+    mention,
     option,
+    specs_of,
     toml_key,
+)
+from offload.options.spec import (
+    given_flags as given_table_flags,
+)
+from offload.options.spec import (
+    given_keywords as given_table_keywords,
 )
 
 COMPILE = ("compile",)
@@ -457,8 +465,8 @@ def check_rename(rename: str) -> None:
     raise OffloadError(f"unknown --rename scheme '{rename}' (valid: {', '.join(RENAME_SCHEMES)})")
 
 
-SPECS: dict[str, Spec] = specs.specs_of(CompileOptions)
-DEFAULTS: dict[str, Any] = specs.defaults_of(CompileOptions)
+SPECS: dict[str, Spec] = specs_of(CompileOptions)
+DEFAULTS: dict[str, Any] = defaults_of(CompileOptions)
 DEFAULT_OPT_LEVEL: int = DEFAULTS["opt_level"]  # for device code made outside a compile (ship, tests)
 # mlir-offload.toml key -> field name
 TOML_KEYS: dict[str, str] = {toml_key(name): name for name, spec in SPECS.items() if spec.toml}
@@ -467,7 +475,7 @@ API_KEYWORDS: tuple[str, ...] = tuple(name for name, spec in SPECS.items() if sp
 
 def compile_option(name: str, value: str | bool | None = None, joined: bool = False) -> Mention:
     """Compile's option `name` as an error message names it: each front end words it (offload.errors.Mention)."""
-    return specs.mention(SPECS, name, value, joined)
+    return mention(SPECS, name, value, joined)
 
 
 # ---- click ------------------------------------------------------------------------------------------
@@ -535,7 +543,7 @@ class ClangStyleCommand(click.Command):
 def given_flags(parameters: Mapping[str, Any]) -> dict[str, Any]:
     """Compile's options a command was given (click parameters; None or () = not given), typed.
     Parameters that are no option (the input, -o) are ignored."""
-    given = specs.given_flags(SPECS, parameters)
+    given = given_table_flags(SPECS, parameters)
     if given.get("rename") is not None:  # a flag's bad value is a usage error (exit 2)
         try:
             check_rename(given["rename"])
@@ -546,7 +554,7 @@ def given_flags(parameters: Mapping[str, Any]) -> dict[str, Any]:
 
 def given_keywords(keywords: Mapping[str, Any], caller: str) -> dict[str, Any]:
     """The API keywords of compile_* given (None = not given), checked by their kinds."""
-    return specs.given_keywords(SPECS, keywords, caller)
+    return given_table_keywords(SPECS, keywords, caller)
 
 
 # ---- the cascade: flag (or API keyword) > mlir-offload.toml > default ------------------------------

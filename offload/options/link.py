@@ -14,7 +14,6 @@ from typing import Any
 from offload.errors import Mention, OffloadError
 from offload.formats.sanitizers import sanitizer_list
 from offload.formats.vendors import runtime_modes
-from offload.options import spec as specs
 from offload.options.spec import (
     PATH,
     PATHS,
@@ -27,8 +26,11 @@ from offload.options.spec import (
     TomlValues,
     cascade,
     check_fields,
+    defaults_of,
     from_file,
+    mention,
     option,
+    specs_of,
     toml_key,
 )
 
@@ -188,8 +190,8 @@ class LinkOptions:
 
 
 DEFAULT_LINK = LinkOptions()  # every option at its default
-SPECS: dict[str, Spec] = specs.specs_of(LinkOptions)
-DEFAULTS: dict[str, Any] = specs.defaults_of(LinkOptions)
+SPECS: dict[str, Spec] = specs_of(LinkOptions)
+DEFAULTS: dict[str, Any] = defaults_of(LinkOptions)
 TOML_KEYS: dict[str, str] = {toml_key(name): name for name, spec in SPECS.items() if spec.toml}
 API_KEYWORDS: tuple[str, ...] = tuple(name for name, spec in SPECS.items() if spec.api)
 # Every spelling of every flag (-G, --device-debug, -###, ...) -> its option.
@@ -200,7 +202,7 @@ FLAGS: dict[str, str] = {
 
 def link_option(name: str, value: str | bool | None = None, joined: bool = False) -> Mention:
     """Link's option `name` as an error message names it: each front end words it (offload.errors.Mention)."""
-    return specs.mention(SPECS, name, value, joined)
+    return mention(SPECS, name, value, joined)
 
 
 def takes_value(kind: Kind) -> bool:
