@@ -21,6 +21,7 @@ from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_n
 from offload.interrupts import removed_unless_kept, temporary_folder
 from offload.options.compile import compile_option
 from offload.options.link import DEFAULT_LINK, LinkOptions, link_option
+from offload.options.link import FLAGS as LINK_FLAGS
 from offload.toolchain.cuda_device_link import cuda_device_link_speed
 from offload.toolchain.ptx import (
     PTX_ENVIRONMENT,
@@ -342,7 +343,8 @@ def plan_link(bundles, inputs: list[str], output: str, options: LinkOptions = DE
         mode = "none" if runtime_named(spec, inputs) else options.cudart
         if mode not in dict(spec.runtime_variants):  # a mode of another vendor (--cudart=static for HIP)
             modes = ", ".join(dict(spec.runtime_variants))
-            raise OffloadError((link_option("cudart", mode, joined=True), f" is not one of {modes} for {kind}"))
+            runtime = link_option(LINK_FLAGS["--cudart"], mode, joined=True)  # the option, named by its flag
+            raise OffloadError((runtime, f" is not one of {modes} for {kind}"))
         used = bundle_libraries(bundles)
         command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs, mode, used)
     command += ["-o", output]
