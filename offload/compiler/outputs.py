@@ -76,8 +76,14 @@ class BuildSettings:
     dependency_phony: bool = False  # -MP
 
 
-def build_settings(options: CompileOptions, output: str, textual: bool, config_file: str | None) -> BuildSettings:
-    """The formats and side files of a compile to `output` (-S: `textual`)."""
+# An output named so is an ELF object whatever the target clang reads (clang picks a link input's kind by it).
+OBJECT_SUFFIX = ".o"
+
+
+def asked_formats(options: CompileOptions, output: str | None, textual: bool) -> tuple[str | None, str | None]:
+    """(device image, host format) of a compile to `output` (None: named after the input), as the options
+    and the output's name ask (`-c -o app.o` means an object to clang and nvcc users); None where the
+    target clang's profile decides."""
     device_image, host_format = requested_formats(options)
     if textual and host_format == "obj":
         raise OffloadError(
@@ -89,6 +95,16 @@ def build_settings(options: CompileOptions, output: str, textual: bool, config_f
                 ") asks for an ELF object: drop one of them",
             )
         )
+    if output is not None and output.endswith(OBJECT_SUFFIX) and not textual and host_format is None:
+        host_format = "obj"
+    return device_image, host_format
+
+
+def build_settings(
+    options: CompileOptions, output: str, config_file: str | None, formats: tuple[str | None, str | None]
+) -> BuildSettings:
+    """What a compile to `output` writes: `formats` (asked_formats, or the plan's) and the side files."""
+    device_image, host_format = formats
     dependency_file = None
     if options.dependency_file_wanted or options.user_dependency_file_wanted:
         dependency_file = options.dependency_file or os.path.splitext(output)[0] + ".d"
