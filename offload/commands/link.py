@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 import click
@@ -30,18 +31,11 @@ HELP_COLUMN = 20  # where an option's help starts in LINK_HELP
 
 def options_help() -> str:
     """LINK_HELP's rows of the options table: flags, value and help, wrapped as click's \\b blocks keep them."""
-    import textwrap
-
     rows = []
     for spec in SPECS.values():
         flags = ", ".join(flag for declaration in spec.flags for flag in declaration.split("/"))
-        value = (
-            spec.metavar
-            if spec.metavar and spec.metavar.startswith("[")
-            else f" {spec.metavar}"
-            if spec.metavar
-            else ""
-        )
+        metavar = spec.metavar or ""
+        value = metavar if metavar.startswith("[") or not metavar else f" {metavar}"  # --sanitize[=LIST]
         head = f"  {flags}{value}"
         lines = textwrap.wrap(spec.help, 104 - HELP_COLUMN, break_on_hyphens=False)
         if len(head) + 1 > HELP_COLUMN:

@@ -218,8 +218,6 @@ def toml_key(name: str) -> str:
 
 def mention(specs: Mapping[str, Spec], name: str, value: str | bool | None = None, joined: bool = False) -> Mention:
     """Option `name` of a table as a message names it (with `value`, if given): the front end words it."""
-    if name not in specs:
-        raise KeyError(name)  # a message naming no option of the table is a bug
     declaration = specs[name].flags[0].split("/") if specs[name].flags else [f"--{toml_key(name)}"]
     flag = declaration[1] if value is False and len(declaration) > 1 else declaration[0]
     return Mention(flag, name, value, joined)
