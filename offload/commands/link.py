@@ -60,7 +60,7 @@ def options_help() -> str:
 @click.pass_context
 def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     from offload.foreign_options import translate_link
-    from offload.toolchain.clang_arguments import input_files
+    from offload.formats.clang_arguments import input_files
 
     output, given, passthrough = read_arguments(ctx, translate_link(list(arguments)))
     from offload.config import link_config
@@ -107,7 +107,7 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
 def read_arguments(ctx: click.Context, items: list[str]) -> tuple[str | None, dict[str, Any], list[str]]:
     """(-o, the options table's flags given, typed, the words that go to clang) of link's arguments. A
     value the option's kind refuses is a usage error naming the flag."""
-    from offload.toolchain.clang_arguments import takes_separate_argument
+    from offload.formats.clang_arguments import takes_separate_argument
 
     output = None
     given: dict[str, Any] = {}
@@ -156,7 +156,7 @@ def emulated_bundles(arguments: list[str]) -> list:
     import os
 
     from offload.compiler.textual_ir import read_offload_images
-    from offload.toolchain.clang_arguments import input_files
+    from offload.formats.clang_arguments import input_files
     from offload.toolchain.emulate_objects import device_objects
     from offload.toolchain.link import find_bundles
 

@@ -68,7 +68,7 @@ from offload.options.spec import (
 
 COMPILE = ("compile",)
 COMPILE_DEVICE = ("compile", "device")
-# The image formats compile can write (offload/compiler/native.py makes the native ones).
+# The image formats compile can write (offload/serialize/native.py makes the native ones).
 DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
 HOST_FORMATS = ("bc", "obj")
 RENAME_SCHEMES = ("module-prefix", "prefix:NAME")
