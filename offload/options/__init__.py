@@ -1,4 +1,4 @@
-"""The options tables: compile's (compile.py: what changes a compile's output) and link's (link.py), both
+"""The options tables: compile's (compile.py) and link's (link.py), both
 made with one machinery (spec.py): each option declared once gives its flag, mlir-offload.toml key, API
 keyword and default. Compile's names are re-exported here (`from offload.options import CompileOptions`)."""
 
