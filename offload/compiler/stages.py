@@ -20,6 +20,7 @@ from offload.errors import OffloadError
 from offload.formats.hosts import HostTriple, resolve_host
 from offload.formats.profiles import Profile, load_profile
 from offload.formats.vendors import vendor_for
+from offload.options import compile_option
 
 EMIT_FORMATS = ("bc", "ll")
 
@@ -68,8 +69,11 @@ def plan_bundle(
     kinds = sorted({t.offload_kind for t in targets})
     if len(kinds) != 1:
         raise OffloadError(
-            f"--offload-arch mixes offload kinds ({', '.join(kinds)}): the host code calls one "
-            "runtime, compile one bundle per kind"
+            (
+                compile_option("offload_arch"),
+                f" mixes offload kinds ({', '.join(kinds)}): the host code calls one runtime, compile one bundle "
+                "per kind",
+            )
         )
     producer = producer_llvm_version()
     device, host_format = choose_formats(profile, producer, device_image, host_format)

@@ -12,6 +12,7 @@ from offload.errors import Location, OffloadError
 from offload.fsutil import read_input, refuse_endless_device, same_file
 from offload.interrupts import called_from_native
 from offload.mlir.wmma_workarounds import finish_transposed_writes, mark_transposed_writes, runs_vector_to_gpu
+from offload.options import compile_option
 
 
 @dataclass
@@ -288,8 +289,11 @@ def refuse_pipeline_writing_over(pipeline: str | None, protected) -> None:
         for path in protected:
             if value and value != "-" and path and path != "-" and same_file(value, path):
                 raise OffloadError(
-                    f"--pass-pipeline: the option value '{value}' names '{path}', which a pass "
-                    "would write over: name another file"
+                    (
+                        compile_option("pass_pipeline"),
+                        f": the option value '{value}' names '{path}', which a pass would write over: name "
+                        "another file",
+                    )
                 )
 
 
@@ -313,7 +317,7 @@ def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> bytes:
             lines = [line.strip() for line in str(error).splitlines()[:1] if line.strip()]
             lines += [line.strip() for line in printed().splitlines() if line.strip()][:1]
             detail = " ".join(lines[:2]).removeprefix("MLIR Textual PassPipeline Parser:").strip(" :")
-            raise OffloadError(f"--pass-pipeline: {detail or 'cannot parse the pipeline'}")
+            raise OffloadError((compile_option("pass_pipeline"), f": {detail or 'cannot parse the pipeline'}"))
         vector_to_gpu = runs_vector_to_gpu(pipeline)
         if vector_to_gpu:
             mark_transposed_writes(module, ir)

@@ -26,7 +26,7 @@ from offload.formats.targets import Target, parse_offload_arch
 from offload.formats.toolkit_archs import unbuildable_arch
 from offload.formats.vendors import CUDA, HIP, Vendor, vendor_for, vendor_of_triple
 from offload.interrupts import temporary_folder
-from offload.options import DEFAULT_OPT_LEVEL
+from offload.options import DEFAULT_OPT_LEVEL, compile_option
 from offload.packager import ImageKind, read_offload_images
 from offload.serialize.codegen import emit_assembly, emit_object, find_llc
 from offload.serialize.images import DeviceImage, NativeCode
@@ -47,8 +47,11 @@ def find_ptxas(cuda_path: str | None = None) -> str:
     path = (cuda.ptxas if cuda else None) or shutil.which("ptxas")
     if path is None:
         raise OffloadError(
-            "cubin device images need ptxas from the CUDA toolkit: install it or pass "
-            "--cuda-path (or use --device-image=bitcode)"
+            (
+                "cubin device images need ptxas from the CUDA toolkit: install it or set CUDA_PATH (or use ",
+                compile_option("device_image", "bitcode", joined=True),
+                ")",
+            )
         )
     return path
 
@@ -65,8 +68,11 @@ def check_toolkit_archs(archs: Iterable[str], runs_ptxas: bool, cuda_path: str |
         why = unbuildable_arch(arch, cuda.version)
         if why and runs_ptxas:
             raise OffloadError(
-                f"{why} (the toolkit at {cuda.root}): compile for an arch in that range, or use "
-                "--device-image=bitcode to leave ptxas to the target's toolkit"
+                (
+                    f"{why} (the toolkit at {cuda.root}): compile for an arch in that range, or use ",
+                    compile_option("device_image", "bitcode", joined=True),
+                    " to leave ptxas to the target's toolkit",
+                )
             )
         if why:
             click.echo(
