@@ -39,7 +39,7 @@ SAMPLES: dict[str, tuple[list[str], str, Any]] = {
     "sanitize": (["--emulate", "--sanitize=memcheck"], 'emulate = true\nsanitize = "memcheck"', "memcheck"),
     "sanitize_keep_going": (
         ["--emulate", "--sanitize", "--sanitize-keep-going"],
-        'emulate = true\nsanitize = "all"\nsanitize-keep-going = true',
+        'emulate = true\nsanitize = "default"\nsanitize-keep-going = true',
         True,
     ),
     "device_debug": (["-G"], "device-debug = true", True),
@@ -49,7 +49,7 @@ SAMPLES: dict[str, tuple[list[str], str, Any]] = {
 # What the API needs besides the option itself for the sample to be a valid link (as the CLI words say).
 API_COMPANIONS: dict[str, dict[str, Any]] = {
     "sanitize": {"emulate": True},
-    "sanitize_keep_going": {"emulate": True, "sanitize": "all"},
+    "sanitize_keep_going": {"emulate": True, "sanitize": "default"},
 }
 
 
@@ -219,7 +219,11 @@ def test_a_bad_value_is_the_same_refusal_in_each_front_ends_words(bundles, tmp_p
             "dynamic",
             ' expects one of "shared", "static", "none", got string "dynamic"',
         ),
-        "sanitize": (["--sanitize=bogus"], "bogus", ' expects "all" or a comma-separated list of memcheck, '),
+        "sanitize": (
+            ["--sanitize=bogus"],
+            "bogus",
+            ' expects "all", "default" or a comma-separated list of memcheck, ',
+        ),
     }
     for name, (words, value, tail) in expects.items():
         key = name.replace("_", "-")
