@@ -29,12 +29,16 @@ HOST_PIPELINE = (
     "gpu-to-llvm,"
     "convert-math-to-llvm,"
     "convert-math-to-libm,"
+    # Twice, as upstream's sparsifier: 1-D transfers lowered to masked loads ask memref.dim for their
+    # bounds, which finalize-memref-to-llvm lowers only when it comes after.
+    "convert-vector-to-llvm,"
     "finalize-memref-to-llvm,"
     "convert-vector-to-llvm,"
     "convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "convert-cf-to-llvm,"
     "convert-func-to-llvm,"
+    "convert-ub-to-llvm,"
     "reconcile-unrealized-casts)"
 )
 # The async dialect, as upstream's GPU async programs lower it (the ref-counting passes run per function:
@@ -199,38 +203,64 @@ def lower_to_llvm(host, path: str) -> None:
         )
 
 
-# MLIR's sparse tensor runtime (libmlir_c_runner_utils' SparseTensorRuntime), which the sparsifier calls with
-# enable-runtime-library=true: the prefixes of its functions.
-SPARSE_TENSOR_RUNTIME_PREFIXES = (
-    "_mlir_ciface_newSparseTensor",
-    "_mlir_ciface_sparse",
-    "_mlir_ciface_lexInsert",
-    "_mlir_ciface_expInsert",
-    "_mlir_ciface_getSparseTensorReader",
-    "_mlir_ciface_outSparseTensorWriter",
-    "_mlir_ciface_createSparseTensorWriter",
-    "endLexInsert",
-    "delSparseTensor",
-    "sparseLvlSize",
-    "sparseDimSize",
-    "createCheckedSparseTensorReader",
-    "getSparseTensorReader",
-    "readSparseTensorShape",
-    "delSparseTensorReader",
-    "delSparseTensorWriter",
+@dataclass(frozen=True)
+class SparseTensorRuntimeUse:
+    """Functions of MLIR's sparse tensor runtime (libmlir_c_runner_utils' SparseTensorRuntime), which the
+    bundle does not provide, by the prefixes of their names: what in the program calls them and its fix."""
+
+    prefixes: tuple[str, ...]
+    caller: str
+    fix: str
+
+
+SPARSE_TENSOR_RUNTIME = (
+    SparseTensorRuntimeUse(
+        prefixes=(
+            "_mlir_ciface_createCheckedSparseTensorReader",
+            "_mlir_ciface_getSparseTensorReader",
+            "createCheckedSparseTensorReader",
+            "getSparseTensorReader",
+            "delSparseTensorReader",
+            "readSparseTensorShape",
+            "getTensorFilename",
+            "_mlir_ciface_outSparseTensorWriter",
+            "_mlir_ciface_createSparseTensorWriter",
+            "outSparseTensorWriter",
+            "createSparseTensorWriter",
+            "delSparseTensorWriter",
+        ),
+        caller="sparse_tensor.new or sparse_tensor.out reads or writes a file through it, "
+        "whatever enable-runtime-library says",
+        fix="build the tensor in the program (sparse_tensor.convert of a constant, sparse_tensor.assemble)",
+    ),
+    SparseTensorRuntimeUse(
+        prefixes=(
+            "_mlir_ciface_newSparseTensor",
+            "_mlir_ciface_sparse",
+            "_mlir_ciface_lexInsert",
+            "_mlir_ciface_expInsert",
+            "endLexInsert",
+            "delSparseTensor",
+            "sparseLvlSize",
+            "sparseDimSize",
+        ),
+        caller="the sparsifier's enable-runtime-library=true",
+        fix="use enable-runtime-library=false",
+    ),
 )
 
 
 def refuse_sparse_tensor_runtime(declared, path: str) -> None:
     """A call into MLIR's sparse tensor runtime, which the bundle does not provide: one line naming the
-    function, instead of an undefined symbol at the link."""
-    called = sorted(name for name in declared if name.startswith(SPARSE_TENSOR_RUNTIME_PREFIXES))
-    if called:
-        raise OffloadError(
-            f"the program calls MLIR's sparse tensor runtime ('{called[0]}': the sparsifier's "
-            "enable-runtime-library=true), which mlir-offload does not provide: use enable-runtime-library=false",
-            Location(path),
-        )
+    function, what calls it and the fix, instead of an undefined symbol at the link."""
+    for use in SPARSE_TENSOR_RUNTIME:
+        called = sorted(name for name in declared if name.startswith(use.prefixes))
+        if called:
+            raise OffloadError(
+                f"the program calls MLIR's sparse tensor runtime ('{called[0]}': {use.caller}), which "
+                f"mlir-offload does not provide: {use.fix}",
+                Location(path),
+            )
 
 
 def reject_unsupported_sparse_ops(host, path: str) -> None:
