@@ -396,9 +396,9 @@ module {
 
 def test_the_sparsifiers_runtime_library_is_refused_naming_a_function(tmp_path):
     """Without upstream's GPU lowering in the pipeline the sparsifier runs as written: its
-    enable-runtime-library=true calls MLIR's sparse tensor runtime, refused in one line naming the function
-    (with gpu-triple the pipeline stops before the GPU lowering and the runtime-free code runs instead:
-    test_sparsifier_gpu_paths.py)."""
+    enable-runtime-library=true calls MLIR's sparse tensor runtime; the bundle records the first function and
+    a link that does not name libmlir_c_runner_utils is refused in one line naming it (with gpu-triple the
+    pipeline stops before the GPU lowering and the runtime-free code runs instead: test_sparsifier_gpu_paths.py)."""
     source = tmp_path / "host.mlir"
     source.write_text(SPARSE_HOST_AND_A_KERNEL)
     pipeline = "builtin.module(sparsifier{enable-runtime-library=%s})"
@@ -406,16 +406,21 @@ def test_the_sparsifiers_runtime_library_is_refused_naming_a_function(tmp_path):
     done = run_cli(
         "compile", str(source), "--pass-pipeline", pipeline % "true", "--offload-arch", "sm_80", "-o", str(out)
     )
-    assert done.returncode == 1 and not out.exists()
+    assert done.returncode == 0, done.stderr
+    exe = tmp_path / "app"
+    done = run_cli("link", str(out), "-o", str(exe))
+    assert done.returncode == 1 and not exe.exists()
     assert done.stderr == (
-        f"{source}: error: the program calls MLIR's sparse tensor runtime ('_mlir_ciface_lexInsertF64': the "
-        "sparsifier's enable-runtime-library=true), which mlir-offload does not provide: use "
+        f"{out}: error: the program calls MLIR's sparse tensor runtime ('_mlir_ciface_lexInsertF64': the "
+        "sparsifier's enable-runtime-library=true), which mlir-offload does not provide: link your "
+        "libmlir_c_runner_utils (-lmlir_c_runner_utils with -L its folder, or the file) or use "
         "enable-runtime-library=false\n"
     )
     done = run_cli(
         "compile", str(source), "--pass-pipeline", pipeline % "false", "--offload-arch", "sm_80", "-o", str(out)
     )
     assert done.returncode == 0, done.stderr
+    assert "sparse-tensor-runtime" not in run_cli("inspect", str(out)).stdout
 
 
 def test_a_run_line_pipeline_ending_in_gpu_to_llvm_gets_the_same_shims(tmp_path, fake_cuda):

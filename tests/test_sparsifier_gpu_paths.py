@@ -7,6 +7,8 @@ linalg ops); the results are checked against numpy under emulation."""
 from __future__ import annotations
 
 import os
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -123,32 +125,61 @@ module {
     %f0 = arith.constant 0.0 : f32
     %name = call @getTensorFilename(%c0) : (index) -> (!Filename)
     %a = sparse_tensor.new %name : !Filename to tensor<?x?xf32, #CSR>
-    %xs = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
-    %x = tensor.cast %xs : tensor<2xf32> to tensor<?xf32>
-    %ys = arith.constant dense<0.0> : tensor<2xf32>
-    %y = tensor.cast %ys : tensor<2xf32> to tensor<?xf32>
+    %xs = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+    %x = tensor.cast %xs : tensor<4xf32> to tensor<?xf32>
+    %ys = arith.constant dense<0.0> : tensor<3xf32>
+    %y = tensor.cast %ys : tensor<3xf32> to tensor<?xf32>
     %r = call @matvec(%a, %x, %y) : (tensor<?x?xf32, #CSR>, tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
-    %v = vector.transfer_read %r[%c0], %f0 : tensor<?xf32>, vector<2xf32>
-    vector.print %v : vector<2xf32>
+    %v = vector.transfer_read %r[%c0], %f0 : tensor<?xf32>, vector<3xf32>
+    vector.print %v : vector<3xf32>
     return
   }
 }
 """
+# (row, column, value), one-based as Matrix Market writes them
+ENTRIES = [(1, 1, 1.5), (1, 4, -2.0), (2, 2, 3.0), (3, 1, 4.0), (3, 3, 0.25)]
+MLIR_C_RUNNER_UTILS = sorted(Path("/usr/lib/llvm-22/lib").glob("libmlir_c_runner_utils.so*"))  # libmlir-22
 
 
-def test_a_sparse_tensor_read_from_a_file_is_refused_naming_the_runtime_function(tmp_path):
+def test_a_sparse_tensor_read_from_a_file_links_the_users_runtime_library_or_is_refused(tmp_path):
     """sparse_tensor.new reads its file through MLIR's sparse tensor runtime in either runtime-library
-    setting: one line naming the first function, what calls it and the fix; no output."""
+    setting: the bundle records the first function; a link that names the user's libmlir_c_runner_utils
+    runs it (checked against numpy), any other link is refused in one line naming the function."""
     source = tmp_path / "reads.mlir"
     source.write_text(READS_A_FILE)
-    out = tmp_path / "reads.o"
+    bundle = tmp_path / "reads.o"
     done = run_cli(
-        "compile", str(source), "--offload-arch", "sm_80", "--pass-pipeline", LIBGEN % "false", "-o", str(out)
+        "compile", str(source), "--offload-arch", "sm_80", "--pass-pipeline", LIBGEN % "false", "-o", str(bundle)
     )
-    assert done.returncode == 1 and not out.exists()
-    assert done.stderr == (
-        f"{source}: error: the program calls MLIR's sparse tensor runtime "
-        "('_mlir_ciface_createCheckedSparseTensorReader': sparse_tensor.new or sparse_tensor.out reads or "
-        "writes a file through it, whatever enable-runtime-library says), which mlir-offload does not provide: "
-        "build the tensor in the program (sparse_tensor.convert of a constant, sparse_tensor.assemble)\n"
+    assert done.returncode == 0, done.stderr
+    function = "_mlir_ciface_createCheckedSparseTensorReader"
+    assert f"mlir-offload.sparse-tensor-runtime={function}" in run_cli("inspect", str(bundle)).stdout
+    refusal = (
+        f"error: the program calls MLIR's sparse tensor runtime ('{function}': sparse_tensor.new or "
+        "sparse_tensor.out reads or writes a file through it, whatever enable-runtime-library says), which "
+        "mlir-offload does not provide: link your libmlir_c_runner_utils (-lmlir_c_runner_utils with -L its "
+        "folder, or the file) or build the tensor in the program (sparse_tensor.convert of a constant, "
+        "sparse_tensor.assemble)\n"
     )
+    exe = tmp_path / "app"
+    done = run_cli("link", "--emulate", str(bundle), "-o", str(exe))
+    assert (done.returncode, done.stderr) == (1, f"{bundle}: {refusal}") and not exe.exists()
+    done = run_cli("run", str(source), "--emulate", "--pass-pipeline", LIBGEN % "false")
+    assert (done.returncode, done.stderr, done.stdout) == (1, f"{source}: {refusal}", "")
+    if not MLIR_C_RUNNER_UTILS:
+        pytest.skip("no libmlir_c_runner_utils (libmlir-22, which scripts/setup installs)")
+    library = MLIR_C_RUNNER_UTILS[-1]
+    done = run_cli("link", "--emulate", str(bundle), str(library), f"-Wl,-rpath,{library.parent}", "-o", str(exe))
+    assert done.returncode == 0, done.stderr
+    matrix = tmp_path / "a.mtx"
+    lines = ["%%MatrixMarket matrix coordinate real general", f"3 4 {len(ENTRIES)}"]
+    matrix.write_text("\n".join(lines + [f"{i} {j} {v}" for i, j, v in ENTRIES]) + "\n")
+    ran = subprocess.run(
+        [str(exe)], capture_output=True, text=True, timeout=120, env={**os.environ, "TENSOR0": str(matrix)}
+    )
+    assert ran.returncode == 0, ran.stderr
+    a = np.zeros((3, 4))
+    for i, j, v in ENTRIES:
+        a[i - 1, j - 1] = v
+    got = np.array([float(v) for v in ran.stdout.strip().strip("()").split(",")])
+    np.testing.assert_allclose(got, a @ np.array([1.0, 2.0, 3.0, 4.0]))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from offload.compiler.byte_elements import widen_narrow_element_accesses
-from offload.errors import Location, OffloadError
+from offload.errors import OffloadError
 
 # Order follows upstream's gpu-lower-to-nvvm-pipeline host part; tokens.py first puts the synchronous
 # forms of gpu.alloc/memcpy/memset/dealloc (rejected by gpu-to-llvm) on streams.
@@ -87,6 +87,8 @@ class LoweredHost:
     runtime_functions: list[str] = field(default_factory=list)  # mgpu* functions the host calls
     runner_utilities: list[str] = field(default_factory=list)  # MLIR runner utilities the host calls
     async_runtime: list[str] = field(default_factory=list)  # mlirAsyncRuntime* functions the host calls
+    # The first function of MLIR's sparse tensor runtime the host calls ('' for none): the user links it.
+    sparse_tensor_runtime: str = ""
 
 
 def lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool = False) -> LoweredHost:
@@ -112,6 +114,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
     from offload.annotations.entry import entry_point
     from offload.annotations.runner_utils import is_runner_utility
     from offload.compiler.frontend import run_mlir
+    from offload.formats.sparse_tensor_runtime import first_runtime_function
 
     with program.context, ir.Location.unknown():
         host = program.module.operation.clone()
@@ -127,7 +130,6 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
 
             add_debug_info(host, "g", program.path, with_directory=True)
         declared = _function_names(host, declarations_only=True)
-        refuse_sparse_tensor_runtime(declared, program.path)
         runtime_functions = sorted(name for name in declared if name.startswith("mgpu"))
         runner_utilities = sorted(name for name in declared if is_runner_utility(name))
         async_runtime = sorted(name for name in declared if is_async_runtime_function(name))
@@ -144,6 +146,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
         launches=launches,
         runtime_functions=runtime_functions,
         runner_utilities=runner_utilities,
+        sparse_tensor_runtime=first_runtime_function(declared),
         async_runtime=async_runtime,
     )
 
@@ -201,66 +204,6 @@ def lower_to_llvm(host, path: str) -> None:
         raise OffloadError(
             f"host operation '{others[0].operation.name}' is not supported", location_of(others[0].location, path)
         )
-
-
-@dataclass(frozen=True)
-class SparseTensorRuntimeUse:
-    """Functions of MLIR's sparse tensor runtime (libmlir_c_runner_utils' SparseTensorRuntime), which the
-    bundle does not provide, by the prefixes of their names: what in the program calls them and its fix."""
-
-    prefixes: tuple[str, ...]
-    caller: str
-    fix: str
-
-
-SPARSE_TENSOR_RUNTIME = (
-    SparseTensorRuntimeUse(
-        prefixes=(
-            "_mlir_ciface_createCheckedSparseTensorReader",
-            "_mlir_ciface_getSparseTensorReader",
-            "createCheckedSparseTensorReader",
-            "getSparseTensorReader",
-            "delSparseTensorReader",
-            "readSparseTensorShape",
-            "getTensorFilename",
-            "_mlir_ciface_outSparseTensorWriter",
-            "_mlir_ciface_createSparseTensorWriter",
-            "outSparseTensorWriter",
-            "createSparseTensorWriter",
-            "delSparseTensorWriter",
-        ),
-        caller="sparse_tensor.new or sparse_tensor.out reads or writes a file through it, "
-        "whatever enable-runtime-library says",
-        fix="build the tensor in the program (sparse_tensor.convert of a constant, sparse_tensor.assemble)",
-    ),
-    SparseTensorRuntimeUse(
-        prefixes=(
-            "_mlir_ciface_newSparseTensor",
-            "_mlir_ciface_sparse",
-            "_mlir_ciface_lexInsert",
-            "_mlir_ciface_expInsert",
-            "endLexInsert",
-            "delSparseTensor",
-            "sparseLvlSize",
-            "sparseDimSize",
-        ),
-        caller="the sparsifier's enable-runtime-library=true",
-        fix="use enable-runtime-library=false",
-    ),
-)
-
-
-def refuse_sparse_tensor_runtime(declared, path: str) -> None:
-    """A call into MLIR's sparse tensor runtime, which the bundle does not provide: one line naming the
-    function, what calls it and the fix, instead of an undefined symbol at the link."""
-    for use in SPARSE_TENSOR_RUNTIME:
-        called = sorted(name for name in declared if name.startswith(use.prefixes))
-        if called:
-            raise OffloadError(
-                f"the program calls MLIR's sparse tensor runtime ('{called[0]}': {use.caller}), which "
-                f"mlir-offload does not provide: {use.fix}",
-                Location(path),
-            )
 
 
 def reject_unsupported_sparse_ops(host, path: str) -> None:

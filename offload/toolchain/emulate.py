@@ -556,6 +556,10 @@ def link_emulated(
     sanitize = sanitize_of(bundles, sanitize.checks, sanitize.keep_going)
     import shlex
 
+    from offload.formats.sparse_tensor_runtime import refuse_unlinked
+
+    refuse_unlinked(bundles, inputs, shown)
+
     import click
 
     from offload.fsutil import check_outputs
