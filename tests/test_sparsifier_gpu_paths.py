@@ -1,6 +1,6 @@
 """The sparsifier's GPU paths given to --pass-pipeline as upstream's RUN lines write them (gpu-triple,
 enable-gpu-libgen or parallelization-strategy=dense-outer-loop): the pipeline runs up to upstream's own GPU
-lowering (offload/compiler/upstream_gpu_lowering.py), mlir-offload compiles the kernels the sparsifier made
+lowering (offload/mlir/upstream_gpu_lowering.py), mlir-offload compiles the kernels the sparsifier made
 and lowers the host's GPU operations and what else the sparsifier leaves on the host (memref.realloc,
 linalg ops); the results are checked against numpy under emulation."""
 
@@ -15,7 +15,7 @@ import pytest
 
 from conftest import REPO, run_cli, stderr_on_terminal
 from emulation import emulate
-from offload.compiler.upstream_gpu_lowering import cut_at_gpu_lowering, sparsifier_runtime_library
+from offload.mlir.upstream_gpu_lowering import cut_at_gpu_lowering, sparsifier_runtime_library
 
 PROGRAM = REPO / "tests" / "data" / "sparsifier" / "matvec_and_sparse_result.mlir"
 TRIPLE = "gpu-triple=nvptx64-nvidia-cuda gpu-chip=sm_80"
