@@ -142,7 +142,13 @@ def compile_bundle(settings) -> CompiledBundle:
         # The record names the libraries the lowered host code calls (its mgpu* functions say which).
         libraries = libraries_used(lowered.runtime_functions, plan.offload_kind)
         record = make_record(
-            plan, images, options.device_debug, libraries, options.sanitizers, options.sanitize_keep_going
+            plan,
+            images,
+            options.device_debug,
+            libraries,
+            options.sanitizers,
+            options.sanitize_keep_going,
+            lowered.sparse_tensor_runtime,
         )
         offload_images = package(images, plan, record)
     with stage("annotate"):
@@ -264,6 +270,7 @@ def make_record(
     libraries: tuple[str, ...] = (),
     sanitize: tuple[str, ...] = (),
     sanitize_keep_going: bool = False,
+    sparse_tensor_runtime: str = "",
 ):
     from offload.packager.bundle import BundleRecord
 
@@ -278,6 +285,7 @@ def make_record(
         libraries,
         sanitize,
         sanitize_keep_going,
+        sparse_tensor_runtime,
     )
 
 

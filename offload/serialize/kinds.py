@@ -16,8 +16,16 @@ from offload.formats.vendors import CUDA, HIP, Vendor
 from offload.options import CompileOptions, compile_option
 from offload.serialize.libraries import find_libdevice, find_rocm_device_libs
 
-# Device-side lowering shared by both kinds, run inside every gpu.module before the GPU conversion.
-COMMON_LOWERING = ("convert-vector-to-scf", "convert-scf-to-cf", "expand-strided-metadata", "lower-affine")
+# Device-side lowering shared by both kinds, run inside every gpu.module before the GPU conversion. The GPU
+# conversions lower vector ops but not 1-D transfers (convert-vector-to-llvm's own patterns do, as upstream's
+# RUN lines run it over gpu.modules).
+COMMON_LOWERING = (
+    "convert-vector-to-scf",
+    "convert-scf-to-cf",
+    "expand-strided-metadata",
+    "lower-affine",
+    "convert-vector-to-llvm",
+)
 COMMON_CLEANUP = ("canonicalize", "cse", "reconcile-unrealized-casts")
 
 # Module flag behaviours (llvm/IR/Module.h): Error = 1, Override = 4, Max = 7.

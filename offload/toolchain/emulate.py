@@ -558,6 +558,10 @@ def link_emulated(
     clang, dry_run, verbose = options.clang, options.dry_run, options.verbose
     import shlex
 
+    from offload.formats.sparse_tensor_runtime import refuse_unlinked
+
+    refuse_unlinked(bundles, inputs, shown)
+
     import click
 
     from offload.fsutil import check_outputs

@@ -224,6 +224,9 @@ def plan_link(bundles, inputs: list[str], output: str, options: LinkOptions = DE
         record, images = read_bundle_record(read_input(bundles), bundles)
         inputs = [bundles, *inputs]
         bundles = [LinkBundle(bundles, record, images)]
+    from offload.formats.sparse_tensor_runtime import refuse_unlinked
+
+    refuse_unlinked(bundles, inputs)
     first = bundles[0]
     for other in bundles[1:]:
         if other.record.profile != first.record.profile:
