@@ -92,11 +92,13 @@ def find_device_lto(profile, arch: str, cuda_root: str | None) -> DeviceLto | No
     profile records the level, opt and llc of our LLVM major exist, and a clang of the profile's major
     names the PTX feature. None otherwise (the in-process code generation then makes the cubin)."""
     from offload.compiler.about import LLVM_MAJOR
-    from offload.serialize.optimizer import find_llvm_tool
+    from offload.serialize.optimizer import IN_PROCESS, OPT_ENVIRONMENT, find_llvm_tool
     from offload.toolchain.tools import find_target_clang
 
     level = profile.cuda.get("device_lto_opt_level")
     if level is None or cuda_root is None or profile.llvm_major != LLVM_MAJOR:
+        return None
+    if os.environ.get(OPT_ENVIRONMENT) == IN_PROCESS:  # the user asked for no LLVM tools
         return None
     opt, llc = find_llvm_tool("opt", LLVM_MAJOR), find_llvm_tool("llc", LLVM_MAJOR)
     if opt is None or llc is None:
