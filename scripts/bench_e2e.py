@@ -164,7 +164,12 @@ class Build:
         }
         self.offload = [sys.executable, "-m", "offload"]
 
-    def ours_compile(self, cache: bool, *extra: str) -> list[str]:
+    @property
+    def native(self) -> bool:
+        """Whether our bundle holds cubins (compile --device-image=cubin: the device link ran at compile)."""
+        return "--device-image=cubin" in self.our_flags
+
+    def ours_compile(self, cache: bool, *extra: str, output: Path | None = None) -> list[str]:
         return [
             *self.offload,
             "compile",
@@ -175,14 +180,14 @@ class Build:
             *self.our_flags,
             *extra,
             "-o",
-            str(self.work / "bench.offload.bc"),
+            str(output or self.work / "bench.offload.bc"),
         ]
 
-    def ours_link(self, *extra: str) -> list[str]:
+    def ours_link(self, *extra: str, bundle: Path | None = None) -> list[str]:
         return [
             *self.offload,
             "link",
-            str(self.work / "bench.offload.bc"),
+            str(bundle or self.work / "bench.offload.bc"),
             "--cuda-path",
             self.cuda,
             *self.our_link_flags,
@@ -260,14 +265,17 @@ def compile_stages(build: Build) -> dict[str, tuple[float, float]]:
             words = times.replace("(", "").split()  # ["12.3", "ms", "CPU", "10.1", "ms)"]
             wall, cpu = stages.get(name, (0.0, 0.0))
             stages[name] = (wall + float(words[0]) / 1000, cpu + float(words[3]) / 1000)
+    # codegen (the device link at compile, with --device-image=cubin) runs inside the device stage.
+    nested = {f"  of which {name}": stages.pop(name) for name in NESTED_STAGES if name in stages}
     stages["(start-up, imports, reading, writing)"] = (
         elapsed - sum(w for w, _ in stages.values()),
         cpu_total - sum(c for _, c in stages.values()),
     )
-    return stages
+    return {**stages, **nested}
 
 
 STAGE_LINE = "mlir-offload: stage "
+NESTED_STAGES = ("codegen",)  # compile -v stages timed inside another
 
 
 def our_link_command(build: Build, *extra: str) -> tuple[list[str], dict]:
@@ -319,6 +327,8 @@ def driver_stages(
 def ptxas_alone(build: Build) -> dict[str, tuple[float, float | None]]:
     """What ptxas alone costs in our link: ptxas -O3 (one thread) run and timed by itself on the PTX of each
     arch that our link's device LTO hands it (kept with -save-temps, which runs LTO unpartitioned)."""
+    if build.native:  # ptxas ran in the compile (its codegen stage), not in the link
+        return {}
     folder = build.work / "ptxas-alone"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir()
@@ -364,13 +374,19 @@ def sass_comparison(build: Build) -> list[str]:
     for folder in (ours_folder, theirs_folder):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir()
-    command, environment = our_link_command(build, "-save-temps")
-    timed([*command[:-2], "-o", str(ours_folder / "app")], environment, ours_folder)
+    if build.native:  # the PTX our compile's device link assembled (-save-temps keeps it), linked as timed
+        bundle = ours_folder / "bench.offload.bc"
+        timed(build.ours_compile(False, "-save-temps", output=bundle), build.environment, ours_folder)
+        timed([*build.ours_link(bundle=bundle)[:-2], "-o", str(ours_folder / "app")], build.environment)
+    else:
+        command, environment = our_link_command(build, "-save-temps")
+        timed([*command[:-2], "-o", str(ours_folder / "app")], environment, ours_folder)
     timed([*build.clang_compile("-save-temps")[:-2], "-o", str(theirs_folder / "bench.o")], None, theirs_folder)
     lines = []
     worse_total = 0
     for arch in build.archs:
-        ours = ptxas_report(ours_folder / f"app.nvptx64.{arch}.s", arch, ptxas)
+        our_ptx = f"bench.2-native.{arch}.ptx" if build.native else f"app.nvptx64.{arch}.s"
+        ours = ptxas_report(ours_folder / our_ptx, arch, ptxas)
         theirs = ptxas_report(next(theirs_folder.glob(f"*-cuda-nvptx64-nvidia-cuda-{arch}.s")), arch, ptxas)
         worse = [
             k
