@@ -97,7 +97,8 @@ def compile_device(
         built = map_threads(serialize_image, [work[i] for i in missing], jobs)
     if codegen is not None and built:
         with stage("codegen"):
-            built = [codegen(image) for image in built]
+            # The target's device link runs in processes of its own (opt, llc, ptxas): the archs side by side.
+            built = map_threads(codegen, built, jobs) if codegen.device_lto else [codegen(image) for image in built]
     built_by_index = dict(zip(missing, built, strict=True))
     if cache:
         cache.store({keys[i]: built_by_index[i] for i in missing})
