@@ -14,6 +14,7 @@ generation (offload.compiler.native.bitcode_to_cubin) makes the cubin instead.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -37,12 +38,10 @@ class DeviceLto:
 
     def identity(self) -> list[str]:
         """What the cubin depends on beyond the image and ptxas (the device-image cache key's part)."""
-        from offload.toolchain.tools import tool_version
-
         return [
             f"device lto<O{self.opt_level}> {self.ptx_feature} ptxas {' '.join(self.ptxas_flags)}",
-            f"opt {tool_version(self.opt, 'LLVM')}",
-            f"llc {tool_version(self.llc, 'LLVM')}",
+            f"opt {_llvm_version(self.opt)}",
+            f"llc {_llvm_version(self.llc)}",
         ]
 
     def ptx(self, bitcode: bytes, arch: str, opt_level: int) -> str:
@@ -92,20 +91,39 @@ def find_device_lto(profile, arch: str, cuda_root: str | None) -> DeviceLto | No
     profile records the level, opt and llc of our LLVM major exist, and a clang of the profile's major
     names the PTX feature. None otherwise (the in-process code generation then makes the cubin)."""
     from offload.compiler.about import LLVM_MAJOR
-    from offload.serialize.optimizer import IN_PROCESS, OPT_ENVIRONMENT, find_llvm_tool
-    from offload.toolchain.tools import find_target_clang
+    from offload.serialize.optimizer import IN_PROCESS, OPT_ENVIRONMENT
 
     level = profile.cuda.get("device_lto_opt_level")
     if level is None or cuda_root is None or profile.llvm_major != LLVM_MAJOR:
         return None
     if os.environ.get(OPT_ENVIRONMENT) == IN_PROCESS:  # the user asked for no LLVM tools
         return None
+    tools = _tools(profile.clang_major)
+    if tools is None:
+        return None
+    opt, llc, clang = tools
+    feature = driver_ptx_feature(clang, arch, cuda_root)
+    return DeviceLto(opt, llc, int(level), feature) if feature else None
+
+
+@functools.cache
+def _llvm_version(tool: str) -> str | None:
+    from offload.toolchain.tools import tool_version
+
+    return tool_version(tool, "LLVM")
+
+
+@functools.cache
+def _tools(clang_major: int) -> tuple[str, str, str] | None:
+    """opt and llc of our LLVM major and a clang of `clang_major`, looked up once per process (each arch asks)."""
+    from offload.compiler.about import LLVM_MAJOR
+    from offload.serialize.optimizer import find_llvm_tool
+    from offload.toolchain.tools import find_target_clang
+
     opt, llc = find_llvm_tool("opt", LLVM_MAJOR), find_llvm_tool("llc", LLVM_MAJOR)
     if opt is None or llc is None:
         return None
     try:
-        clang = find_target_clang(None, profile.clang_major)
+        return opt, llc, find_target_clang(None, clang_major).path
     except OffloadError:
         return None
-    feature = driver_ptx_feature(clang.path, arch, cuda_root)
-    return DeviceLto(opt, llc, int(level), feature) if feature else None
