@@ -108,11 +108,14 @@ def test_ptx_feature_is_the_one_the_target_driver_gives_its_device_link(tmp_path
     clang = tmp_path / "clang"
     clang.write_text(
         "#!/bin/sh\n"
+        "echo 'Debian clang version 22.1.8 (++20250101)' >&2\n"
         'echo \' "/usr/lib/llvm-22/bin/clang-nvlink-wrapper" "-o" "a.out" "-arch" "sm_80" '
         '"--plugin-opt=-mattr=+ptx88" "-L/usr/lib/llvm-22/lib"\' >&2\n'
     )
     clang.chmod(0o755)
     assert driver_ptx_feature(str(clang), "sm_80", "/usr/local/cuda") == "+ptx88"
+    assert driver_ptx_feature(str(clang), "sm_80", "/usr/local/cuda", 22) == "+ptx88"
+    assert driver_ptx_feature(str(clang), "sm_80", "/usr/local/cuda", 21) is None  # another clang's choice
     clang.write_text("#!/bin/sh\necho 'clang: error: unsupported' >&2\nexit 1\n")
     assert driver_ptx_feature(str(clang), "sm_80", "/usr/local/cuda") is None
     assert driver_ptx_feature(str(tmp_path / "missing"), "sm_80", "/usr/local/cuda") is None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 
@@ -67,13 +68,14 @@ def _run(command: list[str], what: str) -> bytes:
     return done.stdout
 
 
-# The feature clang's driver passes its nvlink wrapper ("--plugin-opt=-mattr=+ptx88").
+# The feature clang's driver passes its nvlink wrapper ("--plugin-opt=-mattr=+ptx88"), and its version line.
 _PTX_FEATURE = re.compile(r'"--plugin-opt=-mattr=(\+ptx[0-9]+)"')
+_CLANG_VERSION = re.compile(r"clang version ([0-9]+)\.")
 
 
-def driver_ptx_feature(clang: str, arch: str, cuda_root: str) -> str | None:
+def driver_ptx_feature(clang: str, arch: str, cuda_root: str, major: int | None = None) -> str | None:
     """The +ptxNN feature `clang` gives the device link of `arch` with the toolkit at `cuda_root` (its
-    `-###` of an NVPTX link; the input only has to exist)."""
+    `-###` of an NVPTX link; the input only has to exist), if that clang is of `major` (its -### says)."""
     with temporary_folder("mlir-offload-device-lto-") as tmp:
         empty = os.path.join(tmp, "empty.o")
         open(empty, "wb").close()
@@ -82,6 +84,9 @@ def driver_ptx_feature(clang: str, arch: str, cuda_root: str) -> str | None:
             done = subprocess.run(command, capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired):
             return None
+    version = _CLANG_VERSION.search(done.stderr)
+    if major is not None and (version is None or int(version.group(1)) != major):
+        return None
     found = _PTX_FEATURE.search(done.stderr)
     return found.group(1) if found else None
 
@@ -89,21 +94,26 @@ def driver_ptx_feature(clang: str, arch: str, cuda_root: str) -> str | None:
 def find_device_lto(profile, arch: str, cuda_root: str | None) -> DeviceLto | None:
     """The target's device link for `arch`, where this machine can run it as the target would: the
     profile records the level, opt and llc of our LLVM major exist, and a clang of the profile's major
-    names the PTX feature. None otherwise (the in-process code generation then makes the cubin)."""
+    (the link's clang discovery order) names the PTX feature. None otherwise (the in-process code
+    generation then makes the cubin). One process per arch: the clang's -###, which also gives its version."""
     from offload.compiler.about import LLVM_MAJOR
     from offload.serialize.optimizer import IN_PROCESS, OPT_ENVIRONMENT
+    from offload.toolchain.tools import clang_candidates
 
     level = profile.cuda.get("device_lto_opt_level")
     if level is None or cuda_root is None or profile.llvm_major != LLVM_MAJOR:
         return None
     if os.environ.get(OPT_ENVIRONMENT) == IN_PROCESS:  # the user asked for no LLVM tools
         return None
-    tools = _tools(profile.clang_major)
-    if tools is None:
+    opt, llc = _llvm_tool("opt"), _llvm_tool("llc")
+    if opt is None or llc is None:
         return None
-    opt, llc, clang = tools
-    feature = driver_ptx_feature(clang, arch, cuda_root)
-    return DeviceLto(opt, llc, int(level), feature) if feature else None
+    for candidate in clang_candidates(profile.clang_major):
+        clang = shutil.which(candidate)
+        feature = clang and driver_ptx_feature(clang, arch, cuda_root, profile.clang_major)
+        if feature:
+            return DeviceLto(opt, llc, int(level), feature)
+    return None
 
 
 @functools.cache
@@ -114,16 +124,14 @@ def _llvm_version(tool: str) -> str | None:
 
 
 @functools.cache
-def _tools(clang_major: int) -> tuple[str, str, str] | None:
-    """opt and llc of our LLVM major and a clang of `clang_major`, looked up once per process (each arch asks)."""
+def _llvm_tool(tool: str) -> str | None:
+    """An LLVM tool of our major: a versioned name (Debian's opt-22, /usr/lib/llvm-22/bin/opt) is taken as
+    it says, a plain one only if its --version says so (once per process: each arch asks)."""
     from offload.compiler.about import LLVM_MAJOR
-    from offload.serialize.optimizer import find_llvm_tool
-    from offload.toolchain.tools import find_target_clang
+    from offload.serialize.optimizer import llvm_tool_names
 
-    opt, llc = find_llvm_tool("opt", LLVM_MAJOR), find_llvm_tool("llc", LLVM_MAJOR)
-    if opt is None or llc is None:
-        return None
-    try:
-        return opt, llc, find_target_clang(None, clang_major).path
-    except OffloadError:
-        return None
+    for name in llvm_tool_names(tool, LLVM_MAJOR):
+        path = shutil.which(name)
+        if path and (name != tool or (_llvm_version(path) or "").split(".")[0] == str(LLVM_MAJOR)):
+            return path
+    return None
