@@ -142,3 +142,24 @@ def test_device_lto_ptx_is_the_device_links(tmp_path):
     ours = (tmp_path / "few.2-native.sm_80.ptx").read_text()
     assert ours == (link / "app.nvptx64.sm_80.s").read_text() and ".entry kernel_5" in ours
     assert (tmp_path / "few.2-native.sm_80.cubin").read_bytes() == (link / "app.nvptx64.sm_80.cubin").read_bytes()
+
+
+def test_cached_cubin_is_the_same_bundle_with_no_device_link(tmp_path):
+    """The device-image cache keeps the device link's cubin: a warm compile runs neither opt's LTO, llc nor
+    ptxas, and writes the same bundle."""
+    for tool in ("clang-22", "opt-22", "llc-22"):
+        require_tool(tool, 22)
+    require_tool("ptxas")
+    (tmp_path / "few.mlir").write_text(many_kernels(3))
+    env = dict(os.environ, MLIR_OFFLOAD_CACHE_DIR=str(tmp_path / "cache"))
+    logs = []
+    for name in ("cold", "warm"):
+        done = run_cli(
+            "compile", "few.mlir", "--offload-arch", "sm_80", "--device-image=cubin", "-o", f"{name}.bc", "-v",
+            cwd=tmp_path, env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        logs.append(done.stderr)
+    assert "-passes=lto<O2>" in logs[0] and "ptxas" in logs[0]
+    assert "-passes=lto<O2>" not in logs[1] and "llc-22" not in logs[1] and "ptxas -c" not in logs[1]
+    assert (tmp_path / "cold.bc").read_bytes() == (tmp_path / "warm.bc").read_bytes()
