@@ -30,7 +30,7 @@ def test_the_llvm_major_is_the_bindings_and_llvmlites():
 
     import llvmlite.binding as llvm
 
-    from offload.compiler.about import LLVM_MAJOR, MLIR_BINDINGS_DISTRIBUTION
+    from offload.about import LLVM_MAJOR, MLIR_BINDINGS_DISTRIBUTION
 
     assert llvm.llvm_version_info[0] == LLVM_MAJOR
     assert int(metadata.version(MLIR_BINDINGS_DISTRIBUTION).split(".")[0]) == LLVM_MAJOR
@@ -96,7 +96,7 @@ def test_bitcode_images_get_the_pre_link_pipeline_native_ones_the_whole(logging_
     assert "-passes=internalize,globaldce,default<O2>" in log.read_text()
     assert "-mcpu=sm_80" in log.read_text()
     log.unlink()
-    # A cubin is the target's device link of the bitcode image (offload/compiler/device_lto.py): the pre-link
+    # A cubin is the target's device link of the bitcode image (offload/serialize/device_lto.py): the pre-link
     # pipeline here, the device LTO's own after it (by LLVM's tools) where this machine has them.
     done = run_cli(
         "compile", SAXPY, "--offload-arch", "sm_80", "--device-image=cubin", "-o", "c.bc", "-v", env=env, cwd=tmp_path

@@ -27,7 +27,7 @@ def refusal(op_name: str) -> str | None:
 
 
 def check_emulatable(program) -> None:
-    """Refuse the first device op of `program` (an offload.compiler.frontend.Program) that cannot be emulated.
+    """Refuse the first device op of `program` (an offload.mlir.frontend.Program) that cannot be emulated.
     Inline assembly is not judged here: by now it may be MLIR's own (convert-nvgpu-to-nvvm writes mma.sp.sync
     as inline PTX), which the emulator's pass recognizes; the user's was refused by check_device_source."""
     for module in program.gpu_modules():
@@ -56,7 +56,7 @@ def check_device_source(module, path: str) -> None:
 def _refuse_first(root, path: str, skip: tuple[str, ...] = ()) -> None:
     import mlir.ir as ir
 
-    from offload.compiler.frontend import location_of
+    from offload.mlir.frontend import location_of
 
     found = []
 

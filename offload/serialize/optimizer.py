@@ -9,7 +9,7 @@ LinkOnlyNeeded), and a crash of LLVM on some input is an exit status. Without th
 forked children. MLIR_OFFLOAD_OPT names another opt, or `llvmlite` for the in-process stages.
 
 An image codegen turns into native code here (PTX, portable; a cubin without the target's device link
-tools, offload/compiler/device_lto.py) gets the whole `default<On>`; a CUDA cubin made by the target's device
+tools, offload/serialize/device_lto.py) gets the whole `default<On>`; a CUDA cubin made by the target's device
 link run here gets what a bitcode image gets, then that link's `lto<O2>`. An image
 the target clang LTO-links (a bitcode image) is optimized there: its device LTO runs the whole LTO pipeline
 on it, whatever ran here. For CUDA it gets here only what must happen before (the target kind's
@@ -26,7 +26,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from offload.compiler.about import LLVM_MAJOR
+from offload.about import LLVM_MAJOR
 from offload.errors import OffloadError
 from offload.packager.bitcode_ident import bitcode_module, bitcode_producer
 from offload.toolchain.tools import tool_version

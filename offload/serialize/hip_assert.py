@@ -5,7 +5,7 @@ through ockl's printf, then trap, which ends the kernel with an error the host's
 
 from __future__ import annotations
 
-from offload.compiler.frontend import location_of
+from offload.mlir.frontend import location_of
 
 # HIP's __assert_fail format (hip/amd_detail/amd_device_functions.h).
 ASSERT_FORMAT = "{file}:{line}: {function}: Device-side assertion `{message}' failed.\n"

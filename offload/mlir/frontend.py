@@ -8,10 +8,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from offload.compiler.wmma_workarounds import finish_transposed_writes, mark_transposed_writes, runs_vector_to_gpu
 from offload.errors import Location, OffloadError
 from offload.fsutil import read_input, refuse_endless_device, same_file
 from offload.interrupts import called_from_native
+from offload.mlir.wmma_workarounds import finish_transposed_writes, mark_transposed_writes, runs_vector_to_gpu
 
 
 @dataclass
@@ -157,14 +157,14 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
             "the input is empty: expected an MLIR module with gpu.module or gpu.launch", Location(str(path))
         )
     if data.startswith(MLIR_BYTECODE_MAGIC):
-        from offload.serialize.processes import call_forked
+        from offload.processes import call_forked
 
         # MLIR's bytecode reader trusts its input: a first reading in a child turns a crash into one error.
         call_forked(lambda raw: _read_bytecode(ir, raw, str(path)), data, f"'{path}': cannot read MLIR bytecode")
     else:
         check_nesting(data, str(path))
     if pass_pipeline:
-        from offload.serialize.processes import call_forked
+        from offload.processes import call_forked
 
         # In a child: a pass crashing on the input is one error line. The result comes back as bytecode,
         # which keeps the source locations.

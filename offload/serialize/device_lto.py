@@ -9,7 +9,7 @@ then `ptxas -m64 -c -O3`. Here the same image (NVVM reflect only, as for a bitco
 opt and llc of our LLVM major, in processes of their own, and the same ptxas (measured with clang 22.1.8,
 CUDA 13.0: the PTX and the cubin are byte-identical to the link's; tests/test_device_lto_cubin.py).
 Without those tools, or a clang of the profile's major to ask for the feature, the in-process code
-generation (offload.compiler.native.bitcode_to_cubin) makes the cubin instead.
+generation (offload.serialize.native) makes the cubin instead.
 """
 
 from __future__ import annotations
@@ -21,9 +21,12 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from offload.compiler import trace
+from offload import trace
+from offload.about import LLVM_MAJOR
 from offload.errors import OffloadError
 from offload.interrupts import temporary_folder
+from offload.serialize.optimizer import IN_PROCESS, OPT_ENVIRONMENT, llvm_tool_names
+from offload.toolchain.tools import clang_candidates, tool_version
 
 
 @dataclass(frozen=True)
@@ -96,9 +99,6 @@ def find_device_lto(profile, arch: str, cuda_root: str | None) -> DeviceLto | No
     profile records the level, opt and llc of our LLVM major exist, and a clang of the profile's major
     (the link's clang discovery order) names the PTX feature. None otherwise (the in-process code
     generation then makes the cubin). One process per arch: the clang's -###, which also gives its version."""
-    from offload.compiler.about import LLVM_MAJOR
-    from offload.serialize.optimizer import IN_PROCESS, OPT_ENVIRONMENT
-    from offload.toolchain.tools import clang_candidates
 
     level = profile.cuda.get("device_lto_opt_level")
     if level is None or cuda_root is None or profile.llvm_major != LLVM_MAJOR:
@@ -118,8 +118,6 @@ def find_device_lto(profile, arch: str, cuda_root: str | None) -> DeviceLto | No
 
 @functools.cache
 def _llvm_version(tool: str) -> str | None:
-    from offload.toolchain.tools import tool_version
-
     return tool_version(tool, "LLVM")
 
 
@@ -127,9 +125,6 @@ def _llvm_version(tool: str) -> str | None:
 def _llvm_tool(tool: str) -> str | None:
     """An LLVM tool of our major: a versioned name (Debian's opt-22, /usr/lib/llvm-22/bin/opt) is taken as
     it says, a plain one only if its --version says so (once per process: each arch asks)."""
-    from offload.compiler.about import LLVM_MAJOR
-    from offload.serialize.optimizer import llvm_tool_names
-
     for name in llvm_tool_names(tool, LLVM_MAJOR):
         path = shutil.which(name)
         if path and (name != tool or (_llvm_version(path) or "").split(".")[0] == str(LLVM_MAJOR)):
