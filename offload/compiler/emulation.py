@@ -2,9 +2,9 @@
 the hardware's meaning, each refused with one located line naming the op, before any work.
 
 The table is data: an op-name prefix -> why. The user's own inline assembly cannot be emulated (the few
-PTX idioms inside libdevice and MLIR's own lowerings are, by the emulator's pass); the others are
-Hopper-and-later hardware units the emulator does not model yet (warpgroup MMA, ...). mbarriers, TMA
-tensor copies and clusters are emulated (offload/data/emulator/hopper.h, cluster.h)."""
+PTX idioms inside libdevice and MLIR's own lowerings are, by the emulator's pass); Blackwell's tensor
+cores are not modelled. Hopper's units (mbarriers, TMA and bulk copies, wgmma, stmatrix, setmaxnreg,
+clusters) are emulated (offload/data/emulator/hopper.h, wgmma.h, cluster.h)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from offload.errors import OffloadError
 
 REFUSED_PREFIXES = (
     ("llvm.inline_asm", "inline assembly"),
-    ("nvvm.setmaxregister", "Hopper's register reallocation"),
     ("nvvm.tcgen05.", "Blackwell's tensor core generation 5"),
-    ("nvvm.stmatrix", "Hopper's stmatrix"),
 )
 
 

@@ -12,6 +12,7 @@ from offload.errors import Location, OffloadError
 from offload.fsutil import read_input, refuse_endless_device, same_file
 from offload.interrupts import called_from_native
 from offload.mlir.wmma_workarounds import finish_transposed_writes, mark_transposed_writes, runs_vector_to_gpu
+from offload.options import compile_option
 
 
 @dataclass
@@ -137,7 +138,8 @@ STDIN_NAME = "<stdin>"  # how errors name it
 def load_program(path: str, pass_pipeline: str | None = None, check_source=None) -> Program:
     """Parse `path` (MLIR text or bytecode; `-` reads standard input), run the user's `pass_pipeline`
     (mlir-opt syntax, e.g. `builtin.module(convert-linalg-to-loops)`) if any, call `check_source(module,
-    path)` if given, and outline its gpu.launch bodies (gpu-kernel-outlining)."""
+    path)` if given (on the program as written, before the pipeline), and outline its gpu.launch bodies
+    (gpu-kernel-outlining)."""
     ir, passmanager = import_mlir()
 
     if isinstance(path, SourceText):
@@ -163,6 +165,8 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
         call_forked(lambda raw: _read_bytecode(ir, raw, str(path)), data, f"'{path}': cannot read MLIR bytecode")
     else:
         check_nesting(data, str(path))
+    if pass_pipeline and check_source is not None:
+        _check_as_written(ir, data, str(path), check_source)
     if pass_pipeline:
         from offload.processes import call_forked
 
@@ -192,7 +196,7 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
         else:  # MLIR takes UTF-8 file names only: parse the bytes already read (locations name the input)
             module = run_mlir(lambda: ir.Module.parse(data, context), path)
         drop_transform_schedules(module, ir)
-        if check_source is not None:
+        if check_source is not None and not pass_pipeline:  # else checked as written, before the pipeline
             check_source(module, str(path))
         written = {_symbol_name(op) for op in child_ops(module.operation, ir) if op.name == "gpu.module"}
         mark_launch_reductions_uniform(module, ir)
@@ -201,6 +205,17 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
         name_outlined_kernels_after_their_modules(module, written)
         add_empty_device_module_for_host_only(module, ir)
     return Program(path=str(path), context=context, module=module, diagnostics=diagnostics)
+
+
+def _check_as_written(ir, data: bytes, path: str, check_source) -> None:
+    """`check_source` on the program before the user's pass pipeline, whose passes may lower ops to what
+    the check refuses from a user (convert-nvgpu-to-nvvm writes inline PTX)."""
+    context = ir.Context()
+    context.enable_multithreading(False)
+    context.attach_diagnostic_handler(called_from_native(lambda _: True))
+    with context:
+        module = run_mlir(lambda: ir.Module.parse(data, context), path)
+        check_source(module, path)
 
 
 HOST_ONLY_DEVICE_MODULE = "mlir_offload_host_only"
@@ -274,8 +289,11 @@ def refuse_pipeline_writing_over(pipeline: str | None, protected) -> None:
         for path in protected:
             if value and value != "-" and path and path != "-" and same_file(value, path):
                 raise OffloadError(
-                    f"--pass-pipeline: the option value '{value}' names '{path}', which a pass "
-                    "would write over: name another file"
+                    (
+                        compile_option("pass_pipeline"),
+                        f": the option value '{value}' names '{path}', which a pass would write over: name "
+                        "another file",
+                    )
                 )
 
 
@@ -299,7 +317,7 @@ def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> bytes:
             lines = [line.strip() for line in str(error).splitlines()[:1] if line.strip()]
             lines += [line.strip() for line in printed().splitlines() if line.strip()][:1]
             detail = " ".join(lines[:2]).removeprefix("MLIR Textual PassPipeline Parser:").strip(" :")
-            raise OffloadError(f"--pass-pipeline: {detail or 'cannot parse the pipeline'}")
+            raise OffloadError((compile_option("pass_pipeline"), f": {detail or 'cannot parse the pipeline'}"))
         vector_to_gpu = runs_vector_to_gpu(pipeline)
         if vector_to_gpu:
             mark_transposed_writes(module, ir)

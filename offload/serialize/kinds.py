@@ -13,7 +13,7 @@ from offload import trace
 from offload.errors import OffloadError
 from offload.formats.targets import Target
 from offload.formats.vendors import CUDA, HIP, Vendor
-from offload.options import CompileOptions
+from offload.options import CompileOptions, compile_option
 from offload.serialize.libraries import find_libdevice, find_rocm_device_libs
 
 # Device-side lowering shared by both kinds, run inside every gpu.module before the GPU conversion.
@@ -141,9 +141,12 @@ def _rocdl_libraries(target: Target, options, needs_library: bool) -> LibraryPla
     missing = [n for n in names if not (folder / n).is_file()]
     if missing:
         raise OffloadError(
-            f"the ROCm device libraries in '{folder}' lack {', '.join(missing)} needed for "
-            f"{target.arch}; fix: point --rocm-device-lib-path or ROCM_PATH at device libraries "
-            "that support this GPU"
+            (
+                f"the ROCm device libraries in '{folder}' lack {', '.join(missing)} needed for {target.arch}; fix: "
+                "point ",
+                compile_option("rocm_device_lib_path"),
+                " or ROCM_PATH at device libraries that support this GPU",
+            )
         )
     return LibraryPlan(
         files=tuple(str(folder / n) for n in names),

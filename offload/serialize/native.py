@@ -16,21 +16,20 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from offload import trace
 from offload.about import LLVM_MAJOR
 from offload.errors import OffloadError
-from offload.formats.targets import parse_offload_arch
+from offload.formats.targets import Target, parse_offload_arch
 from offload.formats.toolkit_archs import unbuildable_arch
 from offload.formats.vendors import CUDA, HIP, Vendor, vendor_for, vendor_of_triple
 from offload.interrupts import temporary_folder
-from offload.options import DEFAULT_OPT_LEVEL
+from offload.options import DEFAULT_OPT_LEVEL, compile_option
 from offload.packager import ImageKind, read_offload_images
 from offload.serialize.codegen import emit_assembly, emit_object, find_llc
-from offload.serialize.images import NativeCode
+from offload.serialize.images import DeviceImage, NativeCode
 from offload.serialize.llvmlite_backend import fresh_context
 from offload.toolchain.tools import find_cuda, tool_version
 
@@ -48,13 +47,16 @@ def find_ptxas(cuda_path: str | None = None) -> str:
     path = (cuda.ptxas if cuda else None) or shutil.which("ptxas")
     if path is None:
         raise OffloadError(
-            "cubin device images need ptxas from the CUDA toolkit: install it or pass "
-            "--cuda-path (or use --device-image=bitcode)"
+            (
+                "cubin device images need ptxas from the CUDA toolkit: install it or set CUDA_PATH (or use ",
+                compile_option("device_image", "bitcode", joined=True),
+                ")",
+            )
         )
     return path
 
 
-def check_toolkit_archs(archs, runs_ptxas: bool, cuda_path: str | None = None) -> None:
+def check_toolkit_archs(archs: Iterable[str], runs_ptxas: bool, cuda_path: str | None = None) -> None:
     """CUDA `archs` the local toolkit cannot build: refused where ptxas runs here (`runs_ptxas`), else
     (bitcode images, assembled at the target's link) a warning, as the target may have another toolkit."""
     import click
@@ -66,8 +68,11 @@ def check_toolkit_archs(archs, runs_ptxas: bool, cuda_path: str | None = None) -
         why = unbuildable_arch(arch, cuda.version)
         if why and runs_ptxas:
             raise OffloadError(
-                f"{why} (the toolkit at {cuda.root}): compile for an arch in that range, or use "
-                "--device-image=bitcode to leave ptxas to the target's toolkit"
+                (
+                    f"{why} (the toolkit at {cuda.root}): compile for an arch in that range, or use ",
+                    compile_option("device_image", "bitcode", joined=True),
+                    " to leave ptxas to the target's toolkit",
+                )
             )
         if why:
             click.echo(
@@ -111,7 +116,7 @@ def run_ptxas(
             return PtxasRun(f.read(), done.stderr + done.stdout if verbose else "")
 
 
-def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[bytes, str]:
+def bitcode_to_cubin(bitcode: bytes, target: Target, opt_level: int, ptxas: Callable[[], str]) -> tuple[bytes, str]:
     """NVPTX bitcode image -> (relocatable cubin, its PTX); `ptxas()` finds ptxas. The PTX comes from the
     device side's one NVPTX code generator (offload.serialize.emit_assembly)."""
     ptx = emit_assembly(bitcode, target, opt_level)
@@ -119,7 +124,7 @@ def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[byt
 
 
 def bitcode_to_amdgpu_object(
-    bitcode: bytes, target, opt_level: int = DEFAULT_OPT_LEVEL, ptxas=None
+    bitcode: bytes, target: Target, opt_level: int = DEFAULT_OPT_LEVEL, ptxas: Callable[[], str] | None = None
 ) -> tuple[bytes, None]:
     """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
     device side's emitter (which knows that inline asm needs llc)."""
@@ -127,12 +132,12 @@ def bitcode_to_amdgpu_object(
 
 
 # (bitcode, target, opt level, ptxas finder) -> (native image bytes, its PTX or None)
-CodegenHook = Callable[[bytes, Any, int, Any], tuple[bytes, "str | None"]]
+CodegenHook = Callable[[bytes, Target, int, Callable[[], str]], tuple[bytes, "str | None"]]
 # Each vendor's codegen hook: the function making its native image (vendor.native_image) from bitcode.
 CODEGEN_HOOKS: dict[Vendor, CodegenHook] = {CUDA: bitcode_to_cubin, HIP: bitcode_to_amdgpu_object}
 
 
-def native_code(bitcode: bytes, target, opt_level: int, ptxas) -> NativeCode:
+def native_code(bitcode: bytes, target: Target, opt_level: int, ptxas: Callable[[], str]) -> NativeCode:
     """The vendor's codegen hook (offload/formats/vendors.py) on one image's bitcode."""
     vendor = vendor_for(target.offload_kind)
     data, ptx = CODEGEN_HOOKS[vendor](bitcode, target, opt_level, ptxas)
@@ -169,7 +174,7 @@ class Codegen:
         self.device_lto = dict(device_lto or {})
         self._keys: dict[str, str] = {}
 
-    def __call__(self, image):
+    def __call__(self, image: DeviceImage) -> DeviceImage:
         lto = self.device_lto.get(image.target.arch)
         if lto is None:
             return replace(image, native=native_code(image.bitcode, image.target, self.opt_level, self.ptxas))
@@ -178,7 +183,7 @@ class Codegen:
         cubin = run_ptxas(ptx, image.target.arch, self.ptxas(), self.opt_level, flags).cubin
         return replace(image, native=NativeCode(int(ImageKind.CUBIN), cubin, ptx))
 
-    def key(self, target) -> str:
+    def key(self, target: Target) -> str:
         vendor = vendor_for(target.offload_kind)
         lto = self.device_lto.get(target.arch)
         name = f"{vendor.offload_kind} {target.arch}" if lto else vendor.offload_kind

@@ -14,7 +14,7 @@ from offload.errors import OffloadError
 from offload.formats.targets import Target, check_ptx_feature
 from offload.formats.vendors import vendor_for
 from offload.mlir.frontend import Program
-from offload.options import CompileOptions
+from offload.options import CompileOptions, compile_option
 from offload.processes import ForkedCall, map_forked, map_threads, worker_count
 from offload.serialize.images import DeviceImage
 from offload.serialize.kinds import KINDS
@@ -151,7 +151,7 @@ def _preload_llvm() -> threading.Thread:
 
 def _check_options(options: CompileOptions, targets: list[Target]) -> None:
     if not targets:
-        raise OffloadError("no offload target: pass --offload-arch, e.g. sm_80 or gfx90a")
+        raise OffloadError(("no offload target: pass ", compile_option("offload_arch"), ", e.g. sm_80 or gfx90a"))
     for target in targets:
         if target.offload_kind not in KINDS:
             raise OffloadError(f"unknown offload kind '{target.offload_kind}' (valid: cuda, hip)")

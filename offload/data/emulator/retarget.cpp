@@ -64,7 +64,7 @@ const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "_
                                      "__emu_swizzle", "__emu_amd_wmma", "__emu_mbarrier_wait_parity",
                                      "__emu_mbarrier_wait_token", "__emu_mbarrier_test_wait",
                                      "__emu_mbarrier_test_wait_parity", "__emu_mma_sp", "__emu_cluster_wait",
-                                     "__emu_wgmma"};
+                                     "__emu_wgmma", "__emu_stmatrix"};
 
 [[noreturn]] void refuse(const Twine &What) {
   errs() << "mlir-offload-emulate: " << What << "\n";
@@ -528,31 +528,113 @@ Handler hopperCall(std::string Name, std::vector<unsigned> Widths, unsigned Resu
   };
 }
 
-// cp.async.bulk.tensor.{g2s,s2g}.tile.Nd: the copy at issue, coordinates in an array;
-// __emu_tma_load(shared, mbarrier, map, rank, coords) completes the load's bytes on the mbarrier.
+// An array in the function's entry block (a call site inside a loop must not grow the stack).
+AllocaInst *entryArray(IRBuilder<> &B, Type *Element, unsigned Count) {
+  Function *F = B.GetInsertBlock()->getParent();
+  IRBuilder<> Entry(&*F->getEntryBlock().getFirstInsertionPt());
+  return Entry.CreateAlloca(ArrayType::get(Element, Count));
+}
+
+// The coordinates of a tensor copy in an i32[5] array.
+Value *coordinateArray(Emulator &E, IRBuilder<> &B, ArrayRef<Value *> Coords) {
+  AllocaInst *Array = entryArray(B, E.I32, 5);
+  for (unsigned I = 0; I < Coords.size(); ++I)
+    B.CreateStore(B.CreateZExtOrTrunc(Coords[I], E.I32), B.CreateConstGEP2_32(Array->getAllocatedType(), Array, 0, I));
+  return Array;
+}
+
+// __emu_tma_load(shared, mbarrier, map, rank, coords, multicast mask, multicast): the copy at issue, its
+// bytes completed on the mbarrier (of each CTA of the mask, at the same offset, when multicast).
+void emitTmaLoad(Emulator &E, IRBuilder<> &B, Value *Shared, Value *Barrier, Value *Map, ArrayRef<Value *> Coords,
+                 Value *Mask, Value *Multicast) {
+  FunctionCallee F =
+      E.runtime("__emu_tma_load", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.Ptr, E.I32, E.Ptr, E.I32, E.I32});
+  B.CreateCall(F, {B.CreateAddrSpaceCast(Shared, E.Ptr), B.CreateAddrSpaceCast(Barrier, E.Ptr),
+                   B.CreateAddrSpaceCast(Map, E.Ptr), B.getInt32(Coords.size()), coordinateArray(E, B, Coords),
+                   B.CreateZExtOrTrunc(Mask, E.I32), B.CreateZExtOrTrunc(Multicast, E.I32)});
+}
+
+void emitTmaStore(Emulator &E, IRBuilder<> &B, Value *Shared, Value *Map, ArrayRef<Value *> Coords) {
+  FunctionCallee F = E.runtime("__emu_tma_store", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.I32, E.Ptr});
+  B.CreateCall(F, {B.CreateAddrSpaceCast(Shared, E.Ptr), B.CreateAddrSpaceCast(Map, E.Ptr),
+                   B.getInt32(Coords.size()), coordinateArray(E, B, Coords)});
+}
+
+// cp.async.bulk.tensor.{g2s,s2g}.tile.Nd intrinsics. g2s: dst, mbar, map, coords..., multicast mask, cache
+// hint, multicast flag, cache-hint flag; s2g: src, map, coords....
 Handler tensorCopy(unsigned Rank, bool Load) {
   return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
-    unsigned First = Load ? 3 : 2;  // g2s: dst, mbar, map, coords...; s2g: src, map, coords...
-    if (Load) {
-      auto *Multicast = dyn_cast<ConstantInt>(CI->getArgOperand(First + Rank + 2));
-      if (!Multicast || !Multicast->isZero())
-        refuse("multicast TMA loads (" + CI->getCalledFunction()->getName() + " with a cta mask) are not emulated");
-    }
-    AllocaInst *Coords = B.CreateAlloca(ArrayType::get(E.I32, 5));
+    unsigned First = Load ? 3 : 2;
+    SmallVector<Value *, 5> Coords;
     for (unsigned I = 0; I < Rank; ++I)
-      B.CreateStore(CI->getArgOperand(First + I), B.CreateConstGEP2_32(Coords->getAllocatedType(), Coords, 0, I));
-    Value *Shared = B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr);
-    Value *Map = B.CreateAddrSpaceCast(CI->getArgOperand(First - 1), E.Ptr);
-    if (Load) {
-      Value *Barrier = B.CreateAddrSpaceCast(CI->getArgOperand(1), E.Ptr);
-      B.CreateCall(E.runtime("__emu_tma_load", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.Ptr, E.I32, E.Ptr}),
-                   {Shared, Barrier, Map, B.getInt32(Rank), Coords});
-    } else {
-      B.CreateCall(E.runtime("__emu_tma_store", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.I32, E.Ptr}),
-                   {Shared, Map, B.getInt32(Rank), Coords});
-    }
+      Coords.push_back(CI->getArgOperand(First + I));
+    if (Load)
+      emitTmaLoad(E, B, CI->getArgOperand(0), CI->getArgOperand(1), CI->getArgOperand(2), Coords,
+                  CI->getArgOperand(First + Rank), CI->getArgOperand(First + Rank + 2));
+    else
+      emitTmaStore(E, B, CI->getArgOperand(0), CI->getArgOperand(1), Coords);
     return nullptr;
   };
+}
+
+// An inline-PTX handler that runs only where the predicate operand `Predicate` holds (MLIR 22 writes an
+// nvvm op with a `predicate` as "@$N ..." inline PTX).
+Handler predicated(unsigned Predicate, Handler Body) {
+  return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    Instruction *Then = SplitBlockAndInsertIfThen(CI->getArgOperand(Predicate), CI, false);
+    IRBuilder<> Guarded(Then);
+    Body(E, Guarded, CI);
+    return nullptr;
+  };
+}
+
+std::string collapseSpaces(StringRef Text);
+
+// The inline PTX of MLIR 22's predicated nvgpu/nvvm ops (nvvm's getPtx): mbarrier.init, tensormap
+// prefetches, TMA loads (plain and multicast) and stores, 1-5D.
+void addPredicatedHopperAsm(std::map<std::string, Handler> &T) {
+  T[collapseSpaces("@$2 mbarrier.init.shared.b64 [$0], $1;")] =
+      predicated(2, hopperCall("mbarrier_init", {32}, 0));
+  T[collapseSpaces("@$1 prefetch.tensormap [$0];")] = [](Emulator &, IRBuilder<> &, CallInst *) -> Value * {
+    return nullptr;
+  };
+  for (unsigned Rank = 1; Rank <= 5; ++Rank) {
+    std::string Load = "{", Store = "{";
+    for (unsigned I = 0; I < Rank; ++I) {
+      Load += (I ? ",$" : "$") + std::to_string(2 + I);
+      Store += (I ? ", $" : "$") + std::to_string(2 + I);
+    }
+    Load += "}";
+    Store += "}";
+    std::string D = std::to_string(Rank) + "d";
+    std::string Mbar = "$" + std::to_string(2 + Rank);
+    auto Coords = [Rank](CallInst *CI) {
+      SmallVector<Value *, 5> C;
+      for (unsigned I = 0; I < Rank; ++I)
+        C.push_back(CI->getArgOperand(2 + I));
+      return C;
+    };
+    std::string Head = "cp.async.bulk.tensor." + D + ".shared::cluster.global.mbarrier::complete_tx::bytes";
+    T[collapseSpaces("@$" + std::to_string(3 + Rank) + " " + Head + " [$0], [$1, " + Load + " ], [" + Mbar + "];")] =
+        predicated(3 + Rank, [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+          emitTmaLoad(E, B, CI->getArgOperand(0), CI->getArgOperand(2 + Rank), CI->getArgOperand(1), Coords(CI),
+                      B.getInt32(0), B.getInt32(0));
+          return nullptr;
+        });
+    T[collapseSpaces("@$" + std::to_string(4 + Rank) + " " + Head + ".multicast::cluster [$0], [$1, " + Load +
+                     " ], [" + Mbar + "], $" + std::to_string(3 + Rank) + ";")] =
+        predicated(4 + Rank, [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+          emitTmaLoad(E, B, CI->getArgOperand(0), CI->getArgOperand(2 + Rank), CI->getArgOperand(1), Coords(CI),
+                      CI->getArgOperand(3 + Rank), B.getInt32(1));
+          return nullptr;
+        });
+    T[collapseSpaces("@$" + std::to_string(2 + Rank) + " cp.async.bulk.tensor." + D +
+                     ".global.shared::cta.bulk_group [$0, " + Store + " ], [$1];")] =
+        predicated(2 + Rank, [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+          emitTmaStore(E, B, CI->getArgOperand(1), CI->getArgOperand(0), Coords(CI));
+          return nullptr;
+        });
+  }
 }
 
 // mma.sp (2:4 sparse, runtime sparse_mma.h) as MLIR 22's nvgpu.mma.sp.sync writes it in inline PTX: every
@@ -570,8 +652,6 @@ Handler sparseMultiply(unsigned Flags) {
     return unpackSlots(E, B, CI->getType(), Results);
   };
 }
-
-std::string collapseSpaces(StringRef Text);
 
 // "{$first,...}" for `Count` consecutive operands from `First`.
 std::string registerList(unsigned First, unsigned Count) {
@@ -694,8 +774,53 @@ Value *electSync(Emulator &E, IRBuilder<> &B, CallInst *CI) {
   return B.CreateInsertValue(Pair, B.CreateICmpEQ(Lane, Leader), 1);
 }
 
+// stmatrix.sync.aligned.m8n8.xN[.trans].b16 (runtime wgmma.h): a warp collective; this lane's row address
+// and its N registers in 8-byte slots, __emu_stmatrix(N, trans, slots).
+Handler storeMatrix(unsigned Count, bool Transposed) {
+  return [Count, Transposed](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    AllocaInst *Slots = entryArray(B, E.I64, 5);
+    B.CreateStore(B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), Slots);
+    for (unsigned I = 0; I < Count; ++I)
+      B.CreateStore(B.CreateZExt(CI->getArgOperand(1 + I), E.I64), B.CreateConstGEP2_32(Slots->getAllocatedType(), Slots, 0, 1 + I));
+    FunctionCallee F = E.runtime("__emu_stmatrix", Type::getVoidTy(E.C), {E.I32, E.I32, E.Ptr});
+    B.CreateCall(F, {B.getInt32(Count), B.getInt32(Transposed), Slots});
+    return nullptr;
+  };
+}
+
+// cp.async.bulk without a tensor map (runtime hopper.h). global.to.shared.cluster: dst, mbar, src, size,
+// multicast mask, cache hint, multicast flag, cache-hint flag; shared.cta.to.cluster: dst, mbar, src,
+// size; shared.cta.to.global: dst, src, size, cache hint, flag.
+Handler bulkCopy(bool ToShared, bool Multicasting) {
+  return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    auto Arg = [&](unsigned I) { return B.CreateAddrSpaceCast(CI->getArgOperand(I), E.Ptr); };
+    if (!ToShared) {
+      FunctionCallee F = E.runtime("__emu_bulk_to_global", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.I32});
+      B.CreateCall(F, {Arg(0), Arg(1), CI->getArgOperand(2)});
+      return nullptr;
+    }
+    Value *Mask = Multicasting ? B.CreateZExt(CI->getArgOperand(4), E.I32) : B.getInt32(0);
+    Value *Multicast = Multicasting ? B.CreateZExt(CI->getArgOperand(6), E.I32) : B.getInt32(0);
+    FunctionCallee F = E.runtime("__emu_bulk_to_shared", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.Ptr, E.I32, E.I32, E.I32});
+    B.CreateCall(F, {Arg(0), Arg(1), Arg(2), CI->getArgOperand(3), Mask, Multicast});
+    return nullptr;
+  };
+}
+
 void addHopperIntrinsics(StringMap<Handler> &T) {
   addClusterIntrinsics(T);
+  for (unsigned Count : {1u, 2u, 4u})
+    for (bool Trans : {false, true})
+      for (const char *Space : {"", ".p3", ".p0"})
+        T[std::string("llvm.nvvm.stmatrix.sync.aligned.m8n8.x") + std::to_string(Count) + (Trans ? ".trans" : "") +
+          ".b16" + Space] = storeMatrix(Count, Trans);
+  // setmaxnreg only moves registers between warpgroups: nothing for the CPU to do.
+  T["llvm.nvvm.setmaxnreg.inc.sync.aligned.u32"] = erase();
+  T["llvm.nvvm.setmaxnreg.dec.sync.aligned.u32"] = erase();
+  T["llvm.nvvm.cp.async.bulk.global.to.shared.cluster"] = bulkCopy(true, true);
+  T["llvm.nvvm.cp.async.bulk.shared.cta.to.cluster"] = bulkCopy(true, false);
+  T["llvm.nvvm.cp.async.bulk.shared.cta.to.global"] = bulkCopy(false, false);
+  T["llvm.nvvm.cp.async.bulk.prefetch.L2"] = erase();
   T["llvm.nvvm.elect.sync"] = electSync;
   // wgmma's fence, commit and wait: the emulated wgmma is done when it returns.
   for (const char *Name : {"llvm.nvvm.wgmma.fence.sync.aligned", "llvm.nvvm.wgmma.commit_group.sync.aligned",
@@ -740,8 +865,11 @@ void addHopperIntrinsics(StringMap<Handler> &T) {
   }
   // Bulk copies are done at issue: their groups and waits have nothing left to wait for.
   for (const char *Name : {"llvm.nvvm.cp.async.bulk.commit.group", "llvm.nvvm.cp.async.bulk.wait.group",
-                           "llvm.nvvm.cp.async.bulk.wait.group.read", "llvm.nvvm.prefetch.tensormap"})
+                           "llvm.nvvm.cp.async.bulk.wait.group.read"})
     T[Name] = erase();
+  // prefetch.tensormap is overloaded on the map's address space (generic, global, param).
+  for (const char *Space : {"", ".p0", ".p1", ".p4", ".p101"})
+    T[std::string("llvm.nvvm.prefetch.tensormap") + Space] = erase();
   for (const char *Name : {"llvm.nvvm.fence.proxy.async", "llvm.nvvm.fence.proxy.async.global",
                            "llvm.nvvm.fence.proxy.async.shared_cluster", "llvm.nvvm.fence.proxy.async.shared_cta",
                            "llvm.nvvm.fence.mbarrier_init.release.cluster"})
@@ -1092,6 +1220,7 @@ const std::map<std::string, Handler> &inlineAsmTable() {
     T[collapseSpaces("rcp.approx.ftz.f32 $0,$1;")] = AsRuntime("__emu_nvvm_rcp_approx_ftz_f");
     addSparseMmaAsm(T);
     addWarpgroupMmaAsm(T);
+    addPredicatedHopperAsm(T);
     // MLIR 22's predicated nvvm.mbarrier.arrive.expect_tx: "@$2" guards it.
     T[collapseSpaces("@$2 mbarrier.arrive.expect_tx.shared.b64 _, [$0], $1;")] =
         [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
@@ -1139,7 +1268,7 @@ const std::map<std::string, Handler> &inlineAsmTable() {
 // object is the access's underlying object: a workgroup variable, the dynamic workgroup array, a private
 // array or a device global (their sizes known here), else a pointer the runtime looks up in its allocation
 // table (device buffers). Integer divisions by a zero divisor are reported instead of trapping; barriers
-// name their site first. Each site is a constant {MLIR location "file:line:col" or null, object or null}
+// and shuffles name their site first. Each site is a constant {MLIR location "file:line:col" or null, object or null}
 // from the instruction's debug location (device line information: compile --sanitize keeps it).
 constexpr unsigned SAN_WRITE = 1, SAN_ATOMIC = 2, SAN_KIND_SHIFT = 2, SAN_ALIGN_SHIFT = 8, SAN_BYTES_SHIFT = 16;
 enum SanKind : unsigned { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, SAN_DEVICE_GLOBAL = 4 };
@@ -1310,6 +1439,14 @@ struct SanitizerInstrumentation {
           B.CreateCall(E.runtime("__emu_san_barrier_site", Type::getVoidTy(E.C), {E.Ptr}), {site(CI, "")});
         }
         StringRef Name = Callee ? Callee->getName() : "";
+        if (Name.starts_with("llvm.nvvm.shfl.sync.") || Name == "llvm.amdgcn.ds.bpermute" || Name == "llvm.amdgcn.ds.swizzle" ||
+            Name.starts_with("llvm.nvvm.wmma.") || Name.starts_with("llvm.nvvm.ldmatrix.") ||
+            Name.starts_with("llvm.amdgcn.raw.ptr.buffer.")) {
+          // An op the runtime carries out names its site: synccheck's shuffle reports (san_warp_sources),
+          // memcheck's reports of the accesses the runtime makes for it (san_op_access).
+          IRBuilder<> B(CI);
+          B.CreateCall(E.runtime("__emu_san_op_site", Type::getVoidTy(E.C), {E.Ptr}), {site(CI, "")});
+        }
         if (Name.consume_front("llvm.nvvm.cp.async.") && Name.contains(".shared.global.")) {
           // cp.async.{ca,cg}.shared.global.N[.s](dst, src[, src_size]): N bytes written, N (or src_size) read.
           uint64_t Bytes = 0;
@@ -1339,6 +1476,14 @@ const std::map<std::string, std::string> &externalTable() {
   return Table;
 }
 
+// The arch's launch limits (the runtime's struct arch_limits): shared memory per block, shared memory before
+// CUDA's opt-in, threads per block, block x/y/z, grid x/y/z, work-items per grid dimension (0: no limit).
+struct LaunchLimits {
+  bool Given = false;
+  std::string Arch;
+  uint64_t Numbers[10] = {};
+};
+
 struct Retarget {
   Module &M;
   Emulator E;
@@ -1346,6 +1491,7 @@ struct Retarget {
   uint64_t SharedBytes = 0;
   bool Amdgpu = false;
   bool Sanitize = false;  // the sanitizer variant (SanitizerInstrumentation)
+  LaunchLimits Limits;
 
   Retarget(Module &M, std::string Triple, std::string Layout, unsigned WarpSize)
       : M(M), E(M, WarpSize), Triple(std::move(Triple)), Layout(std::move(Layout)),
@@ -1667,6 +1813,18 @@ struct Retarget {
     IRBuilder<> B(BasicBlock::Create(C, "entry", Ctor));
     FunctionCallee Register =
         E.runtime("__emu_register_kernel", Type::getVoidTy(C), {E.Ptr, E.Ptr, E.I32, E.I64, E.I32, E.Ptr});
+    if (Limits.Given) {
+      // {ptr arch, i64 shared per block, i64 before opt-in, i32 threads, i32 block[3], i32 grid[3], i64 grid items}
+      const uint64_t *N = Limits.Numbers;
+      SmallVector<Constant *, 10> Fields = {B.CreateGlobalString(Limits.Arch, "__emu_arch_name"),
+                                            B.getInt64(N[0]), B.getInt64(N[1])};
+      for (size_t I = 2; I < 9; ++I)
+        Fields.push_back(B.getInt32(static_cast<uint32_t>(N[I])));
+      Fields.push_back(B.getInt64(N[9]));
+      Constant *Record = ConstantStruct::getAnon(C, Fields);
+      auto *G = new GlobalVariable(M, Record->getType(), true, GlobalValue::PrivateLinkage, Record, "__emu_arch_limits");
+      B.CreateCall(E.runtime("__emu_register_limits", Type::getVoidTy(C), {E.Ptr}), {G});
+    }
     for (Function *K : Kernels) {
       Function *Entry = makeEntry(*K);
       unsigned Flags = (E.WarpSize << WARP_SIZE_SHIFT) | (Synchronizing.count(K) ? FLAG_NEEDS_CONTEXTS : 0) |
@@ -1697,23 +1855,39 @@ struct EmulatePass : PassInfoMixin<EmulatePass> {
   std::string Triple;
   unsigned WarpSize;
   bool Sanitize = false;
+  LaunchLimits Limits;
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
     Retarget R(M, Triple, hostDataLayout(Triple), WarpSize);
     R.Sanitize = Sanitize;
+    R.Limits = Limits;
     R.run();
     return PreservedAnalyses::none();
   }
 };
 
-// "TRIPLE;WARPSIZE" or "TRIPLE;WARPSIZE;sanitize"
+// "TRIPLE;WARPSIZE[;limits=ARCH:N:...][;sanitize]" (limits: offload/formats/launch_limits.py)
 bool parse(StringRef Params, EmulatePass &P) {
-  SmallVector<StringRef, 3> Parts;
+  SmallVector<StringRef, 4> Parts;
   Params.split(Parts, ';');
-  if (Parts.size() < 2 || Parts.size() > 3 || Parts[1].getAsInteger(10, P.WarpSize))
+  if (Parts.size() < 2 || Parts[1].getAsInteger(10, P.WarpSize))
     return false;
-  if (Parts.size() == 3 && Parts[2] != "sanitize")
-    return false;
-  P.Sanitize = Parts.size() == 3;
+  for (StringRef Part : ArrayRef<StringRef>(Parts).drop_front(2)) {
+    if (Part == "sanitize") {
+      P.Sanitize = true;
+      continue;
+    }
+    if (!Part.consume_front("limits="))
+      return false;
+    SmallVector<StringRef, 12> Fields;
+    Part.split(Fields, ':');
+    if (Fields.size() != 1 + std::size(P.Limits.Numbers))
+      return false;
+    P.Limits.Arch = Fields[0].str();
+    for (size_t I = 0; I < std::size(P.Limits.Numbers); ++I)
+      if (Fields[I + 1].getAsInteger(10, P.Limits.Numbers[I]))
+        return false;
+    P.Limits.Given = true;
+  }
   P.Triple = Parts[0].str();
   return true;
 }
@@ -1755,7 +1929,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
                     return false;
                   EmulatePass P;
                   if (!parse(Name, P))
-                    refuse("bad parameters '" + Name + "': want <TRIPLE;WARPSIZE[;sanitize]>");
+                    refuse("bad parameters '" + Name + "': want <TRIPLE;WARPSIZE[;limits=ARCH:N:...][;sanitize]>");
                   MPM.addPass(std::move(P));
                   return true;
                 });
