@@ -204,8 +204,8 @@ class CompileOptions:
         None,
         "--device-image",
         "bitcode (device LTO on the target; default where the target clang reads our "
-        "bitcode), cubin (ptxas here), ptx (cubin + <out>.<arch>.ptx beside). HIP: cubin/ptx mean a native "
-        "AMDGPU code object.",
+        "bitcode), cubin (the target's device link run here: link runs no LTO and no ptxas), ptx (cubin + "
+        "<out>.<arch>.ptx beside). HIP: cubin/ptx mean a native AMDGPU code object.",
         kind=Choice(*DEVICE_IMAGE_FORMATS),
         commands=COMPILE,
         toml=True,

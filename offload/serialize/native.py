@@ -165,18 +165,29 @@ class Codegen:
     """The device skeleton's to-object step when a compile packages native images: calling it on a
     DeviceImage gives it its native code (native_code); key(target) is what that code depends on beyond
     the image itself (the device image cache adds it to the image's key, so that a hit brings the native
-    code along)."""
+    code along). device_lto: arch -> the target clang's CUDA device link run here
+    (offload.serialize.device_lto), whose cubin is the one the link of the bitcode image would make;
+    empty: the in-process code generation."""
 
-    def __init__(self, opt_level: int, ptxas: PtxasFinder):
+    def __init__(self, opt_level: int, ptxas: PtxasFinder, device_lto: dict | None = None):
         self.opt_level, self.ptxas = opt_level, ptxas
+        self.device_lto = dict(device_lto or {})
         self._keys: dict[str, str] = {}
 
     def __call__(self, image: DeviceImage) -> DeviceImage:
-        return replace(image, native=native_code(image.bitcode, image.target, self.opt_level, self.ptxas))
+        lto = self.device_lto.get(image.target.arch)
+        if lto is None:
+            return replace(image, native=native_code(image.bitcode, image.target, self.opt_level, self.ptxas))
+        ptx = lto.ptx(image.bitcode, image.target.arch, self.opt_level)
+        flags = (*lto.ptxas_flags, *self.ptxas.flags)
+        cubin = run_ptxas(ptx, image.target.arch, self.ptxas(), self.opt_level, flags).cubin
+        return replace(image, native=NativeCode(int(ImageKind.CUBIN), cubin, ptx))
 
     def key(self, target: Target) -> str:
         vendor = vendor_for(target.offload_kind)
-        if vendor.offload_kind not in self._keys:
+        lto = self.device_lto.get(target.arch)
+        name = f"{vendor.offload_kind} {target.arch}" if lto else vendor.offload_kind
+        if name not in self._keys:
             import llvmlite  # the package's version only: LLVM itself is not loaded for a key
 
             parts = [
@@ -184,9 +195,9 @@ class Codegen:
                 f"O{self.opt_level}",
                 f"llvmlite {llvmlite.__version__}",
             ]
-            parts += CODEGEN_TOOLS[vendor](self)
-            self._keys[vendor.offload_kind] = "|".join(parts)
-        return self._keys[vendor.offload_kind]
+            parts += CODEGEN_TOOLS[vendor](self) + (lto.identity() if lto else [])
+            self._keys[name] = "|".join(parts)
+        return self._keys[name]
 
 
 def _ptxas_identity(codegen: Codegen) -> list[str]:
