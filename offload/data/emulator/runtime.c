@@ -33,7 +33,9 @@
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
-struct san_site;  /* sanitizer.c (the sanitizer variant) */
+#include "emu_abi.h"
+EMU_RUNTIME_FUNCTIONS(EMU_DECLARE)
+EMU_SANITIZER_FUNCTIONS(EMU_DECLARE)
 struct san_word;
 #define NORETURN __attribute__((noreturn))
 
@@ -89,7 +91,6 @@ static int status(int code) {
 
 /* ---- kernels: registered by the retargeted module, found through the bundle's offload entries ---------- */
 
-enum { FLAG_NEEDS_CONTEXTS = 1, FLAG_AMDGPU = 2, WARP_SIZE_SHIFT = 8 };
 
 struct kernel {
     const char *name;
@@ -363,8 +364,6 @@ static void release_barrier(struct block *b) {
 #endif
 }
 
-enum { RED_POPC = 0, RED_AND = 1, RED_OR = 2 };
-
 static uint32_t barrier_wait(unsigned kind, uint32_t predicate) {
     struct block *b = current_block;
     struct emu_thread *t = current;
@@ -408,8 +407,10 @@ typedef uint64_t lane_set;
 #define LANE(l) ((lane_set)1 << (l))
 
 enum {
-    COLLECTIVE_SHUFFLE_IDX = 0, COLLECTIVE_SHUFFLE_UP = 1, COLLECTIVE_SHUFFLE_DOWN = 2, COLLECTIVE_SHUFFLE_BFLY = 3,
-    COLLECTIVE_VOTE_ALL = 4, COLLECTIVE_VOTE_ANY = 5, COLLECTIVE_VOTE_UNI = 6, COLLECTIVE_BALLOT = 7,
+    COLLECTIVE_SHUFFLE_IDX = SHFL_IDX, COLLECTIVE_SHUFFLE_UP = SHFL_UP, COLLECTIVE_SHUFFLE_DOWN = SHFL_DOWN,
+    COLLECTIVE_SHUFFLE_BFLY = SHFL_BFLY, /* __emu_shfl_sync's mode is the collective */
+    COLLECTIVE_VOTE_ALL = 4 + VOTE_ALL, COLLECTIVE_VOTE_ANY = 4 + VOTE_ANY, COLLECTIVE_VOTE_UNI = 4 + VOTE_UNI,
+    COLLECTIVE_BALLOT = 4 + VOTE_BALLOT,
     COLLECTIVE_SYNC = 8, COLLECTIVE_REDUX = 16 /* + redux kind */, COLLECTIVE_BPERMUTE = 32,
     COLLECTIVE_READLANE = 33, COLLECTIVE_READFIRSTLANE = 34, COLLECTIVE_BALLOT64 = 35,
     COLLECTIVE_SWIZZLE = 36,
@@ -476,13 +477,13 @@ static void complete_collective(struct emu_thread *lanes, unsigned count, lane_s
             uint32_t v = lanes[l].value;
             if (!started) { reduced = v; started = 1; continue; }
             switch (op) {
-            case 0: reduced += v; break;
-            case 1: reduced = (int32_t)v < (int32_t)reduced ? v : reduced; break;
-            case 2: reduced = (int32_t)v > (int32_t)reduced ? v : reduced; break;
-            case 3: reduced = v < reduced ? v : reduced; break;
-            case 4: reduced = v > reduced ? v : reduced; break;
-            case 5: reduced &= v; break;
-            case 6: reduced |= v; break;
+            case REDUX_ADD: reduced += v; break;
+            case REDUX_MIN: reduced = (int32_t)v < (int32_t)reduced ? v : reduced; break;
+            case REDUX_MAX: reduced = (int32_t)v > (int32_t)reduced ? v : reduced; break;
+            case REDUX_UMIN: reduced = v < reduced ? v : reduced; break;
+            case REDUX_UMAX: reduced = v > reduced ? v : reduced; break;
+            case REDUX_AND: reduced &= v; break;
+            case REDUX_OR: reduced |= v; break;
             default: reduced ^= v; break;
             }
         }
@@ -611,9 +612,6 @@ EXPORT void __emu_mma(uint32_t shape, const void *operands, void *results) {
     (void)matrix_call(COLLECTIVE_MMA + (int)shape, operands, results);
 }
 
-enum { MMA_M16N8K16_F16 = 0, MMA_M16N8K8_F16 = 1, MMA_M16N8K8_TF32 = 2, MMA_M8N8K4_F64 = 3,
-       MMA_WMMA_M16N16K16 = 4, MMA_WMMA_M8N8K4_F64 = 5, MMA_M16N8K4_TF32 = 6, MMA_SHAPE_MASK = 15,
-       MMA_C_F16 = 16, MMA_D_F16 = 32 };
 
 static float half_at(const void *slots, unsigned slot, unsigned which) {
     _Float16 h[2];
@@ -645,9 +643,6 @@ static float tf32_at(const void *slots, unsigned slot) {  /* tf32: an f32 with 1
  * per lane, hold logical element (l % 16) * 16 + e (lanes 16..31 repeat lanes 0..15); C and D, 8 values
  * per lane, element l * 8 + e; all 16x16. m8n8k4 (f64): A (8x4) and B (4x8) element l, C and D (8x8)
  * elements 2l and 2l + 1. Element m of an R x C matrix is row m / C, column m % C. */
-enum { WMMA_M16N16K16 = 0, WMMA_M8N8K4 = 1 };
-enum { WMMA_A = 0, WMMA_B = 1, WMMA_C = 2 };
-enum { WMMA_F16 = 0, WMMA_F32 = 1, WMMA_F64 = 2 };
 
 static unsigned wmma_element(unsigned which, unsigned lane, unsigned e) {
     return which == WMMA_C ? lane * 8 + e : (lane % 16) * 16 + e;
@@ -2552,7 +2547,6 @@ EXPORT double __emu_amdgcn_trig_preop_f64(double x, int32_t segment) {
 
 /* What a resource stands for (retarget.cpp, bufferResourceType): the buffer's base, its size in bytes
  * (num_records of a raw buffer), whether the hardware checks accesses against it, and the stride (0). */
-struct buffer_resource { char *base; uint64_t records; uint32_t checked, stride; };
 
 /* The hardware checks a raw buffer access against num_records per dword (an access of 1 or 2 bytes as a
  * whole): a dword is in range when voffset + its offset + its size <= num_records. soffset is not part
@@ -2583,8 +2577,6 @@ EXPORT void __emu_buffer_store(const struct buffer_resource *r, uint32_t voffset
     }
 }
 
-enum { BA_SWAP, BA_ADD, BA_SUB, BA_SMIN, BA_UMIN, BA_SMAX, BA_UMAX, BA_AND, BA_OR, BA_XOR, BA_FADD, BA_FMIN, BA_FMAX,
-       BA_CMPSWAP };
 
 /* The new value of one atomic read-modify-write on 4- or 8-byte integers or floats (as bits). */
 static uint64_t buffer_atomic_apply(uint32_t op, uint64_t old, uint64_t value, uint32_t bytes, int is_float) {
@@ -2653,11 +2645,6 @@ EXPORT void __emu_buffer_atomic(uint32_t op, const struct buffer_resource *r, ui
 
 /* ---- AMD WMMA (gfx11, wave32: llvm.amdgcn.wmma.*) ------------------------------------------------------ */
 
-/* retarget.cpp's amdWmma: the operation's kind and its immediate flags. */
-enum { AMD_WMMA_F32_F16 = 0, AMD_WMMA_F32_BF16 = 1, AMD_WMMA_F16_F16 = 2, AMD_WMMA_BF16_BF16 = 3,
-       AMD_WMMA_I32_IU8 = 4, AMD_WMMA_I32_IU4 = 5, AMD_WMMA_KIND = 7,
-       AMD_WMMA_OPSEL = 8, AMD_WMMA_SIGNED_A = 16, AMD_WMMA_SIGNED_B = 32, AMD_WMMA_CLAMP = 64 };
-enum { AMD_WMMA_A = 0, AMD_WMMA_B = 32, AMD_WMMA_C = 64 };  /* byte offsets in a lane's operand slots */
 
 EXPORT void __emu_amd_wmma(uint32_t flags, const void *operands, void *results) {
     (void)matrix_call(COLLECTIVE_AMD_WMMA + (int)flags, operands, results);

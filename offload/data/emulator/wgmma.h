@@ -8,8 +8,6 @@
  * are XORed with bits 7.. as TMA writes them. D is m64nN in the PTX ISA's fragment layout
  * (warp w holds rows 16w..16w+15 as mma.sync's m16n8 accumulator, repeated over N / 8 column blocks). */
 
-enum { WGMMA_N_MASK = 0x3ff, WGMMA_ACC_F16 = 1 << 10, WGMMA_BF16 = 1 << 11 };
-
 struct warpgroup_state { unsigned arrived, generation; };
 static _Thread_local struct warpgroup_state warpgroup_states[MAX_CLUSTER_BLOCKS][8];
 
