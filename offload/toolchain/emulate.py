@@ -38,7 +38,8 @@ RUNTIME_SOURCE = "runtime.c"
 LIBRARY_SOURCES = {"cusparse": "sparse.c", "hipsparse": "sparse.c", "cusparseLt": "sparselt.c"}
 SANITIZER_SOURCE = "sanitizer.c"  # included by runtime.c in the sanitizer variant (EMU_SANITIZE defined)
 ABI_HEADER = "emu_abi.h"  # the runtime's entry points and shared constants: included by retarget.cpp and runtime.c
-RUNTIME_HEADERS = (ABI_HEADER, "hopper.h", "cluster.h", "sparse_mma.h", "wgmma.h")  # included by runtime.c
+# included by runtime.c
+RUNTIME_HEADERS = (ABI_HEADER, "hopper.h", "cluster.h", "sparse_mma.h", "wgmma.h", "device_printf.h", "device_math.h")
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "
