@@ -4,9 +4,11 @@ The kernels are the bundle's own device bitcode image (the same lowering, device
 as a real build), retargeted to the host by the LLVM pass offload/data/emulator/retarget.cpp (run by the
 distribution's `opt` in a subprocess: the image's bytes never reach LLVM in this process) and compiled by
 clang. The host part is the bundle's host code unchanged, linked by plain clang (no offload driver) with
-the emulation runtime offload/data/emulator/runtime.c in place of libcudart/libamdhip64. CUDA C++ and HIP
-objects of clang's offload driver bring their device bitcode too (offload/toolchain/emulate_objects.py):
-the images of one vendor are joined by llvm-link before retargeting, as the GPU's device link joins them.
+the emulation runtime offload/data/emulator/runtime.c in place of libcudart/libamdhip64; the pass and the
+runtime agree through offload/data/emulator/emu_abi.h, the list of the runtime's entry points. CUDA C++
+and HIP objects of clang's offload driver bring their device bitcode too (offload/toolchain/
+emulate_objects.py): the images of one vendor are joined by llvm-link before retargeting, as the GPU's
+device link joins them.
 
 The pass plugin and the runtime object are built once per source and tool version, in the cache folder
 (MLIR_OFFLOAD_EMULATOR_CACHE, else the emulator folder of MLIR_OFFLOAD_CACHE_DIR, else of

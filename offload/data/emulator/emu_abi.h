@@ -4,7 +4,7 @@
  * - EMU_RUNTIME_FUNCTIONS and EMU_SANITIZER_FUNCTIONS list every runtime entry point as
  *   X(waits, return type, name, (parameters)), the symbol being __emu_<name>. runtime.c declares each
  *   (EMU_DECLARE), so the C compiler checks every definition against its line here; retarget.cpp builds
- *   each call's LLVM function type from the same line (RuntimeFunctions there). `waits` is EMU_WAITS for
+ *   each call's LLVM function type from the same line (RUNTIME_FUNCTIONS there). `waits` is EMU_WAITS for
  *   a function that waits for other GPU threads of the block or warp (its callers need a context per GPU
  *   thread), else EMU_ALONE.
  * - The operation kinds and flags the pass passes as constants, the kernel registration flags, and the
