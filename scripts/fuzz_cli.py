@@ -12,37 +12,25 @@ fuzz_readers.py's; the inputs run in forked children (a batch each), so a native
 
 from __future__ import annotations
 
-import argparse
 import io
 import os
 import random
 import shutil
-import signal
 import sys
 import tempfile
-import time
-import traceback
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "tests" / "data" / "fuzz"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
+import fuzz_harness  # noqa: E402
 from fuzz_readers import mutate  # noqa: E402
 
 # (seed file, command): every command on every file it is meant for, and on the others (a careless user).
 FILES = ("saxpy.offload.bc", "saxpy.hip.bc", "saxpy.portable.o", "saxpy.offloadbinary", "saxpy.cuda.exe")
 COMMANDS = ("inspect", "extract", "verify")
-
-
-class Hang(BaseException):  # not an Exception: no handler of the command catches it
-    pass
-
-
-def _alarm(signum, frame):
-    raise Hang()
 
 
 def seeds() -> list[tuple[str, bytes, str]]:
@@ -115,30 +103,6 @@ def run_one(command: str, data: bytes, scratch: str) -> tuple[object, str, str, 
     )
 
 
-def run_batch(seed: int, start: int, stop: int, corpus, hang_seconds: float, report_fd: int) -> None:
-    signal.signal(signal.SIGALRM, _alarm)
-    report = os.fdopen(report_fd, "w", buffering=1)
-    with tempfile.TemporaryDirectory(prefix="fuzz-cli-") as scratch:
-        for index in range(start, stop):
-            name, data, command = case(seed, index, corpus)
-            report.write(f"{index} start\n")
-            signal.setitimer(signal.ITIMER_REAL, hang_seconds)
-            status, detail = "ok", ""
-            try:
-                why = judge(*run_one(command, data, scratch))
-                if why:
-                    status, detail = "crash", f"{command} {name}: {why}"
-            except Hang:
-                status, detail = "hang", f"{command} {name}"
-            except BaseException as e:  # noqa: BLE001 - escaped main: a crash
-                frame = traceback.extract_tb(e.__traceback__)[-1]
-                status, detail = "crash", f"{command} {name}: {type(e).__name__}: {e} @ {frame.filename}:{frame.lineno}"
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-            report.write(f"{index} {status} {detail}".replace("\n", " ") + "\n")
-    report.close()
-
-
 def fuzz(
     iterations: int,
     seed: int,
@@ -151,80 +115,19 @@ def fuzz(
     with tempfile.TemporaryDirectory(prefix="fuzz-cli-") as scratch:  # imports once, before the children fork
         for _, data, command in corpus:
             run_one(command, data, scratch)
-    results: dict[str, Any] = {"inputs": 0, "crashes": [], "hangs": [], "native": []}
-    started = time.time()
-    index = 0
-    while index < iterations:
-        stop = min(iterations, index + batch)
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_fd)
-            code = 0
-            try:
-                run_batch(seed, index, stop, corpus, hang_seconds, write_fd)
-            except BaseException:  # noqa: BLE001
-                traceback.print_exc()
-                code = 70
-            os._exit(code)
-        os.close(write_fd)
-        last_started, done = None, index
-        with os.fdopen(read_fd) as lines:
-            for line in lines:
-                number, status, *detail = line.rstrip("\n").split(" ", 2)
-                if status == "start":
-                    last_started = int(number)
-                    continue
-                done = int(number) + 1
-                results["inputs"] += 1
-                if status in ("crash", "hang"):
-                    results["crashes" if status == "crash" else "hangs"].append((int(number), " ".join(detail)))
-                    _save(save, seed, int(number), corpus)
-        _, wait_status = os.waitpid(pid, 0)
-        if done < stop:  # the child died inside input `last_started`
-            dead = last_started if last_started is not None else done
-            how = (
-                f"signal {os.WTERMSIG(wait_status)}"
-                if os.WIFSIGNALED(wait_status)
-                else f"exit {os.WEXITSTATUS(wait_status)}"
-            )
-            name, _, command = case(seed, dead, corpus)
-            results["native"].append((dead, f"{command} {name}: child died ({how})"))
-            results["inputs"] += 1
-            _save(save, seed, dead, corpus)
-            index = dead + 1
-        else:
-            index = stop
-        if progress:
-            print(f"  {results['inputs']} inputs, {time.time() - started:.0f} s", file=sys.stderr, flush=True)
-    results["seconds"] = time.time() - started
-    return results
-
-
-def _save(folder: str | None, seed: int, index: int, corpus) -> None:
-    if folder:
-        name, data, command = case(seed, index, corpus)
-        os.makedirs(folder, exist_ok=True)
-        Path(folder, f"{index}-{command}-{name}").write_bytes(data)
+    fuzzer = fuzz_harness.Fuzzer(
+        prefix="fuzz-cli-",
+        corpus=corpus,
+        case=case,
+        try_one=lambda one, scratch: judge(*run_one(one[2], one[1], scratch)),
+        label=lambda one: f"{one[2]} {one[0]}",
+        file_name=lambda index, one: f"{index}-{one[2]}-{one[0]}",
+    )
+    return fuzzer.fuzz(iterations, seed, hang_seconds, batch, save, progress)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=int(os.environ.get("MLIR_OFFLOAD_FUZZ_ITERATIONS", "100000")))
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--hang-seconds", type=float, default=5.0)
-    parser.add_argument("--save", help="write every crashing or hanging input into this folder")
-    parser.add_argument("--progress", action="store_true")
-    args = parser.parse_args(argv)
-    results = fuzz(args.iterations, args.seed, args.hang_seconds, save=args.save, progress=args.progress)
-    for what, label in (("crashes", "crash"), ("hangs", "hang"), ("native", "native crash")):
-        for index, detail in results[what][:20]:
-            print(f"{label}: input {index}: {detail}")
-    print(
-        f"inputs {results['inputs']}, crashes {len(results['crashes'])}, native crashes "
-        f"{len(results['native'])}, hangs {len(results['hangs'])}, seconds {results['seconds']:.1f}"
-    )
-    return 1 if results["crashes"] or results["hangs"] or results["native"] else 0
+    return fuzz_harness.main(argv, (__doc__ or "").splitlines()[0], 100000, 5.0, fuzz)
 
 
 if __name__ == "__main__":

@@ -12,23 +12,20 @@ The inputs run in forked children (a batch each), so a native crash is caught an
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
-import resource
-import signal
 import struct
 import sys
 import tempfile
-import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = ROOT / "tests" / "data" / "fuzz"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import fuzz_harness  # noqa: E402
 
 from offload.errors import OffloadError  # noqa: E402
 
@@ -54,10 +51,6 @@ INTERESTING = [
     2**63,
     2**64 - 1,
 ]
-
-
-class Hang(Exception):
-    pass
 
 
 # ---- the readers ---------------------------------------------------------------------------------
@@ -204,40 +197,15 @@ def case(seed: int, index: int, corpus):
 # ---- running -------------------------------------------------------------------------------------
 
 
-def _alarm(signum, frame):
-    raise Hang()
-
-
-def run_batch(seed: int, start: int, stop: int, corpus, hang_seconds: float, report_fd: int) -> None:
-    """In a forked child: run inputs start..stop-1, writing "index status detail" lines to report_fd."""
-    signal.signal(signal.SIGALRM, _alarm)
-    with tempfile.TemporaryDirectory(prefix="fuzz-readers-") as scratch:
-        _run_inputs(seed, start, stop, corpus, hang_seconds, os.fdopen(report_fd, "w", buffering=1), scratch)
-
-
-def _run_inputs(seed: int, start: int, stop: int, corpus, hang_seconds: float, out, scratch: str) -> None:
-    for index in range(start, stop):
-        name, data, reader = case(seed, index, corpus)
-        out.write(f"{index} start\n")
-        signal.setitimer(signal.ITIMER_REAL, hang_seconds)
-        status, detail = "ok", ""
-        try:
-            reader(data, scratch)
-        except Hang:
-            status, detail = "hang", name
-        except OffloadError as e:
-            if "\n" in e.render():
-                status, detail = "crash", f"{name}: multi-line error {e.render()!r}"
-        except BaseException as e:  # noqa: BLE001 - anything else is a reader bug
-            status = "crash"
-            detail = (
-                f"{name}: {type(e).__name__}: {e} @ {traceback.extract_tb(e.__traceback__)[-1].filename}:"
-                f"{traceback.extract_tb(e.__traceback__)[-1].lineno}"
-            )
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        out.write(f"{index} {status} {detail}".replace("\n", " ") + "\n")
-    out.close()
+def try_one(one: tuple[str, bytes, Reader], scratch: str) -> str | None:
+    """Only OffloadError, in one line, may escape a reader."""
+    _, data, reader = one
+    try:
+        reader(data, scratch)
+    except OffloadError as e:
+        if "\n" in e.render():
+            return f"multi-line error {e.render()!r}"
+    return None
 
 
 def fuzz(
@@ -252,86 +220,21 @@ def fuzz(
     # Each reader once here, so the children inherit its imports: the hang timer then measures reading only
     # (a first import under load took over 2 s and read as a hang).
     with tempfile.TemporaryDirectory(prefix="fuzz-readers-") as scratch:
-        for _, data, reader in corpus:
-            try:
-                reader(data, scratch)
-            except OffloadError:
-                pass
-    results: dict[str, Any] = {"inputs": 0, "crashes": [], "hangs": [], "native": []}
-    started = time.time()
-    index = 0
-    while index < iterations:
-        stop = min(iterations, index + batch)
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_fd)
-            code = 0
-            try:
-                run_batch(seed, index, stop, corpus, hang_seconds, write_fd)
-            except BaseException:  # noqa: BLE001
-                traceback.print_exc()
-                code = 70
-            os._exit(code)
-        os.close(write_fd)
-        with os.fdopen(read_fd) as lines:
-            last_started, done = None, index
-            for line in lines:
-                number, status, *detail = line.rstrip("\n").split(" ", 2)
-                if status == "start":
-                    last_started = int(number)
-                    continue
-                done = int(number) + 1
-                results["inputs"] += 1
-                if status in ("crash", "hang"):
-                    results["crashes" if status == "crash" else "hangs"].append((int(number), " ".join(detail)))
-                    _save(save, seed, int(number), corpus)
-        _, wait_status = os.waitpid(pid, 0)
-        if done < stop:  # the child died inside input `last_started`: a native crash (or an exit)
-            dead = last_started if last_started is not None else done
-            how = (
-                f"signal {os.WTERMSIG(wait_status)}"
-                if os.WIFSIGNALED(wait_status)
-                else f"exit {os.WEXITSTATUS(wait_status)}"
-            )
-            results["native"].append((dead, f"{case(seed, dead, corpus)[0]}: child died ({how})"))
-            results["inputs"] += 1
-            _save(save, seed, dead, corpus)
-            index = dead + 1
-        else:
-            index = stop
-        if progress:
-            print(f"  {results['inputs']} inputs, {time.time() - started:.0f} s", file=sys.stderr, flush=True)
-    results["seconds"] = time.time() - started
-    results["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return results
-
-
-def _save(folder: str | None, seed: int, index: int, corpus) -> None:
-    if folder:
-        name, data, _ = case(seed, index, corpus)
-        os.makedirs(folder, exist_ok=True)
-        Path(folder, f"{index}-{name}.bin").write_bytes(data)
+        for one in corpus:
+            try_one(one, scratch)
+    fuzzer = fuzz_harness.Fuzzer(
+        prefix="fuzz-readers-",
+        corpus=corpus,
+        case=case,
+        try_one=try_one,
+        label=lambda one: one[0],
+        file_name=lambda index, one: f"{index}-{one[0]}.bin",
+    )
+    return fuzzer.fuzz(iterations, seed, hang_seconds, batch, save, progress)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=int(os.environ.get("MLIR_OFFLOAD_FUZZ_ITERATIONS", "200000")))
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--hang-seconds", type=float, default=2.0)
-    parser.add_argument("--save", help="write every crashing or hanging input into this folder")
-    parser.add_argument("--progress", action="store_true")
-    args = parser.parse_args(argv)
-    results = fuzz(args.iterations, args.seed, args.hang_seconds, save=args.save, progress=args.progress)
-    for what, label in (("crashes", "crash"), ("hangs", "hang"), ("native", "native crash")):
-        for index, detail in results[what][:20]:
-            print(f"{label}: input {index}: {detail}")
-    print(
-        f"inputs {results['inputs']}, crashes {len(results['crashes'])}, native crashes "
-        f"{len(results['native'])}, hangs {len(results['hangs'])}, seconds {results['seconds']:.1f}, "
-        f"peak memory {results['peak_rss_mib']:.0f} MiB"
-    )
-    return 1 if results["crashes"] or results["hangs"] or results["native"] else 0
+    return fuzz_harness.main(argv, (__doc__ or "").splitlines()[0], 200000, 2.0, fuzz)
 
 
 if __name__ == "__main__":

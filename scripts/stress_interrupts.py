@@ -89,7 +89,7 @@ def starting_commands(session: int) -> list[int]:
 
 
 def session_processes(session: int) -> dict[int, str]:
-    """Live processes of a session (pid -> command line)."""
+    """The live processes of a session: pid -> command line (also tests/test_interrupts.py's)."""
     found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -99,7 +99,7 @@ def session_processes(session: int) -> dict[int, str]:
             fields = stat[stat.rfind(b")") + 2 :].split()
             if int(fields[3]) != session or fields[0] in (b"Z", b"X"):
                 continue
-            found[int(entry)] = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:160]
+            found[int(entry)] = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except (OSError, ValueError, IndexError):
             continue
     return found
@@ -273,7 +273,7 @@ class Stress:
         while (left := session_processes(session)) and time.monotonic() < deadline:
             time.sleep(0.05)
         for pid, command in left.items():
-            problems.append(f"orphan: {pid} {command}")
+            problems.append(f"orphan: {pid} {command[:160]}")
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:

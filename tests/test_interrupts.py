@@ -20,25 +20,12 @@ import pytest
 from conftest import REPO, require_tool
 from emulation import require_emulation
 
+sys.path.insert(0, str(REPO / "scripts"))
+from stress_interrupts import session_processes  # scripts/ is no package: its folder on the path
+
 WAIT_S = 300.0  # a guard against a hang only: no test asserts on time
 # Launches a kernel a billion times: a program that runs until it is stopped.
 SPIN = (REPO / "tests" / "data" / "interrupts" / "spin.mlir").read_text()
-
-
-def session_processes(session: int) -> dict[int, str]:
-    """The live processes of a session: pid -> command line."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_bytes()
-            fields = stat[stat.rfind(b")") + 2 :].split()
-            if int(fields[3]) == session and fields[0] not in (b"Z", b"X"):
-                found[int(entry)] = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
 
 
 STARTED: list[Command] = []  # every command a test started, stopped for good at its end (fixture below)
