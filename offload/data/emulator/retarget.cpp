@@ -46,7 +46,6 @@
 #include <set>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "emu_abi.h"
 
