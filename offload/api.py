@@ -132,11 +132,11 @@ def compile_file(
 
 def _compile(path, offload_arch, textual: bool, options: dict[str, Any], caller: str) -> Bundle:
     """compile_file's work; `caller` names the API function in messages."""
-    from offload.compiler.frontend import SourceText, refuse_pipeline_writing_over
     from offload.compiler.outputs import compile_inputs
     from offload.compiler.plan import compile_plan
     from offload.compiler.stages import compile_bundle
     from offload.config import project_config
+    from offload.mlir.frontend import SourceText, refuse_pipeline_writing_over
     from offload.options import given_keywords, resolve
 
     if not isinstance(path, (str, os.PathLike, SourceText)):
@@ -179,7 +179,7 @@ def compile_text(
 
 
 def _compile_text(text: str, offload_arch, name, textual: bool, options: dict[str, Any], caller: str) -> Bundle:
-    from offload.compiler.frontend import SourceText
+    from offload.mlir.frontend import SourceText
 
     if not isinstance(text, str):
         raise OffloadError(f"{caller}(): text expects MLIR source as str, got {type(text).__name__}")
@@ -207,7 +207,7 @@ def compile_module(
         operation.verify()
         text = operation.get_asm(enable_debug_info=True)
     except Exception as error:  # noqa: BLE001 - the bindings' MLIRError: the caller's module does not verify
-        from offload.compiler.frontend import mlir_error
+        from offload.mlir.frontend import mlir_error
 
         found = (
             mlir_error(error, source_name(name))

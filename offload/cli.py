@@ -66,7 +66,7 @@ class LazyGroup(click.Group):
 def _print_version(ctx: click.Context, _param, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from offload.compiler.about import version_lines  # only --version loads llvmlite (for its LLVM version)
+    from offload.about import version_lines  # only --version loads llvmlite (for its LLVM version)
 
     click.echo("\n".join([f"mlir-offload {__version__}", *version_lines()]))
     ctx.exit(0)

@@ -360,7 +360,7 @@ def translate_link(words: list[str]) -> list[str]:
             None,
         )
         if found is None or sources and found.becomes is None and found.value == EITHER:
-            from offload.toolchain.clang_arguments import takes_separate_argument
+            from offload.formats.clang_arguments import takes_separate_argument
 
             out += words[at - 1 : at + 1] if takes_separate_argument(word) else [word]  # -Xlinker -c: the linker's
             at += 1 if takes_separate_argument(word) else 0

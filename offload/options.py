@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 COMPILE = ("compile",)
 COMPILE_DEVICE = ("compile", "device")
-# The image formats compile can write (offload/compiler/native.py makes the native ones).
+# The image formats compile can write (offload/serialize/native.py makes the native ones).
 DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
 HOST_FORMATS = ("bc", "obj")
 RENAME_SCHEMES = ("module-prefix", "prefix:NAME")

@@ -63,7 +63,7 @@ def read_container(data: bytes, scratch: str) -> None:
 
 
 def read_bundle(data: bytes, scratch: str) -> None:
-    from offload.formats.bundle import read_bundle_record
+    from offload.packager.bundle import read_bundle_record
     from offload.toolchain.ship import inspect_bundle
 
     read_bundle_record(data, "input")
@@ -77,7 +77,7 @@ def read_raw_offload_binary(data: bytes, scratch: str) -> None:
 
 
 def read_linked_executable(data: bytes, scratch: str) -> None:
-    from offload.commands.verify import check_executable
+    from offload.toolchain.verify import check_executable
 
     path = os.path.join(scratch, "app")
     Path(path).write_bytes(data)

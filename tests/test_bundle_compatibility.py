@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from offload.formats.bundle import BundleRecord
 from offload.formats.profiles import available_profiles, link_refusals, load_profile
+from offload.packager.bundle import BundleRecord
 from offload.toolchain.doctor import BundleNeeds, Clang, CudaToolkit, Rocm, bundle_findings
 from offload.toolchain.link import compatibility_problem
 from offload.toolchain.ship import BundleFacts, render_build_sh, target_link_words

@@ -1,6 +1,6 @@
 """Memref elements narrower than a byte (i1, i4): MLIR 22's memref-to-LLVM lowering asserts on their
 loads and stores (an assertions build of MLIR, as the Python bindings are, dies of SIGABRT), so
-mlir-offload accesses them a byte at a time (offload/compiler/byte_elements.py), on the device and on the
+mlir-offload accesses them a byte at a time (offload/mlir/byte_elements.py), on the device and on the
 host. tests/data/emulate/predicates.mlir checks the numbers under emulation."""
 
 from __future__ import annotations

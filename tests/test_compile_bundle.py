@@ -26,8 +26,8 @@ def parse(path):
 
 
 def test_bundle_has_clang22_entries_embedded_object_and_record(saxpy_bundle):
-    from offload.formats.bundle import read_bundle_record
     from offload.packager import ImageKind
+    from offload.packager.bundle import read_bundle_record
 
     module = parse(saxpy_bundle)
     entry = module.get_global_variable(".offloading.entry.saxpy")
@@ -70,7 +70,7 @@ def test_textual_output_and_legacy_entries(tmp_path):
     done = run_cli("compile", str(SAXPY), "--offload-arch", "sm_80", "--target-clang", "19", "-o", str(obj))
     assert done.returncode == 0, done.stderr
     assert obj.read_bytes()[:4] == b"\x7fELF"
-    from offload.formats.bundle import read_bundle_record
+    from offload.packager.bundle import read_bundle_record
 
     record, images = read_bundle_record(obj.read_bytes(), str(obj))
     assert (record.profile, record.host_format) == (19, "obj") and images[0].image_kind == 3  # cubin

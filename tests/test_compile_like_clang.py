@@ -93,9 +93,12 @@ def test_verbose_prints_stages_libraries_and_tools(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
     stages = [line.split(":")[1].split()[1] for line in lines if line.startswith("mlir-offload: stage ")]
-    # codegen runs inside the device stage, on the images the cache did not have (a hit brings its cubin); the
-    # package stage follows the host lowering, whose runtime calls name the libraries the record lists.
-    assert stages == ["load", "codegen", "device", "lower", "package", "annotate", "emit"]
+    # codegen is the device skeleton's last step, on each image the cache did not have (a hit brings its
+    # cubin), inside the device stage; the package stage follows the host lowering, whose runtime calls name
+    # the libraries the record lists.
+    assert stages == ["load", "device", "lower", "package", "annotate", "emit"]
+    steps = [line.split(":")[1].split()[1:] for line in lines if line.startswith("mlir-offload: step ")]
+    assert steps == [["codegen", "sm_80"]]
     libraries = [line for line in lines if line.startswith("mlir-offload: library ")]
     assert (
         len(libraries) == 1

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_cli
-from offload.compiler.frontend import load_program
 from offload.formats.targets import parse_offload_arch
+from offload.mlir.frontend import load_program
 from offload.options import CompileOptions
 from offload.serialize import pipeline
 from offload.serialize.cache import CACHE_ENVIRONMENT, cache_root

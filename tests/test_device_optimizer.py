@@ -30,7 +30,7 @@ def test_the_llvm_major_is_the_bindings_and_llvmlites():
 
     import llvmlite.binding as llvm
 
-    from offload.compiler.about import LLVM_MAJOR, MLIR_BINDINGS_DISTRIBUTION
+    from offload.about import LLVM_MAJOR, MLIR_BINDINGS_DISTRIBUTION
 
     assert llvm.llvm_version_info[0] == LLVM_MAJOR
     assert int(metadata.version(MLIR_BINDINGS_DISTRIBUTION).split(".")[0]) == LLVM_MAJOR

@@ -1,4 +1,4 @@
-"""The per-target LLVM stages run in forked children (offload/serialize/processes.py): the images are
+"""The per-target LLVM stages run in forked children (offload/processes.py): the images are
 byte-identical to a one-process run, errors keep their message and location, a dying child becomes
 one OffloadError naming its target, and results keep the order of the targets."""
 
@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, require_tool
 from offload.errors import Location, OffloadError
-from offload.serialize.processes import map_forked
+from offload.processes import map_forked
 
 DATA = Path(__file__).parent / "data" / "device"
 
 
 def test_forked_images_equal_one_process_images():
-    from offload.compiler.frontend import load_program
+    from offload.mlir.frontend import load_program
     from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "features.mlir"))
@@ -33,6 +34,39 @@ def test_forked_images_equal_one_process_images():
     # An image does not depend on which other targets were compiled with it.
     (sm_90_alone,) = compile_device(program, parse_offload_arch("sm_90"), uncached)
     assert sm_90_alone.bitcode == forked[1].bitcode
+
+
+def _where_it_ran(image):
+    """A to-object step that records where it ran, in place of native code."""
+    from dataclasses import replace
+
+    from offload.serialize.images import NativeCode
+
+    return replace(image, native=NativeCode(0, f"{os.getpid()} {threading.get_ident()}".encode(), None))
+
+
+def test_native_code_is_made_inside_each_images_skeleton():
+    """The to-object step runs where the image's other LLVM steps ran (a forked child or a worker thread),
+    not after them in the compile's own thread; the native code is the same however many jobs ran."""
+    from offload.mlir.frontend import load_program
+    from offload.serialize import CompileOptions, compile_device, parse_offload_arch
+    from offload.serialize.native import Codegen, ptxas_finder
+
+    program = load_program(str(DATA / "features.mlir"))
+    targets = parse_offload_arch("sm_80,sm_90,gfx90a")
+    uncached = CompileOptions(cache=False)
+    here = f"{os.getpid()} {threading.get_ident()}".encode()
+    places = [i.native.data for i in compile_device(program, targets, uncached, jobs=3, codegen=_where_it_ran)]
+    assert len(places) == 3 and here not in places
+
+    require_tool("ptxas")
+    codegen = Codegen(uncached.opt_level, ptxas_finder())
+    alone = compile_device(program, targets, uncached, jobs=1, codegen=codegen)
+    side_by_side = compile_device(program, targets, uncached, jobs=3, codegen=codegen)
+    for one, other in zip(alone, side_by_side, strict=True):
+        assert one.native is not None and other.native is not None
+        assert one.native == other.native and one.native.data[:4] == b"\x7fELF"
+    assert alone[0].native.ptx and ".target sm_80" in alone[0].native.ptx and alone[2].native.ptx is None
 
 
 def _square_or_fail(n: int) -> int:
@@ -71,7 +105,7 @@ def test_host_lowering_runs_beside_the_device_step_and_dies_with_it(tmp_path, mo
     after; when the device step fails, that child is killed and reaped, and the device error is the one raised."""
     from offload import api
     from offload.compiler import stages
-    from offload.serialize.processes import ForkedCall
+    from offload.processes import ForkedCall
 
     started, cancelled = [], []
     real_start, real_cancel = stages.start_lower, ForkedCall.cancel

@@ -28,7 +28,7 @@ LIBRARY_PREFIXES = ("__nv_", "__ocml_", "__ockl_")
 
 @pytest.fixture(scope="session")
 def feature_images():
-    from offload.compiler.frontend import load_program
+    from offload.mlir.frontend import load_program
     from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "features.mlir"))
@@ -114,7 +114,7 @@ def test_gfx90a_object_has_a_kernel_descriptor_per_kernel(feature_assembly):
 
 
 def _sqrt_div_ptx(**options) -> list[str]:
-    from offload.compiler.frontend import load_program
+    from offload.mlir.frontend import load_program
     from offload.serialize import CompileOptions, compile_device, emit_assembly, parse_offload_arch
 
     (image,) = compile_device(
@@ -158,8 +158,8 @@ def test_user_bitcode_resolves_external_call(tmp_path):
     import llvmlite.binding as llvm
     import llvmlite.ir as lir
 
-    from offload.compiler.frontend import load_program
     from offload.errors import OffloadError
+    from offload.mlir.frontend import load_program
     from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "unresolved.mlir"))
@@ -182,8 +182,8 @@ def test_user_bitcode_resolves_external_call(tmp_path):
 
 
 def test_clashing_kernels_are_an_error_unless_renamed():
-    from offload.compiler.frontend import load_program
     from offload.errors import OffloadError
+    from offload.mlir.frontend import load_program
     from offload.serialize import CompileOptions, compile_device, parse_offload_arch, symbol_name
 
     program = load_program(str(DATA / "clash.mlir"))
@@ -199,7 +199,7 @@ def test_clashing_kernels_are_an_error_unless_renamed():
 
 
 def test_bytecode_input_and_outlining(tmp_path):
-    from offload.compiler.frontend import load_program
+    from offload.mlir.frontend import load_program
 
     program = load_program(str(DATA / "features.mlir"))
     names = [str(m.attributes["sym_name"]) for m in program.gpu_modules()]

@@ -12,8 +12,8 @@ import llvmlite.ir as lir
 import pytest
 
 from conftest import REPO, run_cli
-from offload.compiler.frontend import load_program
 from offload.errors import OffloadError
+from offload.mlir.frontend import load_program
 from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 from offload.serialize.kinds import KINDS
 from offload.serialize.optimizer import OPT_ENVIRONMENT, pipeline_text

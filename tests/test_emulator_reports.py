@@ -107,11 +107,11 @@ def test_inline_assembly_is_refused_at_compile_with_its_location(tmp_path):
     assert not (tmp_path / "b").exists()
 
 
-SETMAXREGISTER = """\
+TCGEN05 = """\
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @k() kernel {
-      nvvm.setmaxregister increase 232
+      nvvm.tcgen05.fence #nvvm.tcgen05_fence<before>
       gpu.return
     }
   }
@@ -125,14 +125,14 @@ module attributes {gpu.container_module} {
 """
 
 
-def test_hopper_units_not_emulated_are_refused_at_compile(tmp_path):
+def test_blackwell_units_not_emulated_are_refused_at_compile(tmp_path):
     require_emulation()
-    source = tmp_path / "setmaxregister.mlir"
-    source.write_text(SETMAXREGISTER)
+    source = tmp_path / "tcgen05.mlir"
+    source.write_text(TCGEN05)
     done = run_cli("run", str(source), "--offload-arch", "sm_90a", "--emulate")
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        f"{source}:4:7: error: --emulate: 'nvvm.setmaxregister' (Hopper's register reallocation) "
+        f"{source}:4:7: error: --emulate: 'nvvm.tcgen05.fence' (Blackwell's tensor core generation 5) "
         "cannot be emulated on the CPU"
     ]
 

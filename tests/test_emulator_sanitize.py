@@ -213,7 +213,7 @@ def test_sanitize_needs_emulate(tmp_path):
 
 def test_api_compile_records_the_checks(tmp_path):
     from offload import api
-    from offload.formats.bundle import read_bundle_record
+    from offload.packager.bundle import read_bundle_record
 
     (tmp_path / "global.mlir").write_text(program_named("global").body())
     require_emulation()

@@ -68,7 +68,7 @@ def test_compile_refuses_an_unsupported_triple_before_any_work(tmp_path):
 
 
 def test_host_triple_from_mlir_offload_toml(tmp_path):
-    from offload.formats.bundle import read_bundle_record
+    from offload.packager.bundle import read_bundle_record
 
     (tmp_path / "mlir-offload.toml").write_text('host-triple = "arm64"\n')
     source = tmp_path / "saxpy.mlir"
@@ -164,7 +164,7 @@ def test_launch_abi_and_data_layout_are_clangs(bundles, tmp_path, triple):
 
 
 def test_device_images_do_not_depend_on_the_host(bundles):
-    from offload.formats.bundle import read_bundle_record
+    from offload.packager.bundle import read_bundle_record
 
     read = {t: read_bundle_record(bundles[t, "bc"].read_bytes(), t) for t in TRIPLES}
     (x86_record, x86_images), (arm_record, arm_images) = read[TRIPLES[0]], read[TRIPLES[1]]

@@ -332,7 +332,7 @@ def test_outputs_honour_the_umask(tmp_path):
 
 def test_a_dying_child_leaks_none_of_its_text(capfd):
     from offload.errors import OffloadError
-    from offload.serialize.processes import call_forked
+    from offload.processes import call_forked
 
     def die(_):
         import faulthandler

@@ -31,7 +31,7 @@ nvlink info    : used 10 registers, used 1 barriers, 32 stack, 2048 bytes smem, 
 
 @pytest.mark.fast
 def test_separate_argument_options_keep_their_word():
-    from offload.toolchain.clang_arguments import input_files, own_options, values_of
+    from offload.formats.clang_arguments import input_files, own_options, values_of
 
     words = [
         "a.bc",
@@ -61,7 +61,7 @@ def test_separate_argument_options_keep_their_word():
 def test_data_covers_every_separate_option_clang_lists():
     """Every `-X <arg>` option clang-22 --help-hidden lists is in the data file."""
     clang = require_tool("clang-22", 22)
-    from offload.toolchain.clang_arguments import takes_separate_argument
+    from offload.formats.clang_arguments import takes_separate_argument
 
     text = subprocess.run([clang, "--help-hidden"], capture_output=True, text=True, check=True).stdout
     listed = {

@@ -73,7 +73,7 @@ def test_message_names_a_pipeline_that_works(tmp_path, name, program, passes):
 
 @pytest.mark.fast
 def test_unknown_dialect_gets_the_generic_advice():
-    from offload.compiler.lowering_hints import pipeline_hint
+    from offload.mlir.lowering_hints import pipeline_hint
 
     assert "builtin.module(...)" in pipeline_hint("mydialect.op")
     assert pipeline_hint("linalg.matmul").endswith("--pass-pipeline='builtin.module(convert-linalg-to-loops)'")

@@ -47,7 +47,7 @@ def test_hip_assert_prints_hips_line_and_stops_the_kernel():
         [
             "value 3 passes",
             "value 5 passes",
-            f"{HIP_ASSERT}:11: check: Device-side assertion `value is not 7' failed.",
+            f"{HIP_ASSERT}:11: (unknown) Device-side assertion `value is not 7' failed.",
         ]
     )
     assert "trap in kernel 'check', block (0,0,0), thread (1,0,0)" in done.stderr

@@ -187,7 +187,7 @@ def clang_record(major: int):
 
 
 def link_problem(bundle: Path, clang_major: int) -> str | None:
-    from offload.formats.bundle import read_bundle_record
+    from offload.packager.bundle import read_bundle_record
     from offload.toolchain.link import compatibility_problem
 
     record, images = read_bundle_record(bundle.read_bytes(), bundle.name)

@@ -198,8 +198,8 @@ def test_server_gone_is_one_warning_and_the_same_output(tmp_path, server, refere
 def test_server_stopped_in_the_middle_of_a_compile(tmp_path, server, reference, monkeypatch, capsys):
     """The images fetched (a miss), then the server dies while the image is built: the write-back fails
     with one warning, and the image is the same."""
-    from offload.compiler.frontend import load_program
     from offload.formats.targets import parse_offload_arch
+    from offload.mlir.frontend import load_program
     from offload.options import CompileOptions
     from offload.serialize import pipeline
     from offload.serialize.pipeline import compile_device

@@ -193,8 +193,8 @@ def test_portable_compile_writes_cubin_images_object_and_ptx(tmp_path, ptxas):
 
 
 def test_finer_flags_override_portable_and_the_profile(tmp_path, ptxas):
-    from offload.formats.bundle import read_bundle_record
     from offload.packager import ImageKind
+    from offload.packager.bundle import read_bundle_record
 
     out = tmp_path / "mixed.offload.o"
     result = _compile(
@@ -248,7 +248,7 @@ def test_config_file_sets_portable_and_target_clang(tmp_path, ptxas):
     out = tmp_path / "saxpy.offload.o"
     result = run_cli("compile", str(source), "-o", str(out))
     assert result.returncode == 0, result.stderr
-    from offload.formats.bundle import read_bundle_record
+    from offload.packager.bundle import read_bundle_record
 
     record, _ = read_bundle_record(out.read_bytes(), str(out))
     assert record.profile == 19 and record.host_format == "obj"

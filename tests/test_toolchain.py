@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from offload.formats.bundle import BundleRecord
 from offload.formats.profiles import load_profile
+from offload.packager.bundle import BundleRecord
 from offload.serialize.libraries import find_libdevice
 from offload.toolchain import tools as toolchain
 from offload.toolchain.ship import BundleFacts, render_build_sh, target_link_words

@@ -214,7 +214,7 @@ def test_a_crash_in_a_forked_step_is_one_error_line():
     import signal
 
     from offload.errors import OffloadError
-    from offload.serialize.processes import call_forked
+    from offload.processes import call_forked
 
     def crash(_: None) -> None:
         faulthandler.disable()  # pytest's, off in the child: the crash is the point, not a dump of its stack

@@ -1,10 +1,10 @@
 """Embedding the OffloadBinary in the host module as clang's -fembed-offload-object does, with the bundle
-record (offload.formats.bundle) as a named metadata node for people reading the IR."""
+record (offload.packager.bundle) as a named metadata node for people reading the IR."""
 
 from __future__ import annotations
 
 from offload.errors import OffloadError
-from offload.formats.bundle import EMBEDDED_OBJECT, OFFLOADING_SECTION, RECORD_METADATA, BundleRecord
+from offload.packager.bundle import EMBEDDED_OBJECT, OFFLOADING_SECTION, RECORD_METADATA, BundleRecord
 
 
 def embed_offload_binary(module, blob: bytes) -> object:

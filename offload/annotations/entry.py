@@ -19,7 +19,7 @@ def entry_point(host, path: str) -> None:
     import mlir.ir as ir
     from mlir.dialects import arith, func
 
-    from offload.compiler.frontend import location_of
+    from offload.mlir.frontend import location_of
 
     main = None
     for op in host.regions[0].blocks[0].operations:

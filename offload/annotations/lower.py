@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from offload.compiler.byte_elements import widen_narrow_element_accesses
 from offload.errors import Location, OffloadError
+from offload.mlir.byte_elements import widen_narrow_element_accesses
 
 # Order follows upstream's gpu-lower-to-nvvm-pipeline host part; tokens.py first puts the synchronous
 # forms of gpu.alloc/memcpy/memset/dealloc (rejected by gpu-to-llvm) on streams.
@@ -96,7 +96,7 @@ def lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool
 def start_lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool = False):
     """lower_host, started: a ForkedCall whose result() is the LoweredHost. The compile runs it while the
     device step runs (the host lowering needs no device image)."""
-    from offload.serialize.processes import ForkedCall
+    from offload.processes import ForkedCall
 
     return ForkedCall(lambda _: _lower_host_here(program, device_symbol, debug), None, "lowering the host code crashed")
 
@@ -107,7 +107,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
     from offload.annotations.async_runtime import is_async_runtime_function
     from offload.annotations.entry import entry_point
     from offload.annotations.runner_utils import is_runner_utility
-    from offload.compiler.frontend import run_mlir
+    from offload.mlir.frontend import run_mlir
 
     with program.context, ir.Location.unknown():
         host = program.module.operation.clone()
@@ -119,7 +119,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
         remove_placeholders(host)
         check_fully_lowered(host, program.path)
         if debug:
-            from offload.compiler.frontend import add_debug_info
+            from offload.mlir.frontend import add_debug_info
 
             add_debug_info(host, "g", program.path, with_directory=True)
         declared = _function_names(host, declarations_only=True)
@@ -152,7 +152,7 @@ def detach_device_code(host, path: str, device_symbol=lambda module, kernel: ker
     import mlir.ir as ir
     from mlir.dialects import gpu
 
-    from offload.compiler.frontend import location_of
+    from offload.mlir.frontend import location_of
 
     placeholder_object = ir.Attribute.parse('#gpu.object<#nvvm.target, "">')
     placeholder_handler = ir.Attribute.parse("#gpu.select_object<0>")
@@ -192,7 +192,7 @@ def lower_to_llvm(host, path: str) -> None:
     # Upstream lowers the async-token ops to streams; what is left of the gpu dialect must be launches.
     others = _find_ops(host, lambda name: name.startswith("gpu.") and name not in ("gpu.launch_func", "gpu.binary"))
     if others:
-        from offload.compiler.frontend import location_of
+        from offload.mlir.frontend import location_of
 
         raise OffloadError(
             f"host operation '{others[0].operation.name}' is not supported", location_of(others[0].location, path)
@@ -239,7 +239,7 @@ def reject_unsupported_sparse_ops(host, path: str) -> None:
 
     found = _find_ops(host, lambda name: name in UNSUPPORTED_OPS)
     if found:
-        from offload.compiler.frontend import location_of
+        from offload.mlir.frontend import location_of
 
         name = found[0].operation.name
         raise OffloadError(f"'{name}': {UNSUPPORTED_OPS[name]}", location_of(found[0].location, path))
@@ -259,10 +259,10 @@ def check_fully_lowered(host, path: str) -> None:
     leftovers = _find_ops(host, lambda name: not name.startswith("llvm.") and name != "builtin.module")
     if not leftovers:
         return
-    from offload.compiler.frontend import location_of
+    from offload.mlir.frontend import location_of
 
     culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
-    from offload.compiler.lowering_hints import pipeline_hint
+    from offload.mlir.lowering_hints import pipeline_hint
 
     raise OffloadError(
         f"host operation '{culprit.name}' cannot be lowered by mlir-offload's host lowering "
@@ -293,7 +293,7 @@ def reject_unranked_memref_arguments(host, path: str) -> None:
     kernel would read host memory. Refuse it at the launch instead of failing on the GPU."""
     import mlir.ir as ir
 
-    from offload.compiler.frontend import location_of
+    from offload.mlir.frontend import location_of
 
     found: list[tuple[Any, Any]] = []  # an exception raised inside the walk callback would reach us as a RuntimeError
 
@@ -350,7 +350,7 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
     import mlir.ir as ir
     from mlir.dialects import func, llvm
 
-    from offload.compiler.frontend import location_of
+    from offload.mlir.frontend import location_of
 
     launch_ops = []
 
@@ -438,7 +438,7 @@ def remove_placeholders(host) -> None:
 def pm_run(pipeline: str, op, path: str, what: str = "") -> None:
     import mlir.passmanager as passmanager
 
-    from offload.compiler.frontend import run_mlir
+    from offload.mlir.frontend import run_mlir
 
     manager = passmanager.PassManager.parse(pipeline)
     run_mlir(lambda: manager.run(op), path, what)

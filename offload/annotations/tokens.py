@@ -125,8 +125,8 @@ def _refuse_carried_tokens(op, dependencies, path: str) -> None:
         owner = token.owner
         name = getattr(owner, "name", None)  # a block argument's owner is a Block
         if name not in ASYNC_OPS and name != "gpu.wait":
-            from offload.compiler.frontend import location_of
             from offload.errors import OffloadError
+            from offload.mlir.frontend import location_of
 
             where = "a block argument" if name is None else f"a result of '{name}'"
             raise OffloadError(

@@ -38,9 +38,9 @@ PTX_SUFFIX = ".ptx"
 @command_options("device")
 def device_command(input_path: str, output: str, emit: str, **flags) -> None:
     """Serialize the gpu.modules of IN.mlir to LLVM bitcode per target, device libraries linked."""
-    from offload.compiler.frontend import load_program
     from offload.compiler.plan import offload_targets
     from offload.config import project_config
+    from offload.mlir.frontend import load_program
     from offload.serialize import compile_device
 
     options = resolve(given_flags(flags), project_config(input_path)).options
@@ -108,12 +108,12 @@ def _render(image, emit: str, opt_level: int) -> bytes:
     if emit == "bc":
         return image.bitcode
     if emit == "ptx":
-        from offload.serialize.processes import call_forked
+        from offload.processes import call_forked
 
         # In a forked child: an image from the cache is bytes LLVM never parses in this process.
         return call_forked(_as_ptx, (image.bitcode, image.target, opt_level), f"PTX for {image.target.arch}")
     if image.cached:  # LLVM never parses a cached image's bytes in this process
-        from offload.serialize.processes import call_forked
+        from offload.processes import call_forked
 
         return call_forked(_as_text, image.bitcode, f"printing the cached {image.target.arch} image")
     return _as_text(image.bitcode)

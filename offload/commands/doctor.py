@@ -24,7 +24,7 @@ def doctor(
     """What this machine has for linking bundles; with --bundle, whether it can link that one.
 
     Exits 1 when no clang here can link the bundle (or, without --bundle, when there is no usable clang)."""
-    from offload.compiler.about import report_compiler
+    from offload.about import report_compiler
     from offload.toolchain import doctor as doc
     from offload.toolchain import tools as toolchain
 

@@ -8,15 +8,15 @@ import json
 import click
 
 from offload.errors import OffloadError
-from offload.formats.bundle import RECORD_PREFIX
 from offload.fsutil import read_input
+from offload.packager import image_kind_name
+from offload.packager.bitcode_ident import bitcode_producer
+from offload.packager.bundle import RECORD_PREFIX
+from offload.packager.model import ImageKind
 
 
 def _image_record(index: int, image) -> dict:
     from offload.formats.profiles import offload_kind_label
-    from offload.packager import image_kind_name
-    from offload.packager.bitcode_ident import bitcode_producer
-    from offload.packager.model import ImageKind
 
     kind_name, clangs = offload_kind_label(image.offload_kind)
     record = {

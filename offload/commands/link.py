@@ -108,7 +108,7 @@ class LinkSettings:
 def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
     settings = LinkSettings()
     from offload.foreign_options import translate_link
-    from offload.toolchain.clang_arguments import input_files, takes_separate_argument
+    from offload.formats.clang_arguments import input_files, takes_separate_argument
 
     passthrough: list[str] = []
     items = translate_link(list(arguments))
@@ -212,7 +212,7 @@ def emulated_bundles(arguments: list[str]) -> list:
     import os
 
     from offload.compiler.textual_ir import read_offload_images
-    from offload.toolchain.clang_arguments import input_files
+    from offload.formats.clang_arguments import input_files
     from offload.toolchain.emulate_objects import device_objects
     from offload.toolchain.link import find_bundles
 

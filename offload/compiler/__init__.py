@@ -1,2 +1,2 @@
-"""Build side: needs the MLIR bindings and llvmlite. Frontend, compile stages, device serialization,
-host code generation, native device code."""
+"""Build side, the compile's frame (the driver floor): one compile's plan, stages and outputs, over the
+device (offload.serialize) and host (offload.annotations) steps."""

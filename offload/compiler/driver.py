@@ -8,8 +8,9 @@ import os
 
 import click
 
-from offload.compiler import trace
+from offload import trace
 from offload.errors import OffloadError
+from offload.formats.vendors import vendor_for
 from offload.options import ClangStyleCommand, command_options, given_flags, resolve
 
 
@@ -53,8 +54,8 @@ def compile_words_context(words: list[str]) -> click.Context:
 def compile_program(input_path: str, output: str | None, textual: bool, verbose: bool, flags: dict) -> None:
     """Compile IN.mlir into one self-contained host bundle for `clang --offload-new-driver` (and its side
     files), or take the files of an earlier identical compile from the cache of whole compiles."""
-    from offload.compiler.frontend import STDIN
     from offload.config import project_config
+    from offload.mlir.frontend import STDIN
 
     wants_rule = flags.get("dependency_file_wanted") or flags.get("user_dependency_file_wanted")
     if flags.get("dependency_file") == "":  # passed over, it wrote the default <output>.d
@@ -142,18 +143,20 @@ def whole_compile_cache(input_path: str, output: str | None, textual: bool, reso
 
 
 def compile_and_write(input_path: str, output: str | None, textual: bool, resolved, whole) -> None:
-    from offload.compiler.frontend import refuse_pipeline_writing_over
     from offload.compiler.outputs import compile_inputs, side_outputs
     from offload.compiler.plan import compile_plan
     from offload.compiler.stages import compile_bundle
     from offload.fsutil import write_all
+    from offload.mlir.frontend import refuse_pipeline_writing_over
 
     plan = compile_plan(input_path, output, textual, resolved.options, resolved.config_file)
     build, options, output = plan.build, plan.options, plan.output
     check_output_name(output, plan, textual)
     trace_path = time_trace_path(options.time_trace, output)
     outputs = [output, build.dependency_file, trace_path, *planned_ptx_files(plan)]
-    writes_ptx = any(plan.bundle.keeps_ptx(target.arch) for target in plan.targets if target.offload_kind == "cuda")
+    writes_ptx = any(
+        plan.bundle.keeps_ptx(target.arch) for target in plan.targets if vendor_for(target.offload_kind).ptx
+    )
     check_output_place(output, build, outputs, [input_path, *options.link_bitcode, options.libdevice], writes_ptx)
     if not textual:
         from offload.fsutil import refuse_binary_to_terminal
@@ -208,7 +211,7 @@ def planned_ptx_files(plan) -> list[str]:
     return [
         ptx_path(plan.output, target.arch)
         for target in plan.targets
-        if target.offload_kind == "cuda" and plan.bundle.keeps_ptx(target.arch)
+        if vendor_for(target.offload_kind).ptx and plan.bundle.keeps_ptx(target.arch)
     ]
 
 

@@ -2,9 +2,9 @@
 the hardware's meaning, each refused with one located line naming the op, before any work.
 
 The table is data: an op-name prefix -> why. The user's own inline assembly cannot be emulated (the few
-PTX idioms inside libdevice and MLIR's own lowerings are, by the emulator's pass); the others are
-Hopper-and-later hardware units the emulator does not model yet (warpgroup MMA, ...). mbarriers, TMA
-tensor copies and clusters are emulated (offload/data/emulator/hopper.h, cluster.h)."""
+PTX idioms inside libdevice and MLIR's own lowerings are, by the emulator's pass); Blackwell's tensor
+cores are not modelled. Hopper's units (mbarriers, TMA and bulk copies, wgmma, stmatrix, setmaxnreg,
+clusters) are emulated (offload/data/emulator/hopper.h, wgmma.h, cluster.h)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from offload.errors import OffloadError
 
 REFUSED_PREFIXES = (
     ("llvm.inline_asm", "inline assembly"),
-    ("nvvm.setmaxregister", "Hopper's register reallocation"),
     ("nvvm.tcgen05.", "Blackwell's tensor core generation 5"),
-    ("nvvm.stmatrix", "Hopper's stmatrix"),
 )
 
 
@@ -27,7 +25,7 @@ def refusal(op_name: str) -> str | None:
 
 
 def check_emulatable(program) -> None:
-    """Refuse the first device op of `program` (an offload.compiler.frontend.Program) that cannot be emulated.
+    """Refuse the first device op of `program` (an offload.mlir.frontend.Program) that cannot be emulated.
     Inline assembly is not judged here: by now it may be MLIR's own (convert-nvgpu-to-nvvm writes mma.sp.sync
     as inline PTX), which the emulator's pass recognizes; the user's was refused by check_device_source."""
     for module in program.gpu_modules():
@@ -56,7 +54,7 @@ def check_device_source(module, path: str) -> None:
 def _refuse_first(root, path: str, skip: tuple[str, ...] = ()) -> None:
     import mlir.ir as ir
 
-    from offload.compiler.frontend import location_of
+    from offload.mlir.frontend import location_of
 
     found = []
 

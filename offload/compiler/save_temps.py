@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
-from offload.compiler.frontend import STDIN
 from offload.fsutil import atomic_write
 from offload.interrupts import temporary_folder
+from offload.mlir.frontend import STDIN
 
 # The stages whose files -save-temps keeps, in the order they run.
 STAGES = ("input", "device", "native", "host-lowered", "host")

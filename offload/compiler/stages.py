@@ -1,10 +1,10 @@
 """`mlir-offload compile`: an MLIR GPU program -> one host bundle clang links with --offload-new-driver.
 
 Named stages, each from one representation to the next:
-  load       .mlir -> Program                                   (offload.compiler.frontend)
+  load       .mlir -> Program                                   (offload.mlir.frontend)
   device     Program -> DeviceImage per gpu.module x target     (offload.serialize)
   codegen    DeviceImages -> + native code (cubin + PTX, AMDGPU object) where the plan packages it
-             (the vendor's codegen hook, offload.compiler.native)
+             (the vendor's codegen hook, offload.serialize.native)
   package    DeviceImages -> OffloadImages                       (offload.packager)
   lower      Program -> host LLVM IR, launches as stub calls      (offload.annotations.lower)
   annotate   host IR + stubs, runtime shims, entries, embedded object, bundle record (llvmlite)
@@ -34,7 +34,7 @@ class BundlePlan:
     host_format: str  # "bc" | "obj"
     device_image: str  # "bitcode" | "cubin" (portable.convert_device_images names)
     host: HostTriple  # the CPU the executable runs on
-    ptx_only: tuple[str, ...] = ()  # CUDA archs given as compute_XX (offload.formats.bundle.BundleRecord)
+    ptx_only: tuple[str, ...] = ()  # CUDA archs given as compute_XX (offload.packager.bundle.BundleRecord)
 
     def keeps_ptx(self, arch: str) -> bool:
         """Whether the image of `arch` is a cubin with its PTX kept (--device-image=ptx, or compute_XX)."""
@@ -86,7 +86,7 @@ class CompiledBundle:
 def compile_bundle(settings) -> CompiledBundle:
     """The whole compile of an offload.compiler.plan.CompilePlan: the bundle's bytes and, with device image
     "ptx", the PTX of each NVPTX image."""
-    from offload.compiler.frontend import load_program
+    from offload.mlir.frontend import load_program
     from offload.serialize import symbol_name
 
     options, emit, plan = settings.options, settings.emit, settings.bundle
@@ -95,10 +95,10 @@ def compile_bundle(settings) -> CompiledBundle:
             f"-S writes LLVM {plan.producer_llvm} IR text, which clang {plan.profile.clang_major} "
             "cannot read; bundles for it are ELF objects: drop -S"
         )
-    from offload.compiler.trace import stage
+    from offload.trace import stage
 
     if vendor_for(plan.offload_kind).toolkit_archs and not options.emulate:  # emulation needs no toolkit
-        from offload.compiler.native import check_toolkit_archs
+        from offload.serialize.native import check_toolkit_archs
 
         for runs_ptxas in (False, True):  # ptxas runs here for native images: their archs are checked strictly
             archs = [t.arch for t in settings.targets if (plan.image_kind(t.arch) != "bitcode") == runs_ptxas]
@@ -150,8 +150,8 @@ def compile_bundle(settings) -> CompiledBundle:
 
 def _device_part(settings, program, temps, plan: BundlePlan, options):
     """The device images of every target: (images, resource lines)."""
-    from offload.compiler.trace import stage
     from offload.serialize import compile_device
+    from offload.trace import stage
 
     with stage(f"device ({', '.join(t.arch for t in settings.targets)})"):
         # A bitcode image is LTO-linked and optimized again by the target clang: the pre-link pipeline.
@@ -184,7 +184,7 @@ def _device_part(settings, program, temps, plan: BundlePlan, options):
 def resource_usage(images, options) -> tuple[str, ...] | None:
     """--resource-usage: per kernel and arch, what ptxas -v reports for the PTX of each CUDA image packaged
     as a cubin (ptxas runs here); for bitcode images ptxas runs at the target's link (link --resource-usage)."""
-    from offload.compiler.native import ptxas_finder, ptxas_report
+    from offload.serialize.native import ptxas_finder, run_ptxas
     from offload.toolchain.resource_usage import read_ptxas_verbose
 
     assembled = [image for image in images if image.native is not None and image.native.ptx]
@@ -193,27 +193,27 @@ def resource_usage(images, options) -> tuple[str, ...] | None:
     ptxas = ptxas_finder(flags=options.ptxas_debug_flags)
     lines = []
     for image in assembled:
-        report = ptxas_report(image.native.ptx, image.target.arch, ptxas(), options.opt_level, ptxas.flags)
-        lines += [kernel.line() for kernel in read_ptxas_verbose(report)]
+        run = run_ptxas(image.native.ptx, image.target.arch, ptxas(), options.opt_level, ptxas.flags, verbose=True)
+        lines += [kernel.line() for kernel in read_ptxas_verbose(run.report)]
     return tuple(lines)
 
 
 def keep_device_temps(temps, images) -> None:
     """-save-temps: each arch's device bitcode, and its native code (cubin and PTX, AMDGPU object)."""
-    from offload.packager import ImageKind
+    from offload.packager import IMAGE_KIND_EXTENSION, ImageKind
 
     for image in images:
         temps.keep("device", image.bitcode, "bc", image.target.arch)
         if image.native is not None:
-            extension = "cubin" if image.native.image_kind == int(ImageKind.CUBIN) else "o"
+            extension = IMAGE_KIND_EXTENSION[ImageKind(image.native.image_kind)]
             temps.keep("native", image.native.data, extension, image.target.arch)
             if image.native.ptx:
                 temps.keep("native", image.native.ptx, "ptx", image.target.arch)
 
 
 def codegen(device_image: str, options):
-    """The serialization's last hook (offload.compiler.native.Codegen), for images packaged as native code."""
-    from offload.compiler.native import Codegen, ptxas_finder
+    """The serialization's last hook (offload.serialize.native.Codegen), for images packaged as native code."""
+    from offload.serialize.native import Codegen, ptxas_finder
 
     if device_image == "bitcode":
         return None
@@ -244,7 +244,7 @@ def refuse_unavailable_libraries(program, offload_kind: str) -> None:
 
     program.module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
     if found:
-        from offload.compiler.frontend import location_of
+        from offload.mlir.frontend import location_of
 
         op, why = found[0]
         raise OffloadError(f"'{op.name}': {why}", location_of(op.location, program.path))
@@ -258,7 +258,7 @@ def make_record(
     sanitize: tuple[str, ...] = (),
     sanitize_keep_going: bool = False,
 ):
-    from offload.formats.bundle import BundleRecord
+    from offload.packager.bundle import BundleRecord
 
     return BundleRecord(
         plan.profile.clang_major,
@@ -306,8 +306,8 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     import llvmlite.ir as ir
 
     from offload.annotations import async_runtime, embed, entries, launch, runner_utils, runtime
-    from offload.compiler.native import verified_module
     from offload.packager import write_binary
+    from offload.serialize.native import verified_module
 
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
@@ -404,7 +404,7 @@ def device_globals(images) -> list[tuple[str, int, int]]:
     built = [image for image in images if not image.cached]
     if built:
         return _global_layout((built[0].bitcode, names))
-    from offload.serialize.processes import call_forked
+    from offload.processes import call_forked
 
     return call_forked(
         _global_layout,
@@ -437,7 +437,7 @@ def emit_bundle(host, plan: BundlePlan, emit: str) -> bytes:
     bitcode = host.as_bitcode()
     if plan.host_format == "bc":
         return bitcode
-    from offload.compiler.native import check_offloading_section, host_to_object
+    from offload.serialize.native import check_offloading_section, host_to_object
 
     obj = host_to_object(bitcode)
     check_offloading_section(obj)

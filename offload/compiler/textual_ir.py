@@ -30,7 +30,7 @@ def read_offload_images(data: bytes, name: str) -> list[OffloadImage]:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise OffloadError(f"'{name}' is not an offload binary, LLVM bitcode or IR, or an ELF object") from None
-    from offload.serialize.processes import call_forked
+    from offload.processes import call_forked
 
     # LLVM (an assertions build) parses untrusted text in a child: its death is one error naming the file.
     bitcode = call_forked(lambda source: _assemble(source, name), text, f"'{name}': cannot read LLVM IR")

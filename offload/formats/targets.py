@@ -169,7 +169,7 @@ DEBUG_PTX_FLOOR = 75
 
 def with_debug_ptx(target: Target) -> Target:
     """`target` with a PTX version that can carry device debug information (CUDA; others unchanged)."""
-    if target.triple != NVPTX_TRIPLE:
+    if not vendor_for(target.offload_kind).ptx:
         return target
     return replace(target, features=f"+ptx{max(NVPTX_MIN_PTX[target.arch], DEBUG_PTX_FLOOR)}")
 

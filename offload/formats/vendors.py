@@ -2,7 +2,7 @@
 the build side and the target side need to know about a vendor, and nothing else anywhere.
 
 Keyed by offload kind ("cuda" | "hip"), the name the profiles' kind values use. The records are data: the
-functions for a vendor are mapped from its record where they live (offload/compiler/native.py CODEGEN_HOOKS,
+functions for a vendor are mapped from its record where they live (offload/serialize/native.py CODEGEN_HOOKS,
 offload/toolchain/tools.py TOOLKIT_FINDERS)."""
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from offload.compiler.frontend import location_of
 from offload.errors import OffloadError
+from offload.mlir.frontend import location_of
 
 MMA_OPS = (
     "gpu.subgroup_mma_load_matrix",

@@ -17,15 +17,13 @@ import json
 import os
 from pathlib import Path
 
-from offload import __version__
-from offload.compiler import trace
+from offload import __version__, trace
 from offload.errors import OffloadError
+from offload.serialize.cache_environment import REMOTE_URL_ENVIRONMENT
 from offload.trust import CACHE_MODE_ENVIRONMENT, team_mode
 
 CACHE_ENVIRONMENT = "MLIR_OFFLOAD_CACHE_DIR"
 FOLDER_MODE_ENVIRONMENT = CACHE_MODE_ENVIRONMENT  # "team": a folder shared by one group
-# The remote tier's server (remote_cache.py, imported only when one is set).
-REMOTE_URL_ENVIRONMENT = "MLIR_OFFLOAD_REMOTE_CACHE"
 
 
 def cache_root() -> Path | None:
@@ -189,7 +187,7 @@ def image_key(job, library_files: list[str]) -> str:
 
 
 def with_codegen(key: str, codegen_key: str) -> str:
-    """The key of an image together with its native code (offload.compiler.native.Codegen.key)."""
+    """The key of an image together with its native code (offload.serialize.native.Codegen.key)."""
     return hashlib.sha256(json.dumps([key, codegen_key]).encode()).hexdigest()
 
 
@@ -206,7 +204,14 @@ _code_digest: list[str] = []
 
 
 # The cache's own modules make no image (the entry format has its version in cache_entry.MAGIC).
-CACHE_MODULES = ("cache.py", "cache_entry.py", "cache_folder.py", "remote_cache.py", "compile_cache.py")
+CACHE_MODULES = (
+    "cache.py",
+    "cache_entry.py",
+    "cache_environment.py",
+    "cache_folder.py",
+    "remote_cache.py",
+    "compile_cache.py",
+)
 
 
 def _device_code_digest() -> str:

@@ -16,7 +16,7 @@ from offload.formats.vendors import vendor_for
 from offload.packager import ImageKind
 from offload.packager.bitcode_ident import bitcode_module
 from offload.packager.detect import is_bitcode
-from offload.serialize.images import DeviceImage
+from offload.serialize.images import DeviceImage, NativeCode
 from offload.serialize.sealed import seal, unseal
 
 MAGIC = b"MLIR-OFFLOAD-IMAGE-3\n"
@@ -87,7 +87,6 @@ def _size(value) -> bool:
 def _native_code(header: dict, data: bytes, ptx: bytes, target, kernels: list[str]):
     """The NativeCode of an entry when `data` is an ELF file of the vendor's native image kind and machine
     with a symbol for every kernel, and `ptx` is text; else None."""
-    from offload.compiler.native import NativeCode
     from offload.formats.elf import ElfError, read_elf
 
     vendor = vendor_for(target.offload_kind)

@@ -5,17 +5,30 @@ from __future__ import annotations
 
 import subprocess
 
-from offload.compiler import trace
+from offload import trace
 from offload.errors import OffloadError
 from offload.formats.targets import Target
 from offload.formats.vendors import vendor_for
 from offload.options import DEFAULT_OPT_LEVEL
+from offload.processes import call_forked, in_forked_child
 from offload.serialize.llvmlite_backend import fresh_context, target_machine
 from offload.serialize.optimizer import find_llvm_tool
 
 
 def emit_assembly(bitcode: bytes, target: Target, opt_level: int = DEFAULT_OPT_LEVEL) -> str:
-    """PTX (or AMDGPU assembly) for an image: the one NVPTX code generator (cubins are assembled from it)."""
+    """PTX (or AMDGPU assembly) for an image: the one NVPTX code generator (cubins are assembled from it).
+    NVPTX numbers call sites with a counter that lives as long as the target's machine, made once per process
+    (the PTX's `callseq N` comments): an image's assembly is emitted in a process that emitted none before,
+    the child forked for the image or one forked now, so that it is the same whichever images were emitted
+    before it (a second compile in one Python process, through the API, gave other comments)."""
+    if in_forked_child():
+        return _assembly(bitcode, target, opt_level)
+    return call_forked(
+        lambda _: _assembly(bitcode, target, opt_level), None, f"emitting the {target.arch} assembly crashed"
+    )
+
+
+def _assembly(bitcode: bytes, target: Target, opt_level: int) -> str:
     import llvmlite.binding as llvm
 
     return target_machine(target, opt_level).emit_assembly(llvm.parse_bitcode(bitcode, fresh_context()))

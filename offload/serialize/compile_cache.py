@@ -26,6 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from offload import trace
 from offload.errors import pending_warnings
 from offload.fsutil import STDOUT, current_folder
 from offload.interrupts import called_from_native
@@ -64,8 +65,7 @@ NATIVE_ARCH = "native"  # --offload-arch=native (offload/toolchain/gpus.py): ask
 def eligible(input_path: str, output: str | None, options, verbose: bool) -> bool:
     """Whether a compile may be taken whole: its outputs are files named on the command line, and it
     writes nothing a replay could not (a trace, ptxas's report, saved stages, a pass pipeline's files)."""
-    from offload.compiler import trace
-    from offload.compiler.frontend import STDIN
+    from offload.mlir.frontend import STDIN
 
     return bool(
         options.cache

@@ -1,16 +1,23 @@
-"""The records of the device skeleton: a gpu.module lowered to LLVM IR, and the image of one target."""
+"""The records of the device skeleton: a gpu.module lowered to LLVM IR, the image of one target and its
+native code."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from offload.errors import Location
 from offload.formats.targets import Target
 from offload.options import PREFIX_SCHEME, check_rename
 
-if TYPE_CHECKING:  # the build side's codegen record; serialize never imports the compile frame
-    from offload.compiler.native import NativeCode
+
+@dataclass(frozen=True)
+class NativeCode:
+    """A device image's native code: the image kind it is packaged as, its bytes, and for CUDA the PTX
+    it was assembled from (shipped beside the bundle with --device-image=ptx)."""
+
+    image_kind: int  # offload.packager.ImageKind value
+    data: bytes
+    ptx: str | None
 
 
 @dataclass
@@ -19,7 +26,7 @@ class DeviceImage:
     bitcode: bytes
     kernels: list[str]
     globals: list[str]
-    native: NativeCode | None = None  # set by compile's codegen stage when the image is packaged native
+    native: NativeCode | None = None  # set by the skeleton's to-object step when the image is packaged native
     cached: bool = False  # the bitcode came from the cache: LLVM parses it only in a forked child
 
 

@@ -1,6 +1,7 @@
-"""What differs between NVVM (CUDA) and ROCDL (HIP) serialization, as one record per target kind: the
-MLIR lowering, the device libraries and their control settings, the symbols the target provides, and
-the function attributes clang would set. The skeleton (skeleton.py) uses nothing else."""
+"""What differs between NVVM (CUDA) and ROCDL (HIP) serialization, as one record per target kind, tied to
+its vendor's record (formats/vendors.py) by the record itself: the MLIR lowering and the rewrites it needs
+first, the device libraries and their control settings, the symbols the target provides, and the function
+attributes clang would set. The lowering (lowering.py) and the skeleton (skeleton.py) use nothing else."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from offload.compiler import trace
+from offload import trace
 from offload.errors import OffloadError
 from offload.formats.targets import Target
-from offload.formats.vendors import CUDA, HIP
+from offload.formats.vendors import CUDA, HIP, Vendor
 from offload.options import CompileOptions
 from offload.serialize.libraries import find_libdevice, find_rocm_device_libs
 
@@ -43,7 +44,7 @@ class LibraryPlan:
 
 @dataclass(frozen=True)
 class TargetKind:
-    name: str  # "cuda" | "hip"
+    vendor: Vendor
     gpu_conversion: Callable[[Target], str]  # the convert-gpu-to-* pass with its options
     library_prefixes: tuple[str, ...]  # calls that a device library must resolve
     provided_symbols: frozenset[str]  # declarations the target's toolchain resolves itself
@@ -60,6 +61,18 @@ class TargetKind:
     pre_link_passes: tuple[str, ...] | None = None
     # Where the target's backend wants stack allocations (AMDGPU: private, 5); 0: where the lowering puts them.
     alloca_address_space: int = 0
+    # What the MLIR 22 conversion leaves unlowered, rewritten first (lowering.py): gpu.subgroup_broadcast
+    # (NVVM has no lowering of it; ROCDL's uses readlane) ...
+    expand_subgroup_broadcasts: bool = False
+    # ... the negatef/subf elementwise ops on WMMA fragments (offload/mlir/wmma_workarounds.py) ...
+    rewrite_mma_elementwise: bool = False
+    # ... and cf.assert, which HIP device code reports through printf and a trap (hip_assert.py).
+    lower_device_asserts: bool = False
+
+    @property
+    def name(self) -> str:
+        """The vendor's offload kind ("cuda" | "hip"), which KINDS is keyed by as Target.offload_kind is."""
+        return self.vendor.offload_kind
 
     def lowering_pipeline(self, target: Target) -> str:
         passes = (*self.vendor_prelude, *COMMON_LOWERING, self.gpu_conversion(target), *COMMON_CLEANUP)
@@ -140,7 +153,7 @@ def _rocdl_libraries(target: Target, options, needs_library: bool) -> LibraryPla
 
 
 NVVM = TargetKind(
-    name=CUDA.offload_kind,
+    vendor=CUDA,
     gpu_conversion=_nvvm_conversion,
     library_prefixes=("__nv_",),
     # vprintf (gpu.printf) is resolved by ptxas/the CUDA runtime, not by a bitcode library.
@@ -154,10 +167,12 @@ NVVM = TargetKind(
     # own; nothing inlined (the O0 pipeline's always-inline copied libdevice into every kernel: 9x the
     # bitcode of 1000 kernels, for the same SASS after the target's LTO).
     pre_link_passes=("nvvm-reflect",),
+    expand_subgroup_broadcasts=True,
+    rewrite_mma_elementwise=True,
 )
 
 ROCDL = TargetKind(
-    name=HIP.offload_kind,
+    vendor=HIP,
     gpu_conversion=_rocdl_conversion,
     library_prefixes=("__ocml_", "__ockl_", "__oclc_"),
     provided_symbols=frozenset(),
@@ -166,6 +181,7 @@ ROCDL = TargetKind(
     # Math ops to __ocml_* calls first: the AMDGPU backend cannot lower some intrinsics (llvm.tanh).
     module_prelude=lambda target: (f"convert-math-to-rocdl{{chipset={target.arch}}}",),
     alloca_address_space=5,
+    lower_device_asserts=True,
 )
 
 KINDS = {kind.name: kind for kind in (NVVM, ROCDL)}

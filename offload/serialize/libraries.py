@@ -1,5 +1,7 @@
-"""Finding the vendor device libraries (libdevice, ROCm ocml/ockl/oclc) and reading each bitcode file
-once per process: later links clone the parsed module instead of parsing it again."""
+"""The bitcode a device image links beside its own code: finding the vendor device libraries (libdevice,
+ROCm ocml/ockl/oclc) and reading each bitcode file once per process (later links clone the parsed module
+instead of parsing it again); reading and checking --link-bitcode libraries; the module flags the vendor
+libraries read. Shared by both backends of the skeleton (llvm_tools.py, llvmlite_backend.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import threading
 from pathlib import Path
 
 from offload.errors import OffloadError
+from offload.formats.targets import Target
+from offload.fsutil import read_input
 from offload.toolchain.tools import cuda_roots, rocm_device_lib_dirs, rocm_roots
 
 LIBDEVICE_IN_TOOLKIT = Path("nvvm") / "libdevice" / "libdevice.10.bc"
@@ -96,3 +100,32 @@ def bitcode_bytes(path: str, what: str) -> bytes:
             except OSError as e:
                 raise OffloadError(f"cannot read {what} '{path}': {e.strerror}") from None
         return _bytes[key]
+
+
+def read_link_bitcode(path: str) -> bytes:
+    """A --link-bitcode library's bytes; a missing file, a folder or a device is one error naming the flag."""
+    try:
+        return read_input(path)
+    except OffloadError as e:
+        raise OffloadError(f"--link-bitcode: {e.message}") from None
+
+
+def check_library_triple(path: str, triple: str, target: Target) -> None:
+    """A --link-bitcode library for another triple is refused (an empty triple links anywhere)."""
+    if triple and triple != target.triple:
+        raise OffloadError(
+            f"--link-bitcode '{path}' is for '{triple}', not for {target.arch} "
+            f"({target.triple}); give one library per target triple"
+        )
+
+
+def module_flags_ir(flags, target: Target) -> str:
+    """LLVM IR of a module holding only llvm.module.flags, built with llvmlite.ir (no LLVM loaded)."""
+    import llvmlite.ir as lir  # 40 ms: imported while MLIR lowers (pipeline.py), not by every command
+
+    holder = lir.Module(name="offload.flags")
+    holder.triple = target.triple
+    i32 = lir.IntType(32)
+    for behaviour, name, value in flags:
+        holder.add_named_metadata("llvm.module.flags", holder.add_metadata([i32(behaviour), name, i32(value)]))
+    return str(holder)

@@ -15,17 +15,16 @@ from __future__ import annotations
 import os
 import subprocess
 
-from offload.compiler import trace
+from offload import trace
 from offload.errors import OffloadError
 from offload.interrupts import temporary_folder
 from offload.packager.bitcode_ident import BitcodeModule, bitcode_module
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import LoweredModule
 from offload.serialize.kinds import KINDS, LibraryPlan
-from offload.serialize.libraries import LIBRARY_FIX
+from offload.serialize.libraries import LIBRARY_FIX, check_library_triple, module_flags_ir, read_link_bitcode
 from offload.serialize.llvmlite_backend import bitcode_call_graph
 from offload.serialize.optimizer import pipeline_text
-from offload.serialize.skeleton import check_library_triple, module_flags_ir, read_link_bitcode
 
 
 class LlvmToolsStages:

@@ -15,8 +15,13 @@ from offload.options import DEFAULT_OPT_LEVEL
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import LoweredModule
 from offload.serialize.kinds import KINDS, LibraryPlan
-from offload.serialize.libraries import LIBRARY_FIX, bitcode_bytes
-from offload.serialize.skeleton import check_library_triple, module_flags_ir, read_link_bitcode
+from offload.serialize.libraries import (
+    LIBRARY_FIX,
+    bitcode_bytes,
+    check_library_triple,
+    module_flags_ir,
+    read_link_bitcode,
+)
 
 _target_machines: dict[tuple, object] = {}
 _contexts: list = []

@@ -10,26 +10,25 @@ import functools
 from dataclasses import dataclass
 from typing import TypedDict
 
-from offload.compiler.byte_elements import widen_narrow_element_accesses
-from offload.compiler.frontend import Program, child_ops, location_of, run_mlir
-from offload.compiler.hip_assert import lower_device_asserts
-from offload.compiler.wmma_workarounds import rewrite_unlowered_elementwise
 from offload.errors import Location, OffloadError
+from offload.mlir.byte_elements import widen_narrow_element_accesses
+from offload.mlir.frontend import Program, child_ops, location_of, run_mlir
+from offload.mlir.wmma_workarounds import rewrite_unlowered_elementwise
 from offload.options import CompileOptions
 from offload.serialize.amd_wmma import lower_subgroup_mma_to_wmma, lowers_subgroup_mma
+from offload.serialize.hip_assert import lower_device_asserts
 from offload.serialize.images import LoweredModule, symbol_name
-from offload.serialize.kinds import function_attributes
+from offload.serialize.kinds import TargetKind, function_attributes
 
 
 @dataclass(frozen=True)
 class LoweringMode:
     """What the lowering of one pipeline needs to know of its targets."""
 
-    kernel_attribute: str  # the target kind's (kinds.py)
+    kind: TargetKind  # what differs between the vendors (kinds.py)
     triple: str
     subgroup_size: int = 32  # lanes of a warp/wavefront: the width of expanded subgroup reductions
     arch: str = ""  # the target's (one pipeline per AMD arch): gfx11 wave32 lowers gpu.subgroup_mma_* to WMMA
-    alloca_address_space: int = 0  # the kind's (kinds.py): where llvm.alloca must allocate
 
 
 def lower_to_llvm_ir(
@@ -58,10 +57,11 @@ def lower_to_llvm_ir(
         _promote_printf_arguments(device, ir)
         _expand_subgroup_reductions(device, mode.subgroup_size, program.path, ir)
         _expand_subgroup_queries(device, mode.subgroup_size, ir)
-        if mode.triple.startswith("nvptx"):
+        if mode.kind.expand_subgroup_broadcasts:
             _expand_subgroup_broadcasts(device, mode.subgroup_size, ir)
+        if mode.kind.rewrite_mma_elementwise:
             rewrite_unlowered_elementwise(device, ir)
-        if mode.triple.startswith("amdgcn"):
+        if mode.kind.lower_device_asserts:
             lower_device_asserts(device, program.path, ir)
         if lowers_subgroup_mma(mode.arch, mode.subgroup_size):
             lower_subgroup_mma_to_wmma(device, program.path, ir)
@@ -70,9 +70,9 @@ def lower_to_llvm_ir(
         manager = passmanager.PassManager.parse(pipeline)
         run_mlir(lambda: manager.run(device.operation), program.path, "cannot lower the device code")
         _keep_declared_names(device, declared, ir)
-        if mode.alloca_address_space:
-            _allocas_in_address_space(device, mode.alloca_address_space, ir)
-        from offload.compiler.frontend import add_debug_info
+        if mode.kind.alloca_address_space:
+            _allocas_in_address_space(device, mode.kind.alloca_address_space, ir)
+        from offload.mlir.frontend import add_debug_info
 
         add_debug_info(device, options.device_debug_info, program.path)
         attributes = function_attributes(options)
@@ -82,7 +82,7 @@ def lower_to_llvm_ir(
             name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
             ops = _symbol_ops(gpu_module, ir)
             symbols = _module_symbols(
-                gpu_module, ops, name, program.path, mode.kernel_attribute, options.rename, defined_by, ir
+                gpu_module, ops, name, program.path, mode.kind.kernel_attribute, options.rename, defined_by, ir
             )
             for op in ops:
                 if op.name == "llvm.mlir.global" and _is_dynamic_shared_memory(op, ir):
@@ -296,7 +296,7 @@ def _check_fully_lowered(gpu_module, name: str, path: str, ir) -> None:
         return
     # A conversion cast only marks where a real leftover's value flows; prefer the real op.
     culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
-    from offload.compiler.lowering_hints import pipeline_hint
+    from offload.mlir.lowering_hints import pipeline_hint
 
     raise OffloadError(
         f"'{culprit.name}' in gpu.module @{name} cannot be lowered to device code "

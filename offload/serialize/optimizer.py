@@ -24,7 +24,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from offload.compiler.about import LLVM_MAJOR
+from offload.about import LLVM_MAJOR
 from offload.errors import OffloadError
 from offload.packager.bitcode_ident import bitcode_module, bitcode_producer
 from offload.toolchain.tools import tool_version

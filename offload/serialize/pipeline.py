@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import threading
 
-from offload.compiler.frontend import Program
-from offload.compiler.trace import stage
 from offload.errors import OffloadError
 from offload.formats.targets import Target, check_ptx_feature
 from offload.formats.vendors import vendor_for
+from offload.mlir.frontend import Program
 from offload.options import CompileOptions
+from offload.processes import ForkedCall, map_forked, map_threads, worker_count
 from offload.serialize.images import DeviceImage
 from offload.serialize.kinds import KINDS
 from offload.serialize.lowering import LoweringMode, lower_to_llvm_ir
 from offload.serialize.optimizer import find_optimizer
-from offload.serialize.processes import ForkedCall, map_forked, map_threads, worker_count
 from offload.serialize.skeleton import SerializeJob, serialize_image
 
 
@@ -39,20 +38,15 @@ def compile_device(
     them, else llvmlite in forked children, each in its own LLVM context. So an image is the same whichever
     other targets were asked for and however many jobs ran.
     lto_pre_link: the images stay bitcode the target clang LTO-links (optimizer.py says why it matters).
-    codegen: gives each image built its native code (offload.compiler.native.Codegen); what that code depends
-    on joins the image's cache key, so that a cache hit brings its native code along."""
+    codegen: gives each image built its native code (offload.serialize.native.Codegen), as the skeleton's last
+    step, where the image was built; what that code depends on joins the image's cache key, so that a cache
+    hit brings its native code along."""
     _check_options(options, targets)
     program.require_gpu_modules()
     pipelines = [KINDS[target.offload_kind].lowering_pipeline(target) for target in targets]
     distinct = list(dict.fromkeys(pipelines))  # sm_80 and sm_90 share one NVVM lowering
     modes = {
-        p: LoweringMode(
-            KINDS[t.offload_kind].kernel_attribute,
-            t.triple,
-            t.wavefront_size,
-            t.arch,
-            KINDS[t.offload_kind].alloca_address_space,
-        )
+        p: LoweringMode(KINDS[t.offload_kind], t.triple, t.wavefront_size, t.arch)
         for p, t in zip(pipelines, targets, strict=True)
     }
     # In a child: MLIR crashing on some input (e.g. translating an NVVM op it cannot) is one error line.
@@ -73,7 +67,7 @@ def compile_device(
     preload = _preload_llvm() if optimizer.in_process and worker_count(len(targets), jobs) > 1 else None
     lowered_by_pipeline = dict(zip(distinct, lowering.result(), strict=True))
     work = [
-        SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link)
+        SerializeJob(lowered_by_pipeline[pipeline], target, options, program.path, optimizer, lto_pre_link, codegen)
         for pipeline, target in zip(pipelines, targets, strict=True)
     ]
     keys = [_cache_key(job, codegen) for job in work] if cache else [None] * len(work)
@@ -81,11 +75,16 @@ def compile_device(
         cache.lookup(keys, targets, native=codegen is not None) if cache else [None] * len(work)
     )
     missing = [i for i, image in enumerate(cached) if image is None]
+    if preload is None and codegen is not None and missing:
+        # Native code needs llvmlite in each image's child (codegen.py emits in a child even with one job):
+        # loaded once, here, not by every child.
+        preload = _preload_llvm()
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
-    if optimizer.in_process:
+    if optimizer.in_process or codegen is not None:
         # LLVM parses the files the user names (--link-bitcode, --libdevice, --rocm-device-lib-path): never in
-        # this process, whatever they hold.
+        # this process, whatever they hold. Native code is emitted in a process of its own (codegen.py says
+        # why), so the images' skeletons, codegen included, run in children even when LLVM's tools do the rest.
         built = map_forked(
             serialize_image,
             [work[i] for i in missing],
@@ -95,9 +94,6 @@ def compile_device(
         )
     else:
         built = map_threads(serialize_image, [work[i] for i in missing], jobs)
-    if codegen is not None and built:
-        with stage("codegen"):
-            built = [codegen(image) for image in built]
     built_by_index = dict(zip(missing, built, strict=True))
     if cache:
         cache.store({keys[i]: built_by_index[i] for i in missing})

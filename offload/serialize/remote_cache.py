@@ -31,12 +31,11 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from offload.errors import OffloadError
-from offload.serialize.cache import REMOTE_URL_ENVIRONMENT
+from offload.serialize.cache_environment import REMOTE_MODE_ENVIRONMENT as MODE_ENVIRONMENT
+from offload.serialize.cache_environment import REMOTE_TTL_ENVIRONMENT as TTL_ENVIRONMENT
+from offload.serialize.cache_environment import REMOTE_URL_ENVIRONMENT as URL_ENVIRONMENT
 from offload.serialize.cache_folder import REMOTE_DOWN_SECONDS
 
-URL_ENVIRONMENT = REMOTE_URL_ENVIRONMENT
-MODE_ENVIRONMENT = "MLIR_OFFLOAD_REMOTE_CACHE_MODE"
-TTL_ENVIRONMENT = "MLIR_OFFLOAD_REMOTE_CACHE_TTL"
 PASSWORD_ENVIRONMENTS = ("MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD", "REDISCLI_AUTH")
 MODES = ("read-write", "read-only")
 SCHEMES = ("redis", "rediss")

@@ -1,12 +1,14 @@
 """The one device-stage skeleton (modelled on MLIR's ModuleToObject): the LLVM stages of one target's image,
 
     link the gpu.modules -> link --link-bitcode libraries -> link the device libraries the code calls
-    -> internalize + optimize -> check unresolved calls -> bitcode
+    -> internalize + optimize -> check unresolved calls -> bitcode -> to object (native images only)
 
-in this order whichever LLVM runs them. Two backends do the steps (optimizer.py says which runs): LLVM's
-tools as processes (llvm_tools.py) or llvmlite in-process (llvmlite_backend.py). What differs between
-the vendors is data (kinds.py, formats/vendors.py). With `device_stage_folder` set, the skeleton writes
-each stage's output there (`dump_stage`), for -save-temps."""
+in this order whichever LLVM runs them. The last step is the compile's codegen hook (native.py: PTX and
+ptxas for NVVM, an AMDGPU object by llvmlite or llc for ROCDL): it runs where the image's other steps ran,
+so the images of several targets get their native code side by side. Two backends do the steps
+(optimizer.py says which runs): LLVM's tools as processes (llvm_tools.py) or llvmlite in-process
+(llvmlite_backend.py). What differs between the vendors is data (kinds.py, formats/vendors.py). With
+`device_stage_folder` set, the skeleton writes each stage's output there (`dump_stage`), for -save-temps."""
 
 from __future__ import annotations
 
@@ -16,9 +18,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
+from offload import trace
 from offload.errors import Location, OffloadError
 from offload.formats.targets import Target
-from offload.fsutil import atomic_write, read_input
+from offload.fsutil import atomic_write
 from offload.options import CompileOptions
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import DeviceImage, LoweredModule, image_symbols
@@ -39,6 +42,8 @@ class SerializeJob:
     path: str  # the program's file (its stem names dumped stages)
     optimizer: Optimizer
     lto_pre_link: bool = False  # the image stays bitcode the target's device LTO optimizes (optimizer.py)
+    # The to-object step (native.Codegen): the image's native code; None: the image stays bitcode.
+    to_object: Callable[[DeviceImage], DeviceImage] | None = None
 
 
 class Stages(Protocol):
@@ -86,7 +91,11 @@ def serialize_image(job: SerializeJob) -> DeviceImage:
             declared, lambda: stages.call_graph(module), kind, job.target, kernels, exported, job.options.gpu_rdc
         )
         bitcode = stages.bitcode(module)
-    return DeviceImage(target=job.target, bitcode=bitcode, kernels=kernels, globals=user_globals)
+    image = DeviceImage(target=job.target, bitcode=bitcode, kernels=kernels, globals=user_globals)
+    if job.to_object is None:
+        return image
+    with trace.step(f"codegen {job.target.arch}"):
+        return job.to_object(image)
 
 
 def dump_stage(job: SerializeJob, stage: str, stages_or_data, module=None) -> None:
@@ -101,38 +110,9 @@ def dump_stage(job: SerializeJob, stage: str, stages_or_data, module=None) -> No
     atomic_write(os.path.join(folder, f"{stem}.{job.target.arch}.{stage}.{suffix}"), data)
 
 
-def read_link_bitcode(path: str) -> bytes:
-    """A --link-bitcode library's bytes; a missing file, a folder or a device is one error naming the flag."""
-    try:
-        return read_input(path)
-    except OffloadError as e:
-        raise OffloadError(f"--link-bitcode: {e.message}") from None
-
-
-def check_library_triple(path: str, triple: str, target: Target) -> None:
-    """A --link-bitcode library for another triple is refused (an empty triple links anywhere)."""
-    if triple and triple != target.triple:
-        raise OffloadError(
-            f"--link-bitcode '{path}' is for '{triple}', not for {target.arch} "
-            f"({target.triple}); give one library per target triple"
-        )
-
-
 def declares_call_into(functions: Iterable[tuple[str, bool]], prefixes: tuple[str, ...]) -> bool:
     """Whether a module (its (name, is declaration) functions) calls into a device library."""
     return any(declaration and name.startswith(prefixes) for name, declaration in functions)
-
-
-def module_flags_ir(flags, target: Target) -> str:
-    """LLVM IR of a module holding only llvm.module.flags, built with llvmlite.ir (no LLVM loaded)."""
-    import llvmlite.ir as lir  # 40 ms: imported while MLIR lowers (pipeline.py), not by every command
-
-    holder = lir.Module(name="offload.flags")
-    holder.triple = target.triple
-    i32 = lir.IntType(32)
-    for behaviour, name, value in flags:
-        holder.add_named_metadata("llvm.module.flags", holder.add_metadata([i32(behaviour), name, i32(value)]))
-    return str(holder)
 
 
 def check_unresolved(

@@ -71,7 +71,7 @@ def archive_members(data: bytes):
 def static_libraries(words: list[str]) -> list[str]:
     """The archives the linker takes for the `-lNAME` words, searching the `-L` folders in order (a
     libNAME.so there wins, as ld prefers it: a shared library brings its own C++ runtime)."""
-    from offload.toolchain.clang_arguments import parse
+    from offload.formats.clang_arguments import parse
 
     folders, names = [], []
     for argument in parse(words):

@@ -7,7 +7,6 @@ import os
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
-from offload.formats.bundle import BundleRecord
 from offload.formats.hosts import host_refusal
 from offload.formats.profiles import (
     NO_PROFILE,
@@ -17,6 +16,7 @@ from offload.formats.profiles import (
     link_refusals,
     load_profile,
 )
+from offload.packager.bundle import BundleRecord
 from offload.toolchain.tools import Clang, CudaToolkit, Rocm, clang_target_host
 
 

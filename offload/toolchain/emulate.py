@@ -514,7 +514,7 @@ def plan_emulated_link(
             )
         if bundle.record.host_format == "obj" and bundle.path.endswith((".bc", ".ll")):
             raise OffloadError(f"'{bundle.path}' is an ELF object but named like bitcode: rename it to .o")
-    from offload.toolchain.clang_arguments import input_files
+    from offload.formats.clang_arguments import input_files
     from offload.toolchain.cxx_inputs import CXX_DRIVER_MODE, cxx_inputs
     from offload.toolchain.emulate_objects import device_objects
 

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
 from offload.formats import profiles
-from offload.formats.bundle import BundleRecord, read_bundle_record
 from offload.formats.profiles import load_profile
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
 from offload.interrupts import removed_unless_kept, temporary_folder
+from offload.packager import ImageKind
+from offload.packager.bundle import BundleRecord, read_bundle_record
 from offload.toolchain.cuda_device_link import cuda_device_link_speed
 from offload.toolchain.ptx import (
     PTX_ENVIRONMENT,
@@ -68,8 +69,6 @@ OPTIMIZED_DEBUGGING_WARNING = "Optimized debugging not supported"
 def device_debug_options(profile, bundles) -> list[str]:
     """compile -G (or link -G): the linker wrapper's device compile of each bitcode image's triple keeps
     the debug information and does not optimize (ptxas -g). Native images were assembled at compile."""
-    from offload.packager import ImageKind
-
     return device_debug_words(
         profile,
         {
@@ -112,8 +111,6 @@ class LinkPlan:
 
 def compatibility_problem(record, images, clang) -> str | None:
     """Why `clang` cannot link this bundle correctly (reason and fix), or None."""
-    from offload.packager import ImageKind
-
     bundle_profile = profiles.load_profile(record.profile)
     layout = bundle_profile.entries.get("layout", "?")
     has_bitcode = record.host_format == "bc" or any(i.image_kind == ImageKind.BITCODE for i in images)
@@ -154,8 +151,8 @@ def find_bundles(arguments: list[str], read_images=None) -> list[LinkBundle]:
     files (objects, archives, a clang -fgpu-rdc object) and flags are clang's. Without any bundle, the
     first file argument's reading error (through `read_images`, see read_bundle_record) says why it is
     not one."""
+    from offload.formats.clang_arguments import input_files
     from offload.fsutil import read_input
-    from offload.toolchain.clang_arguments import input_files
 
     inputs = input_files(arguments)
     files = [a for a in inputs if os.path.isfile(a)]
@@ -180,8 +177,6 @@ def ptx_files_beside(bundle: str, images) -> list[str]:
     cubin images (`<bundle>.<arch>.ptx`) and that are not older than it (compile writes them after the
     bundle; an older one belongs to an earlier compile)."""
     import click
-
-    from offload.packager import ImageKind
 
     archs = sorted(
         {
@@ -228,9 +223,9 @@ def plan_link(
     for the whole device link (no --offload-jobs, LTO partitions or ptxas --split-compile), the least CPU."""
     from importlib import resources
 
+    from offload.formats.clang_arguments import own_options
     from offload.formats.hosts import host_refusal
     from offload.fsutil import read_input
-    from offload.toolchain.clang_arguments import own_options
     from offload.toolchain.doctor import fatbinary_wrapper_needed
 
     if isinstance(bundles, str):
@@ -265,7 +260,7 @@ def plan_link(
             )
     inputs, ptxas_verbose = _ptxas_options_for_link(inputs)
     inputs = _bitcode_read_as_ir(inputs, bundles)
-    from offload.toolchain.clang_arguments import input_files
+    from offload.formats.clang_arguments import input_files
     from offload.toolchain.cxx_inputs import CXX_DRIVER_MODE, cxx_inputs
 
     if cxx_inputs([i for i in input_files(inputs) if os.path.isfile(i)], inputs):
@@ -359,7 +354,7 @@ IR_SUFFIXES = (".bc", ".ll")
 def _bitcode_read_as_ir(inputs: list[str], bundles) -> list[str]:
     """`inputs` with each bitcode bundle that is named otherwise (app.bundle, app.offload) given as
     `-x ir BUNDLE`, followed by `-x none` where more inputs come: clang picks the language from the suffix."""
-    from offload.toolchain.clang_arguments import parse
+    from offload.formats.clang_arguments import parse
 
     renamed = {b.path for b in bundles if b.record.host_format == "bc" and not b.path.endswith(IR_SUFFIXES)}
     arguments = parse(inputs)
@@ -394,7 +389,7 @@ def _ptxas_options_for_link(inputs: list[str]) -> tuple[list[str], bool]:
     link; its linker wrapper runs ptxas with options of its own and forwards only verbosity (-v)."""
     import click
 
-    from offload.toolchain.clang_arguments import parse
+    from offload.formats.clang_arguments import parse
 
     kept: list[str] = []
     verbose = False

@@ -12,7 +12,7 @@ SAVE_TEMPS = "-save-temps"
 
 def wants_temps(words) -> bool:
     """Whether the link's clang arguments ask clang to keep its intermediate files."""
-    from offload.toolchain.clang_arguments import own_options
+    from offload.formats.clang_arguments import own_options
 
     return any(word == SAVE_TEMPS or word.startswith(SAVE_TEMPS + "=") for word in own_options(words))
 

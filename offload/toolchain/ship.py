@@ -29,10 +29,13 @@ from importlib import resources
 
 from offload import __version__
 from offload.errors import OffloadError
-from offload.formats.bundle import BundleRecord, is_library_name, is_version_number, read_bundle_record
 from offload.formats.hosts import X86_64, host_triple
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
+from offload.packager import ImageKind, image_kind_name
+from offload.packager.bitcode_ident import bitcode_globals, bitcode_producer
+from offload.packager.bundle import BundleRecord, is_library_name, is_version_number, read_bundle_record
+from offload.packager.detect import is_bitcode
 from offload.toolchain import tools as toolchain
 from offload.toolchain.cuda_device_link import DEVICE_LINKER_OPTION, PTXAS_THREADS, cuda_bitcode_bytes, partitions_of
 from offload.toolchain.cxx_inputs import CXX_DRIVER_MODE, CXX_RUNTIME_PREFIXES, CXX_RUNTIME_WORDS, CXX_SOURCE_SUFFIXES
@@ -118,9 +121,6 @@ def _llvm_major(producer: str) -> int:
 
 def inspect_bundle(data: bytes, name: str) -> BundleFacts:
     """Read host format, bitcode producer, entry layout (= profile) and images of a bundle."""
-    from offload.packager import ImageKind, image_kind_name
-    from offload.packager.bitcode_ident import bitcode_globals, bitcode_producer
-    from offload.packager.detect import is_bitcode
     from offload.toolchain.executable import entry_section_layouts, read_elf, read_entry_sections
 
     prefix = ".offloading.entry."
@@ -640,7 +640,6 @@ def read_bundle_needs(path: str):
     """(BundleNeeds, whether the archive ships the fatbinary wrapper) of a shipped manifest, or of a bundle
     (`.offload.bc`, `.offload.o`: what `mlir-offload link` links, which brings the wrapper itself)."""
     from offload.fsutil import read_input
-    from offload.packager.detect import is_bitcode
     from offload.toolchain.doctor import BundleNeeds
 
     if os.path.isfile(path) and not path.endswith(".json"):

@@ -55,6 +55,8 @@ EXPORT void *__emu_mapa(void *p, uint32_t rank) {
     return current_block->cluster_blocks[rank].shared + ((char *)p - home->shared);
 }
 
+static void *mapa_rank(void *p, unsigned rank) { return __emu_mapa(p, rank); }
+
 EXPORT uint32_t __emu_getctarank(void *p) {
     struct block *home = cluster_block_of(p, 1);
     if (!home) cluster_fail("getctarank of an address outside the cluster's shared memory", p, 0);

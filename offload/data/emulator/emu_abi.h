@@ -201,8 +201,13 @@ enum { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, 
     X(EMU_WAITS, uint32_t, mbarrier_wait_token, (void *p, uint64_t token))                                  \
     X(EMU_WAITS, uint32_t, mbarrier_test_wait, (void *p, uint64_t token))                                   \
     X(EMU_WAITS, uint32_t, mbarrier_test_wait_parity, (void *p, uint32_t parity))                           \
-    X(EMU_ALONE, void, tma_load, (void *shared, void *mbar, const void *map, uint32_t rank, const int32_t *coords)) \
+    X(EMU_ALONE, void, tma_load,                                                                            \
+      (void *shared, void *mbar, const void *map, uint32_t rank, const int32_t *coords, uint32_t mask,      \
+       uint32_t multicast))                                                                                 \
     X(EMU_ALONE, void, tma_store, (void *shared, const void *map, uint32_t rank, const int32_t *coords))    \
+    X(EMU_ALONE, void, bulk_to_shared,                                                                      \
+      (void *dst, void *mbar, const void *src, uint32_t size, uint32_t mask, uint32_t multicast))           \
+    X(EMU_ALONE, void, bulk_to_global, (void *dst, const void *src, uint32_t size))                         \
     EMU_DIMENSIONS(X, clusterid) EMU_DIMENSIONS(X, nclusterid)                                              \
     EMU_DIMENSIONS(X, cluster_ctaid) EMU_DIMENSIONS(X, cluster_nctaid)                                      \
     X(EMU_ALONE, uint32_t, cluster_ctarank, (void))                                                         \
@@ -212,8 +217,9 @@ enum { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, 
     X(EMU_ALONE, uint32_t, getctarank, (void *p))                                                           \
     X(EMU_ALONE, void, cluster_arrive, (void))                                                              \
     X(EMU_WAITS, void, cluster_wait, (void))                                                                \
-    /* tensor cores: NVIDIA's ldmatrix, mma.sync, mma.sp, wgmma, wmma; AMD's wmma */                        \
+    /* tensor cores: NVIDIA's ldmatrix, stmatrix, mma.sync, mma.sp, wgmma, wmma; AMD's wmma */              \
     X(EMU_WAITS, void, ldmatrix, (uint32_t count, uint32_t transposed, const void *row, void *slots))       \
+    X(EMU_WAITS, void, stmatrix, (uint32_t count, uint32_t transposed, const void *slots))                  \
     X(EMU_WAITS, void, mma, (uint32_t shape, const void *operands, void *results))                          \
     X(EMU_WAITS, void, mma_sp, (uint32_t flags, const void *operands, void *results))                       \
     X(EMU_WAITS, void, wgmma, (uint32_t flags, const void *operands, void *results))                        \

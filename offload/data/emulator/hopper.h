@@ -78,6 +78,12 @@ EXPORT void __emu_mbarrier_init(void *p, uint32_t count) {
     shared_offset_of(p, 8, "mbarrier.init");
     if (count == 0 || count > MBAR_FIELD) mbar_fail(p, "is initialized with a count outside 1 .. 2^20-1", 0);
     atomic_store((_Atomic uint64_t *)p, mbar_pack(count, count, 0, 0));
+    /* The other lanes and warps run their own init (programs often have every thread init) before this
+     * thread goes on to arrive, as the warps issuing the same instruction do on the GPU. */
+    if (current_block->threads) {
+        current->state = RUNNABLE;
+        yield_to_scheduler();
+    }
 }
 EXPORT void __emu_mbarrier_inval(void *p) { atomic_store((_Atomic uint64_t *)p, 0); }
 EXPORT uint64_t __emu_mbarrier_arrive(void *p, uint32_t count) { return mbar_update(p, count, 0, 0); }
@@ -86,6 +92,53 @@ EXPORT uint64_t __emu_mbarrier_arrive_expect_tx(void *p, uint32_t bytes) { retur
 EXPORT void __emu_mbarrier_expect_tx(void *p, uint32_t bytes) { (void)mbar_update(p, 0, bytes, 0); }
 EXPORT void __emu_mbarrier_complete_tx(void *p, uint32_t bytes) { (void)mbar_update(p, 0, -(int64_t)bytes, 0); }
 EXPORT uint32_t __emu_mbarrier_pending_count(uint64_t state) { return mbar_pending(state); }
+
+/* ---- asynchronous copies' transaction bytes: a bulk or TMA copy moves its data when issued, but its bytes
+ * reach the mbarrier (complete_tx) only once no fiber of the cluster can run, as the bytes of a real copy
+ * land after the issuing threads went on to arrive. They land one at a time: a phase whose arrivals are
+ * all in completes as the tx-count passes zero, and the bytes left count against the next phase (a
+ * program that expects fewer bytes than it copies works on the GPU that way). -------------------------- */
+
+struct bulk_transaction { void *mbar; uint64_t bytes; struct emu_thread *by; struct block *in; };
+static _Thread_local struct bulk_transaction *bulk_queue;
+static _Thread_local size_t bulk_count, bulk_capacity;
+
+static void mbar_land(void *mbar, uint64_t bytes) {
+    while (bytes) {
+        uint64_t s = atomic_load((_Atomic uint64_t *)mbar), step = bytes;
+        if (mbar_pending(s) == 0 && mbar_tx(s) > 0 && (uint64_t)mbar_tx(s) < bytes) step = (uint64_t)mbar_tx(s);
+        (void)mbar_update(mbar, 0, -(int64_t)step, 0);
+        bytes -= step;
+    }
+}
+
+static void bulk_complete_tx(void *mbar, uint64_t bytes) {
+    shared_offset_of(mbar, 8, "mbarrier");
+    if (!current_block->threads) {  /* a plain-loop block runs one thread at a time: nothing to wait for */
+        mbar_land(mbar, bytes);
+        return;
+    }
+    if (bulk_count == bulk_capacity) {
+        bulk_capacity = bulk_capacity ? 2 * bulk_capacity : 64;
+        bulk_queue = realloc(bulk_queue, bulk_capacity * sizeof *bulk_queue);
+        if (!bulk_queue) fail("out of memory");
+    }
+    bulk_queue[bulk_count++] = (struct bulk_transaction){mbar, bytes, current, current_block};
+}
+
+/* The scheduler found no fiber to run: the queued bytes land, in issue order. Returns whether any did. */
+static int deliver_bulk_transactions(void) {
+    if (!bulk_count) return 0;
+    for (size_t i = 0; i < bulk_count; ++i) {
+        current = bulk_queue[i].by;
+        current_block = bulk_queue[i].in;
+        mbar_land(bulk_queue[i].mbar, bulk_queue[i].bytes);
+    }
+    bulk_count = 0;
+    return 1;
+}
+
+static void drop_bulk_transactions(void) { bulk_count = 0; }
 
 /* Whether the phase of parity `parity` has completed: the mbarrier is in a later phase. */
 static int mbar_phase_done(const void *p, unsigned parity) {
@@ -122,9 +175,13 @@ EXPORT uint32_t __emu_mbarrier_wait_token(void *p, uint64_t token) {
 /* The non-blocking tests: false lets the other fibers run first, so a loop around them progresses. */
 static uint32_t mbar_test(void *p, unsigned parity) {
     if (mbar_phase_done(p, parity)) return 1;
-    if (current_block->threads) {
+    if (current_block->threads) {  /* a poll that fails is no progress: a loop that can never end is reported */
         current->state = RUNNABLE;
+        current->polling = 1;
+        current->wait_on = p;
+        current->wait_parity = parity;
         yield_to_scheduler();
+        current->polling = 0;
     }
     return mbar_phase_done(p, parity);
 }
@@ -138,7 +195,9 @@ NORETURN static void report_mbarrier_deadlock(const struct emu_thread *one, cons
     for (unsigned r = 0; r < b->launch->cluster_size; ++r)
         for (unsigned i = 0; i < b->launch->threads_per_block; ++i) {
             const struct emu_thread *t = &b->cluster_blocks[r].threads[i];
-            if (t->state == AT_WAIT && t->wait_over == mbar_wait_over && t->wait_on == one->wait_on) waiting++;
+            if (((t->state == AT_WAIT && t->wait_over == mbar_wait_over) || (t->state == RUNNABLE && t->polling)) &&
+                t->wait_on == one->wait_on)
+                waiting++;
         }
     current = (struct emu_thread *)one;
     current_block = (struct block *)b;
@@ -244,6 +303,7 @@ static uint64_t tma_tile(const struct tensor_map *m, char *shared, const int32_t
         fail("TMA in %s: a %u-D copy with a %u-D tensor map", at, rank, (unsigned)m->rank);
     }
     uint64_t base = shared_offset_of(shared, 1, "TMA shared-memory operand");
+    char *segment = cluster_block_of(shared, 1)->shared;  /* this block's, or another's of the cluster */
     if (base % 128) {
         char at[256];
         where(at, sizeof at, current);
@@ -265,7 +325,7 @@ static uint64_t tma_tile(const struct tensor_map *m, char *shared, const int32_t
             if (g < 0 || (uint64_t)g >= m->dims[d]) inside = 0;
             else global += (uint64_t)g * m->strides[d];
         }
-        char *s = current_block->shared + swizzled(base + e * m->element_bytes, m->swizzle);
+        char *s = segment + swizzled(base + e * m->element_bytes, m->swizzle);
         if (to_shared) {
             if (inside) memcpy(s, m->address + global, m->element_bytes);
             else tma_fill(s, m);
@@ -277,10 +337,20 @@ static uint64_t tma_tile(const struct tensor_map *m, char *shared, const int32_t
     return total * m->element_bytes;
 }
 
-EXPORT void __emu_tma_load(void *shared, void *mbar, const void *map, uint32_t rank, const int32_t *coords) {
+static void *mapa_rank(void *p, unsigned rank);
+
+/* A TMA load into `shared`; multicast: into the same offset of each block of the cluster whose rank is set
+ * in `mask`, the bytes completed on the mbarrier at the same offset in each of them (PTX ISA,
+ * .multicast::cluster). */
+EXPORT void __emu_tma_load(void *shared, void *mbar, const void *map, uint32_t rank, const int32_t *coords,
+                           uint32_t mask, uint32_t multicast) {
     struct tensor_map m = tensor_map_at(map);
-    uint64_t bytes = tma_tile(&m, shared, coords, 1, rank);
-    (void)mbar_update(mbar, 0, -(int64_t)bytes, 0);  /* complete_tx: the bytes have arrived */
+    if (!multicast) {
+        bulk_complete_tx(mbar, tma_tile(&m, shared, coords, 1, rank));
+        return;
+    }
+    for (unsigned r = 0; r < 16; ++r)
+        if (mask & (1u << r)) bulk_complete_tx(mapa_rank(mbar, r), tma_tile(&m, mapa_rank(shared, r), coords, 1, rank));
 }
 
 EXPORT void __emu_tma_store(void *shared, const void *map, uint32_t rank, const int32_t *coords) {
@@ -292,4 +362,37 @@ EXPORT void __emu_tma_store(void *shared, const void *map, uint32_t rank, const 
 static void *driver_entry_point(const char *symbol) {
     if (symbol && strcmp(symbol, "cuTensorMapEncodeTiled") == 0) return (void *)emu_tensor_map_encode_tiled;
     return NULL;
+}
+
+/* ---- cp.async.bulk without a tensor map (PTX ISA): `size` bytes (a multiple of 16, both addresses
+ * 16-byte aligned), copied at issue. Into shared memory (from global memory, or from this block's shared
+ * memory into another block's of the cluster), the bytes complete on the mbarrier of the destination
+ * block, as a TMA load's do; multicast: into the same offset of each block of the mask. To global memory:
+ * done at issue, so bulk groups and their waits have nothing left. ---------------------------------- */
+
+static void bulk_check(const void *dst, const void *src, uint32_t size) {
+    if (size % 16 || (uintptr_t)dst % 16 || (uintptr_t)src % 16) {
+        char at[256];
+        where(at, sizeof at, current);
+        fail("misaligned address in %s: cp.async.bulk of %u bytes from %p to %p (size and addresses must be "
+             "multiples of 16)", at, size, src, dst);
+    }
+}
+
+EXPORT void __emu_bulk_to_shared(void *dst, void *mbar, const void *src, uint32_t size, uint32_t mask,
+                                 uint32_t multicast) {
+    bulk_check(dst, src, size);
+    for (unsigned r = 0; r < (multicast ? 16u : 1u); ++r) {
+        if (multicast && !(mask & (1u << r))) continue;
+        char *to = multicast ? mapa_rank(dst, r) : dst;
+        shared_offset_of(to, size, "cp.async.bulk destination");
+        memcpy(to, src, size);
+        bulk_complete_tx(multicast ? mapa_rank(mbar, r) : mbar, size);
+    }
+}
+
+EXPORT void __emu_bulk_to_global(void *dst, const void *src, uint32_t size) {
+    bulk_check(dst, src, size);
+    shared_offset_of(src, size, "cp.async.bulk source");
+    memcpy(dst, src, size);
 }

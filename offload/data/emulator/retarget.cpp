@@ -579,37 +579,118 @@ Handler hopperCall(Rt F, int Count = -1) {
     SmallVector<Value *, 4> Args;
     for (unsigned I = 0; I < T->getNumParams(); ++I)
       Args.push_back(I < CI->arg_size() ? CI->getArgOperand(I) : ConstantInt::get(T->getParamType(I), Count < 0 ? 0 : Count));
-    StringRef What = CI->getCalledFunction()->getName();
+    std::string What = CI->getCalledFunction() ? CI->getCalledFunction()->getName().str() : describe(CI);
     Value *R = E.call(B, F, Args, What);
     return CI->getType()->isVoidTy() ? nullptr : Emulator::convert(B, R, CI->getType(), What);
   };
 }
 
-// cp.async.bulk.tensor.{g2s,s2g}.tile.Nd: the copy at issue, coordinates in an array;
-// __emu_tma_load(shared, mbarrier, map, rank, coords) completes the load's bytes on the mbarrier.
+// An array in the function's entry block (a call site inside a loop must not grow the stack).
+AllocaInst *entryArray(IRBuilder<> &B, Type *Element, unsigned Count) {
+  Function *F = B.GetInsertBlock()->getParent();
+  IRBuilder<> Entry(&*F->getEntryBlock().getFirstInsertionPt());
+  return Entry.CreateAlloca(ArrayType::get(Element, Count));
+}
+
+// The coordinates of a tensor copy in an i32[5] array.
+Value *coordinateArray(Emulator &E, IRBuilder<> &B, ArrayRef<Value *> Coords) {
+  AllocaInst *Array = entryArray(B, E.I32, 5);
+  for (unsigned I = 0; I < Coords.size(); ++I)
+    B.CreateStore(B.CreateZExtOrTrunc(Coords[I], E.I32), B.CreateConstGEP2_32(Array->getAllocatedType(), Array, 0, I));
+  return Array;
+}
+
+// __emu_tma_load(shared, mbarrier, map, rank, coords, multicast mask, multicast): the copy at issue, its
+// bytes completed on the mbarrier (of each CTA of the mask, at the same offset, when multicast).
+void emitTmaLoad(Emulator &E, IRBuilder<> &B, Value *Shared, Value *Barrier, Value *Map, ArrayRef<Value *> Coords,
+                 Value *Mask, Value *Multicast) {
+  FunctionCallee F = E.runtime(Rt::tma_load);
+  B.CreateCall(F, {B.CreateAddrSpaceCast(Shared, E.Ptr), B.CreateAddrSpaceCast(Barrier, E.Ptr),
+                   B.CreateAddrSpaceCast(Map, E.Ptr), B.getInt32(Coords.size()), coordinateArray(E, B, Coords),
+                   B.CreateZExtOrTrunc(Mask, E.I32), B.CreateZExtOrTrunc(Multicast, E.I32)});
+}
+
+void emitTmaStore(Emulator &E, IRBuilder<> &B, Value *Shared, Value *Map, ArrayRef<Value *> Coords) {
+  FunctionCallee F = E.runtime(Rt::tma_store);
+  B.CreateCall(F, {B.CreateAddrSpaceCast(Shared, E.Ptr), B.CreateAddrSpaceCast(Map, E.Ptr),
+                   B.getInt32(Coords.size()), coordinateArray(E, B, Coords)});
+}
+
+// cp.async.bulk.tensor.{g2s,s2g}.tile.Nd intrinsics. g2s: dst, mbar, map, coords..., multicast mask, cache
+// hint, multicast flag, cache-hint flag; s2g: src, map, coords....
 Handler tensorCopy(unsigned Rank, bool Load) {
   return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
-    unsigned First = Load ? 3 : 2;  // g2s: dst, mbar, map, coords...; s2g: src, map, coords...
-    if (Load) {
-      auto *Multicast = dyn_cast<ConstantInt>(CI->getArgOperand(First + Rank + 2));
-      if (!Multicast || !Multicast->isZero())
-        refuse("multicast TMA loads (" + CI->getCalledFunction()->getName() + " with a cta mask) are not emulated");
-    }
-    AllocaInst *Coords = B.CreateAlloca(ArrayType::get(E.I32, 5));
+    unsigned First = Load ? 3 : 2;
+    SmallVector<Value *, 5> Coords;
     for (unsigned I = 0; I < Rank; ++I)
-      B.CreateStore(CI->getArgOperand(First + I), B.CreateConstGEP2_32(Coords->getAllocatedType(), Coords, 0, I));
-    Value *Shared = B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr);
-    Value *Map = B.CreateAddrSpaceCast(CI->getArgOperand(First - 1), E.Ptr);
-    if (Load) {
-      Value *Barrier = B.CreateAddrSpaceCast(CI->getArgOperand(1), E.Ptr);
-      B.CreateCall(E.runtime(Rt::tma_load),
-                   {Shared, Barrier, Map, B.getInt32(Rank), Coords});
-    } else {
-      B.CreateCall(E.runtime(Rt::tma_store),
-                   {Shared, Map, B.getInt32(Rank), Coords});
-    }
+      Coords.push_back(CI->getArgOperand(First + I));
+    if (Load)
+      emitTmaLoad(E, B, CI->getArgOperand(0), CI->getArgOperand(1), CI->getArgOperand(2), Coords,
+                  CI->getArgOperand(First + Rank), CI->getArgOperand(First + Rank + 2));
+    else
+      emitTmaStore(E, B, CI->getArgOperand(0), CI->getArgOperand(1), Coords);
     return nullptr;
   };
+}
+
+// An inline-PTX handler that runs only where the predicate operand `Predicate` holds (MLIR 22 writes an
+// nvvm op with a `predicate` as "@$N ..." inline PTX).
+Handler predicated(unsigned Predicate, Handler Body) {
+  return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    Instruction *Then = SplitBlockAndInsertIfThen(CI->getArgOperand(Predicate), CI, false);
+    IRBuilder<> Guarded(Then);
+    Body(E, Guarded, CI);
+    return nullptr;
+  };
+}
+
+std::string collapseSpaces(StringRef Text);
+
+// The inline PTX of MLIR 22's predicated nvgpu/nvvm ops (nvvm's getPtx): mbarrier.init, tensormap
+// prefetches, TMA loads (plain and multicast) and stores, 1-5D.
+void addPredicatedHopperAsm(std::map<std::string, Handler> &T) {
+  T[collapseSpaces("@$2 mbarrier.init.shared.b64 [$0], $1;")] =
+      predicated(2, hopperCall(Rt::mbarrier_init));
+  T[collapseSpaces("@$1 prefetch.tensormap [$0];")] = [](Emulator &, IRBuilder<> &, CallInst *) -> Value * {
+    return nullptr;
+  };
+  for (unsigned Rank = 1; Rank <= 5; ++Rank) {
+    std::string Load = "{", Store = "{";
+    for (unsigned I = 0; I < Rank; ++I) {
+      Load += (I ? ",$" : "$") + std::to_string(2 + I);
+      Store += (I ? ", $" : "$") + std::to_string(2 + I);
+    }
+    Load += "}";
+    Store += "}";
+    std::string D = std::to_string(Rank) + "d";
+    std::string Mbar = "$" + std::to_string(2 + Rank);
+    auto Coords = [Rank](CallInst *CI) {
+      SmallVector<Value *, 5> C;
+      for (unsigned I = 0; I < Rank; ++I)
+        C.push_back(CI->getArgOperand(2 + I));
+      return C;
+    };
+    std::string Head = "cp.async.bulk.tensor." + D + ".shared::cluster.global.mbarrier::complete_tx::bytes";
+    T[collapseSpaces("@$" + std::to_string(3 + Rank) + " " + Head + " [$0], [$1, " + Load + " ], [" + Mbar + "];")] =
+        predicated(3 + Rank, [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+          emitTmaLoad(E, B, CI->getArgOperand(0), CI->getArgOperand(2 + Rank), CI->getArgOperand(1), Coords(CI),
+                      B.getInt32(0), B.getInt32(0));
+          return nullptr;
+        });
+    T[collapseSpaces("@$" + std::to_string(4 + Rank) + " " + Head + ".multicast::cluster [$0], [$1, " + Load +
+                     " ], [" + Mbar + "], $" + std::to_string(3 + Rank) + ";")] =
+        predicated(4 + Rank, [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+          emitTmaLoad(E, B, CI->getArgOperand(0), CI->getArgOperand(2 + Rank), CI->getArgOperand(1), Coords(CI),
+                      CI->getArgOperand(3 + Rank), B.getInt32(1));
+          return nullptr;
+        });
+    T[collapseSpaces("@$" + std::to_string(2 + Rank) + " cp.async.bulk.tensor." + D +
+                     ".global.shared::cta.bulk_group [$0, " + Store + " ], [$1];")] =
+        predicated(2 + Rank, [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+          emitTmaStore(E, B, CI->getArgOperand(1), CI->getArgOperand(0), Coords(CI));
+          return nullptr;
+        });
+  }
 }
 
 // mma.sp (2:4 sparse, runtime sparse_mma.h) as MLIR 22's nvgpu.mma.sp.sync writes it in inline PTX: every
@@ -626,8 +707,6 @@ Handler sparseMultiply(unsigned Flags) {
     return unpackSlots(E, B, CI->getType(), Results);
   };
 }
-
-std::string collapseSpaces(StringRef Text);
 
 // "{$first,...}" for `Count` consecutive operands from `First`.
 std::string registerList(unsigned First, unsigned Count) {
@@ -725,8 +804,53 @@ Value *electSync(Emulator &E, IRBuilder<> &B, CallInst *CI) {
   return B.CreateInsertValue(Pair, B.CreateICmpEQ(Lane, Leader), 1);
 }
 
+// stmatrix.sync.aligned.m8n8.xN[.trans].b16 (runtime wgmma.h): a warp collective; this lane's row address
+// and its N registers in 8-byte slots, __emu_stmatrix(N, trans, slots).
+Handler storeMatrix(unsigned Count, bool Transposed) {
+  return [Count, Transposed](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    AllocaInst *Slots = entryArray(B, E.I64, 5);
+    B.CreateStore(B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), Slots);
+    for (unsigned I = 0; I < Count; ++I)
+      B.CreateStore(B.CreateZExt(CI->getArgOperand(1 + I), E.I64), B.CreateConstGEP2_32(Slots->getAllocatedType(), Slots, 0, 1 + I));
+    FunctionCallee F = E.runtime(Rt::stmatrix);
+    B.CreateCall(F, {B.getInt32(Count), B.getInt32(Transposed), Slots});
+    return nullptr;
+  };
+}
+
+// cp.async.bulk without a tensor map (runtime hopper.h). global.to.shared.cluster: dst, mbar, src, size,
+// multicast mask, cache hint, multicast flag, cache-hint flag; shared.cta.to.cluster: dst, mbar, src,
+// size; shared.cta.to.global: dst, src, size, cache hint, flag.
+Handler bulkCopy(bool ToShared, bool Multicasting) {
+  return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    auto Arg = [&](unsigned I) { return B.CreateAddrSpaceCast(CI->getArgOperand(I), E.Ptr); };
+    if (!ToShared) {
+      FunctionCallee F = E.runtime(Rt::bulk_to_global);
+      B.CreateCall(F, {Arg(0), Arg(1), CI->getArgOperand(2)});
+      return nullptr;
+    }
+    Value *Mask = Multicasting ? B.CreateZExt(CI->getArgOperand(4), E.I32) : B.getInt32(0);
+    Value *Multicast = Multicasting ? B.CreateZExt(CI->getArgOperand(6), E.I32) : B.getInt32(0);
+    FunctionCallee F = E.runtime(Rt::bulk_to_shared);
+    B.CreateCall(F, {Arg(0), Arg(1), Arg(2), CI->getArgOperand(3), Mask, Multicast});
+    return nullptr;
+  };
+}
+
 void addHopperIntrinsics(StringMap<Handler> &T) {
   addClusterIntrinsics(T);
+  for (unsigned Count : {1u, 2u, 4u})
+    for (bool Trans : {false, true})
+      for (const char *Space : {"", ".p3", ".p0"})
+        T[std::string("llvm.nvvm.stmatrix.sync.aligned.m8n8.x") + std::to_string(Count) + (Trans ? ".trans" : "") +
+          ".b16" + Space] = storeMatrix(Count, Trans);
+  // setmaxnreg only moves registers between warpgroups: nothing for the CPU to do.
+  T["llvm.nvvm.setmaxnreg.inc.sync.aligned.u32"] = erase();
+  T["llvm.nvvm.setmaxnreg.dec.sync.aligned.u32"] = erase();
+  T["llvm.nvvm.cp.async.bulk.global.to.shared.cluster"] = bulkCopy(true, true);
+  T["llvm.nvvm.cp.async.bulk.shared.cta.to.cluster"] = bulkCopy(true, false);
+  T["llvm.nvvm.cp.async.bulk.shared.cta.to.global"] = bulkCopy(false, false);
+  T["llvm.nvvm.cp.async.bulk.prefetch.L2"] = erase();
   T["llvm.nvvm.elect.sync"] = electSync;
   // wgmma's fence, commit and wait: the emulated wgmma is done when it returns.
   for (const char *Name : {"llvm.nvvm.wgmma.fence.sync.aligned", "llvm.nvvm.wgmma.commit_group.sync.aligned",
@@ -771,8 +895,11 @@ void addHopperIntrinsics(StringMap<Handler> &T) {
   }
   // Bulk copies are done at issue: their groups and waits have nothing left to wait for.
   for (const char *Name : {"llvm.nvvm.cp.async.bulk.commit.group", "llvm.nvvm.cp.async.bulk.wait.group",
-                           "llvm.nvvm.cp.async.bulk.wait.group.read", "llvm.nvvm.prefetch.tensormap"})
+                           "llvm.nvvm.cp.async.bulk.wait.group.read"})
     T[Name] = erase();
+  // prefetch.tensormap is overloaded on the map's address space (generic, global, param).
+  for (const char *Space : {"", ".p0", ".p1", ".p4", ".p101"})
+    T[std::string("llvm.nvvm.prefetch.tensormap") + Space] = erase();
   for (const char *Name : {"llvm.nvvm.fence.proxy.async", "llvm.nvvm.fence.proxy.async.global",
                            "llvm.nvvm.fence.proxy.async.shared_cluster", "llvm.nvvm.fence.proxy.async.shared_cta",
                            "llvm.nvvm.fence.mbarrier_init.release.cluster"})
@@ -1117,6 +1244,7 @@ const std::map<std::string, Handler> &inlineAsmTable() {
     T[collapseSpaces("rcp.approx.ftz.f32 $0,$1;")] = rt(Rt::nvvm_rcp_approx_ftz_f);
     addSparseMmaAsm(T);
     addWarpgroupMmaAsm(T);
+    addPredicatedHopperAsm(T);
     // MLIR 22's predicated nvvm.mbarrier.arrive.expect_tx: "@$2" guards it.
     T[collapseSpaces("@$2 mbarrier.arrive.expect_tx.shared.b64 _, [$0], $1;")] =
         [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {

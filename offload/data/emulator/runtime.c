@@ -184,6 +184,7 @@ struct emu_thread {
     int (*wait_over)(const struct emu_thread *);  /* AT_WAIT: whether the wait is over (hopper.h, cluster.h), */
     void *wait_on;         /* on what (an mbarrier, the cluster barrier) and for which phase parity */
     unsigned wait_parity, cluster_phase;  /* cluster_phase: the cluster barrier's phase it arrived at */
+    int polling;           /* it yielded from an mbarrier test that failed: no progress (hopper.h) */
 };
 
 struct warp {
@@ -414,7 +415,8 @@ enum {
     COLLECTIVE_SYNC = 8, COLLECTIVE_REDUX = 16 /* + redux kind */, COLLECTIVE_BPERMUTE = 32,
     COLLECTIVE_READLANE = 33, COLLECTIVE_READFIRSTLANE = 34, COLLECTIVE_BALLOT64 = 35,
     COLLECTIVE_SWIZZLE = 36,
-    COLLECTIVE_LDMATRIX = 64 /* + count * 2 + transposed */, COLLECTIVE_MMA = 128 /* + shape flags */,
+    COLLECTIVE_LDMATRIX = 64 /* + count * 2 + transposed */, COLLECTIVE_STMATRIX = 96 /* the same (hopper.h) */,
+    COLLECTIVE_MMA = 128 /* + shape flags */,
     COLLECTIVE_AMD_WMMA = 256 /* + kind and flags */,
 };
 static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count, lane_set group);
@@ -744,6 +746,10 @@ static void matrix_collective(int kind, struct emu_thread *lanes, unsigned count
         mma_sp_collective((unsigned)(kind - COLLECTIVE_MMA_SP), lanes);
         return;
     }
+    if (kind >= COLLECTIVE_STMATRIX && kind < COLLECTIVE_MMA) {
+        stmatrix_collective((unsigned)(kind - COLLECTIVE_STMATRIX), lanes);
+        return;
+    }
     if (kind < COLLECTIVE_MMA) {  /* ldmatrix: matrix i's rows from lanes 8i..8i+7 */
         unsigned n = (unsigned)(kind - COLLECTIVE_LDMATRIX) / 2, transposed = (unsigned)(kind - COLLECTIVE_LDMATRIX) % 2;
         for (unsigned l = 0; l < 32; ++l) {
@@ -1071,18 +1077,20 @@ static void run_block(struct worker *w, const struct launch *l, uint64_t unit) {
                     current_block = &blocks[r];
                     current = t;
                     emu_switch(&blocks[r].scheduler_sp, t->sp);
-                    progressed = 1;
+                    if (!t->polling) progressed = 1;
                 }
                 if (t->state == EXITED) exited++;
             }
         if (progressed || exited == total) continue;
         if (atomic_load(&device_trapped)) break;  /* the launch was trapped */
+        if (deliver_bulk_transactions()) continue;  /* the asynchronous copies' bytes land (hopper.h) */
         int completed = 0;
         for (unsigned r = 0; r < size; ++r) completed |= complete_waiting_collectives(&blocks[r]);
         if (completed) continue;
         for (unsigned r = 0; r < size; ++r)
             for (unsigned i = 0; i < n; ++i) {
                 const struct emu_thread *t = &blocks[r].threads[i];
+                if (t->state == RUNNABLE && t->polling) report_mbarrier_deadlock(t, &blocks[r]);
                 if (t->state != AT_WAIT) continue;
                 if (t->wait_over == mbar_wait_over) report_mbarrier_deadlock(t, &blocks[r]);
                 if (t->wait_over == wgmma_wait_over) report_wgmma_deadlock(t, &blocks[r]);
@@ -1103,6 +1111,7 @@ static void run_block(struct worker *w, const struct launch *l, uint64_t unit) {
                  at, at_barrier, at_warp);
         }
     }
+    drop_bulk_transactions();  /* copies into blocks that have ended */
     current = NULL;
     current_block = NULL;
 }

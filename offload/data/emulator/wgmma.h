@@ -1,4 +1,4 @@
-/* wgmma (sm_90a warpgroup MMA) for the emulation runtime, included by runtime.c after cluster.h: a
+/* wgmma (sm_90a warpgroup MMA) and stmatrix for the emulation runtime, included by runtime.c after cluster.h: a
  * collective of the 128 threads of a warpgroup (4 consecutive warps). A (64 x 16) and B (N x 16) are read
  * from shared memory through their matrix descriptors, as the PTX ISA defines them: start address, leading
  * and stride byte offsets (bits 0-13, 16-29, 32-45, each >> 4) and the swizzle mode (bits 62-63: 1 = 128B,
@@ -6,7 +6,9 @@
  * M/N and LBO apart along K; with a swizzle, 8-row atoms of 32/64/128-byte rows lie SBO apart. MN-major
  * (the transpose flags): rows of k, M/N contiguous, LBO along M/N and SBO along K. The address bits 4..
  * are XORed with bits 7.. as TMA writes them. D is m64nN in the PTX ISA's fragment layout
- * (warp w holds rows 16w..16w+15 as mma.sync's m16n8 accumulator, repeated over N / 8 column blocks). */
+ * (warp w holds rows 16w..16w+15 as mma.sync's m16n8 accumulator, repeated over N / 8 column blocks).
+ * The swizzle's row (address bits 7..) counts from the start address plus the descriptor's base offset
+ * (bits 49-51), which a start not on a 1024/512/256-byte pattern boundary needs: (start >> 7) & 7. */
 
 struct warpgroup_state { unsigned arrived, generation; };
 static _Thread_local struct warpgroup_state warpgroup_states[MAX_CLUSTER_BLOCKS][8];
@@ -38,7 +40,10 @@ static float wgmma_element(uint64_t descriptor, unsigned row, unsigned k, int bf
         offset = start + row / 8 * sbo + k / 8 * lbo + row % 8 * 16 + k % 8 * 2;
     else
         offset = start + row / 8 * sbo + row % 8 * width + k * 2;
-    offset = swizzled(offset, swizzle);
+    if (swizzle) {  /* the pattern's row: address bits 7.. counted from the start, plus the base offset */
+        uint64_t phase = (((offset - start) >> 7) + ((descriptor >> 49) & 7)) & ((UINT64_C(1) << swizzle) - 1);
+        offset ^= phase << 4;
+    }
     const char *p = current_block->shared + offset;
     shared_offset_of(p, 2, "wgmma operand");
     if (bf16) {
@@ -121,4 +126,39 @@ NORETURN static void report_wgmma_deadlock(const struct emu_thread *t, const str
     where(at, sizeof at, t);
     fail("deadlock in %s: it waits at a wgmma for its warpgroup, where %u of 128 threads arrived and no other "
          "thread can arrive", at, ((const struct warpgroup_state *)t->wait_on)->arrived);
+}
+
+/* ---- stmatrix.sync.aligned.m8n8.xN[.trans].b16 (PTX ISA): a warp collective storing N 8x8 matrices of
+ * 16-bit values to shared memory; lane l holds, in its register i, elements (l / 4, 2 (l % 4) + {0, 1}) of
+ * matrix i, and lanes 8i..8i+7 give the addresses of matrix i's rows (of its columns with .trans). Each
+ * lane's operand slots: its row address, then its N registers. ---------------------------------------- */
+
+static void stmatrix_collective(unsigned code, struct emu_thread *lanes) {
+    unsigned n = code / 2, transposed = code % 2;
+    for (unsigned l = 0; l < 32; ++l) {
+        unsigned row = l / 4, col = 2 * (l % 4);
+        for (unsigned i = 0; i < n; ++i) {
+            uint16_t pair[2];
+            memcpy(pair, (const char *)lanes[l].operands + 8 * (1 + i), 4);
+            for (unsigned j = 0; j < 2; ++j) {
+                char *line;
+                memcpy(&line, lanes[8 * i + (transposed ? col + j : row)].operands, sizeof line);
+                char *at = line + 2 * (transposed ? row : col + j);
+                if ((uintptr_t)line % 16) {
+                    char where_at[256];
+                    where(where_at, sizeof where_at, &lanes[8 * i + (transposed ? col + j : row)]);
+                    fail("misaligned address in %s: an stmatrix row address %p is not 16-byte aligned", where_at,
+                         (void *)line);
+                }
+                shared_offset_of(at, 2, "stmatrix row");
+                memcpy(at, &pair[j], 2);
+            }
+        }
+    }
+}
+
+EXPORT void __emu_stmatrix(uint32_t count, uint32_t transposed, const void *slots) {
+    current->operands = slots;
+    current->results = NULL;
+    (void)warp_collective(COLLECTIVE_STMATRIX + (int)(count * 2 + (transposed != 0)), 0, 0, 0, 0, 0);
 }

@@ -61,6 +61,15 @@ def stage(name: str):
         _events.append(_event(name, start, end))
 
 
+@contextmanager
+def step(name: str):
+    """A step inside a stage that may run in a forked child or a worker thread (each image's codegen): its
+    wall time as a -v line. No progress line and no -ftime-trace event: those are the parent's stages'."""
+    start = time.perf_counter()
+    yield
+    note(f"step {name}: {(time.perf_counter() - start) * 1000:.1f} ms")
+
+
 def _cpu_seconds() -> float:
     times = os.times()
     return times.user + times.system + times.children_user + times.children_system
@@ -159,4 +168,15 @@ def progress(stream=sys.stderr):
         _progress = None
 
 
-__all__ = ["enable", "enabled", "library", "note", "progress", "record_time_trace", "stage", "time_trace", "tool"]
+__all__ = [
+    "enable",
+    "enabled",
+    "library",
+    "note",
+    "progress",
+    "record_time_trace",
+    "stage",
+    "step",
+    "time_trace",
+    "tool",
+]

@@ -1,15 +1,16 @@
 """`cf.assert` in HIP device code, which MLIR 22's convert-gpu-to-rocdl cannot lower (its cf-to-LLVM
 pattern references a global it never makes): lowered before the pipeline as HIP's own `__assert_fail`
-(clang's device headers) behaves: print `FILE:LINE: FUNCTION: Device-side assertion `MESSAGE' failed.`
-through ockl's printf, then trap, which ends the kernel with an error the host's next call reports."""
+(clang's device headers) behaves: print `FILE:LINE: (unknown) Device-side assertion `MESSAGE' failed.`
+through ockl's printf, then trap, which ends the kernel with an error the host's next call reports. The
+line is the one upstream MLIR's own ROCDL lowering of cf.assert prints (its ROCM/assert program checks it):
+that lowering passes no function name, so HIP's `FUNCTION` slot reads `(unknown)`."""
 
 from __future__ import annotations
 
-from offload.compiler.frontend import location_of
+from offload.mlir.frontend import location_of
 
-# HIP's __assert_fail format (hip/amd_detail/amd_device_functions.h).
-ASSERT_FORMAT = "{file}:{line}: {function}: Device-side assertion `{message}' failed.\n"
-FUNCTIONS = ("gpu.func", "func.func", "llvm.func")
+# The device-assert line as upstream MLIR's ROCDL lowering of cf.assert prints it.
+ASSERT_FORMAT = "{file}:{line}: (unknown) Device-side assertion `{message}' failed.\n"
 
 
 def lower_device_asserts(device, path: str, ir) -> None:
@@ -28,9 +29,7 @@ def lower_device_asserts(device, path: str, ir) -> None:
     for op in found:
         where = location_of(op.location, path)
         message = ir.StringAttr(op.attributes["msg"]).value
-        text = ASSERT_FORMAT.format(
-            file=where.file, line=where.line or 0, function=_enclosing_function(op, ir), message=message
-        )
+        text = ASSERT_FORMAT.format(file=where.file, line=where.line or 0, message=message)
         with ir.InsertionPoint(op), op.location:
             true = arith.ConstantOp(i1, 1).result
             failed = arith.XOrIOp(op.operands[0], true).result
@@ -40,12 +39,3 @@ def lower_device_asserts(device, path: str, ir) -> None:
                 ir.Operation.create("llvm.intr.trap")
                 scf.YieldOp([])
         op.erase()
-
-
-def _enclosing_function(op, ir) -> str:
-    parent = op.operation.parent
-    while parent is not None and parent.name not in FUNCTIONS:
-        parent = parent.parent
-    if parent is None or "sym_name" not in parent.attributes:
-        return "(unknown)"
-    return ir.StringAttr(parent.attributes["sym_name"]).value

@@ -8,10 +8,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from offload.compiler.wmma_workarounds import finish_transposed_writes, mark_transposed_writes, runs_vector_to_gpu
 from offload.errors import Location, OffloadError
 from offload.fsutil import read_input, refuse_endless_device, same_file
 from offload.interrupts import called_from_native
+from offload.mlir.wmma_workarounds import finish_transposed_writes, mark_transposed_writes, runs_vector_to_gpu
 
 
 @dataclass
@@ -137,7 +137,8 @@ STDIN_NAME = "<stdin>"  # how errors name it
 def load_program(path: str, pass_pipeline: str | None = None, check_source=None) -> Program:
     """Parse `path` (MLIR text or bytecode; `-` reads standard input), run the user's `pass_pipeline`
     (mlir-opt syntax, e.g. `builtin.module(convert-linalg-to-loops)`) if any, call `check_source(module,
-    path)` if given, and outline its gpu.launch bodies (gpu-kernel-outlining)."""
+    path)` if given (on the program as written, before the pipeline), and outline its gpu.launch bodies
+    (gpu-kernel-outlining)."""
     ir, passmanager = import_mlir()
 
     if isinstance(path, SourceText):
@@ -157,14 +158,16 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
             "the input is empty: expected an MLIR module with gpu.module or gpu.launch", Location(str(path))
         )
     if data.startswith(MLIR_BYTECODE_MAGIC):
-        from offload.serialize.processes import call_forked
+        from offload.processes import call_forked
 
         # MLIR's bytecode reader trusts its input: a first reading in a child turns a crash into one error.
         call_forked(lambda raw: _read_bytecode(ir, raw, str(path)), data, f"'{path}': cannot read MLIR bytecode")
     else:
         check_nesting(data, str(path))
+    if pass_pipeline and check_source is not None:
+        _check_as_written(ir, data, str(path), check_source)
     if pass_pipeline:
-        from offload.serialize.processes import call_forked
+        from offload.processes import call_forked
 
         # In a child: a pass crashing on the input is one error line. The result comes back as bytecode,
         # which keeps the source locations.
@@ -192,7 +195,7 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
         else:  # MLIR takes UTF-8 file names only: parse the bytes already read (locations name the input)
             module = run_mlir(lambda: ir.Module.parse(data, context), path)
         drop_transform_schedules(module, ir)
-        if check_source is not None:
+        if check_source is not None and not pass_pipeline:  # else checked as written, before the pipeline
             check_source(module, str(path))
         written = {_symbol_name(op) for op in child_ops(module.operation, ir) if op.name == "gpu.module"}
         mark_launch_reductions_uniform(module, ir)
@@ -201,6 +204,17 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
         name_outlined_kernels_after_their_modules(module, written)
         add_empty_device_module_for_host_only(module, ir)
     return Program(path=str(path), context=context, module=module, diagnostics=diagnostics)
+
+
+def _check_as_written(ir, data: bytes, path: str, check_source) -> None:
+    """`check_source` on the program before the user's pass pipeline, whose passes may lower ops to what
+    the check refuses from a user (convert-nvgpu-to-nvvm writes inline PTX)."""
+    context = ir.Context()
+    context.enable_multithreading(False)
+    context.attach_diagnostic_handler(called_from_native(lambda _: True))
+    with context:
+        module = run_mlir(lambda: ir.Module.parse(data, context), path)
+        check_source(module, path)
 
 
 HOST_ONLY_DEVICE_MODULE = "mlir_offload_host_only"

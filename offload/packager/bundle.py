@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from offload.errors import OffloadError
 from offload.formats.sanitizers import SANITIZERS
+from offload.packager.containers import read_offload_images
 
 EMBEDDED_OBJECT = "llvm.embedded.object"
 OFFLOADING_SECTION = ".llvm.offloading"
@@ -85,8 +86,6 @@ class BundleRecord:
 def read_bundle_record(data: bytes, name: str, read_images=None):
     """(BundleRecord, images) of a bundle file; an error naming what is missing otherwise. `read_images`:
     a reader of more containers than the target side's (the build side's, for textual IR)."""
-    from offload.packager import read_offload_images
-
     images = (read_images or read_offload_images)(data, name)
     if not images:
         raise OffloadError(f"'{name}' has no {OFFLOADING_SECTION} images: it is not an mlir-offload bundle")

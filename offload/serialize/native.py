@@ -20,11 +20,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from offload.compiler import trace
+from offload import trace
+from offload.about import LLVM_MAJOR
 from offload.errors import OffloadError
+from offload.formats.targets import parse_offload_arch
+from offload.formats.toolkit_archs import unbuildable_arch
 from offload.formats.vendors import CUDA, HIP, Vendor, vendor_for, vendor_of_triple
 from offload.interrupts import temporary_folder
 from offload.options import DEFAULT_OPT_LEVEL
+from offload.packager import ImageKind, read_offload_images
+from offload.serialize.codegen import emit_assembly, emit_object, find_llc
+from offload.serialize.images import NativeCode
+from offload.serialize.llvmlite_backend import fresh_context
+from offload.toolchain.tools import find_cuda, tool_version
 
 
 def _llvm():
@@ -36,8 +44,6 @@ def _llvm():
 
 
 def find_ptxas(cuda_path: str | None = None) -> str:
-    from offload.toolchain.tools import find_cuda
-
     cuda = find_cuda(cuda_path)
     path = (cuda.ptxas if cuda else None) or shutil.which("ptxas")
     if path is None:
@@ -52,9 +58,6 @@ def check_toolkit_archs(archs, runs_ptxas: bool, cuda_path: str | None = None) -
     """CUDA `archs` the local toolkit cannot build: refused where ptxas runs here (`runs_ptxas`), else
     (bitcode images, assembled at the target's link) a warning, as the target may have another toolkit."""
     import click
-
-    from offload.formats.toolkit_archs import unbuildable_arch
-    from offload.toolchain.tools import find_cuda
 
     cuda = find_cuda(cuda_path)
     if cuda is None:
@@ -74,48 +77,45 @@ def check_toolkit_archs(archs, runs_ptxas: bool, cuda_path: str | None = None) -
             )
 
 
-def ptx_to_cubin(
-    ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL, flags: tuple[str, ...] = ()
-) -> bytes:
-    """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it)."""
+@dataclass(frozen=True)
+class PtxasRun:
+    """What one ptxas run made: the relocatable cubin, and with `verbose` what `ptxas -v` said of it."""
+
+    cubin: bytes
+    report: str
+
+
+def run_ptxas(
+    ptx: str,
+    arch: str,
+    ptxas: str,
+    opt_level: int = DEFAULT_OPT_LEVEL,
+    flags: tuple[str, ...] = (),
+    verbose: bool = False,
+) -> PtxasRun:
+    """PTX -> relocatable cubin (`ptxas -c`: the target's linker wrapper runs nvlink over it). `verbose`:
+    also what `ptxas -v` reports (registers, spills, stack, shared memory per kernel) of that cubin, for
+    compile --resource-usage (the image's cubin may come from the cache, so its PTX is assembled again)."""
     with temporary_folder("mlir-offload-ptxas-") as tmp:
         src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
         with open(src, "w", encoding="utf-8") as f:
             f.write(ptx)
-        command = [ptxas, "-c", f"-arch={arch}", f"-O{opt_level}", *flags, src, "-o", out]
+        command = [ptxas, *(["-v"] if verbose else []), "-c", f"-arch={arch}", f"-O{opt_level}", *flags, src]
+        command += ["-o", out]
         trace.tool(command)
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode != 0:
             detail = " ".join((done.stderr or done.stdout).split())[:400]
             raise OffloadError(f"ptxas failed for {arch}: {detail}")
         with open(out, "rb") as f:
-            return f.read()
-
-
-def ptxas_report(
-    ptx: str, arch: str, ptxas: str, opt_level: int = DEFAULT_OPT_LEVEL, flags: tuple[str, ...] = ()
-) -> str:
-    """What `ptxas -v` says of the PTX (registers, spills, stack, shared memory per kernel), assembled as
-    for the bundle's cubin (compile --resource-usage; the image's cubin may come from the cache)."""
-    with temporary_folder("mlir-offload-ptxas-") as tmp:
-        src, out = os.path.join(tmp, "image.ptx"), os.path.join(tmp, "image.cubin")
-        with open(src, "w", encoding="utf-8") as f:
-            f.write(ptx)
-        command = [ptxas, "-v", "-c", f"-arch={arch}", f"-O{opt_level}", *flags, src, "-o", out]
-        trace.tool(command)
-        done = subprocess.run(command, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise OffloadError(f"ptxas failed for {arch}: {' '.join((done.stderr or done.stdout).split())[:400]}")
-        return done.stderr + done.stdout
+            return PtxasRun(f.read(), done.stderr + done.stdout if verbose else "")
 
 
 def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[bytes, str]:
     """NVPTX bitcode image -> (relocatable cubin, its PTX); `ptxas()` finds ptxas. The PTX comes from the
     device side's one NVPTX code generator (offload.serialize.emit_assembly)."""
-    from offload.serialize import emit_assembly
-
     ptx = emit_assembly(bitcode, target, opt_level)
-    return ptx_to_cubin(ptx, target.arch, ptxas(), opt_level, getattr(ptxas, "flags", ())), ptx
+    return run_ptxas(ptx, target.arch, ptxas(), opt_level, getattr(ptxas, "flags", ())).cubin, ptx
 
 
 def bitcode_to_amdgpu_object(
@@ -123,8 +123,6 @@ def bitcode_to_amdgpu_object(
 ) -> tuple[bytes, None]:
     """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
     device side's emitter (which knows that inline asm needs llc)."""
-    from offload.serialize import emit_object
-
     return emit_object(bitcode, target, opt_level), None
 
 
@@ -134,20 +132,8 @@ CodegenHook = Callable[[bytes, Any, int, Any], tuple[bytes, "str | None"]]
 CODEGEN_HOOKS: dict[Vendor, CodegenHook] = {CUDA: bitcode_to_cubin, HIP: bitcode_to_amdgpu_object}
 
 
-@dataclass(frozen=True)
-class NativeCode:
-    """A device image's native code: the image kind it is packaged as, its bytes, and for CUDA the PTX
-    it was assembled from (shipped beside the bundle with --device-image=ptx)."""
-
-    image_kind: int  # offload.packager.ImageKind value
-    data: bytes
-    ptx: str | None
-
-
 def native_code(bitcode: bytes, target, opt_level: int, ptxas) -> NativeCode:
     """The vendor's codegen hook (offload/formats/vendors.py) on one image's bitcode."""
-    from offload.packager import ImageKind
-
     vendor = vendor_for(target.offload_kind)
     data, ptx = CODEGEN_HOOKS[vendor](bitcode, target, opt_level, ptxas)
     return NativeCode(int(ImageKind[vendor.native_image]), data, ptx)
@@ -171,9 +157,10 @@ def ptxas_finder(cuda_path: str | None = None, flags: tuple[str, ...] = ()) -> P
 
 
 class Codegen:
-    """The codegen stage of a compile that packages native images: calling it on a DeviceImage gives it
-    its native code (native_code); key(target) is what that code depends on beyond the image itself (the
-    device image cache adds it to the image's key, so that a hit brings the native code along)."""
+    """The device skeleton's to-object step when a compile packages native images: calling it on a
+    DeviceImage gives it its native code (native_code); key(target) is what that code depends on beyond
+    the image itself (the device image cache adds it to the image's key, so that a hit brings the native
+    code along)."""
 
     def __init__(self, opt_level: int, ptxas: PtxasFinder):
         self.opt_level, self.ptxas = opt_level, ptxas
@@ -183,14 +170,18 @@ class Codegen:
         return replace(image, native=native_code(image.bitcode, image.target, self.opt_level, self.ptxas))
 
     def key(self, target) -> str:
-        hook = CODEGEN_HOOKS[vendor_for(target.offload_kind)]
-        if hook.__name__ not in self._keys:
+        vendor = vendor_for(target.offload_kind)
+        if vendor.offload_kind not in self._keys:
             import llvmlite  # the package's version only: LLVM itself is not loaded for a key
 
-            parts = [hook.__name__, f"O{self.opt_level}", f"llvmlite {llvmlite.__version__}"]
-            parts += CODEGEN_TOOLS[hook](self)
-            self._keys[hook.__name__] = "|".join(parts)
-        return self._keys[hook.__name__]
+            parts = [
+                f"{vendor.offload_kind} {vendor.native_image}",
+                f"O{self.opt_level}",
+                f"llvmlite {llvmlite.__version__}",
+            ]
+            parts += CODEGEN_TOOLS[vendor](self)
+            self._keys[vendor.offload_kind] = "|".join(parts)
+        return self._keys[vendor.offload_kind]
 
 
 def _ptxas_identity(codegen: Codegen) -> list[str]:
@@ -201,16 +192,13 @@ def _ptxas_identity(codegen: Codegen) -> list[str]:
 
 def _llc_identity(codegen: Codegen) -> list[str]:
     """The llc that assembles AMDGPU code with inline asm (codegen.emit_object), by its version."""
-    from offload.compiler.about import LLVM_MAJOR
-    from offload.serialize.codegen import find_llc
-    from offload.toolchain.tools import tool_version
-
     llc = find_llc(LLVM_MAJOR)
     return [f"llc {tool_version(llc, 'LLVM') if llc else None}"]
 
 
-# Each codegen hook's tools beyond llvmlite, whose identity enters the cache key of its native code.
-CODEGEN_TOOLS = {bitcode_to_cubin: _ptxas_identity, bitcode_to_amdgpu_object: _llc_identity}
+# The tools each vendor's codegen hook runs beyond llvmlite, whose identity enters the cache key of its
+# native code.
+CODEGEN_TOOLS: dict[Vendor, Callable[[Codegen], list[str]]] = {CUDA: _ptxas_identity, HIP: _llc_identity}
 
 
 def host_to_object(host_bitcode: bytes, opt_level: int = 2) -> bytes:
@@ -236,8 +224,6 @@ def verified_module(parse, source, failure: str):
 
 
 def _parse(llvm, bitcode: bytes, what: str):
-    from offload.serialize.llvmlite_backend import fresh_context
-
     context = fresh_context()  # never the global one: its named types would rename a later module's
     return verified_module(
         lambda data: llvm.parse_bitcode(data, context), bitcode, f"cannot read the {what} image as LLVM bitcode"
@@ -254,9 +240,6 @@ def convert_device_images(
     outside the compile stages (whose `codegen` stage works on DeviceImages).
 
     Returns (new images, PTX texts by "<arch>" for NVPTX images). "bitcode" returns the images unchanged."""
-    from offload.packager import ImageKind
-    from offload.serialize import parse_offload_arch
-
     if device_image == "bitcode":
         return list(images), {}
     ptxas = ptxas_finder(cuda_path)
@@ -281,8 +264,6 @@ def check_offloading_section(obj: bytes) -> int:
     """Number of offloading images in an ELF object's .llvm.offloading section, read by our own ELF and
     OffloadBinary readers; an error when the section did not survive (the target would link an executable
     without GPU code)."""
-    from offload.packager import read_offload_images
-
     count = len(read_offload_images(obj, "host object"))
     if count == 0:
         raise OffloadError(

@@ -122,10 +122,20 @@ def call_forked(function: Callable[[Item], Result], item: Item, failure: str) ->
     return ForkedCall(function, item, failure).result()
 
 
+_forked_child = False  # this process is a child _start forked (or a child's child)
+
+
+def in_forked_child() -> bool:
+    """Whether this process is a child forked for one item (ForkedCall, map_forked), not the command's own."""
+    return _forked_child
+
+
 def _start(function, item) -> tuple[int, int]:
+    global _forked_child
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: compute, send, and leave without running the parent's exit handlers
+        _forked_child = True
         status = 0
         try:
             interrupts.forked()

@@ -36,7 +36,7 @@ def report_compiler() -> list[str]:
     A target machine needs neither, so their absence is reported, never an error."""
     from importlib import metadata
 
-    from offload.compiler.frontend import import_mlir
+    from offload.mlir.frontend import import_mlir
 
     lines = []
     try:
