@@ -36,6 +36,7 @@ import click
 from offload.errors import OffloadError
 from offload.formats.profiles import DEFAULT_TARGET_CLANG
 from offload.formats.sanitizers import ALL as ALL_SANITIZERS
+from offload.formats.sanitizers import DEFAULT as DEFAULT_SANITIZERS
 from offload.formats.sanitizers import SANITIZERS, sanitizer_list
 
 if TYPE_CHECKING:
@@ -191,7 +192,7 @@ CLANG_MAJOR = Kind(_clang_major, from_flag=_clang_major_flag)
 HOST_TRIPLE = Kind(_host_triple, from_flag=_host_triple_flag)
 REDIS_URL = Kind(_redis_url)
 SECONDS = Kind(_seconds, lambda: {"type": click.IntRange(min=0)})
-SANITIZE_LIST = Kind(_sanitize_list, bare=ALL_SANITIZERS)
+SANITIZE_LIST = Kind(_sanitize_list, bare=DEFAULT_SANITIZERS)
 
 
 @dataclass(frozen=True)
@@ -527,7 +528,8 @@ class CompileOptions:
         None,
         "--sanitize",
         "With --emulate: check every device memory access, barrier and allocation as the program runs "
-        "(memcheck, racecheck, initcheck, synccheck, leakcheck: a comma-separated LIST, default all; "
+        "(memcheck, racecheck, initcheck, synccheck, leakcheck: a comma-separated LIST, or all; default all "
+        "but leakcheck; "
         "docs/emulator.md); the device code keeps line information, so reports name the .mlir line.",
         kind=SANITIZE_LIST,
         commands=COMPILE,

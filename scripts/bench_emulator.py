@@ -7,7 +7,7 @@
 Times are of the executable alone (compile and link are done before), median of --repeat runs, wall and
 CPU (user + system, all threads). The baseline, measured in the same run: the same computation written in
 C (tiled the same way for the matmul) compiled by clang -O2 and run single-threaded; the ratio says what
-emulating costs over plain host code. Then each program again under --emulate --sanitize (every check; its
+emulating costs over plain host code. Then each program again under --emulate --sanitize (its default checks; its
 blocks run one at a time, so its CPU time is the figure to compare): the ratios to plain emulation, wall
 and CPU (goal: CPU ratio at most 5). Usage: python3 scripts/bench_emulator.py [--arch sm_80] [--repeat 3]"""
 
@@ -94,7 +94,7 @@ def timed(argv: list[str], repeat: int) -> tuple[float, float]:
 
 
 def sanitized_executable(folder: str, source: str, mode: str, arch: str) -> str:
-    """The program compiled and linked with --emulate --sanitize (every check)."""
+    """The program compiled and linked with --emulate --sanitize (every check but the opt-in leakcheck)."""
     bundle, executable = Path(folder, f"{mode}.sanitize.offload.bc"), Path(folder, f"{mode}.sanitize")
     cli(
         "compile",

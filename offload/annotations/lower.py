@@ -83,25 +83,33 @@ class LoweredHost:
     runtime_functions: list[str] = field(default_factory=list)  # mgpu* functions the host calls
     runner_utilities: list[str] = field(default_factory=list)  # MLIR runner utilities the host calls
     async_runtime: list[str] = field(default_factory=list)  # mlirAsyncRuntime* functions the host calls
+    host_sites: list[str] = field(default_factory=list)  # locations of host GPU ops (host_sites.py; --sanitize)
 
 
-def lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool = False) -> LoweredHost:
+def lower_host(
+    program, device_symbol=lambda module, kernel: kernel, debug: bool = False, host_sites: bool = False
+) -> LoweredHost:
     """The host part of `program` as LLVM IR; program.module itself is left untouched.
     `device_symbol(gpu module, kernel)` is the kernel's name in the device image (see --rename);
-    `debug` (compile -g): the MLIR locations become the host code's debug information.
+    `debug` (compile -g): the MLIR locations become the host code's debug information;
+    `host_sites` (--sanitize): host GPU ops tell the emulator their locations (host_sites.py).
     Runs in a forked child: MLIR crashing on some input is one error line, not a dead process."""
-    return start_lower_host(program, device_symbol, debug).result()
+    return start_lower_host(program, device_symbol, debug, host_sites).result()
 
 
-def start_lower_host(program, device_symbol=lambda module, kernel: kernel, debug: bool = False):
+def start_lower_host(
+    program, device_symbol=lambda module, kernel: kernel, debug: bool = False, host_sites: bool = False
+):
     """lower_host, started: a ForkedCall whose result() is the LoweredHost. The compile runs it while the
     device step runs (the host lowering needs no device image)."""
     from offload.processes import ForkedCall
 
-    return ForkedCall(lambda _: _lower_host_here(program, device_symbol, debug), None, "lowering the host code crashed")
+    return ForkedCall(
+        lambda _: _lower_host_here(program, device_symbol, debug, host_sites), None, "lowering the host code crashed"
+    )
 
 
-def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost:
+def _lower_host_here(program, device_symbol, debug: bool = False, host_sites: bool = False) -> LoweredHost:
     import mlir.ir as ir
 
     from offload.annotations.async_runtime import is_async_runtime_function
@@ -113,7 +121,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
         host = program.module.operation.clone()
         detach_device_code(host, program.path, device_symbol)
         entry_point(host, program.path)
-        lower_to_llvm(host, program.path)
+        sites = lower_to_llvm(host, program.path, host_sites)
         launches = launches_to_calls(host, program.path, device_symbol)
         pm_run(CALLS_PIPELINE, host, program.path)
         remove_placeholders(host)
@@ -141,6 +149,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False) -> LoweredHost
         runtime_functions=runtime_functions,
         runner_utilities=runner_utilities,
         async_runtime=async_runtime,
+        host_sites=sites,
     )
 
 
@@ -178,7 +187,8 @@ def detach_device_code(host, path: str, device_symbol=lambda module, kernel: ker
     return kernel_modules
 
 
-def lower_to_llvm(host, path: str) -> None:
+def lower_to_llvm(host, path: str, host_sites: bool = False) -> list[str]:
+    """Lowers `host` in place; returns the locations of its host GPU ops where `host_sites` (else none)."""
     reject_unranked_memref_arguments(host, path)
     reject_unsupported_sparse_ops(host, path)
     from offload.annotations.tokens import join_and_fork, synchronous_ops_on_streams
@@ -188,6 +198,11 @@ def lower_to_llvm(host, path: str) -> None:
     host_shared_allocs_synchronous(host)
     lower_async_dialect(host, path)
     widen_narrow_element_accesses(host)
+    sites = []
+    if host_sites:
+        from offload.annotations.host_sites import tag_host_operations
+
+        sites = tag_host_operations(host, path)
     pm_run(HOST_PIPELINE, host, path, "lowering the host code")
     # Upstream lowers the async-token ops to streams; what is left of the gpu dialect must be launches.
     others = _find_ops(host, lambda name: name.startswith("gpu.") and name not in ("gpu.launch_func", "gpu.binary"))
@@ -197,6 +212,7 @@ def lower_to_llvm(host, path: str) -> None:
         raise OffloadError(
             f"host operation '{others[0].operation.name}' is not supported", location_of(others[0].location, path)
         )
+    return sites
 
 
 # MLIR's sparse tensor runtime (libmlir_c_runner_utils' SparseTensorRuntime), which the sparsifier calls with

@@ -32,7 +32,8 @@ Options of link itself (every other argument goes to clang unchanged):
                     emulation runtime instead of libcudart/libamdhip64 (docs/emulator.md); CUDA/HIP objects
                     of clang (-fgpu-rdc --offload-new-driver -foffload-lto) join with their device bitcode
   --sanitize[=LIST] with --emulate: check every device memory access, barrier and allocation while the
-                    program runs (memcheck, racecheck, initcheck, synccheck, leakcheck; default all;
+                    program runs (memcheck, racecheck, initcheck, synccheck, leakcheck, or all; default
+                    all but leakcheck;
                     docs/emulator.md); a bundle compiled with --sanitize asks for it itself
   --sanitize-keep-going  report each distinct error once and go on (exit status 1 at the end)
   --dry-run, -###   print the clang command instead of running it (nothing is built)
@@ -127,9 +128,9 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
         elif name in LINK_VALUE_OPTIONS:
             raise click.UsageError(f"option '{name}' requires a value", ctx)
         elif name == "--sanitize":
-            from offload.formats.sanitizers import ALL, sanitizer_list
+            from offload.formats.sanitizers import DEFAULT, sanitizer_list
 
-            settings.sanitize = sanitizer_list(inline if _ else ALL)
+            settings.sanitize = sanitizer_list(inline if _ else DEFAULT)
         elif item in LINK_FLAGS:
             setattr(settings, LINK_FLAGS[item], True)
         elif takes_separate_argument(item) and items:

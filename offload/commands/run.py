@@ -25,7 +25,8 @@ Options of run itself:
                     --offload-arch it compiles for sm_80
   --emulate --sanitize[=LIST]
                     also check every device memory access, barrier and allocation (memcheck,
-                    racecheck, initcheck, synccheck, leakcheck; default all): each error is one line
+                    racecheck, initcheck, synccheck, leakcheck, or all; default all but leakcheck):
+                    each error is one line
                     naming the .mlir line, kernel, block and thread; exit status 1
 A `func.func @main(%argc: i32, %argv: !llvm.ptr) -> i32` receives the program arguments.
 \b

@@ -119,7 +119,10 @@ def compile_bundle(settings) -> CompiledBundle:
         check_emulatable(program)
     # The host lowering needs no device image: its child runs while the device step does (another CPU).
     host_lowering = start_lower(
-        program, lambda module, kernel: symbol_name(module, kernel, options.rename), options.debug_info == "g"
+        program,
+        lambda module, kernel: symbol_name(module, kernel, options.rename),
+        options.debug_info == "g",
+        bool(options.sanitizers),
     )
     try:
         refuse_unavailable_libraries(program, plan.offload_kind)
@@ -294,10 +297,10 @@ def package(images, plan: BundlePlan, record) -> list:
     return offload_images
 
 
-def start_lower(program, device_symbol, debug: bool = False):
+def start_lower(program, device_symbol, debug: bool = False, host_sites: bool = False):
     from offload.annotations.lower import start_lower_host
 
-    return start_lower_host(program, device_symbol, debug)
+    return start_lower_host(program, device_symbol, debug, host_sites)
 
 
 def annotate(lowered, images, offload_images, plan: BundlePlan, record):
@@ -306,6 +309,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     import llvmlite.ir as ir
 
     from offload.annotations import async_runtime, embed, entries, launch, runner_utils, runtime
+    from offload.annotations.host_sites import SITE_FUNCTION
     from offload.packager import write_binary
     from offload.serialize.native import verified_module
 
@@ -322,6 +326,10 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     emitter.define_shims(lowered.runtime_functions)
     runner_utils.define_runner_utilities(emitter, lowered.runner_utilities)
     async_runtime.define_async_runtime(emitter, lowered.async_runtime)
+    if lowered.host_sites:
+        from offload.annotations.host_sites import define_site_function
+
+        define_site_function(emitter, lowered.host_sites)
 
     symbols = []
     for kernel in device_kernels(images, lowered):
@@ -355,7 +363,8 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     host.data_layout = str(machine.target_data)
     host.link_in(verified_module(parse, str(annotations), "internal error: cannot read the host annotations"))
     # The shims had to be external to resolve the host's declarations; nothing else may call them.
-    for name in (*lowered.runtime_functions, *lowered.runner_utilities, *lowered.async_runtime):
+    internal = (*lowered.runtime_functions, *lowered.runner_utilities, *lowered.async_runtime)
+    for name in (*internal, *([SITE_FUNCTION] if lowered.host_sites else [])):
         host.get_function(name).linkage = llvm.Linkage.internal
     if lowered.async_runtime:
         split_coroutines(host, machine)

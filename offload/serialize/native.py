@@ -16,21 +16,20 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from offload import trace
 from offload.about import LLVM_MAJOR
 from offload.errors import OffloadError
-from offload.formats.targets import parse_offload_arch
+from offload.formats.targets import Target, parse_offload_arch
 from offload.formats.toolkit_archs import unbuildable_arch
 from offload.formats.vendors import CUDA, HIP, Vendor, vendor_for, vendor_of_triple
 from offload.interrupts import temporary_folder
 from offload.options import DEFAULT_OPT_LEVEL
 from offload.packager import ImageKind, read_offload_images
 from offload.serialize.codegen import emit_assembly, emit_object, find_llc
-from offload.serialize.images import NativeCode
+from offload.serialize.images import DeviceImage, NativeCode
 from offload.serialize.llvmlite_backend import fresh_context
 from offload.toolchain.tools import find_cuda, tool_version
 
@@ -54,7 +53,7 @@ def find_ptxas(cuda_path: str | None = None) -> str:
     return path
 
 
-def check_toolkit_archs(archs, runs_ptxas: bool, cuda_path: str | None = None) -> None:
+def check_toolkit_archs(archs: Iterable[str], runs_ptxas: bool, cuda_path: str | None = None) -> None:
     """CUDA `archs` the local toolkit cannot build: refused where ptxas runs here (`runs_ptxas`), else
     (bitcode images, assembled at the target's link) a warning, as the target may have another toolkit."""
     import click
@@ -111,7 +110,7 @@ def run_ptxas(
             return PtxasRun(f.read(), done.stderr + done.stdout if verbose else "")
 
 
-def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[bytes, str]:
+def bitcode_to_cubin(bitcode: bytes, target: Target, opt_level: int, ptxas: Callable[[], str]) -> tuple[bytes, str]:
     """NVPTX bitcode image -> (relocatable cubin, its PTX); `ptxas()` finds ptxas. The PTX comes from the
     device side's one NVPTX code generator (offload.serialize.emit_assembly)."""
     ptx = emit_assembly(bitcode, target, opt_level)
@@ -119,7 +118,7 @@ def bitcode_to_cubin(bitcode: bytes, target, opt_level: int, ptxas) -> tuple[byt
 
 
 def bitcode_to_amdgpu_object(
-    bitcode: bytes, target, opt_level: int = DEFAULT_OPT_LEVEL, ptxas=None
+    bitcode: bytes, target: Target, opt_level: int = DEFAULT_OPT_LEVEL, ptxas: Callable[[], str] | None = None
 ) -> tuple[bytes, None]:
     """AMDGCN bitcode image -> relocatable AMDGPU ELF object (linked by lld on the target), through the
     device side's emitter (which knows that inline asm needs llc)."""
@@ -127,12 +126,12 @@ def bitcode_to_amdgpu_object(
 
 
 # (bitcode, target, opt level, ptxas finder) -> (native image bytes, its PTX or None)
-CodegenHook = Callable[[bytes, Any, int, Any], tuple[bytes, "str | None"]]
+CodegenHook = Callable[[bytes, Target, int, Callable[[], str]], tuple[bytes, "str | None"]]
 # Each vendor's codegen hook: the function making its native image (vendor.native_image) from bitcode.
 CODEGEN_HOOKS: dict[Vendor, CodegenHook] = {CUDA: bitcode_to_cubin, HIP: bitcode_to_amdgpu_object}
 
 
-def native_code(bitcode: bytes, target, opt_level: int, ptxas) -> NativeCode:
+def native_code(bitcode: bytes, target: Target, opt_level: int, ptxas: Callable[[], str]) -> NativeCode:
     """The vendor's codegen hook (offload/formats/vendors.py) on one image's bitcode."""
     vendor = vendor_for(target.offload_kind)
     data, ptx = CODEGEN_HOOKS[vendor](bitcode, target, opt_level, ptxas)
@@ -166,10 +165,10 @@ class Codegen:
         self.opt_level, self.ptxas = opt_level, ptxas
         self._keys: dict[str, str] = {}
 
-    def __call__(self, image):
+    def __call__(self, image: DeviceImage) -> DeviceImage:
         return replace(image, native=native_code(image.bitcode, image.target, self.opt_level, self.ptxas))
 
-    def key(self, target) -> str:
+    def key(self, target: Target) -> str:
         vendor = vendor_for(target.offload_kind)
         if vendor.offload_kind not in self._keys:
             import llvmlite  # the package's version only: LLVM itself is not loaded for a key

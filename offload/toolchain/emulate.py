@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 
 from offload.errors import OffloadError, warn_when_done
+from offload.formats.launch_limits import launch_limits
 from offload.formats.sanitizers import SANITIZERS, sanitizer_mask
 from offload.interrupts import removed_unless_kept, temporary_folder
 from offload.toolchain.build_cache import BuildCache
@@ -448,7 +449,8 @@ def retarget(
         Path(device).write_bytes(image.data)
     except OSError as e:
         raise OffloadError(f"--emulate: cannot write the {image.arch} image into {scratch}: {e.strerror}") from None
-    parameters = [llvm_triple, str(image.warp_size), *(["sanitize"] if sanitize else [])]
+    limits = launch_limits(image.arch).pass_parameter()
+    parameters = [llvm_triple, str(image.warp_size), limits, *(["sanitize"] if sanitize else [])]
     passes = ",".join([*image.prelude, f"{PASS_NAME}<{';'.join(parameters)}>"])
     argv = [tools.opt, f"-load-pass-plugin={plugin}", f"-passes={passes}", device, "-o", host]
     try:

@@ -37,7 +37,17 @@ struct buffer_resource {
     uint32_t checked, stride;
 };
 
-/* A sanitizer site: a constant the pass makes per instrumented instruction. */
+/* What one launch may ask of the arch the kernel was built for (offload/data/targets/launch-limits.toml):
+ * the pass makes one per module and registers it before its kernels (__emu_register_limits). */
+struct arch_limits {
+    const char *arch;
+    uint64_t shared_per_block;       /* static + dynamic shared memory of a block */
+    uint64_t shared_without_opt_in;  /* dynamic, before cudaFuncSetAttribute raises it (0: no opt-in) */
+    uint32_t threads_per_block, block[3], grid[3];
+    uint64_t grid_items;             /* blocks x threads per grid dimension (0: no limit) */
+};
+
+/* A sanitizer site: a constant the pass (or the host code's annotations) makes per instrumented operation. */
 struct san_site {
     const char *location; /* "file:line:col" or NULL */
     const char *object;   /* the object the access belongs to, when the pass knows it */
@@ -90,6 +100,8 @@ enum { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, 
 #define EMU_PARAMETER_SIZES_PREFIX EMU_SYMBOL(parameter_sizes_) /* + kernel: its argument slots' bytes */
 #define EMU_KERNEL_NAME_PREFIX EMU_SYMBOL(name_)                /* + kernel: its name, for registration */
 #define EMU_REGISTER_MODULE EMU_SYMBOL(register_module)         /* the constructor registering the kernels */
+#define EMU_ARCH_LIMITS EMU_SYMBOL(arch_limits)                 /* the module's struct arch_limits */
+#define EMU_ARCH_NAME EMU_SYMBOL(arch_name)                     /* its arch text */
 #define EMU_SAN_SITE EMU_SYMBOL(san_site)                       /* a struct san_site */
 #define EMU_SAN_LOCATION EMU_SYMBOL(san_location)               /* its location text */
 #define EMU_SAN_OBJECT EMU_SYMBOL(san_object)                   /* its object text */
@@ -156,6 +168,7 @@ enum { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, 
     X(EMU_ALONE, void, register_kernel,                                                                     \
       (const char *name, void (*entry)(void **), unsigned flags, uint64_t static_shared,                    \
        unsigned parameter_count, const uint64_t *parameter_sizes))                                          \
+    X(EMU_ALONE, void, register_limits, (const struct arch_limits *limits))                                 \
     /* special registers, workgroup memory, hidden arguments, clocks */                                     \
     EMU_DIMENSIONS(X, tid) EMU_DIMENSIONS(X, ntid) EMU_DIMENSIONS(X, ctaid) EMU_DIMENSIONS(X, nctaid)       \
     X(EMU_ALONE, uint32_t, laneid, (void))                                                                  \
@@ -326,6 +339,9 @@ enum { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, 
     X(EMU_ALONE, void *, san_shared,                                                                        \
       (char *address, char *base, uint64_t base_size, uint32_t flags, const struct san_site *site))         \
     X(EMU_ALONE, void, san_divide_by_zero, (const struct san_site *site))                                   \
-    X(EMU_ALONE, void, san_barrier_site, (const struct san_site *site))
+    X(EMU_ALONE, void, san_barrier_site, (const struct san_site *site))                                     \
+    X(EMU_ALONE, void, san_op_site, (const struct san_site *site))                                          \
+    /* called by the host code (offload/annotations/host_sites.py, RUNTIME_HOOK), not by the pass */        \
+    X(EMU_ALONE, void, san_host_op, (const struct san_site *site, uint64_t destination_bytes, uint64_t source_bytes))
 
 #endif

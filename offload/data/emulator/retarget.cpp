@@ -1292,7 +1292,7 @@ const std::map<std::string, Handler> &inlineAsmTable() {
 // object is the access's underlying object: a workgroup variable, the dynamic workgroup array, a private
 // array or a device global (their sizes known here), else a pointer the runtime looks up in its allocation
 // table (device buffers). Integer divisions by a zero divisor are reported instead of trapping; barriers
-// name their site first. Each site is a constant {MLIR location "file:line:col" or null, object or null}
+// and shuffles name their site first. Each site is a constant {MLIR location "file:line:col" or null, object or null}
 // from the instruction's debug location (device line information: compile --sanitize keeps it).
 // The flags, kinds and site record: emu_abi.h.
 
@@ -1462,6 +1462,14 @@ struct SanitizerInstrumentation {
           B.CreateCall(E.runtime(Rt::san_barrier_site), {site(CI, "")});
         }
         StringRef Name = Callee ? Callee->getName() : "";
+        if (Name.starts_with("llvm.nvvm.shfl.sync.") || Name == "llvm.amdgcn.ds.bpermute" || Name == "llvm.amdgcn.ds.swizzle" ||
+            Name.starts_with("llvm.nvvm.wmma.") || Name.starts_with("llvm.nvvm.ldmatrix.") ||
+            Name.starts_with("llvm.amdgcn.raw.ptr.buffer.")) {
+          // An op the runtime carries out names its site: synccheck's shuffle reports (san_warp_sources),
+          // memcheck's reports of the accesses the runtime makes for it (san_op_access).
+          IRBuilder<> B(CI);
+          B.CreateCall(E.runtime(Rt::san_op_site), {site(CI, "")});
+        }
         if (Name.consume_front("llvm.nvvm.cp.async.") && Name.contains(".shared.global.")) {
           // cp.async.{ca,cg}.shared.global.N[.s](dst, src[, src_size]): N bytes written, N (or src_size) read.
           uint64_t Bytes = 0;
@@ -1494,6 +1502,19 @@ const std::map<std::string, std::optional<Rt>> &externalTable() {
   return Table;
 }
 
+// The arch's launch limits (the runtime's struct arch_limits): shared memory per block, shared memory before
+// CUDA's opt-in, threads per block, block x/y/z, grid x/y/z, work-items per grid dimension (0: no limit).
+// The arch's launch limits, laid out as struct arch_limits (registerKernels).
+static_assert(offsetof(arch_limits, shared_per_block) == 8 && offsetof(arch_limits, threads_per_block) == 24 &&
+                  offsetof(arch_limits, block) == 28 && offsetof(arch_limits, grid) == 40 &&
+                  offsetof(arch_limits, grid_items) == 56 && sizeof(arch_limits) == 64,
+              "struct arch_limits is {ptr, i64, i64, i32 x 7, i64}");
+struct LaunchLimits {
+  bool Given = false;
+  std::string Arch;
+  uint64_t Numbers[10] = {};
+};
+
 struct Retarget {
   Module &M;
   Emulator E;
@@ -1501,6 +1522,7 @@ struct Retarget {
   uint64_t SharedBytes = 0;
   bool Amdgpu = false;
   bool Sanitize = false;  // the sanitizer variant (SanitizerInstrumentation)
+  LaunchLimits Limits;
 
   Retarget(Module &M, std::string Triple, std::string Layout, unsigned WarpSize)
       : M(M), E(M, WarpSize), Triple(std::move(Triple)), Layout(std::move(Layout)),
@@ -1824,6 +1846,19 @@ struct Retarget {
                                       EMU_REGISTER_MODULE, M);
     IRBuilder<> B(BasicBlock::Create(C, "entry", Ctor));
     FunctionCallee Register = E.runtime(Rt::register_kernel);
+    if (Limits.Given) {
+      // struct arch_limits (emu_abi.h): {ptr arch, i64 shared per block, i64 before opt-in, i32 threads,
+      // i32 block[3], i32 grid[3], i64 grid items}
+      const uint64_t *N = Limits.Numbers;
+      SmallVector<Constant *, 10> Fields = {B.CreateGlobalString(Limits.Arch, EMU_ARCH_NAME),
+                                            B.getInt64(N[0]), B.getInt64(N[1])};
+      for (size_t I = 2; I < 9; ++I)
+        Fields.push_back(B.getInt32(static_cast<uint32_t>(N[I])));
+      Fields.push_back(B.getInt64(N[9]));
+      Constant *Record = ConstantStruct::getAnon(C, Fields);
+      auto *G = new GlobalVariable(M, Record->getType(), true, GlobalValue::PrivateLinkage, Record, EMU_ARCH_LIMITS);
+      B.CreateCall(E.runtime(Rt::register_limits), {G});
+    }
     for (Function *K : Kernels) {
       Function *Entry = makeEntry(*K);
       unsigned Flags = (E.WarpSize << WARP_SIZE_SHIFT) | (Synchronizing.count(K) ? FLAG_NEEDS_CONTEXTS : 0) |
@@ -1854,23 +1889,39 @@ struct EmulatePass : PassInfoMixin<EmulatePass> {
   std::string Triple;
   unsigned WarpSize;
   bool Sanitize = false;
+  LaunchLimits Limits;
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
     Retarget R(M, Triple, hostDataLayout(Triple), WarpSize);
     R.Sanitize = Sanitize;
+    R.Limits = Limits;
     R.run();
     return PreservedAnalyses::none();
   }
 };
 
-// "TRIPLE;WARPSIZE" or "TRIPLE;WARPSIZE;sanitize"
+// "TRIPLE;WARPSIZE[;limits=ARCH:N:...][;sanitize]" (limits: offload/formats/launch_limits.py)
 bool parse(StringRef Params, EmulatePass &P) {
-  SmallVector<StringRef, 3> Parts;
+  SmallVector<StringRef, 4> Parts;
   Params.split(Parts, ';');
-  if (Parts.size() < 2 || Parts.size() > 3 || Parts[1].getAsInteger(10, P.WarpSize))
+  if (Parts.size() < 2 || Parts[1].getAsInteger(10, P.WarpSize))
     return false;
-  if (Parts.size() == 3 && Parts[2] != "sanitize")
-    return false;
-  P.Sanitize = Parts.size() == 3;
+  for (StringRef Part : ArrayRef<StringRef>(Parts).drop_front(2)) {
+    if (Part == "sanitize") {
+      P.Sanitize = true;
+      continue;
+    }
+    if (!Part.consume_front("limits="))
+      return false;
+    SmallVector<StringRef, 12> Fields;
+    Part.split(Fields, ':');
+    if (Fields.size() != 1 + std::size(P.Limits.Numbers))
+      return false;
+    P.Limits.Arch = Fields[0].str();
+    for (size_t I = 0; I < std::size(P.Limits.Numbers); ++I)
+      if (Fields[I + 1].getAsInteger(10, P.Limits.Numbers[I]))
+        return false;
+    P.Limits.Given = true;
+  }
   P.Triple = Parts[0].str();
   return true;
 }
@@ -1912,7 +1963,7 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
                     return false;
                   EmulatePass P;
                   if (!parse(Name, P))
-                    refuse("bad parameters '" + Name + "': want <TRIPLE;WARPSIZE[;sanitize]>");
+                    refuse("bad parameters '" + Name + "': want <TRIPLE;WARPSIZE[;limits=ARCH:N:...][;sanitize]>");
                   MPM.addPass(std::move(P));
                   return true;
                 });

@@ -50,7 +50,12 @@ enum {
 /* A device-side assertion failed: the launch stopped, and every later call reports it (sticky). */
 static _Atomic int device_trapped;
 
+/* Why the last call refused (a launch past its arch's limits): GetErrorString's text for that status. */
+static _Thread_local int refusal_code;
+static _Thread_local char refusal_text[320];
+
 static const char *error_text(int code) {
+    if (code && code == refusal_code) return refusal_text;
     switch (code) {
     case SUCCESS: return "no error";
     case ERROR_INVALID_VALUE: return "invalid argument";
@@ -85,12 +90,27 @@ static const char *error_name(int code) {
 
 static _Thread_local int last_error;
 static int status(int code) {
-    if (code) last_error = code;
+    if (code) last_error = code, refusal_code = 0;
+    return code;
+}
+
+/* status(code), GetErrorString then giving the code's text followed by why. */
+static __attribute__((format(printf, 2, 3))) int refuse(int code, const char *fmt, ...) {
+    status(code);
+    int n = snprintf(refusal_text, sizeof refusal_text, "%s: ", error_text(code));
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(refusal_text + n, sizeof refusal_text - (size_t)n, fmt, ap);
+    va_end(ap);
+    refusal_code = code;
     return code;
 }
 
 /* ---- kernels: registered by the retargeted module, found through the bundle's offload entries ---------- */
 
+/* The default launch limits (a module registers its arch's: struct arch_limits, emu_abi.h). */
+static const struct arch_limits default_limits = {"the GPU", 48 * 1024, 48 * 1024, 1024, {1024, 1024, 64},
+                                                  {0x7fffffffu, 65535, 65535}, 0};
 
 struct kernel {
     const char *name;
@@ -100,10 +120,15 @@ struct kernel {
     uint64_t max_dynamic_shared;
     unsigned parameter_count;
     const uint64_t *parameter_sizes;  /* the bytes each argument slot holds */
+    const struct arch_limits *limits;
 };
 
 static struct kernel *kernels;
 static size_t kernel_count, kernel_capacity;
+static const struct arch_limits *registering_limits = &default_limits;
+
+/* The limits of the kernels a module registers next (retarget.cpp, registerKernels). */
+EXPORT void __emu_register_limits(const struct arch_limits *limits) { registering_limits = limits; }
 
 EXPORT void __emu_register_kernel(const char *name, void (*entry)(void **), unsigned flags, uint64_t static_shared,
                                   unsigned parameter_count, const uint64_t *parameter_sizes) {
@@ -112,7 +137,10 @@ EXPORT void __emu_register_kernel(const char *name, void (*entry)(void **), unsi
         kernels = realloc(kernels, kernel_capacity * sizeof *kernels);
         if (!kernels) abort();
     }
-    kernels[kernel_count++] = (struct kernel){name, entry, flags, static_shared, 48 * 1024, parameter_count, parameter_sizes};
+    const struct arch_limits *limits = registering_limits;
+    uint64_t dynamic = limits->shared_without_opt_in ? limits->shared_without_opt_in : limits->shared_per_block;
+    kernels[kernel_count++] =
+        (struct kernel){name, entry, flags, static_shared, dynamic, parameter_count, parameter_sizes, limits};
 }
 
 /* clang 22's __tgt_offload_entry, in section llvm_offload_entries: `address` is what the host code passes
@@ -171,6 +199,7 @@ struct launch {
 struct emu_thread {
 #ifdef EMU_SANITIZE
     const struct san_site *barrier_site;  /* the barrier it waits at (sanitizer.c) */
+    const struct san_site *op_site;       /* the warp or matrix operation it is at (sanitizer.c) */
 #endif
     uint32_t tid[3];
     uint32_t linear, lane, warp;
@@ -428,26 +457,50 @@ static void amd_wmma_collective(unsigned flags, struct emu_thread *lanes, unsign
  * every member's result. Where lanes diverged to different warp operations, nothing completes until no
  * thread of the block can run; then the lanes waiting at each kind of operation complete it together. */
 
-/* PTX shfl.sync for lane `lane` of `group`: value | valid << 32. */
-static uint64_t shuffle_result(int mode, const struct emu_thread *lanes, unsigned count, unsigned lane, lane_set group) {
-    const struct emu_thread *self = &lanes[lane];
+/* PTX shfl.sync's source lane (in the warp) for lane `lane`, and whether the shuffle is valid there. */
+static unsigned shuffle_source(int mode, const struct emu_thread *self, unsigned lane, int *valid) {
     uint32_t b = self->operand_b & 31, c = self->operand_c;
     uint32_t clamp = c & 31, segmask = (c >> 8) & 31;
     unsigned base = lane & ~31u;  /* wave64 shuffles are emulated per 32-lane half, as CUDA's warps */
     unsigned sub = lane & 31;
     int32_t max_lane = (int32_t)((sub & segmask) | (clamp & ~segmask)), min_lane = (int32_t)(sub & segmask);
     int32_t j;
-    int valid;
     switch (mode) {
-    case COLLECTIVE_SHUFFLE_UP: j = (int32_t)sub - (int32_t)b; valid = j >= max_lane; break;
-    case COLLECTIVE_SHUFFLE_DOWN: j = (int32_t)sub + (int32_t)b; valid = j <= max_lane; break;
-    case COLLECTIVE_SHUFFLE_BFLY: j = (int32_t)(sub ^ b); valid = j <= max_lane; break;
-    default: j = min_lane | (int32_t)(b & ~segmask); valid = j <= max_lane; break;
+    case COLLECTIVE_SHUFFLE_UP: j = (int32_t)sub - (int32_t)b; *valid = j >= max_lane; break;
+    case COLLECTIVE_SHUFFLE_DOWN: j = (int32_t)sub + (int32_t)b; *valid = j <= max_lane; break;
+    case COLLECTIVE_SHUFFLE_BFLY: j = (int32_t)(sub ^ b); *valid = j <= max_lane; break;
+    default: j = min_lane | (int32_t)(b & ~segmask); *valid = j <= max_lane; break;
     }
-    unsigned source = valid ? base + (unsigned)j : lane;
+    return *valid ? base + (unsigned)j : lane;
+}
+
+/* PTX shfl.sync for lane `lane` of `group`: value | valid << 32. */
+static uint64_t shuffle_result(int mode, const struct emu_thread *lanes, unsigned count, unsigned lane, lane_set group) {
+    int valid;
+    unsigned source = shuffle_source(mode, &lanes[lane], lane, &valid);
     if (source >= count || !(group & LANE(source))) source = lane;
     return lanes[source].value | ((uint64_t)(valid != 0) << 32);
 }
+
+/* ds_swizzle_b32's source lane: offset bit 15 set: quad permute (lane i of each 4 reads 2 bits i of the
+ * offset); else within each 32 lanes ((lane & and) | or) ^ xor, masks in bits 0-4, 5-9, 10-14. */
+static unsigned swizzle_source(uint32_t offset, unsigned l) {
+    offset &= 0xffff;
+    if (offset & 0x8000) return (l & ~3u) | ((offset >> (2 * (l & 3))) & 3);
+    unsigned and_mask = offset & 31, or_mask = (offset >> 5) & 31, xor_mask = (offset >> 10) & 31;
+    return (l & ~31u) | ((((l & 31) & and_mask) | or_mask) ^ xor_mask);
+}
+
+#ifdef EMU_SANITIZE
+static void san_warp_sources(int kind, const struct emu_thread *lanes, unsigned count, lane_set group);
+/* The access the runtime makes for an op of the current thread (wmma, ldmatrix, buffer operations) at
+ * `address`, derived from the op's `base` pointer (flags: 1 a write, 2 an atomic, sanitizer.c's SAN_WRITE
+ * and SAN_ATOMIC): checked as a kernel's own access; the address to use. */
+static void *san_op_access(const void *address, const void *base, uint64_t bytes, uint32_t flags);
+#define OP_ACCESS(address, base, bytes, write) san_op_access(address, base, bytes, write)
+#else
+#define OP_ACCESS(address, base, bytes, write) ((void *)(address))
+#endif
 
 static void complete_collective(struct emu_thread *lanes, unsigned count, lane_set group) {
     int kind = -1;
@@ -471,6 +524,9 @@ static void complete_collective(struct emu_thread *lanes, unsigned count, lane_s
             if (group & LANE(l)) lanes[l].state = RUNNABLE;
         return;
     }
+#ifdef EMU_SANITIZE
+    san_warp_sources(kind, lanes, count, group);
+#endif
     uint32_t reduced = 0;
     if (kind >= COLLECTIVE_REDUX && kind < COLLECTIVE_REDUX + 8) {
         int op = kind - COLLECTIVE_REDUX, started = 0;
@@ -520,16 +576,7 @@ static void complete_collective(struct emu_thread *lanes, unsigned count, lane_s
         }
         case COLLECTIVE_READFIRSTLANE: t->result = first; break;
         case COLLECTIVE_SWIZZLE: {
-            /* ds_swizzle_b32: offset bit 15 set: quad permute (lane i of each 4 reads 2 bits i of the
-             * offset); else within each 32 lanes ((lane & and) | or) ^ xor, masks in bits 0-4, 5-9, 10-14. */
-            uint32_t offset = t->operand_b & 0xffff;
-            unsigned source;
-            if (offset & 0x8000) {
-                source = (l & ~3u) | ((offset >> (2 * (l & 3))) & 3);
-            } else {
-                unsigned and_mask = offset & 31, or_mask = (offset >> 5) & 31, xor_mask = (offset >> 10) & 31;
-                source = (l & ~31u) | ((((l & 31) & and_mask) | or_mask) ^ xor_mask);
-            }
+            unsigned source = swizzle_source(t->operand_b, l);
             t->result = source < count && (group & LANE(source)) ? lanes[source].value : 0;
             break;
         }
@@ -607,6 +654,7 @@ static uint64_t matrix_call(int kind, const void *operands, void *results) {
 }
 
 EXPORT void __emu_ldmatrix(uint32_t count, uint32_t transposed, const void *row, void *slots) {
+    if (current->lane % 32 < 8 * count) row = OP_ACCESS(row, row, 16, 0);  /* this lane's row: 8 halves */
     (void)matrix_call(COLLECTIVE_LDMATRIX + (int)(count * 2 + (transposed != 0)), row, slots);
 }
 
@@ -676,7 +724,8 @@ EXPORT void __emu_wmma_load(uint32_t shape, uint32_t which, uint32_t col_major, 
     for (unsigned e = 0; e < f.values; ++e) {
         unsigned m = f.first + e, row = m / f.columns, col = m % f.columns;
         size_t at = col_major ? (size_t)col * stride + row : (size_t)row * stride + col;
-        memcpy((char *)slots + slot_offset(element, e), (const char *)matrix + at * bytes, bytes);
+        memcpy((char *)slots + slot_offset(element, e), OP_ACCESS((const char *)matrix + at * bytes, matrix, bytes, 0),
+               bytes);
     }
 }
 
@@ -688,7 +737,8 @@ EXPORT void __emu_wmma_store(uint32_t shape, uint32_t col_major, uint32_t elemen
     for (unsigned e = 0; e < f.values; ++e) {
         unsigned m = f.first + e, row = m / f.columns, col = m % f.columns;
         size_t at = col_major ? (size_t)col * stride + row : (size_t)row * stride + col;
-        memcpy((char *)matrix + at * bytes, (const char *)slots + slot_offset(element, e), bytes);
+        memcpy(OP_ACCESS((char *)matrix + at * bytes, matrix, bytes, 1), (const char *)slots + slot_offset(element, e),
+               bytes);
     }
 }
 
@@ -1253,6 +1303,7 @@ struct allocation {
     int freed;                /* quarantined: stays mapped (inaccessible) and listed */
     unsigned char *written;   /* initcheck: a bit per byte; NULL: host-visible memory, taken as written */
     struct san_word *race;    /* racecheck: a record per 4 bytes */
+    const struct san_site *allocated_at, *freed_at;  /* the host ops' MLIR locations, where known */
 #endif
 };
 static struct allocation *allocations;
@@ -1261,8 +1312,8 @@ static pthread_mutex_t allocations_lock = PTHREAD_MUTEX_INITIALIZER;
 #ifdef EMU_SANITIZE
 static void san_allocated(struct allocation *a, int host_visible);
 static int san_free(void *p);
-static void san_copy(void *destination, const void *source, size_t bytes);
-static void san_set(void *destination, size_t bytes);
+static int san_copy(void *destination, const void *source, size_t bytes);
+static int san_set(void *destination, size_t bytes);
 #endif
 
 static void init_page_size(void) {
@@ -1807,10 +1858,33 @@ static int launch_clusters(const void *handle, dim3 grid, dim3 block, void **arg
     struct kernel *k = kernel_of(handle);
     if (!k) return status(ERROR_INVALID_DEVICE_FUNCTION);
     uint64_t threads = (uint64_t)block.x * block.y * block.z;
-    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z || threads > 1024 || block.x > 1024 ||
-        block.y > 1024 || block.z > 64 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
-        return status(ERROR_INVALID_CONFIGURATION);
-    if (dynamic_shared > k->max_dynamic_shared) return status(ERROR_INVALID_VALUE);
+    const struct arch_limits *limit = k->limits;
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z) return status(ERROR_INVALID_CONFIGURATION);
+    if (threads > limit->threads_per_block)
+        return refuse(ERROR_INVALID_CONFIGURATION, "kernel '%s' launched with %" PRIu64 " threads per block; %s allows %u",
+                      k->name, threads, limit->arch, limit->threads_per_block);
+    const unsigned blocks[3] = {block.x, block.y, block.z}, grids[3] = {grid.x, grid.y, grid.z};
+    for (int d = 0; d < 3; ++d) {
+        if (blocks[d] > limit->block[d])
+            return refuse(ERROR_INVALID_CONFIGURATION, "kernel '%s' launched with blocks of %u threads in %c; %s allows %u",
+                          k->name, blocks[d], "xyz"[d], limit->arch, limit->block[d]);
+        if (grids[d] > limit->grid[d])
+            return refuse(ERROR_INVALID_CONFIGURATION, "kernel '%s' launched with a grid of %u blocks in %c; %s allows %u",
+                          k->name, grids[d], "xyz"[d], limit->arch, limit->grid[d]);
+        if (limit->grid_items && (uint64_t)grids[d] * blocks[d] > limit->grid_items)
+            return refuse(ERROR_INVALID_CONFIGURATION, "kernel '%s' launched with %" PRIu64 " work-items in %c; %s "
+                          "allows %" PRIu64, k->name, (uint64_t)grids[d] * blocks[d], "xyz"[d], limit->arch,
+                          limit->grid_items);
+    }
+    if (k->static_shared + dynamic_shared > limit->shared_per_block)
+        return refuse(ERROR_INVALID_VALUE, "kernel '%s' launched with %" PRIu64 " bytes of shared memory per block (%"
+                      PRIu64 " static, %zu dynamic); %s allows %" PRIu64 " (%" PRIu64 " KiB)", k->name,
+                      k->static_shared + dynamic_shared, k->static_shared, dynamic_shared, limit->arch,
+                      limit->shared_per_block, limit->shared_per_block / 1024);
+    if (dynamic_shared > k->max_dynamic_shared)
+        return refuse(ERROR_INVALID_VALUE, "kernel '%s' launched with %zu bytes of dynamic shared memory, above its "
+                      "maximum of %" PRIu64 " (cudaFuncSetAttribute's MaxDynamicSharedMemorySize raises it)", k->name,
+                      dynamic_shared, k->max_dynamic_shared);
     uint64_t cluster_size = (uint64_t)cluster.x * cluster.y * cluster.z;
     if (!cluster_size || cluster_size > MAX_CLUSTER_BLOCKS || grid.x % cluster.x || grid.y % cluster.y ||
         grid.z % cluster.z)
@@ -1863,7 +1937,7 @@ static int copy(void *destination, const void *source, size_t bytes, void *strea
     if (!bytes) return SUCCESS;
     if (!destination || !source) return status(ERROR_INVALID_VALUE);
 #ifdef EMU_SANITIZE
-    san_copy(destination, source, bytes);
+    if (!san_copy(destination, source, bytes)) return SUCCESS;  /* reported (--sanitize-keep-going): not done */
 #endif
     pthread_mutex_lock(&queue_lock);
     struct stream *s = stream_of(stream);
@@ -1885,7 +1959,7 @@ static int set(void *destination, int value, size_t bytes, void *stream, int syn
     if (!bytes) return SUCCESS;
     if (!destination) return status(ERROR_INVALID_VALUE);
 #ifdef EMU_SANITIZE
-    san_set(destination, bytes);
+    if (!san_set(destination, bytes)) return SUCCESS;
 #endif
     pthread_mutex_lock(&queue_lock);
     struct stream *s = stream_of(stream);
@@ -1906,7 +1980,12 @@ static int set_attribute(const void *handle, int attribute, int value) {
     struct kernel *k = kernel_of(handle);
     if (!k) return status(ERROR_INVALID_DEVICE_FUNCTION);
     if (attribute == 8 /* MaxDynamicSharedMemorySize */) {
-        if (value < 0 || (uint64_t)value + k->static_shared > 227 * 1024) return status(ERROR_INVALID_VALUE);
+        if (value < 0) return status(ERROR_INVALID_VALUE);
+        if ((uint64_t)value + k->static_shared > k->limits->shared_per_block)
+            return refuse(ERROR_INVALID_VALUE, "kernel '%s' asks for %d bytes of dynamic shared memory (%" PRIu64
+                          " static besides); %s allows %" PRIu64 " (%" PRIu64 " KiB) per block", k->name, value,
+                          k->static_shared, k->limits->arch, k->limits->shared_per_block,
+                          k->limits->shared_per_block / 1024);
         k->max_dynamic_shared = (uint64_t)value;
     }
     return SUCCESS;
@@ -2056,7 +2135,8 @@ EXPORT void __emu_buffer_load(const struct buffer_resource *r, uint32_t voffset,
                               void *out) {
     for (uint32_t at = 0; at < bytes; at += 4) {
         uint32_t n = bytes - at < 4 ? bytes - at : 4;
-        if (buffer_in_range(r, voffset, at, n)) memcpy((char *)out + at, buffer_address(r, voffset, soffset, at), n);
+        if (buffer_in_range(r, voffset, at, n))
+            memcpy((char *)out + at, OP_ACCESS(buffer_address(r, voffset, soffset, at), r->base, n, 0), n);
         else memset((char *)out + at, 0, n);
     }
 }
@@ -2065,7 +2145,8 @@ EXPORT void __emu_buffer_store(const struct buffer_resource *r, uint32_t voffset
                                const void *in) {
     for (uint32_t at = 0; at < bytes; at += 4) {
         uint32_t n = bytes - at < 4 ? bytes - at : 4;
-        if (buffer_in_range(r, voffset, at, n)) memcpy(buffer_address(r, voffset, soffset, at), (const char *)in + at, n);
+        if (buffer_in_range(r, voffset, at, n))
+            memcpy(OP_ACCESS(buffer_address(r, voffset, soffset, at), r->base, n, 1), (const char *)in + at, n);
     }
 }
 
@@ -2112,7 +2193,7 @@ EXPORT void __emu_buffer_atomic(uint32_t op, const struct buffer_resource *r, ui
         slots[0] = 0;
         return;
     }
-    char *address = buffer_address(r, voffset, soffset, 0);
+    char *address = OP_ACCESS(buffer_address(r, voffset, soffset, 0), r->base, bytes, 3 /* an atomic write */);
     uint64_t mask = bytes == 8 ? ~(uint64_t)0 : 0xffffffffu, value = slots[0] & mask, compare = slots[1] & mask;
     if (bytes == 4) {
         _Atomic uint32_t *p = (_Atomic uint32_t *)address;

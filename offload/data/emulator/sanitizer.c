@@ -29,6 +29,7 @@ struct san_word {
     uint32_t launch;                       /* launch serial << 8 | write mask << 4 | read mask */
     uint32_t writer, reader;               /* grid-linear thread id + 1 */
     uint16_t writer_interval, reader_interval;  /* their block's barrier interval (low bits) */
+    uint32_t writer_site;                  /* the writing op (its site's address, low bits) */
 };
 
 /* ---- reports ---------------------------------------------------------------------------------------- */
@@ -80,8 +81,31 @@ enum { SAN_RECENT = 4 };
 static _Thread_local struct allocation *san_recent[SAN_RECENT];  /* the buffers this thread used last */
 static _Thread_local unsigned san_recent_next;
 
+/* The host GPU operation calling the runtime now (offload/annotations/host_sites.py: compile --sanitize puts
+ * a call before each gpu.alloc, dealloc, memcpy and memset), and its memrefs' bytes (UINT64_MAX: unknown).
+ * The runtime call it makes takes them (san_host_op): a call of other host code finds none. */
+static _Thread_local const struct san_site *san_host_site;
+static _Thread_local uint64_t san_host_bytes[2] = {UINT64_MAX, UINT64_MAX};  /* destination, source */
+
+EXPORT void __emu_san_host_op(const struct san_site *site, uint64_t destination_bytes, uint64_t source_bytes) {
+    san_host_site = site;
+    san_host_bytes[0] = destination_bytes, san_host_bytes[1] = source_bytes;
+}
+
+static const struct san_site *san_host_op(uint64_t bytes[2]) {
+    const struct san_site *site = san_host_site;
+    if (bytes) bytes[0] = san_host_bytes[0], bytes[1] = san_host_bytes[1];
+    san_host_site = NULL;
+    san_host_bytes[0] = san_host_bytes[1] = UINT64_MAX;
+    return site;
+}
+
+static const char *san_located(const struct san_site *site) { return site && site->location ? site->location : NULL; }
+
 static void san_allocated(struct allocation *a, int host_visible) {
     a->serial = __atomic_add_fetch(&san_allocation_count, 1, __ATOMIC_RELAXED);
+    a->allocated_at = san_host_op(NULL);
+    a->freed_at = NULL;
     a->freed = 0;
     a->written = NULL;
     a->race = NULL;
@@ -95,9 +119,16 @@ static void san_allocated(struct allocation *a, int host_visible) {
     }
 }
 
+/* "device buffer #3 (4004 bytes, allocated at prog.mlir:12:10, freed at prog.mlir:20:5)" */
 static void san_describe(char *out, size_t size, const struct allocation *a) {
-    snprintf(out, size, "%s #%u (%zu bytes%s)", a->map ? "device buffer" : "registered host buffer", a->serial, a->size,
-             a->freed ? ", freed" : "");
+    int n = snprintf(out, size, "%s #%u (%zu bytes", a->map ? "device buffer" : "registered host buffer", a->serial,
+                     a->size);
+    if (san_located(a->allocated_at) && n >= 0 && (size_t)n < size)
+        n += snprintf(out + n, size - (size_t)n, ", allocated at %s", san_located(a->allocated_at));
+    if (a->freed && n >= 0 && (size_t)n < size)
+        n += snprintf(out + n, size - (size_t)n, san_located(a->freed_at) ? ", freed at %s" : ", freed",
+                      san_located(a->freed_at));
+    if (n >= 0 && (size_t)n < size) snprintf(out + n, size - (size_t)n, ")");
 }
 
 /* The buffer holding p (freed ones too: they stay listed), or NULL; `slack`: also its guard pages. */
@@ -117,22 +148,24 @@ static struct allocation *san_allocation_of(const char *p, int slack) {
 }
 
 static int san_free(void *p) {
+    const struct san_site *site = san_host_op(NULL);
     pthread_mutex_lock(&allocations_lock);
     struct allocation *a = allocations;
     while (a && !(a->start == p && a->map)) a = a->next;
     pthread_mutex_unlock(&allocations_lock);
-    char what[128];
+    char what[320];
     if (!a) {
         if (EMU_SANITIZE & SAN_MEMCHECK)
-            san_report(NULL, "memcheck", "invalid free:", "%p is not the start of a device buffer", p);
+            san_report(site, "memcheck", "invalid free:", "%p is not the start of a device buffer", p);
         return status(ERROR_INVALID_DEVICE_POINTER);
     }
     if (a->freed) {
         san_describe(what, sizeof what, a);
-        if (EMU_SANITIZE & SAN_MEMCHECK) san_report(NULL, "memcheck", "double free", "of %s", what);
+        if (EMU_SANITIZE & SAN_MEMCHECK) san_report(site, "memcheck", "double free", "of %s", what);
         return status(ERROR_INVALID_DEVICE_POINTER);
     }
     a->freed = 1;  /* quarantined: stays mapped (inaccessible) and listed, never reused */
+    a->freed_at = site;
     mprotect(a->map, a->map_size, PROT_NONE);
     return SUCCESS;
 }
@@ -159,35 +192,55 @@ static size_t san_first_unwritten(const struct allocation *a, size_t offset, siz
 }
 
 /* A host copy or set of `bytes` at p: within the buffer it starts in (memory the runtime does not know,
- * the program's own host memory, is not checked). */
-static void san_transfer(const char *operation, const char *side, const void *p, size_t bytes, int writes) {
+ * the program's own host memory, is checked against its memref where the host op said its size).
+ * 0 where reported (the transfer is then not done). */
+static int san_transfer(const struct san_site *site, const char *operation, const char *side, const void *p,
+                        size_t bytes, uint64_t memref_bytes, int writes) {
+    if (!(EMU_SANITIZE & SAN_MEMCHECK)) memref_bytes = UINT64_MAX;
     struct allocation *a = san_allocation_of(p, 1);
-    if (!a) return;
-    char what[128];
+    char what[320];
+    if (!a) {
+        if (memref_bytes == UINT64_MAX || bytes <= memref_bytes) return 1;
+        san_report(site, "memcheck", "out-of-bounds host transfer:", "%s of %zu bytes overflows its %s memref (%" PRIu64
+                   " bytes)", operation, bytes, side, memref_bytes);
+        return 0;
+    }
     san_describe(what, sizeof what, a);
     const char *c = p;
     if (a->freed || c < a->start) {
-        if (EMU_SANITIZE & SAN_MEMCHECK)
-            san_report(NULL, "memcheck", a->freed ? "use after free:" : "out-of-bounds host transfer:",
-                       "%s of %zu bytes, %s %s", operation, bytes, side, what);
-        return;
+        if (!(EMU_SANITIZE & SAN_MEMCHECK) && !a->freed) return 1;
+        san_report(site, "memcheck", a->freed ? "use after free:" : "out-of-bounds host transfer:",
+                   "%s of %zu bytes, %s %s", operation, bytes, side, what);
+        return 0;
     }
     size_t offset = (size_t)(c - a->start);
     if (offset > a->size || bytes > a->size - offset) {
-        if (EMU_SANITIZE & SAN_MEMCHECK)
-            san_report(NULL, "memcheck", "out-of-bounds host transfer:",
-                       "%s of %zu bytes at offset %zu overflows its %s %s", operation, bytes, offset, side, what);
-        return;
+        if (!(EMU_SANITIZE & SAN_MEMCHECK)) return 1;
+        san_report(site, "memcheck", "out-of-bounds host transfer:",
+                   "%s of %zu bytes at offset %zu overflows its %s %s", operation, bytes, offset, side, what);
+        return 0;
+    }
+    if (memref_bytes != UINT64_MAX && bytes > memref_bytes) {
+        san_report(site, "memcheck", "out-of-bounds host transfer:", "%s of %zu bytes overflows its %s memref (%" PRIu64
+                   " bytes)", operation, bytes, side, memref_bytes);
+        return 0;
     }
     if (writes) san_mark_written(a, offset, bytes);
+    return 1;
 }
 
-static void san_copy(void *destination, const void *source, size_t bytes) {
-    san_transfer("copy", "source", source, bytes, 0);
-    san_transfer("copy", "destination", destination, bytes, 1);
+static int san_copy(void *destination, const void *source, size_t bytes) {
+    uint64_t memref_bytes[2];
+    const struct san_site *site = san_host_op(memref_bytes);
+    return san_transfer(site, "copy", "source", source, bytes, memref_bytes[1], 0) &&
+           san_transfer(site, "copy", "destination", destination, bytes, memref_bytes[0], 1);
 }
 
-static void san_set(void *destination, size_t bytes) { san_transfer("set", "destination", destination, bytes, 1); }
+static int san_set(void *destination, size_t bytes) {
+    uint64_t memref_bytes[2];
+    const struct san_site *site = san_host_op(memref_bytes);
+    return san_transfer(site, "set", "destination", destination, bytes, memref_bytes[0], 1);
+}
 
 __attribute__((destructor)) static void san_at_exit(void) {
     if (EMU_SANITIZE & SAN_LEAKCHECK) {
@@ -199,11 +252,16 @@ __attribute__((destructor)) static void san_at_exit(void) {
             unsigned seen = 0;
             for (; a; a = a->next)
                 if (a->map && !a->freed && ++seen == n) break;
-            char what[128];
+            char what[320];
+            const struct san_site *site = a->allocated_at;
+            a->allocated_at = NULL;  /* the line names it: "allocated here" */
             san_describe(what, sizeof what, a);
             pthread_mutex_lock(&san_report_lock);
             fflush(stdout);
-            dprintf(2, "mlir-offload emulator: error: leakcheck: %s was never freed\n", what);
+            if (san_located(site))
+                dprintf(2, "%s: error: leakcheck: %s allocated here was never freed\n", san_located(site), what);
+            else
+                dprintf(2, "mlir-offload emulator: error: leakcheck: %s was never freed\n", what);
             san_reported++;
             pthread_mutex_unlock(&san_report_lock);
         }
@@ -338,7 +396,7 @@ static int san_unordered(uint32_t other, uint16_t interval) {
 
 static SAN_COLD void san_global_hazard(const char *kind, const struct allocation *a, size_t offset, uint32_t other,
                                        const struct san_site *site) {
-    char object[192], at[300], them[48], block[48];
+    char object[320], at[300], them[48], block[48];
     const struct launch *l = current_block->launch;
     uint32_t threads = l->threads_per_block, b = (other - 1) / threads;
     san_describe(object, sizeof object, a);
@@ -347,6 +405,15 @@ static SAN_COLD void san_global_hazard(const char *kind, const struct allocation
     san_report(site, "racecheck", kind, "on %s at offset %zu %s: thread %s of block %s accessed it earlier in this "
                "launch, unordered (another block, or no barrier between)", object, offset, san_where(at, sizeof at),
                them, block);
+}
+
+/* Lanes of one warp storing at the same op are one instruction (as on workgroup memory): MLIR's own
+ * lowerings have every thread of a block store one result to the same element. */
+static int san_same_global_instruction(uint32_t other, uint32_t other_site, const struct san_site *site) {
+    uint32_t threads = current_block->launch->threads_per_block, warp = current_block->launch->warp_size;
+    uint32_t first = current_block->san_first_thread;
+    return other_site == (uint32_t)(uintptr_t)site && other >= first && other - first < threads &&
+           (other - first) / warp == current->linear / warp;
 }
 
 static void san_global_race(const struct san_site *site, struct allocation *a, size_t offset, uint64_t bytes,
@@ -362,13 +429,14 @@ static void san_global_race(const struct san_site *site, struct allocation *a, s
         struct san_word *w = &a->race[word];
         if (w->launch >> 8 != serial) w->launch = serial << 8, w->writer = w->reader = 0;
         unsigned written = w->launch >> 4 & 15, read = w->launch & 15;
-        if (w->writer && w->writer != me && (written & mask) && san_unordered(w->writer, w->writer_interval))
+        if (w->writer && w->writer != me && (written & mask) && san_unordered(w->writer, w->writer_interval) &&
+            !(write && san_same_global_instruction(w->writer, w->writer_site, site)))
             san_global_hazard(write ? "write-after-write hazard" : "read-after-write hazard", a,
                               word * 4 + san_first_byte(written & mask), w->writer, site);
         if (write && w->reader && w->reader != me && (read & mask) && san_unordered(w->reader, w->reader_interval))
             san_global_hazard("write-after-read hazard", a, word * 4 + san_first_byte(read & mask), w->reader, site);
         if (write) {
-            w->writer = me, w->writer_interval = interval;
+            w->writer = me, w->writer_interval = interval, w->writer_site = (uint32_t)(uintptr_t)site;
             w->launch = serial << 8 | mask << 4 | read;
         } else if (w->reader != me || w->reader_interval != interval) {
             w->reader = me, w->reader_interval = interval;
@@ -406,14 +474,14 @@ static SAN_COLD void *san_out_of_bounds(const struct san_site *site, uint32_t fl
 
 static SAN_COLD void *san_bad_object(const struct san_site *site, uint32_t flags, uint64_t bytes, int64_t offset,
                                      const char *name, uint64_t size) {
-    char object[192];
+    char object[320];
     snprintf(object, sizeof object, "%s (%" PRIu64 " bytes)", name, size);
     return san_out_of_bounds(site, flags, bytes, offset, object);
 }
 
 static SAN_COLD void *san_bad_buffer(const struct san_site *site, uint32_t flags, uint64_t bytes, int64_t offset,
                                      const struct allocation *a) {
-    char object[192], at[300];
+    char object[320], at[300];
     san_describe(object, sizeof object, a);
     if (!a->freed) return san_out_of_bounds(site, flags, bytes, offset, object);
     san_report(site, "memcheck", "use after free:", "%s of %" PRIu64 " bytes %s: offset %" PRId64 " of %s",
@@ -433,7 +501,7 @@ static SAN_COLD void *san_misaligned(const struct san_site *site, uint32_t flags
 static SAN_COLD void san_unwritten(const struct san_site *site, const struct allocation *a, size_t offset, uint64_t bytes) {
     size_t unwritten = san_first_unwritten(a, offset, bytes);
     if (unwritten == (size_t)-1) return;
-    char object[192], at[300];
+    char object[320], at[300];
     san_describe(object, sizeof object, a);
     san_report(site, "initcheck", "uninitialized read", "of %" PRIu64 " bytes %s: offset %zu of %s was never written",
                bytes, san_where(at, sizeof at), unwritten, object);
@@ -498,6 +566,11 @@ EXPORT void *__emu_san_access(char *address, char *base, uint64_t base_size, uin
     return address;
 }
 
+static void *san_op_access(const void *address, const void *base, uint64_t bytes, uint32_t flags) {
+    return __emu_san_access((char *)address, (char *)base, 0, bytes, flags & (SAN_WRITE | SAN_ATOMIC),
+                            current ? current->op_site : NULL);
+}
+
 /* A workgroup access of a constant size (bits 16.. of flags): __emu_san_access's shared path alone. */
 EXPORT void *__emu_san_shared(char *address, char *base, uint64_t base_size, uint32_t flags,
                               const struct san_site *site) {
@@ -557,4 +630,63 @@ static void san_barrier_skipped(const struct emu_thread *exited) {
     san_report(site, "synccheck", "barrier skipped", "%s exited while %u other thread(s) of its block wait at this barrier",
                san_where(at, sizeof at), current_block->arrived);
     current = (struct emu_thread *)saved;
+}
+
+/* ---- warp operations: masks and source lanes ----------------------------------------------------------- */
+
+EXPORT void __emu_san_op_site(const struct san_site *site) {
+    if (current) current->op_site = site;
+}
+
+/* Why lane `source` of the warp gives no value to this warp operation. */
+static const char *san_inactive_because(const struct emu_thread *lanes, unsigned count, unsigned source) {
+    if (source >= count) return "which its warp does not have (the block ends before it)";
+    switch (lanes[source].state) {
+    case EXITED: return "which has exited";
+    case AT_BARRIER: return "which waits at a barrier";
+    default: return "which does not execute this warp operation";
+    }
+}
+
+static SAN_COLD void san_warp_report(const struct emu_thread *t, const char *what, const char *fmt, ...) {
+    char text[400], at[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    where(at, sizeof at, t);
+    san_report(t->op_site, "synccheck", what, "in %s: %s", at, text);
+}
+
+/* Before a shuffle (shfl.sync, ds_bpermute, ds_swizzle) completes for `group`: each lane that reads another
+ * lane must read one that executes it, named in the reader's CUDA mask. (A reader left out of its own mask
+ * is not reported: MLIR's width-limited gpu.shuffle gives lanes past the width such a mask, and GPUs and
+ * compute-sanitizer accept it.) */
+static void san_warp_sources(int kind, const struct emu_thread *lanes, unsigned count, lane_set group) {
+    if (!(EMU_SANITIZE & SAN_SYNCCHECK)) return;
+    int shuffle = kind >= COLLECTIVE_SHUFFLE_IDX && kind <= COLLECTIVE_SHUFFLE_BFLY;
+    if (!shuffle && kind != COLLECTIVE_BPERMUTE && kind != COLLECTIVE_SWIZZLE) return;
+    char them[48];
+    for (unsigned l = 0; l < count; ++l) {
+        if (!(group & LANE(l))) continue;
+        const struct emu_thread *t = &lanes[l];
+        int valid = 1;
+        unsigned source = shuffle ? shuffle_source(kind, t, l, &valid)
+                          : kind == COLLECTIVE_BPERMUTE ? (t->operand_b / 4) % count : swizzle_source(t->operand_b, l);
+        if (!valid || source == l) continue;
+        if (shuffle && t->mask_given && source < count && (group & LANE(source)) &&
+            !(t->mask & (1u << (source & 31)))) {
+            san_thread_name(them, sizeof them, lanes[source].linear);
+            san_warp_report(t, "shuffle mask leaves out an executing lane",
+                            "its mask 0x%08x leaves out thread %s, which executes this shuffle and whose value it reads",
+                            t->mask, them);
+            continue;
+        }
+        if (source >= count || !(group & LANE(source))) {
+            if (source < count) san_thread_name(them, sizeof them, lanes[source].linear);
+            else snprintf(them, sizeof them, "lane %u of its warp", source);
+            san_warp_report(t, "inactive source lane", "it reads %s%s, %s", source < count ? "thread " : "", them,
+                            san_inactive_because(lanes, count, source));
+        }
+    }
 }
