@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from offload.errors import OffloadError
+from offload.errors import KEYWORD, OffloadError
+from offload.options import given_keywords, resolve
+from offload.options.link import API_KEYWORDS as LINK_KEYWORDS
+from offload.options.link import FLAGS as LINK_FLAGS
+from offload.options.link import SPECS as LINK_SPECS
+from offload.options.link import link_option, resolve_link
+from offload.options.spec import SWITCH, from_file
+from offload.options.spec import given_keywords as given_table_keywords
 
 __all__ = ["Bundle", "OffloadError", "compile_file", "compile_module", "compile_text", "link"]
 
@@ -72,45 +79,11 @@ class Bundle:
         return path
 
 
-# link's own flags that link() takes as keywords, named by the flag (`--cuda-path` -> cuda_path); compile's
-# come from the options table.
-LINK_FLAGS = ("--clang", "--cuda-path", "--rocm-path", "--cudart", "--ptx-beside")
-LINK_SWITCHES = ("--ptx-beside",)
-
-
-def _keywords_of_flags() -> dict[str, tuple[str, bool]]:
-    """--flag -> (the API keyword, whether it takes a value), for compile's options and link's."""
-    from offload.options import SPECS, SWITCH
-
-    found = {flag: (flag.lstrip("-").replace("-", "_"), flag not in LINK_SWITCHES) for flag in LINK_FLAGS}
-    found["-o"] = ("output", False)  # "choose another -o": the output keyword
-    for name, spec in SPECS.items():
-        if spec.api:
-            for declaration in spec.flags:
-                for flag in declaration.split("/"):
-                    if flag.startswith("--"):
-                        found[flag] = (name, spec.kind is not SWITCH)
-    return found
-
-
-def _in_api_terms(error: OffloadError, names: dict[str, str]) -> OffloadError:
-    """`error` as the API's caller knows things: keywords instead of command-line flags (`--cuda-path DIR`
-    -> `cuda_path=DIR`), and the caller's names instead of temporary paths (`names`: path -> name)."""
-    import re
-
-    keywords = _keywords_of_flags()
-
-    def keyword(found: re.Match) -> str:
-        name, takes_value = keywords[found["flag"]]
-        value = found["value"]
-        if value and takes_value:
-            trail = value[len(value.rstrip(":,;)")) :]
-            return f"{name}={value.rstrip(':,;)')}{trail}"
-        return name + (found["sep"] or "") + (value or "")
-
-    flags = "|".join(re.escape(flag) for flag in sorted(keywords, key=len, reverse=True))
-    pattern = re.compile(rf"(?<![\w-])(?P<flag>{flags})(?![\w-])(?:(?P<sep>[ =])(?P<value>[^\s'\"(]+))?")
-    message = pattern.sub(keyword, error.message)
+def _in_api_terms(error: OffloadError, names: dict[str, str], origins: dict[str, str] | None = None) -> OffloadError:
+    """`error` as the API's caller knows things: the options it names as keywords (`cuda_path=DIR`; as the
+    mlir-offload.toml key where `origins` say the value came from the file), and the caller's names
+    instead of temporary paths (`names`: path -> name)."""
+    message = from_file(error, origins or {}).worded(KEYWORD)
     location = error.location
     for path, name in sorted(names.items(), key=lambda item: len(item[0]), reverse=True):
         message = message.replace(path, name)
@@ -124,7 +97,7 @@ def compile_file(
 ) -> Bundle:
     """Compile an MLIR file as `mlir-offload compile` does (its mlir-offload.toml applies, under the
     keywords given). offload_arch: "sm_80,sm_90", ["80", "90a"], "gfx90a" (None: the file's); textual: -S.
-    Keywords: every option of offload/options.py marked api (offload.options.API_KEYWORDS), named as its
+    Keywords: every option of offload/options/compile.py marked api (offload.options.API_KEYWORDS), named as its
     field and typed as in mlir-offload.toml: opt_level=2, symbol_prefix="NAME", debug=True (-g),
     line_info=True (-lineinfo), device_image="cubin", host_format="obj", portable=True, cache=False, ..."""
     return _compile(path, offload_arch, textual, options, "compile_file")
@@ -137,12 +110,12 @@ def _compile(path, offload_arch, textual: bool, options: dict[str, Any], caller:
     from offload.compiler.stages import compile_bundle
     from offload.config import project_config
     from offload.mlir.frontend import SourceText, refuse_pipeline_writing_over
-    from offload.options import given_keywords, resolve
 
     if not isinstance(path, (str, os.PathLike, SourceText)):
         raise OffloadError(f"{caller}(): path expects a file path, got {type(path).__name__}")
     if not isinstance(textual, bool):
         raise OffloadError(f"{caller}(): textual expects True or False, got {type(textual).__name__}")
+    resolved = None
     try:
         given = given_keywords({"offload_arch": offload_arch, **options}, caller)
         resolved = resolve(given, project_config(path if isinstance(path, str) else os.fspath(path)))
@@ -158,7 +131,7 @@ def _compile(path, offload_arch, textual: bool, options: dict[str, Any], caller:
         refuse_pipeline_writing_over(plan.options.pass_pipeline, read)
         compiled = compile_bundle(plan)
     except OffloadError as error:
-        raise _in_api_terms(error, {}) from None
+        raise _in_api_terms(error, {}, dict(resolved.origins) if resolved else None) from None
     except (OSError, ValueError, UnicodeError) as error:  # a path Python cannot use (a NUL byte, ...)
         what = "the text" if isinstance(path, SourceText) else repr(os.fspath(path))
         raise OffloadError(f"{caller}(): cannot read {what}: {getattr(error, 'strerror', None) or error}") from None
@@ -231,25 +204,21 @@ def check_plain_name(name, caller: str) -> None:
         raise OffloadError(f"{caller}(): name expects a plain file name without folders, got {name!r}")
 
 
-EMULATE_FLAG = "--emulate"
-
-
 def link(
     inputs: list,
     output: str | os.PathLike,
     *,
-    clang: str | None = None,
-    cuda_path: str | None = None,
-    rocm_path: str | None = None,
-    cudart: str = "shared",
-    ptx_beside: bool = True,
     flags: Sequence[str] = (),
-    emulate: bool = False,
+    **options: Any,
 ) -> Path:
     """Link bundles (paths, or Bundle objects) with objects, libraries and clang `flags` into the
-    executable `output`, as `mlir-offload link` does; returns its path. `emulate=True`: an executable that
-    runs its kernels on this CPU (`link --emulate`, docs/emulator.md; ptx_beside does not apply)."""
+    executable `output`, as `mlir-offload link` does (the mlir-offload.toml found from the current folder
+    applies, under the keywords given); returns its path. Keywords: every option of link's table
+    (offload/options/link.py, offload.options.link.API_KEYWORDS), named as its field and typed as in
+    mlir-offload.toml: clang, cuda_path, rocm_path, cudart="static", ptx=[...], ptx_beside=True,
+    emulate=True (an executable that runs its kernels on this CPU, docs/emulator.md), sanitize, ..."""
     from offload.compiler.textual_ir import read_offload_images
+    from offload.config import link_config
     from offload.toolchain.emulate import link_emulated
     from offload.toolchain.link import find_bundles, link_bundle
 
@@ -264,17 +233,19 @@ def link(
         raise OffloadError(f"link(): output expects a file path, got {_describe(output)}")
     if isinstance(flags, str) or not isinstance(flags, (list, tuple)) or not all(isinstance(f, str) for f in flags):
         raise OffloadError(f"link(): flags expects a list of str (clang's words), got {_describe(flags)}")
-    for keyword, value in (("clang", clang), ("cuda_path", cuda_path), ("rocm_path", rocm_path)):
-        if value is not None and not isinstance(value, (str, os.PathLike)):
-            raise OffloadError(f"link(): {keyword} expects a path or None, got {type(value).__name__}")
-    if not isinstance(ptx_beside, bool):
-        raise OffloadError(f"link(): ptx_beside expects True or False, got {type(ptx_beside).__name__}")
-    if not isinstance(emulate, bool):
-        raise OffloadError(f"link(): emulate expects True or False, got {type(emulate).__name__}")
-    if EMULATE_FLAG in flags:  # flags are clang's words: clang would refuse it as '-emulate'
-        raise OffloadError(f"link(): flags go to clang unchanged, and {EMULATE_FLAG} is link's own: pass emulate=True")
-    if emulate and (cuda_path or rocm_path):
-        raise OffloadError("link(): cuda_path and rocm_path are for a GPU executable, not with emulate=True")
+    own = next((flag for flag in flags if LINK_FLAGS.get(flag.partition("=")[0]) in LINK_KEYWORDS), None)
+    if own is not None:  # flags are clang's words: clang would refuse link's own (--emulate as '-emulate')
+        name = LINK_FLAGS[own.partition("=")[0]]
+        mention = link_option(name, True if LINK_SPECS[name].kind is SWITCH else "...")
+        raise OffloadError(
+            f"link(): flags go to clang unchanged, and {own} is link's own: pass {mention.worded(KEYWORD)}"
+        )
+    given = given_table_keywords(LINK_SPECS, options, "link")
+    try:
+        resolved = resolve_link(given, link_config())
+    except OffloadError as error:
+        raise OffloadError(f"link(): {error.worded(KEYWORD)}") from None
+    settings = resolved.options
     with tempfile.TemporaryDirectory(prefix="mlir-offload-api-") as folder:
         arguments, names = [], {}
         for index, item in enumerate(inputs):
@@ -284,21 +255,12 @@ def link(
             arguments.append(os.fspath(item))
         arguments += list(flags)
         try:
-            if emulate:
-                link_emulated(find_bundles(arguments, read_offload_images), arguments, os.fspath(output), clang=clang)
+            if settings.emulate:
+                link_emulated(find_bundles(arguments, read_offload_images), arguments, os.fspath(output), settings)
             else:
-                link_bundle(
-                    find_bundles(arguments, read_offload_images),
-                    arguments,
-                    os.fspath(output),
-                    clang=clang,
-                    cuda_path=cuda_path,
-                    rocm_path=rocm_path,
-                    ptx_beside=ptx_beside,
-                    cudart=cudart,
-                )
+                link_bundle(find_bundles(arguments, read_offload_images), arguments, os.fspath(output), settings)
         except OffloadError as error:
-            raise _in_api_terms(error, {**names, folder: "<temporary folder>"}) from None
+            raise _in_api_terms(error, {**names, folder: "<temporary folder>"}, resolved.origins) from None
         except (OSError, ValueError, UnicodeError) as error:  # a path Python cannot use (a NUL byte, ...)
             raise OffloadError(f"link(): {getattr(error, 'strerror', None) or error}") from None
     return Path(output)

@@ -2,7 +2,7 @@
 
 Every key is the long name of a command-line flag (`opt-level = 2` is `-O2` / `--opt-level 2`), so a
 setting reads the same in a Makefile and in the file. The keys, their checks and defaults are the
-options table's (offload/options.py); this module finds, reads and checks the file.
+options tables' (offload/options/compile.py and link.py); this module finds, reads and checks the file.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ else:  # pragma: no cover
 
 from offload.errors import Location, OffloadError, warn_when_done
 from offload.fsutil import current_folder, current_folder_error, read_input, refuse_endless_device
-from offload.options import SPECS, TOML_KEYS, check_toml_value, describe
+from offload.options import TOML_SPECS
+from offload.options.spec import check_toml_value, describe
 from offload.trust import TRUSTED_CONFIG_ENVIRONMENT, config_problem
 
 CONFIG_NAME = "mlir-offload.toml"
@@ -251,19 +252,19 @@ def load_config(path: str | os.PathLike) -> ProjectConfig | None:
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
     for key in data:  # document order: the first problem in the file is the one reported
-        name = TOML_KEYS.get(key)
-        if name is None:
+        declared = TOML_SPECS.get(key)
+        if declared is None:
             hint = ""
             alt = key.replace("_", "-")
-            if alt in TOML_KEYS:
+            if alt in TOML_SPECS:
                 hint = f" (did you mean '{alt}'?)"
             elif isinstance(data[key], dict):
                 hint = " (tables are not used: every key is a flag name at the top level)"
             raise OffloadError(f"unknown key '{key}'{hint}", where(key))
         try:
-            values[key] = check_toml_value(name, data[key], str(path.parent))
+            values[key] = check_toml_value(declared[0], data[key], str(path.parent))  # a shared key: one kind
         except TypeError as e:
-            got = describe(data[key], SPECS[name].secret)
+            got = describe(data[key], declared[0].secret)
             raise OffloadError(f"key '{key}' expects {e.args[0]}, got {got}", where(key)) from None
         lines[key] = where(key).line or 1
     return ProjectConfig(path, values, lines)
@@ -295,6 +296,18 @@ def project_config(start: str | os.PathLike | None) -> ProjectConfig | None:
     """The mlir-offload.toml in effect for an input (found by walking up from it), read and checked once."""
     found = find_config(start)
     return load_config(found) if found else None
+
+
+def link_config() -> ProjectConfig | None:
+    """The mlir-offload.toml of a link: the one in effect for the current folder (as `config --ldflags`
+    finds it). None, after a warning, where that folder is gone: a link of absolute paths still works."""
+    here = current_folder()
+    if here is None:
+        warn_when_done(
+            "mlir-offload: warning: the current folder is gone or unreadable: no mlir-offload.toml was looked for"
+        )
+        return None
+    return project_config(here)
 
 
 def render_toml_value(value: Any) -> str:

@@ -144,7 +144,7 @@ def _start(function, item) -> tuple[int, int]:
             try:
                 payload: tuple = ("ok", function(item))
             except OffloadError as e:
-                payload = ("error", e.message, e.location)
+                payload = ("error", e.parts, e.location)  # options named as Mentions: the front end words them
             except MemoryError:
                 payload = ("error", "out of memory", None)
             except Exception as e:  # noqa: BLE001 - a bug: report it as one line rather than lose it

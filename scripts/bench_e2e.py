@@ -164,7 +164,12 @@ class Build:
         }
         self.offload = [sys.executable, "-m", "offload"]
 
-    def ours_compile(self, cache: bool, *extra: str) -> list[str]:
+    @property
+    def native(self) -> bool:
+        """Whether our bundle holds cubins (compile --device-image=cubin: the device link ran at compile)."""
+        return "--device-image=cubin" in self.our_flags
+
+    def ours_compile(self, cache: bool, *extra: str, output: Path | None = None) -> list[str]:
         return [
             *self.offload,
             "compile",
@@ -175,14 +180,14 @@ class Build:
             *self.our_flags,
             *extra,
             "-o",
-            str(self.work / "bench.offload.bc"),
+            str(output or self.work / "bench.offload.bc"),
         ]
 
-    def ours_link(self, *extra: str) -> list[str]:
+    def ours_link(self, *extra: str, bundle: Path | None = None) -> list[str]:
         return [
             *self.offload,
             "link",
-            str(self.work / "bench.offload.bc"),
+            str(bundle or self.work / "bench.offload.bc"),
             "--cuda-path",
             self.cuda,
             *self.our_link_flags,
@@ -260,14 +265,17 @@ def compile_stages(build: Build) -> dict[str, tuple[float, float]]:
             words = times.replace("(", "").split()  # ["12.3", "ms", "CPU", "10.1", "ms)"]
             wall, cpu = stages.get(name, (0.0, 0.0))
             stages[name] = (wall + float(words[0]) / 1000, cpu + float(words[3]) / 1000)
+    # codegen (the device link at compile, with --device-image=cubin) runs inside the device stage.
+    nested = {f"  of which {name}": stages.pop(name) for name in NESTED_STAGES if name in stages}
     stages["(start-up, imports, reading, writing)"] = (
         elapsed - sum(w for w, _ in stages.values()),
         cpu_total - sum(c for _, c in stages.values()),
     )
-    return stages
+    return {**stages, **nested}
 
 
 STAGE_LINE = "mlir-offload: stage "
+NESTED_STAGES = ("codegen",)  # compile -v stages timed inside another
 
 
 def our_link_command(build: Build, *extra: str) -> tuple[list[str], dict]:
@@ -319,6 +327,8 @@ def driver_stages(
 def ptxas_alone(build: Build) -> dict[str, tuple[float, float | None]]:
     """What ptxas alone costs in our link: ptxas -O3 (one thread) run and timed by itself on the PTX of each
     arch that our link's device LTO hands it (kept with -save-temps, which runs LTO unpartitioned)."""
+    if build.native:  # ptxas ran in the compile (its codegen stage), not in the link
+        return {}
     folder = build.work / "ptxas-alone"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir()
@@ -364,13 +374,19 @@ def sass_comparison(build: Build) -> list[str]:
     for folder in (ours_folder, theirs_folder):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir()
-    command, environment = our_link_command(build, "-save-temps")
-    timed([*command[:-2], "-o", str(ours_folder / "app")], environment, ours_folder)
+    if build.native:  # the PTX our compile's device link assembled (-save-temps keeps it), linked as timed
+        bundle = ours_folder / "bench.offload.bc"
+        timed(build.ours_compile(False, "-save-temps", output=bundle), build.environment, ours_folder)
+        timed([*build.ours_link(bundle=bundle)[:-2], "-o", str(ours_folder / "app")], build.environment)
+    else:
+        command, environment = our_link_command(build, "-save-temps")
+        timed([*command[:-2], "-o", str(ours_folder / "app")], environment, ours_folder)
     timed([*build.clang_compile("-save-temps")[:-2], "-o", str(theirs_folder / "bench.o")], None, theirs_folder)
     lines = []
     worse_total = 0
     for arch in build.archs:
-        ours = ptxas_report(ours_folder / f"app.nvptx64.{arch}.s", arch, ptxas)
+        our_ptx = f"bench.2-native.{arch}.ptx" if build.native else f"app.nvptx64.{arch}.s"
+        ours = ptxas_report(ours_folder / our_ptx, arch, ptxas)
         theirs = ptxas_report(next(theirs_folder.glob(f"*-cuda-nvptx64-nvidia-cuda-{arch}.s")), arch, ptxas)
         worse = [
             k
@@ -524,6 +540,12 @@ def main() -> None:
         default="",
         help="our link flags (e.g. --serial-device-link: the device link on one thread, the least CPU)",
     )
+    parser.add_argument(
+        "--also-our-flags",
+        default="",
+        help="also build ours with these compile flags in the same rounds, as rows marked (also) "
+        "(e.g. '--no-prec-sqrt --device-image=cubin')",
+    )
     parser.add_argument("--no-stages", action="store_true")
     parser.add_argument("--no-sass", action="store_true")
     parser.add_argument(
@@ -559,41 +581,61 @@ def main() -> None:
             for n in sizes
             for a in arch_counts
         }
+        # --also-our-flags: the same programs built by us with other compile flags, in the same rounds.
+        also = {
+            (n, a): Build(
+                Path(tmp) / f"k{n}-a{a}-also",
+                n,
+                ARCHS[:a],
+                args.cuda,
+                args.clang,
+                args.also_our_flags.split(),
+                tuple(args.our_link_flags.split()),
+            )
+            for n, a in builds
+            if args.also_our_flags
+        }
         configurations = {}
         for (n, a), build in builds.items():
             configurations[(n, a, "ours cold")] = lambda b=build: b.ours(cache=False)
             configurations[(n, a, "clang CUDA")] = lambda b=build: b.theirs()
-        for build in builds.values():  # fills each cache for the warm rows
+            if (n, a) in also:
+                configurations[(n, a, "also cold")] = lambda b=also[(n, a)]: b.ours(cache=False)
+        for build in [*builds.values(), *also.values()]:  # fills each cache for the warm rows
             build.ours(cache=True)
         for (n, a), build in builds.items():
             configurations[(n, a, "ours warm")] = lambda b=build: b.ours(cache=True)
+            if (n, a) in also:
+                configurations[(n, a, "also warm")] = lambda b=also[(n, a)]: b.ours(cache=True)
         best, best_cpu = best_of_interleaved(configurations, runs)
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"$ scripts/bench_e2e.py {shlex.join(sys.argv[1:])}".rstrip())
         print(
             f"source to executable, best of {runs} interleaved rounds; {os.cpu_count()} CPUs, load {load}; "
             f"our compile flags: {args.our_flags or '(none)'}; our link flags: {args.our_link_flags or '(none)'}"
+            + (f"; rows marked (also): our compile flags {args.also_our_flags}" if also else "")
         )
-        print("| program | mlir-offload cold | mlir-offload warm | clang CUDA | ratio cold | ratio warm |")
-        print("|---|---|---|---|---|---|")
-        for (n, a), build in builds.items():
-            cold, warm, theirs = (best[(n, a, k)] for k in ("ours cold", "ours warm", "clang CUDA"))
-            print(
-                f"| {n} kernel{'s' if n > 1 else ''}, {' + '.join(build.archs)} | {cold:.2f} s | {warm:.2f} s | "
-                f"{theirs:.2f} s | {cold / theirs:.2f} | {warm / theirs:.2f} |"
-            )
-        worst = max(best[(n, a, "ours cold")] / best[(n, a, "clang CUDA")] for n, a in builds)
+
+        def table(times: dict) -> float:
+            """Prints a table of `times`; returns the worst cold ratio of the main rows."""
+            print("| program | mlir-offload cold | mlir-offload warm | clang CUDA | ratio cold | ratio warm |")
+            print("|---|---|---|---|---|---|")
+            for (n, a), build in builds.items():
+                theirs = times[(n, a, "clang CUDA")]
+                for mode, mark in (("ours", ""), ("also", " (also)")):
+                    if (n, a, f"{mode} cold") not in times:
+                        continue
+                    cold, warm = times[(n, a, f"{mode} cold")], times[(n, a, f"{mode} warm")]
+                    print(
+                        f"| {n} kernel{'s' if n > 1 else ''}, {' + '.join(build.archs)}{mark} | {cold:.2f} s | "
+                        f"{warm:.2f} s | {theirs:.2f} s | {cold / theirs:.2f} | {warm / theirs:.2f} |"
+                    )
+            return max(times[(n, a, "ours cold")] / times[(n, a, "clang CUDA")] for n, a in builds)
+
+        worst = table(best)
         print(f"goal (every ratio <= 0.8): {'met' if worst <= 0.8 else 'missed'} (worst cold ratio {worst:.2f})")
         print("\nCPU time (user + system of every process), same runs:")
-        print("| program | mlir-offload cold | mlir-offload warm | clang CUDA | ratio cold | ratio warm |")
-        print("|---|---|---|---|---|---|")
-        for (n, a), build in builds.items():
-            cold, warm, theirs = (best_cpu[(n, a, k)] for k in ("ours cold", "ours warm", "clang CUDA"))
-            print(
-                f"| {n} kernel{'s' if n > 1 else ''}, {' + '.join(build.archs)} | {cold:.2f} s | {warm:.2f} s | "
-                f"{theirs:.2f} s | {cold / theirs:.2f} | {warm / theirs:.2f} |"
-            )
-        worst_cpu = max(best_cpu[(n, a, "ours cold")] / best_cpu[(n, a, "clang CUDA")] for n, a in builds)
+        worst_cpu = table(best_cpu)
         print(f"CPU goal (every cold ratio <= 0.6): {'met' if worst_cpu <= 0.6 else 'missed'} (worst {worst_cpu:.2f})")
         if not args.no_stages:
             largest = builds[max(builds)]

@@ -1,5 +1,5 @@
 """A compile's settings are resolved once: flags > mlir-offload.toml (read once) > the options table's
-defaults (offload/options.py), into a frozen CompilePlan that the compile stages take; no click context
+defaults (offload/options/compile.py), into a frozen CompilePlan that the compile stages take; no click context
 in library code."""
 
 from __future__ import annotations

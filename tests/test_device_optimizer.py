@@ -84,7 +84,7 @@ def test_bitcode_images_get_the_pre_link_pipeline_native_ones_the_whole(logging_
         SAXPY,
         "--offload-arch",
         "sm_80",
-        "--device-image=cubin",
+        "--device-image=ptx",
         "-O2",
         "-o",
         str(tmp_path / "b.bc"),
@@ -95,6 +95,16 @@ def test_bitcode_images_get_the_pre_link_pipeline_native_ones_the_whole(logging_
     assert done.returncode == 0, done.stderr
     assert "-passes=internalize,globaldce,default<O2>" in log.read_text()
     assert "-mcpu=sm_80" in log.read_text()
+    log.unlink()
+    # A cubin is the target's device link of the bitcode image (offload/serialize/device_lto.py): the pre-link
+    # pipeline here, the device LTO's own after it (by LLVM's tools) where this machine has them.
+    done = run_cli(
+        "compile", SAXPY, "--offload-arch", "sm_80", "--device-image=cubin", "-o", "c.bc", "-v", env=env, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    lto = "-passes=lto<O2>" in done.stderr
+    assert ("-passes=internalize,globaldce,nvvm-reflect,globaldce" in log.read_text()) == lto
+    assert ("-passes=internalize,globaldce,default<O3>" in log.read_text()) != lto
     log.unlink()
     done = run_cli("device", SAXPY, "--offload-arch", "sm_90", "-o", str(tmp_path / "c.offload"), env=env)
     assert done.returncode == 0, done.stderr

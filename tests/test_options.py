@@ -1,4 +1,4 @@
-"""The options table (offload/options.py): each option declared once gives the flag, the mlir-offload.toml
+"""The options table (offload/options/compile.py): each option declared once gives the flag, the mlir-offload.toml
 key, the API keyword and `config show`'s row, resolved by one cascade into one frozen record."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli
 from offload import api
 from offload.errors import OffloadError
-from offload.options import API_KEYWORDS, DEFAULTS, SPECS, TOML_KEYS, CompileOptions
+from offload.options import API_KEYWORDS, DEFAULTS, LINK_SPECS, SPECS, TOML_KEYS, TOML_SPECS, CompileOptions
 
 REPO = Path(__file__).resolve().parent.parent
 SAXPY = REPO / "examples" / "saxpy.mlir"
@@ -111,10 +111,12 @@ def test_every_option_reaches_its_commands_the_file_and_config_show(tmp_path):
             taken = {p.name for p in command.params}
             assert (name in taken) == (command_name in spec.commands), (name, command_name)
         assert (name in {p.name for p in config_show.params}) == spec.toml, name
+    for name, spec in LINK_SPECS.items():  # link's keys too (one file for the project)
+        assert (name in {p.name for p in config_show.params}) == (spec.toml or SPECS.get(name, spec).toml), name
     shown = run_cli("config", "show", str(tmp_path))
     assert shown.returncode == 0, shown.stderr
     keys = [line.lstrip("# ").split(" = ")[0] for line in shown.stdout.splitlines()[1:]]
-    assert keys == list(TOML_KEYS)
+    assert keys == list(TOML_SPECS) and set(TOML_KEYS) < set(TOML_SPECS)
     assert set(API_KEYWORDS) <= set(SPECS) and "offload_arch" in API_KEYWORDS
 
 
@@ -126,3 +128,16 @@ def test_the_record_is_frozen_and_typed():
         options.opt_level = 2  # type: ignore[misc]
     assert CompileOptions(line_info=True).debug_info == "lineinfo" and CompileOptions(debug=True).debug_info == "g"
     assert "cache" not in CompileOptions().cache_key() and "opt_level" in CompileOptions().cache_key()
+
+
+@pytest.mark.fast
+def test_the_options_tables_import_no_configuration_file_reader():
+    # config.py reads mlir-offload.toml by the tables; the tables take what it read (a Protocol), so the two
+    # never import each other, not even inside a function or for type checking.
+    import ast
+
+    for path in (REPO / "offload" / "options").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            assert not any(name == "offload.config" or name.startswith("offload.commands") for name in names), path

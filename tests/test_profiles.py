@@ -187,11 +187,13 @@ def clang_record(major: int):
 
 
 def link_problem(bundle: Path, clang_major: int) -> str | None:
+    from offload.errors import OffloadError
     from offload.packager.bundle import read_bundle_record
     from offload.toolchain.link import compatibility_problem
 
     record, images = read_bundle_record(bundle.read_bytes(), bundle.name)
-    return compatibility_problem(record, images, clang_record(clang_major))
+    problem = compatibility_problem(record, images, clang_record(clang_major))
+    return OffloadError(problem).message if problem else None
 
 
 def test_link_compatibility_follows_the_profiles(bundles):

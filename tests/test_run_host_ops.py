@@ -223,9 +223,14 @@ def test_every_stub_launches_through_one_shared_function_that_names_its_kernel(t
     stubs = ("__mlir_offload_stub.narrow", "__mlir_offload_stub.wide")
     packers = {stub: callees(module.get_function(stub)) for stub in stubs}
     assert packers[stubs[0]] == packers[stubs[1]] == ["__mlir_offload_pack.0"]
-    # clang's stubs (what a .cu file's <<<>>> calls) pop the configuration, then pack the same way.
+    # clang's stubs (what a .cu file's <<<>>> calls): one call each, to one function per argument list that
+    # pops the configuration, then packs the same way.
     for stub in ("__device_stub__narrow", "__device_stub__wide"):
-        assert callees(module.get_function(stub)) == ["__cudaPopCallConfiguration", "__mlir_offload_pack.0"]
+        assert callees(module.get_function(stub)) == ["__mlir_offload_pop.0"]
+    assert callees(module.get_function("__mlir_offload_pop.0")) == [
+        "__cudaPopCallConfiguration",
+        "__mlir_offload_pack.0",
+    ]
     assert callees(module.get_function("__mlir_offload_pack.0")) == ["__mlir_offload_launch"]
     bundle, app = tmp_path / "wide.offload.bc", tmp_path / "wide"
     assert run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(bundle)).returncode == 0

@@ -333,8 +333,8 @@ def test_2to4_on_hip_is_refused_at_the_op(tmp_path):
 
 
 def test_the_sparsifiers_own_gpu_lowering_runs_on_the_generated_library_calls(tmp_path, fake_cuda):
-    """The sparsifier with enable-gpu-libgen ends in upstream's gpu-to-llvm: its output is LLVM-dialect host
-    code calling mgpu* functions, with no device code; mlir-offload provides those functions."""
+    """The sparsifier with enable-gpu-libgen and gpu-triple ends in upstream's GPU lowering: it runs up to
+    it, and the gpu dialect's library operations it made (no device code) get mlir-offload's shims."""
     pipeline = next(
         line.split(": ", 1)[1] for line in SPARSIFIER.read_text().splitlines() if line.startswith("// PASS-PIPELINE:")
     )
@@ -375,31 +375,19 @@ def test_csc_spmv_then_sddmm_on_two_streams(tmp_path, fake_cuda):
     assert result.apis().count("cusparseCreate") == 1
 
 
-MATVEC_FOR_THE_SPARSIFIER = """#CSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>
+SPARSE_HOST_AND_A_KERNEL = """#CSR = #sparse_tensor.encoding<{ map = (d0, d1) -> (d0 : dense, d1 : compressed) }>
 module {
-  func.func @matvec(%a: tensor<?x?xf64, #CSR>, %x: tensor<?xf64>, %y: tensor<?xf64>) -> tensor<?xf64> {
-    %r = linalg.matvec ins(%a, %x : tensor<?x?xf64, #CSR>, tensor<?xf64>) outs(%y : tensor<?xf64>) -> tensor<?xf64>
-    return %r : tensor<?xf64>
-  }
   func.func @main() {
-    %c0 = arith.constant 0 : index
-    %f0 = arith.constant 0.0 : f64
-    %d = tensor.generate {
-    ^bb0(%i: index, %j: index):
-      %s = arith.addi %i, %j : index
-      %n = arith.index_cast %s : index to i64
-      %f = arith.uitofp %n : i64 to f64
-      tensor.yield %f : f64
-    } : tensor<2x2xf64>
-    %a = sparse_tensor.convert %d : tensor<2x2xf64> to tensor<?x?xf64, #CSR>
-    %xs = arith.constant dense<[3.0, 4.0]> : tensor<2xf64>
-    %x = tensor.cast %xs : tensor<2xf64> to tensor<?xf64>
-    %ys = arith.constant dense<0.0> : tensor<2xf64>
-    %y = tensor.cast %ys : tensor<2xf64> to tensor<?xf64>
-    %r = call @matvec(%a, %x, %y) : (tensor<?x?xf64, #CSR>, tensor<?xf64>, tensor<?xf64>) -> tensor<?xf64>
-    %v = vector.transfer_read %r[%c0], %f0 : tensor<?xf64>, vector<2xf64>
-    vector.print %v : vector<2xf64>
-    bufferization.dealloc_tensor %a : tensor<?x?xf64, #CSR>
+    %c1 = arith.constant 1 : index
+    %d = arith.constant dense<[[1.0, 0.0], [0.0, 2.0]]> : tensor<2x2xf64>
+    %a = sparse_tensor.convert %d : tensor<2x2xf64> to tensor<2x2xf64, #CSR>
+    %n = sparse_tensor.number_of_entries %a : tensor<2x2xf64, #CSR>
+    vector.print %n : index
+    gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+               threads(%tx, %ty, %tz) in (%u = %c1, %v = %c1, %w = %c1) {
+      gpu.printf "kernel\\n"
+      gpu.terminator
+    }
     return
   }
 }
@@ -407,23 +395,32 @@ module {
 
 
 def test_the_sparsifiers_runtime_library_is_refused_naming_a_function(tmp_path):
-    source = tmp_path / "matvec.mlir"
-    source.write_text(MATVEC_FOR_THE_SPARSIFIER)
-    pipeline = (
-        "builtin.module(sparsifier{enable-runtime-library=%s enable-gpu-libgen gpu-triple=nvptx64-nvidia-cuda "
-        "gpu-chip=sm_80})"
-    )
+    """Without upstream's GPU lowering in the pipeline the sparsifier runs as written: its
+    enable-runtime-library=true calls MLIR's sparse tensor runtime; the bundle records the first function and
+    a link that does not name libmlir_c_runner_utils is refused in one line naming it (with gpu-triple the
+    pipeline stops before the GPU lowering and the runtime-free code runs instead: test_sparsifier_gpu_paths.py)."""
+    source = tmp_path / "host.mlir"
+    source.write_text(SPARSE_HOST_AND_A_KERNEL)
+    pipeline = "builtin.module(sparsifier{enable-runtime-library=%s})"
     out = tmp_path / "rt.o"
     done = run_cli(
         "compile", str(source), "--pass-pipeline", pipeline % "true", "--offload-arch", "sm_80", "-o", str(out)
     )
-    assert done.returncode == 1 and not out.exists()
-    assert done.stderr.startswith(f"{source}: error: the program calls MLIR's sparse tensor runtime (")
-    assert "use enable-runtime-library=false" in done.stderr and done.stderr.count("\n") == 1
+    assert done.returncode == 0, done.stderr
+    exe = tmp_path / "app"
+    done = run_cli("link", str(out), "-o", str(exe))
+    assert done.returncode == 1 and not exe.exists()
+    assert done.stderr == (
+        f"{out}: error: the program calls MLIR's sparse tensor runtime ('_mlir_ciface_lexInsertF64': the "
+        "sparsifier's enable-runtime-library=true), which mlir-offload does not provide: link your "
+        "libmlir_c_runner_utils (-lmlir_c_runner_utils with -L its folder, or the file) or use "
+        "enable-runtime-library=false\n"
+    )
     done = run_cli(
         "compile", str(source), "--pass-pipeline", pipeline % "false", "--offload-arch", "sm_80", "-o", str(out)
     )
     assert done.returncode == 0, done.stderr
+    assert "sparse-tensor-runtime" not in run_cli("inspect", str(out)).stdout
 
 
 def test_a_run_line_pipeline_ending_in_gpu_to_llvm_gets_the_same_shims(tmp_path, fake_cuda):

@@ -62,8 +62,8 @@ def test_both_sides_use_the_records():
 
 @pytest.mark.fast
 def test_link_cudart_modes_are_the_vendor_records_runtime_variants():
-    from offload.commands.link import CUDART_MODES
     from offload.formats.vendors import VENDORS
+    from offload.options.link import CUDART_MODES
 
     assert CUDART_MODES == tuple(dict.fromkeys(mode for v in VENDORS.values() for mode, _ in v.runtime_variants))
     assert CUDART_MODES == ("shared", "static", "none")

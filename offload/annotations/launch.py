@@ -56,6 +56,35 @@ def define_clang_stub(emitter: RuntimeEmitter, kernel: str, arg_types):
     fn.attributes.add("noinline")
     handle = kernel_handle(e, kernel, fn)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
+    b.call(popping_function(e, arg_types), [handle, e.cstring(kernel), *fn.args])
+    b.ret_void()
+    return handle
+
+
+LAUNCH_FUNCTION = "__mlir_offload_launch"
+PACKING_FUNCTION = "__mlir_offload_pack"
+POPPING_FUNCTION = "__mlir_offload_pop"
+
+
+def popping_function(emitter: RuntimeEmitter, arg_types):
+    """`void pop.N(ptr handle, ptr kernel name, <kernel arguments>)`, one per distinct list of kernel argument
+    types (as packing_function): pops the configuration a .cu call site pushed (the runtime keeps it per
+    thread, not per frame) and packs and launches through packing_function. clang's stub of each kernel is
+    then one call: the host code of many kernels stays small to print and to compile."""
+    e = emitter
+    key = tuple(str(t) for t in arg_types)
+    existing = e.poppers.get(key)
+    if existing is not None:
+        return existing
+    ir = e.ir
+    fn = ir.Function(
+        e.module, ir.FunctionType(e.void, [e.ptr, e.ptr, *arg_types]), f"{POPPING_FUNCTION}.{len(e.poppers)}"
+    )
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    for arg, name in zip(fn.args, ("handle", "kernel_name"), strict=False):
+        arg.name = name
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
     dim3 = ir.ArrayType(e.i32, 3)
     grid, block = b.alloca(dim3, name="grid"), b.alloca(dim3, name="block")
     shared, stream = b.alloca(e.i64, name="shared_bytes"), b.alloca(e.ptr, name="stream")
@@ -66,13 +95,10 @@ def define_clang_stub(emitter: RuntimeEmitter, kernel: str, arg_types):
         for i in range(3)
     ]
     config = [*dims, b.trunc(b.load(shared), e.i32), b.load(stream)]
-    b.call(packing_function(e, arg_types), [handle, e.cstring(kernel), *config, *fn.args])
+    b.call(packing_function(e, arg_types), [*fn.args[:2], *config, *fn.args[2:]])
     b.ret_void()
-    return handle
-
-
-LAUNCH_FUNCTION = "__mlir_offload_launch"
-PACKING_FUNCTION = "__mlir_offload_pack"
+    e.poppers[key] = fn
+    return fn
 
 
 def packing_function(emitter: RuntimeEmitter, arg_types):

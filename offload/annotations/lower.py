@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from offload.errors import Location, OffloadError
+from offload.errors import OffloadError
 from offload.mlir.byte_elements import widen_narrow_element_accesses
 
 # Order follows upstream's gpu-lower-to-nvvm-pipeline host part; tokens.py first puts the synchronous
@@ -29,12 +29,16 @@ HOST_PIPELINE = (
     "gpu-to-llvm,"
     "convert-math-to-llvm,"
     "convert-math-to-libm,"
+    # Twice, as upstream's sparsifier: 1-D transfers lowered to masked loads ask memref.dim for their
+    # bounds, which finalize-memref-to-llvm lowers only when it comes after.
+    "convert-vector-to-llvm,"
     "finalize-memref-to-llvm,"
     "convert-vector-to-llvm,"
     "convert-arith-to-llvm,"
     "convert-index-to-llvm,"
     "convert-cf-to-llvm,"
     "convert-func-to-llvm,"
+    "convert-ub-to-llvm,"
     "reconcile-unrealized-casts)"
 )
 # The async dialect, as upstream's GPU async programs lower it (the ref-counting passes run per function:
@@ -84,6 +88,8 @@ class LoweredHost:
     runner_utilities: list[str] = field(default_factory=list)  # MLIR runner utilities the host calls
     async_runtime: list[str] = field(default_factory=list)  # mlirAsyncRuntime* functions the host calls
     host_sites: list[str] = field(default_factory=list)  # locations of host GPU ops (host_sites.py; --sanitize)
+    # The first function of MLIR's sparse tensor runtime the host calls ('' for none): the user links it.
+    sparse_tensor_runtime: str = ""
 
 
 def lower_host(
@@ -115,6 +121,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False, host_sites: bo
     from offload.annotations.async_runtime import is_async_runtime_function
     from offload.annotations.entry import entry_point
     from offload.annotations.runner_utils import is_runner_utility
+    from offload.formats.sparse_tensor_runtime import first_runtime_function
     from offload.mlir.frontend import run_mlir
 
     with program.context, ir.Location.unknown():
@@ -131,7 +138,6 @@ def _lower_host_here(program, device_symbol, debug: bool = False, host_sites: bo
 
             add_debug_info(host, "g", program.path, with_directory=True)
         declared = _function_names(host, declarations_only=True)
-        refuse_sparse_tensor_runtime(declared, program.path)
         runtime_functions = sorted(name for name in declared if name.startswith("mgpu"))
         runner_utilities = sorted(name for name in declared if is_runner_utility(name))
         async_runtime = sorted(name for name in declared if is_async_runtime_function(name))
@@ -148,6 +154,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False, host_sites: bo
         launches=launches,
         runtime_functions=runtime_functions,
         runner_utilities=runner_utilities,
+        sparse_tensor_runtime=first_runtime_function(declared),
         async_runtime=async_runtime,
         host_sites=sites,
     )
@@ -213,40 +220,6 @@ def lower_to_llvm(host, path: str, host_sites: bool = False) -> list[str]:
             f"host operation '{others[0].operation.name}' is not supported", location_of(others[0].location, path)
         )
     return sites
-
-
-# MLIR's sparse tensor runtime (libmlir_c_runner_utils' SparseTensorRuntime), which the sparsifier calls with
-# enable-runtime-library=true: the prefixes of its functions.
-SPARSE_TENSOR_RUNTIME_PREFIXES = (
-    "_mlir_ciface_newSparseTensor",
-    "_mlir_ciface_sparse",
-    "_mlir_ciface_lexInsert",
-    "_mlir_ciface_expInsert",
-    "_mlir_ciface_getSparseTensorReader",
-    "_mlir_ciface_outSparseTensorWriter",
-    "_mlir_ciface_createSparseTensorWriter",
-    "endLexInsert",
-    "delSparseTensor",
-    "sparseLvlSize",
-    "sparseDimSize",
-    "createCheckedSparseTensorReader",
-    "getSparseTensorReader",
-    "readSparseTensorShape",
-    "delSparseTensorReader",
-    "delSparseTensorWriter",
-)
-
-
-def refuse_sparse_tensor_runtime(declared, path: str) -> None:
-    """A call into MLIR's sparse tensor runtime, which the bundle does not provide: one line naming the
-    function, instead of an undefined symbol at the link."""
-    called = sorted(name for name in declared if name.startswith(SPARSE_TENSOR_RUNTIME_PREFIXES))
-    if called:
-        raise OffloadError(
-            f"the program calls MLIR's sparse tensor runtime ('{called[0]}': the sparsifier's "
-            "enable-runtime-library=true), which mlir-offload does not provide: use enable-runtime-library=false",
-            Location(path),
-        )
 
 
 def reject_unsupported_sparse_ops(host, path: str) -> None:

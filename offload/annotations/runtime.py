@@ -118,6 +118,7 @@ class RuntimeEmitter:
         self.void = ir.VoidType()
         self._strings: dict[str, object] = {}
         self.packers: dict[tuple, object] = {}  # kernel argument types -> launch.packing_function's function
+        self.poppers: dict[tuple, object] = {}  # kernel argument types -> launch.popping_function's function
 
     # -- declarations and constants ---------------------------------------------------------------
     def declare(self, name: str, ret, args, var_arg: bool = False):

@@ -7,7 +7,9 @@ import os
 import click
 
 from offload.errors import OffloadError
-from offload.options import SPECS, TOML_KEYS, command_options, given_flags, resolve
+from offload.formats.vendors import runtime_link_flags, vendor_for
+from offload.options import LINK_SPECS, SPECS, TOML_SPECS, command_options, given_flags, resolve, resolve_link
+from offload.options.spec import given_flags as given_table_flags
 
 
 @click.group(invoke_without_command=True)
@@ -23,8 +25,8 @@ from offload.options import SPECS, TOML_KEYS, command_options, given_flags, reso
     "--clang",
     "clang",
     is_flag=True,
-    help="the clang that links the project's bundles, by link's rule: clang-N of the target clang N "
-    "(target-clang in mlir-offload.toml, default 22), else /usr/lib/llvm-N/bin/clang, else clang",
+    help="the clang that links the project's bundles, by link's rule: clang in mlir-offload.toml, else clang-N of "
+    "the target clang N (target-clang in mlir-offload.toml, default 22), else /usr/lib/llvm-N/bin/clang, else clang",
 )
 @click.option(
     "--target-clang",
@@ -52,12 +54,9 @@ def config(
         from offload.formats.profiles import load_profile
         from offload.toolchain.tools import find_target_clang
 
-        major = (
-            load_profile(target_clang).clang_major
-            if target_clang
-            else resolve({}, project_config(None)).options.target_clang
-        )
-        click.echo(find_target_clang(None, major).path)
+        project = project_config(None)
+        major = load_profile(target_clang).clang_major if target_clang else resolve({}, project).options.target_clang
+        click.echo(find_target_clang(resolve_link({}, project).options.clang, major).path)
         return
     if mk or cmake_dir:
         from importlib import resources
@@ -73,13 +72,13 @@ def config(
         click.echo(ctx.get_help())
         return
     from offload.config import project_config
-    from offload.formats.vendors import runtime_link_flags, vendor_for
     from offload.toolchain.tools import toolkit_root
 
-    settings = resolve({}, project_config(None)).options
+    project = project_config(None)
+    settings = resolve({}, project).options
     kind = offload_kind or _offload_kind_of(settings.offload_arch)
     spec = vendor_for(kind)
-    root = toolkit_root(spec, getattr(settings, spec.toolkit_key.replace("-", "_")))
+    root = toolkit_root(spec, getattr(resolve_link({}, project).options, spec.toolkit_key.replace("-", "_")))
     if root is None:
         raise OffloadError(f"no {spec.toolkit_name} found: set {spec.toolkit_key} in mlir-offload.toml")
     from offload.formats.hosts import build_machine_host, resolve_host
@@ -138,7 +137,7 @@ def _shell_word(word: str) -> str:
 
 @config.command("show")
 @click.argument("input", required=False, type=click.Path(dir_okay=True))
-@command_options("config show")
+@command_options("config show", (SPECS, LINK_SPECS))
 def config_show(input: str | None, **flags) -> None:
     """Print every effective setting and where it came from (flag, file:line, default).
 
@@ -150,6 +149,7 @@ def config_show(input: str | None, **flags) -> None:
     start = input if input is not None else os.getcwd()
     applied = load_config(found) if found else None
     resolved = resolve(given_flags(flags), applied)
+    link = resolve_link(given_table_flags(LINK_SPECS, flags), applied)
     if applied is not None:
         click.echo(f"# configuration file: {found}")
     elif found is not None:
@@ -157,13 +157,17 @@ def config_show(input: str | None, **flags) -> None:
     else:
         click.echo(f"# configuration file: none (searched from {start} up)")
     rows = []
-    for key, name in TOML_KEYS.items():
-        shown = getattr(resolved.options, name)
-        if SPECS[name].secret and isinstance(shown, str):
+    for key, (declared, *_) in TOML_SPECS.items():
+        name = key.replace("-", "_")
+        # A key of both tables (sanitize) has one value: compile's row stands for both.
+        in_compile = name in SPECS and SPECS[name].toml
+        record, origins = (resolved.options, resolved.origins) if in_compile else (link.options, link.origins)
+        shown = getattr(record, name)
+        if declared.secret and isinstance(shown, str):
             from offload.serialize.remote_cache import redact
 
             shown = redact(shown)
-        origin = resolved.origins[name]
+        origin = origins[name]
         if name == "clang" and origin == "default":
             shown, origin = linking_clang(resolved.options.target_clang)
         value = render_toml_value(shown)

@@ -1,6 +1,6 @@
 """Command `device`: serialize every gpu.module of an MLIR program to one LLVM bitcode image per target,
 bundled as an OffloadBinary (or written per target for inspection). Its options are the table's
-(offload/options.py) that name `device` among their commands."""
+(offload/options/compile.py) that name `device` among their commands."""
 
 from __future__ import annotations
 

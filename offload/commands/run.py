@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from offload.errors import OffloadError
+from offload.errors import Location, OffloadError
 from offload.interrupts import check, temporary_folder
 
 RUN_HELP = """Compile PROGRAM.mlir, link it and run it, passing its output through; exit with its status.
@@ -114,7 +114,9 @@ def run_program(compile_arguments: list[str], program_arguments: list[str], emul
                 link_bundle(bundles, [bundle], executable)
         except OffloadError as e:
             shown = e.message.replace(bundle, program).replace(executable, f"the executable of {program}")
-            raise OffloadError(shown.replace(folder + "/", "")) from None
+            # A message located at the bundle (or the program the messages name it by) is the program's.
+            located = e.location is not None and e.location.file in (bundle, program)
+            raise OffloadError(shown.replace(folder + "/", ""), Location(program) if located else None) from None
         # argv[0] is the program's name, as a shell gives it: never the temporary executable's path.
         return execute([os.path.splitext(program)[0], *program_arguments], executable)
 

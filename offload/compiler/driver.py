@@ -119,11 +119,11 @@ def whole_compile_cache(input_path: str, output: str | None, textual: bool, reso
     key = compile_cache.compile_key(input_path, output, textual, options, resolved.config_file)
     if key is None:
         return None, False
-    from offload.compiler.outputs import build_settings, compile_inputs, ptx_path
+    from offload.compiler.outputs import asked_formats, build_settings, compile_inputs, ptx_path
     from offload.formats.targets import ptx_only_archs
     from offload.fsutil import write_all
 
-    build = build_settings(options, output, textual, resolved.config_file)
+    build = build_settings(options, output, resolved.config_file, asked_formats(options, output, textual))
     ptx_stem = ptx_path(output, "")[: -len(".ptx")]
 
     def allowed(path: str) -> bool:  # the files this compile would write, and no others

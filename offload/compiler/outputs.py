@@ -1,6 +1,6 @@
 """What `compile` writes for a build elsewhere: the image formats (`--portable`, `--device-image`,
 `--host-format`; the profile decides only the default format), the dependency file (`-MD -MF FILE`) and
-the PTX files that travel beside a bundle. The options themselves are offload/options.py's.
+the PTX files that travel beside a bundle. The options themselves are offload/options/compile.py's.
 
 PTX (`--device-image=ptx`, the default of `--portable` for CUDA) is written as `<out>.<arch>.ptx` beside
 the bundle: clang-nvlink-wrapper rejects PTX images inside a bundle, so the target link adds them to the
@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from offload.errors import OffloadError
+from offload.errors import OffloadError, Part
 from offload.formats.hosts import resolve_host
-from offload.options import CompileOptions
+from offload.options import CompileOptions, compile_option
 
 
 def requested_formats(options: CompileOptions) -> tuple[str | None, str | None]:
@@ -42,15 +42,23 @@ def choose_formats(profile, producer_llvm: str, device_image: str | None, host_f
     device = device_image or ("bitcode" if readable else "cubin")
     host = host_format or ("bc" if readable else "obj")
     if not readable and (device == "bitcode" or host == "bc"):
-        asked = (
-            ("--device-image=bitcode" if device == "bitcode" else "")
-            + (" and " if device == "bitcode" and host == "bc" else "")
-            + ("--host-format=bc" if host == "bc" else "")
+        asked: tuple[Part, ...] = (
+            *((compile_option("device_image", "bitcode", joined=True),) if device == "bitcode" else ()),
+            *((" and ",) if device == "bitcode" and host == "bc" else ()),
+            *((compile_option("host_format", "bc", joined=True),) if host == "bc" else ()),
         )
         raise OffloadError(
-            f"{asked}: clang {profile.clang_major} cannot read LLVM {producer_llvm} bitcode (it reads "
-            f"up to LLVM {profile.bitcode_reads_llvm_up_to}); use --device-image=cubin "
-            f"--host-format=obj (or --portable)"
+            (
+                *asked,
+                f": clang {profile.clang_major} cannot read LLVM {producer_llvm} bitcode (it reads "
+                f"up to LLVM {profile.bitcode_reads_llvm_up_to}); use ",
+                compile_option("device_image", "cubin", joined=True),
+                " ",
+                compile_option("host_format", "obj", joined=True),
+                " (or ",
+                compile_option("portable", True),
+                ")",
+            )
         )
     return device, host
 
@@ -68,13 +76,35 @@ class BuildSettings:
     dependency_phony: bool = False  # -MP
 
 
-def build_settings(options: CompileOptions, output: str, textual: bool, config_file: str | None) -> BuildSettings:
-    """The formats and side files of a compile to `output` (-S: `textual`)."""
+# An output named so is an ELF object whatever the target clang reads (clang picks a link input's kind by it).
+OBJECT_SUFFIX = ".o"
+
+
+def asked_formats(options: CompileOptions, output: str | None, textual: bool) -> tuple[str | None, str | None]:
+    """(device image, host format) of a compile to `output` (None: named after the input), as the options
+    and the output's name ask (`-c -o app.o` means an object to clang and nvcc users); None where the
+    target clang's profile decides."""
     device_image, host_format = requested_formats(options)
     if textual and host_format == "obj":
         raise OffloadError(
-            "-S writes LLVM IR text, but --host-format=obj (or --portable) asks for an ELF object: drop one of them"
+            (
+                "-S writes LLVM IR text, but ",
+                compile_option("host_format", "obj", joined=True),
+                " (or ",
+                compile_option("portable", True),
+                ") asks for an ELF object: drop one of them",
+            )
         )
+    if output is not None and output.endswith(OBJECT_SUFFIX) and not textual and host_format is None:
+        host_format = "obj"
+    return device_image, host_format
+
+
+def build_settings(
+    options: CompileOptions, output: str, config_file: str | None, formats: tuple[str | None, str | None]
+) -> BuildSettings:
+    """What a compile to `output` writes: `formats` (asked_formats, or the plan's) and the side files."""
+    device_image, host_format = formats
     dependency_file = None
     if options.dependency_file_wanted or options.user_dependency_file_wanted:
         dependency_file = options.dependency_file or os.path.splitext(output)[0] + ".d"

@@ -1,4 +1,4 @@
-"""A compile's settings, resolved once into a frozen plan: the options record (offload/options.py: flags >
+"""A compile's settings, resolved once into a frozen plan: the options record (offload/options/compile.py: flags >
 mlir-offload.toml > defaults, resolved by the command or the API) and what it leaves open, decided by the
 target clang's profile (offload/compiler/stages.py plan_bundle). The compile stages take the plan; no
 command-line framework and no configuration file is involved past this point."""
@@ -6,14 +6,15 @@ command-line framework and no configuration file is involved past this point."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from offload.compiler.outputs import BuildSettings, build_settings
+from offload.compiler.outputs import BuildSettings, asked_formats, build_settings
 from offload.compiler.stages import BundlePlan, plan_bundle
 from offload.errors import OffloadError
+from offload.formats.hosts import resolve_host
 from offload.formats.profiles import load_profile
 from offload.formats.targets import Target, parse_offload_arch, ptx_only_archs
-from offload.options import CompileOptions
+from offload.options import CompileOptions, compile_option
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,15 @@ def offload_targets(options: CompileOptions) -> list[Target]:
         if options.emulate:
             return parse_offload_arch(EMULATION_DEFAULT_ARCH)
         raise OffloadError(
-            "no offload target: pass --offload-arch, e.g. --offload-arch sm_80 (CUDA) or --offload-arch gfx90a (HIP)"
+            (
+                "no offload target: pass ",
+                compile_option("offload_arch"),
+                ", e.g. ",
+                compile_option("offload_arch", "sm_80"),
+                " (CUDA) or ",
+                compile_option("offload_arch", "gfx90a"),
+                " (HIP)",
+            )
         )
     return parse_offload_arch(native_archs(options.offload_arch))
 
@@ -69,23 +78,20 @@ def default_output(input_path: str, textual: bool, bundle: BundlePlan) -> str:
     return f"{stem}.o" if bundle.host_format == "obj" else f"{stem}.offload.bc"
 
 
-# An output named so is an ELF object whatever the target clang reads (clang picks a link input's kind by it).
-OBJECT_SUFFIX = ".o"
-
-
 def compile_plan(
     input_path: str, output: str | None, textual: bool, options: CompileOptions, config_file: str | None = None
 ) -> CompilePlan:
     """The plan of compiling `input_path` with `options` (config_file: the mlir-offload.toml they came
     from, a prerequisite of -MD's rule). `output` None: named after the input (default_output), in the
     current folder, as clang does."""
-    build = build_settings(options, output or "-", textual, config_file)
-    if output is not None and output.endswith(OBJECT_SUFFIX) and not textual and build.host_format is None:
-        build = replace(build, host_format="obj")  # `-c -o app.o` means an object to clang and nvcc users
+    device_image, host_format = asked_formats(options, output, textual)
+    host_triple = resolve_host(options.host_triple).name  # an unsupported one fails before any work
     if options.emulate:
-        build = emulation_formats(options, build)
+        device_image = emulation_format(options, device_image)
     elif options.sanitizers or options.sanitize_keep_going:
-        raise OffloadError("--sanitize runs its checks in the CPU emulator: add --emulate")
+        raise OffloadError(
+            (compile_option("sanitize"), " runs its checks in the CPU emulator: add ", compile_option("emulate", True))
+        )
     target_clang = load_profile(options.target_clang).clang_major  # unknown: fails before any work
     targets = offload_targets(options)
     if options.device_debug:
@@ -94,30 +100,38 @@ def compile_plan(
         targets = [with_debug_ptx(target) for target in targets]
     ptx_only = ptx_only_archs(options.offload_arch)
     if ptx_only:
-        refuse_dropping_ptx(options, build, ptx_only)
+        refuse_dropping_ptx(options, device_image, ptx_only)
     # compute_XX: its image is a cubin with its PTX beside the bundle (link puts the PTX in the fatbin and
     # leaves out the cubin); the sm_XX archs keep the image kind they would have had.
-    bundle = plan_bundle(targets, target_clang, build.device_image, build.host_format, build.host_triple, ptx_only)
-    if output is None:
-        output = default_output(input_path, textual, bundle)
-        build = replace(build, dependency_file=build_settings(options, output, textual, config_file).dependency_file)
+    bundle = plan_bundle(targets, target_clang, device_image, host_format, host_triple, ptx_only)
+    output = output or default_output(input_path, textual, bundle)
+    build = build_settings(options, output, config_file, (device_image, host_format))  # once, as planned
     return CompilePlan(
         input_path, output, "ll" if textual else "bc", target_clang, tuple(targets), options, build, bundle
     )
 
 
-def refuse_dropping_ptx(options: CompileOptions, build: BuildSettings, ptx_only: tuple[str, ...]) -> None:
+def refuse_dropping_ptx(options: CompileOptions, device_image: str | None, ptx_only: tuple[str, ...]) -> None:
     """compute_XX asks for PTX: an image format that cannot carry it is refused, never the PTX dropped."""
     computes = ", ".join("compute_" + arch[len("sm_") :] for arch in ptx_only)
     if options.emulate:
         raise OffloadError(
-            f"--emulate runs the bitcode image of an sm_XX arch; {computes} is PTX only, for a GPU driver to "
-            f"JIT-compile: name {', '.join(ptx_only)} instead"
+            (
+                compile_option("emulate", True),
+                f" runs the bitcode image of an sm_XX arch; {computes} is PTX only, for a GPU driver to "
+                f"JIT-compile: name {', '.join(ptx_only)} instead",
+            )
         )
-    if build.device_image in ("bitcode", "cubin"):
+    if device_image in ("bitcode", "cubin"):
         raise OffloadError(
-            f"{computes} is PTX only, which --device-image={build.device_image} leaves out: drop --device-image "
-            f"(the sm_XX archs keep their images, {computes} gets PTX) or use --device-image=ptx"
+            (
+                f"{computes} is PTX only, which ",
+                compile_option("device_image", device_image, joined=True),
+                " leaves out: drop ",
+                compile_option("device_image"),
+                f" (the sm_XX archs keep their images, {computes} gets PTX) or use ",
+                compile_option("device_image", "ptx", joined=True),
+            )
         )
 
 
@@ -125,12 +139,24 @@ def refuse_dropping_ptx(options: CompileOptions, build: BuildSettings, ptx_only:
 EMULATION_CLANG = 22
 
 
-def emulation_formats(options: CompileOptions, build: BuildSettings) -> BuildSettings:
-    """--emulate: the emulator retargets the device bitcode image and links with clang 22."""
-    if options.portable or build.device_image not in (None, "bitcode"):
+def emulation_format(options: CompileOptions, device_image: str | None) -> str:
+    """--emulate's device image: bitcode, which the emulator retargets (it links with clang 22)."""
+    if options.portable or device_image not in (None, "bitcode"):
         raise OffloadError(
-            "--emulate keeps the device code as bitcode (the emulator retargets it): drop --portable and --device-image"
+            (
+                compile_option("emulate", True),
+                " keeps the device code as bitcode (the emulator retargets it): drop ",
+                compile_option("portable"),
+                " and ",
+                compile_option("device_image"),
+            )
         )
     if options.target_clang != EMULATION_CLANG:
-        raise OffloadError(f"--emulate links with clang {EMULATION_CLANG}: drop --target-clang")
-    return replace(build, device_image="bitcode")
+        raise OffloadError(
+            (
+                compile_option("emulate", True),
+                f" links with clang {EMULATION_CLANG}: drop ",
+                compile_option("target_clang"),
+            )
+        )
+    return "bitcode"

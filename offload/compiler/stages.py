@@ -20,6 +20,7 @@ from offload.errors import OffloadError
 from offload.formats.hosts import HostTriple, resolve_host
 from offload.formats.profiles import Profile, load_profile
 from offload.formats.vendors import vendor_for
+from offload.options import compile_option
 
 EMIT_FORMATS = ("bc", "ll")
 
@@ -68,8 +69,11 @@ def plan_bundle(
     kinds = sorted({t.offload_kind for t in targets})
     if len(kinds) != 1:
         raise OffloadError(
-            f"--offload-arch mixes offload kinds ({', '.join(kinds)}): the host code calls one "
-            "runtime, compile one bundle per kind"
+            (
+                compile_option("offload_arch"),
+                f" mixes offload kinds ({', '.join(kinds)}): the host code calls one runtime, compile one bundle "
+                "per kind",
+            )
         )
     producer = producer_llvm_version()
     device, host_format = choose_formats(profile, producer, device_image, host_format)
@@ -138,7 +142,13 @@ def compile_bundle(settings) -> CompiledBundle:
         # The record names the libraries the lowered host code calls (its mgpu* functions say which).
         libraries = libraries_used(lowered.runtime_functions, plan.offload_kind)
         record = make_record(
-            plan, images, options.device_debug, libraries, options.sanitizers, options.sanitize_keep_going
+            plan,
+            images,
+            options.device_debug,
+            libraries,
+            options.sanitizers,
+            options.sanitize_keep_going,
+            lowered.sparse_tensor_runtime,
         )
         offload_images = package(images, plan, record)
     with stage("annotate"):
@@ -169,12 +179,14 @@ def _device_part(settings, program, temps, plan: BundlePlan, options):
                 by_kind.setdefault(plan.image_kind(target.arch), []).append(target)
             made = {}
             for kind, targets in by_kind.items():
+                native = codegen(kind, options, plan.profile, targets)
                 for image in compile_device(
                     program,
                     targets,
                     device_options,
-                    lto_pre_link=kind == "bitcode",
-                    codegen=codegen(kind, options),
+                    # The target's device link (bitcode images; cubins it makes here) runs the whole LTO pipeline.
+                    lto_pre_link=kind == "bitcode" or bool(native and native.device_lto),
+                    codegen=native,
                 ):
                     made[image.target] = image
             images = [made[target] for target in settings.targets]
@@ -214,13 +226,27 @@ def keep_device_temps(temps, images) -> None:
                 temps.keep("native", image.native.ptx, "ptx", image.target.arch)
 
 
-def codegen(device_image: str, options):
-    """The serialization's last hook (offload.serialize.native.Codegen), for images packaged as native code."""
+def codegen(device_image: str, options, profile=None, targets=()):
+    """The serialization's last hook (offload.serialize.native.Codegen), for images packaged as native code.
+    CUDA cubins (not PTX, which keeps our PTX floor for the GPUs that JIT it; not -G, whose link compiles
+    the device code at -O0) come from the target clang's device link where this machine has its tools
+    (offload.serialize.device_lto): every target's, or none."""
     from offload.serialize.native import Codegen, ptxas_finder
 
     if device_image == "bitcode":
         return None
-    return Codegen(options.opt_level, ptxas_finder(flags=options.ptxas_debug_flags))
+    ptxas = ptxas_finder(flags=options.ptxas_debug_flags)
+    device_lto = {}
+    cuda = [t for t in targets if vendor_for(t.offload_kind).ptx]
+    wanted = device_image == "cubin" and profile is not None and not options.device_debug
+    if wanted and cuda and len(cuda) == len(targets):
+        from offload.serialize.device_lto import find_device_lto
+        from offload.toolchain.tools import find_cuda
+
+        toolkit = find_cuda(ptxas.cuda_path)
+        found = {t.arch: find_device_lto(profile, t.arch, toolkit.root if toolkit else None) for t in cuda}
+        device_lto = found if all(found.values()) else {}
+    return Codegen(options.opt_level, ptxas, device_lto)
 
 
 def libraries_used(runtime_functions, offload_kind: str) -> tuple[str, ...]:
@@ -260,6 +286,7 @@ def make_record(
     libraries: tuple[str, ...] = (),
     sanitize: tuple[str, ...] = (),
     sanitize_keep_going: bool = False,
+    sparse_tensor_runtime: str = "",
 ):
     from offload.packager.bundle import BundleRecord
 
@@ -274,6 +301,7 @@ def make_record(
         libraries,
         sanitize,
         sanitize_keep_going,
+        sparse_tensor_runtime,
     )
 
 

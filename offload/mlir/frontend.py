@@ -12,6 +12,7 @@ from offload.errors import Location, OffloadError
 from offload.fsutil import read_input, refuse_endless_device, same_file
 from offload.interrupts import called_from_native
 from offload.mlir.wmma_workarounds import finish_transposed_writes, mark_transposed_writes, runs_vector_to_gpu
+from offload.options import compile_option
 
 
 @dataclass
@@ -171,11 +172,15 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
 
         # In a child: a pass crashing on the input is one error line. The result comes back as bytecode,
         # which keeps the source locations.
-        data = call_forked(
+        data, replaced = call_forked(
             lambda _: _run_user_pipeline(data, pass_pipeline, str(path)),
             None,
             f"--pass-pipeline '{pass_pipeline}' crashed",
         )
+        if replaced:  # here, not in the child: its standard error is a file
+            from offload.mlir.upstream_gpu_lowering import announce_replaced, sparsifier_runtime_library
+
+            announce_replaced(replaced, sparsifier_runtime_library(pass_pipeline))
     context = ir.Context()
     # A Python diagnostic handler called from a pass-manager worker thread aborts the process
     # (nanobind: GIL not held); single-threaded passes also keep the output order deterministic.
@@ -288,13 +293,16 @@ def refuse_pipeline_writing_over(pipeline: str | None, protected) -> None:
         for path in protected:
             if value and value != "-" and path and path != "-" and same_file(value, path):
                 raise OffloadError(
-                    f"--pass-pipeline: the option value '{value}' names '{path}', which a pass "
-                    "would write over: name another file"
+                    (
+                        compile_option("pass_pipeline"),
+                        f": the option value '{value}' names '{path}', which a pass would write over: name "
+                        "another file",
+                    )
                 )
 
 
-def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> bytes:
-    """The program after `pipeline`, as MLIR bytecode."""
+def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> tuple[bytes, list[str]]:
+    """The program after `pipeline`, as MLIR bytecode, and the upstream GPU lowering passes it left out."""
     import io
 
     import mlir.ir as ir
@@ -313,16 +321,37 @@ def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> bytes:
             lines = [line.strip() for line in str(error).splitlines()[:1] if line.strip()]
             lines += [line.strip() for line in printed().splitlines() if line.strip()][:1]
             detail = " ".join(lines[:2]).removeprefix("MLIR Textual PassPipeline Parser:").strip(" :")
-            raise OffloadError(f"--pass-pipeline: {detail or 'cannot parse the pipeline'}")
+            raise OffloadError((compile_option("pass_pipeline"), f": {detail or 'cannot parse the pipeline'}"))
+        manager, replaced = _up_to_gpu_lowering(manager, passmanager, pipeline)
         vector_to_gpu = runs_vector_to_gpu(pipeline)
         if vector_to_gpu:
             mark_transposed_writes(module, ir)
-        run_mlir(lambda: manager.run(module.operation), path, f"--pass-pipeline '{pipeline}'")
+        if manager is not None:
+            run_mlir(lambda: manager.run(module.operation), path, f"--pass-pipeline '{pipeline}'")
         if vector_to_gpu:
             finish_transposed_writes(module, ir)
         out = io.BytesIO()
         module.operation.write_bytecode(out)
-        return out.getvalue()
+        return out.getvalue(), replaced
+
+
+def _up_to_gpu_lowering(manager, passmanager, pipeline: str) -> tuple[Any, list[str]]:
+    """The pass manager to run: `manager`, or, where its passes (registered pipelines expanded) contain
+    upstream's own GPU lowering, its passes up to it (None: none); and the passes left out."""
+    from offload.mlir.upstream_gpu_lowering import cut_at_gpu_lowering
+
+    cut = cut_at_gpu_lowering(str(manager))
+    if cut is None:
+        return manager, []
+    if cut.pipeline is None:
+        return None, cut.replaced
+    try:
+        return passmanager.PassManager.parse(cut.pipeline), cut.replaced
+    except ValueError as e:
+        raise OffloadError(
+            f"--pass-pipeline '{pipeline}': its passes before upstream's GPU lowering do not parse again: "
+            f"{str(e).splitlines()[0] if str(e) else 'no reason given'}"
+        ) from None
 
 
 class _stderr_kept:

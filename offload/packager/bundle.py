@@ -37,6 +37,9 @@ class BundleRecord:
     # compile --emulate --sanitize[=LIST] (offload.formats.sanitizers): what `link --emulate` checks.
     sanitize: tuple[str, ...] = ()
     sanitize_keep_going: bool = False
+    # The first function of MLIR's sparse tensor runtime the host calls ('' for none): link refuses the
+    # bundle unless it names the user's libmlir_c_runner_utils (offload.formats.sparse_tensor_runtime).
+    sparse_tensor_runtime: str = ""
 
     @property
     def producer_llvm_major(self) -> int:
@@ -54,6 +57,11 @@ class BundleRecord:
             **({RECORD_PREFIX + "libraries": ",".join(self.libraries)} if self.libraries else {}),
             **({RECORD_PREFIX + "sanitize": ",".join(self.sanitize)} if self.sanitize else {}),
             **({RECORD_PREFIX + "sanitize-keep-going": "1"} if self.sanitize_keep_going else {}),
+            **(
+                {RECORD_PREFIX + "sparse-tensor-runtime": self.sparse_tensor_runtime}
+                if self.sparse_tensor_runtime
+                else {}
+            ),
         }
 
     def manifest_fields(self) -> dict:
@@ -114,8 +122,16 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
         _library_names(first.get(RECORD_PREFIX + "libraries", ""), name),
         tuple(check for check in SANITIZERS if check in first.get(RECORD_PREFIX + "sanitize", "").split(",")),
         first.get(RECORD_PREFIX + "sanitize-keep-going") == "1",
+        _function_name(first.get(RECORD_PREFIX + "sparse-tensor-runtime", ""), name),
     )
     return record, images
+
+
+def _function_name(text: str, name: str) -> str:
+    """A C function name the record gives (it is shown in messages): letters, digits and '_' only."""
+    if text and not all(c.isascii() and (c.isalnum() or c == "_") for c in text):
+        raise OffloadError(f"'{name}': its mlir-offload record names the function {text!r}, which is not a C name")
+    return text
 
 
 def _library_names(text: str, name: str) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ from offload import trace
 from offload.errors import OffloadError
 from offload.formats.targets import Target
 from offload.formats.vendors import vendor_for
-from offload.options import DEFAULT_OPT_LEVEL
+from offload.options import DEFAULT_OPT_LEVEL, compile_option
 from offload.processes import call_forked, in_forked_child
 from offload.serialize.llvmlite_backend import fresh_context, target_machine
 from offload.serialize.optimizer import find_llvm_tool
@@ -58,10 +58,14 @@ def llc_object(bitcode: bytes, target: Target, opt_level: int = DEFAULT_OPT_LEVE
     llc = llc or find_llc(major)
     if llc is None:
         raise OffloadError(
-            f"cannot emit a {target.arch} object: its device code has inline asm (from the ROCm device "
-            f"libraries), which llvmlite's AMDGPU target cannot assemble, and no llc of LLVM {major} was found "
-            f"(looked for llc-{major}, /usr/lib/llvm-{major}/bin/llc, llc): install llvm-{major}, or keep "
-            f"bitcode device images (--device-image=bitcode) for a clang that reads LLVM {major} bitcode"
+            (
+                f"cannot emit a {target.arch} object: its device code has inline asm (from the ROCm device "
+                f"libraries), which llvmlite's AMDGPU target cannot assemble, and no llc of LLVM {major} was found "
+                f"(looked for llc-{major}, /usr/lib/llvm-{major}/bin/llc, llc): install llvm-{major}, or keep "
+                "bitcode device images (",
+                compile_option("device_image", "bitcode", joined=True),
+                f") for a clang that reads LLVM {major} bitcode",
+            )
         )
     command = [
         llc,

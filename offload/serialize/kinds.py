@@ -13,11 +13,19 @@ from offload import trace
 from offload.errors import OffloadError
 from offload.formats.targets import Target
 from offload.formats.vendors import CUDA, HIP, Vendor
-from offload.options import CompileOptions
+from offload.options import CompileOptions, compile_option
 from offload.serialize.libraries import find_libdevice, find_rocm_device_libs
 
-# Device-side lowering shared by both kinds, run inside every gpu.module before the GPU conversion.
-COMMON_LOWERING = ("convert-vector-to-scf", "convert-scf-to-cf", "expand-strided-metadata", "lower-affine")
+# Device-side lowering shared by both kinds, run inside every gpu.module before the GPU conversion. The GPU
+# conversions lower vector ops but not 1-D transfers (convert-vector-to-llvm's own patterns do, as upstream's
+# RUN lines run it over gpu.modules).
+COMMON_LOWERING = (
+    "convert-vector-to-scf",
+    "convert-scf-to-cf",
+    "expand-strided-metadata",
+    "lower-affine",
+    "convert-vector-to-llvm",
+)
 COMMON_CLEANUP = ("canonicalize", "cse", "reconcile-unrealized-casts")
 
 # Module flag behaviours (llvm/IR/Module.h): Error = 1, Override = 4, Max = 7.
@@ -141,9 +149,12 @@ def _rocdl_libraries(target: Target, options, needs_library: bool) -> LibraryPla
     missing = [n for n in names if not (folder / n).is_file()]
     if missing:
         raise OffloadError(
-            f"the ROCm device libraries in '{folder}' lack {', '.join(missing)} needed for "
-            f"{target.arch}; fix: point --rocm-device-lib-path or ROCM_PATH at device libraries "
-            "that support this GPU"
+            (
+                f"the ROCm device libraries in '{folder}' lack {', '.join(missing)} needed for {target.arch}; fix: "
+                "point ",
+                compile_option("rocm_device_lib_path"),
+                " or ROCM_PATH at device libraries that support this GPU",
+            )
         )
     return LibraryPlan(
         files=tuple(str(folder / n) for n in names),

@@ -13,6 +13,7 @@ from pathlib import Path
 from offload.errors import OffloadError
 from offload.formats.targets import Target
 from offload.fsutil import read_input
+from offload.options import compile_option
 from offload.toolchain.tools import cuda_roots, rocm_device_lib_dirs, rocm_roots
 
 LIBDEVICE_IN_TOOLKIT = Path("nvvm") / "libdevice" / "libdevice.10.bc"
@@ -30,12 +31,16 @@ def find_libdevice(explicit: str | None) -> str:
             return str(path)
         if Path(explicit).is_dir():
             raise OffloadError(
-                f"--libdevice '{explicit}' is a folder without libdevice.10.bc: "
-                "name the file or the folder that holds it (CUDA: nvvm/libdevice)"
+                (
+                    compile_option("libdevice", f"'{explicit}'"),
+                    " is a folder without libdevice.10.bc: name the file or the folder that holds it (CUDA: "
+                    "nvvm/libdevice)",
+                )
             )
-        if path.exists():
-            raise OffloadError(f"--libdevice '{explicit}' is not a file (expected libdevice.10.bc or its folder)")
-        raise OffloadError(f"--libdevice '{explicit}' does not exist (expected libdevice.10.bc or its folder)")
+        what = "is not a file" if path.exists() else "does not exist"
+        raise OffloadError(
+            (compile_option("libdevice", f"'{explicit}'"), f" {what} (expected libdevice.10.bc or its folder)")
+        )
     candidates = [Path(root) / LIBDEVICE_IN_TOOLKIT for root in cuda_roots()]
     candidates.append(Path("/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc"))  # Debian's toolkit
     candidates += _nvidia_wheel_libdevice()
@@ -45,9 +50,12 @@ def find_libdevice(explicit: str | None) -> str:
             return str(path)
     looked.append("the nvidia-nvvm wheel (not installed)" if not _nvidia_wheel_roots() else "")
     raise OffloadError(
-        "libdevice.10.bc is needed (the device code calls __nv_* math functions) but was not "
-        f"found; looked in: {', '.join(filter(None, looked))}; fix: pass --libdevice PATH, set "
-        "CUDA_HOME to a CUDA toolkit, or `pip install nvidia-nvvm`"
+        (
+            "libdevice.10.bc is needed (the device code calls __nv_* math functions) but was not "
+            f"found; looked in: {', '.join(filter(None, looked))}; fix: pass ",
+            compile_option("libdevice", "PATH"),
+            ", set CUDA_HOME to a CUDA toolkit, or `pip install nvidia-nvvm`",
+        )
     )
 
 
@@ -72,15 +80,18 @@ def find_rocm_device_libs(explicit: str | None) -> str:
     if explicit:
         if (Path(explicit) / "ocml.bc").is_file():
             return explicit
-        raise OffloadError(f"--rocm-device-lib-path '{explicit}' has no ocml.bc")
+        raise OffloadError((compile_option("rocm_device_lib_path", f"'{explicit}'"), " has no ocml.bc"))
     candidates = rocm_device_lib_dirs(rocm_roots())
     for folder in candidates:
         if (Path(folder) / "ocml.bc").is_file():
             return folder
     raise OffloadError(
-        "the ROCm device libraries (ocml.bc, ockl.bc, oclc_*.bc) are needed but were not found; "
-        f"looked in: {', '.join(candidates)}; fix: pass --rocm-device-lib-path DIR, set ROCM_PATH, "
-        "or install rocm-device-libs"
+        (
+            "the ROCm device libraries (ocml.bc, ockl.bc, oclc_*.bc) are needed but were not found; "
+            f"looked in: {', '.join(candidates)}; fix: pass ",
+            compile_option("rocm_device_lib_path", "DIR"),
+            ", set ROCM_PATH, or install rocm-device-libs",
+        )
     )
 
 
@@ -107,15 +118,17 @@ def read_link_bitcode(path: str) -> bytes:
     try:
         return read_input(path)
     except OffloadError as e:
-        raise OffloadError(f"--link-bitcode: {e.message}") from None
+        raise OffloadError((compile_option("link_bitcode"), ": ", *e.parts)) from None
 
 
 def check_library_triple(path: str, triple: str, target: Target) -> None:
     """A --link-bitcode library for another triple is refused (an empty triple links anywhere)."""
     if triple and triple != target.triple:
         raise OffloadError(
-            f"--link-bitcode '{path}' is for '{triple}', not for {target.arch} "
-            f"({target.triple}); give one library per target triple"
+            (
+                compile_option("link_bitcode", f"'{path}'"),
+                f" is for '{triple}', not for {target.arch} ({target.triple}); give one library per target triple",
+            )
         )
 
 

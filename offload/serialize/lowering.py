@@ -14,7 +14,7 @@ from offload.errors import Location, OffloadError
 from offload.mlir.byte_elements import widen_narrow_element_accesses
 from offload.mlir.frontend import Program, child_ops, location_of, run_mlir
 from offload.mlir.wmma_workarounds import rewrite_unlowered_elementwise
-from offload.options import CompileOptions
+from offload.options import CompileOptions, compile_option
 from offload.serialize.amd_wmma import lower_subgroup_mma_to_wmma, lowers_subgroup_mma
 from offload.serialize.hip_assert import lower_device_asserts
 from offload.serialize.images import LoweredModule, symbol_name
@@ -242,9 +242,13 @@ def _module_symbols(
         if new_name in defined_by:
             first_module, first_where = defined_by[new_name]
             raise OffloadError(
-                f"symbol '{new_name}' is defined by both gpu.module @{first_module} ({first_where}) and "
-                f"gpu.module @{module_name} ({where}); all gpu.modules go into one device image per target: "
-                "rename one, or pass --rename=module-prefix (names become <module>_<symbol>)",
+                (
+                    f"symbol '{new_name}' is defined by both gpu.module @{first_module} ({first_where}) and "
+                    f"gpu.module @{module_name} ({where}); all gpu.modules go into one device image per target: "
+                    "rename one, or pass ",
+                    compile_option("rename", "module-prefix", joined=True),
+                    " (names become <module>_<symbol>)",
+                ),
                 where,
             )
         defined_by[new_name] = (module_name, where)

@@ -26,7 +26,7 @@ from offload.formats.targets import Target, parse_offload_arch
 from offload.formats.toolkit_archs import unbuildable_arch
 from offload.formats.vendors import CUDA, HIP, Vendor, vendor_for, vendor_of_triple
 from offload.interrupts import temporary_folder
-from offload.options import DEFAULT_OPT_LEVEL
+from offload.options import DEFAULT_OPT_LEVEL, compile_option
 from offload.packager import ImageKind, read_offload_images
 from offload.serialize.codegen import emit_assembly, emit_object, find_llc
 from offload.serialize.images import DeviceImage, NativeCode
@@ -47,8 +47,11 @@ def find_ptxas(cuda_path: str | None = None) -> str:
     path = (cuda.ptxas if cuda else None) or shutil.which("ptxas")
     if path is None:
         raise OffloadError(
-            "cubin device images need ptxas from the CUDA toolkit: install it or pass "
-            "--cuda-path (or use --device-image=bitcode)"
+            (
+                "cubin device images need ptxas from the CUDA toolkit: install it or set CUDA_PATH (or use ",
+                compile_option("device_image", "bitcode", joined=True),
+                ")",
+            )
         )
     return path
 
@@ -65,8 +68,11 @@ def check_toolkit_archs(archs: Iterable[str], runs_ptxas: bool, cuda_path: str |
         why = unbuildable_arch(arch, cuda.version)
         if why and runs_ptxas:
             raise OffloadError(
-                f"{why} (the toolkit at {cuda.root}): compile for an arch in that range, or use "
-                "--device-image=bitcode to leave ptxas to the target's toolkit"
+                (
+                    f"{why} (the toolkit at {cuda.root}): compile for an arch in that range, or use ",
+                    compile_option("device_image", "bitcode", joined=True),
+                    " to leave ptxas to the target's toolkit",
+                )
             )
         if why:
             click.echo(
@@ -159,18 +165,29 @@ class Codegen:
     """The device skeleton's to-object step when a compile packages native images: calling it on a
     DeviceImage gives it its native code (native_code); key(target) is what that code depends on beyond
     the image itself (the device image cache adds it to the image's key, so that a hit brings the native
-    code along)."""
+    code along). device_lto: arch -> the target clang's CUDA device link run here
+    (offload.serialize.device_lto), whose cubin is the one the link of the bitcode image would make;
+    empty: the in-process code generation."""
 
-    def __init__(self, opt_level: int, ptxas: PtxasFinder):
+    def __init__(self, opt_level: int, ptxas: PtxasFinder, device_lto: dict | None = None):
         self.opt_level, self.ptxas = opt_level, ptxas
+        self.device_lto = dict(device_lto or {})
         self._keys: dict[str, str] = {}
 
     def __call__(self, image: DeviceImage) -> DeviceImage:
-        return replace(image, native=native_code(image.bitcode, image.target, self.opt_level, self.ptxas))
+        lto = self.device_lto.get(image.target.arch)
+        if lto is None:
+            return replace(image, native=native_code(image.bitcode, image.target, self.opt_level, self.ptxas))
+        ptx = lto.ptx(image.bitcode, image.target.arch, self.opt_level)
+        flags = (*lto.ptxas_flags, *self.ptxas.flags)
+        cubin = run_ptxas(ptx, image.target.arch, self.ptxas(), self.opt_level, flags).cubin
+        return replace(image, native=NativeCode(int(ImageKind.CUBIN), cubin, ptx))
 
     def key(self, target: Target) -> str:
         vendor = vendor_for(target.offload_kind)
-        if vendor.offload_kind not in self._keys:
+        lto = self.device_lto.get(target.arch)
+        name = f"{vendor.offload_kind} {target.arch}" if lto else vendor.offload_kind
+        if name not in self._keys:
             import llvmlite  # the package's version only: LLVM itself is not loaded for a key
 
             parts = [
@@ -178,9 +195,9 @@ class Codegen:
                 f"O{self.opt_level}",
                 f"llvmlite {llvmlite.__version__}",
             ]
-            parts += CODEGEN_TOOLS[vendor](self)
-            self._keys[vendor.offload_kind] = "|".join(parts)
-        return self._keys[vendor.offload_kind]
+            parts += CODEGEN_TOOLS[vendor](self) + (lto.identity() if lto else [])
+            self._keys[name] = "|".join(parts)
+        return self._keys[name]
 
 
 def _ptxas_identity(codegen: Codegen) -> list[str]:

@@ -8,7 +8,9 @@ device library is linked lazily and only for what the code calls (llvm-link --on
 LinkOnlyNeeded), and a crash of LLVM on some input is an exit status. Without them llvmlite does it all in
 forked children. MLIR_OFFLOAD_OPT names another opt, or `llvmlite` for the in-process stages.
 
-An image codegen turns into native code here (cubin, PTX, portable) gets the whole `default<On>`. An image
+An image codegen turns into native code here (PTX, portable; a cubin without the target's device link
+tools, offload/serialize/device_lto.py) gets the whole `default<On>`; a CUDA cubin made by the target's device
+link run here gets what a bitcode image gets, then that link's `lto<O2>`. An image
 the target clang LTO-links (a bitcode image) is optimized there: its device LTO runs the whole LTO pipeline
 on it, whatever ran here. For CUDA it gets here only what must happen before (the target kind's
 pre_link_passes): NVVM reflect with our __CUDA_* values, which the target would otherwise resolve with

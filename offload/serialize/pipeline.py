@@ -14,7 +14,7 @@ from offload.errors import OffloadError
 from offload.formats.targets import Target, check_ptx_feature
 from offload.formats.vendors import vendor_for
 from offload.mlir.frontend import Program
-from offload.options import CompileOptions
+from offload.options import CompileOptions, compile_option
 from offload.processes import ForkedCall, map_forked, map_threads, worker_count
 from offload.serialize.images import DeviceImage
 from offload.serialize.kinds import KINDS
@@ -75,13 +75,15 @@ def compile_device(
         cache.lookup(keys, targets, native=codegen is not None) if cache else [None] * len(work)
     )
     missing = [i for i, image in enumerate(cached) if image is None]
-    if preload is None and codegen is not None and missing:
+    # The target's device link run here (device_lto.py) is processes of its own (opt, llc, ptxas): no llvmlite.
+    in_process_codegen = codegen is not None and not codegen.device_lto
+    if preload is None and in_process_codegen and missing:
         # Native code needs llvmlite in each image's child (codegen.py emits in a child even with one job):
         # loaded once, here, not by every child.
         preload = _preload_llvm()
     if preload is not None:
         preload.join()  # no other thread may run when the children are forked
-    if optimizer.in_process or codegen is not None:
+    if optimizer.in_process or in_process_codegen:
         # LLVM parses the files the user names (--link-bitcode, --libdevice, --rocm-device-lib-path): never in
         # this process, whatever they hold. Native code is emitted in a process of its own (codegen.py says
         # why), so the images' skeletons, codegen included, run in children even when LLVM's tools do the rest.
@@ -149,7 +151,7 @@ def _preload_llvm() -> threading.Thread:
 
 def _check_options(options: CompileOptions, targets: list[Target]) -> None:
     if not targets:
-        raise OffloadError("no offload target: pass --offload-arch, e.g. sm_80 or gfx90a")
+        raise OffloadError(("no offload target: pass ", compile_option("offload_arch"), ", e.g. sm_80 or gfx90a"))
     for target in targets:
         if target.offload_kind not in KINDS:
             raise OffloadError(f"unknown offload kind '{target.offload_kind}' (valid: cuda, hip)")

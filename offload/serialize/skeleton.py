@@ -22,7 +22,7 @@ from offload import trace
 from offload.errors import Location, OffloadError
 from offload.formats.targets import Target
 from offload.fsutil import atomic_write
-from offload.options import CompileOptions
+from offload.options import CompileOptions, compile_option
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import DeviceImage, LoweredModule, image_symbols
 from offload.serialize.kinds import KINDS, LibraryPlan, TargetKind
@@ -147,9 +147,14 @@ def check_unresolved(
         hint = " (a device-library function the library does not define)"
     more = f" (and {len(unresolved) - 1} more: {', '.join(unresolved[1:4])})" if len(unresolved) > 1 else ""
     raise OffloadError(
-        f"unresolved device function '{symbol}' {where} for {target.arch}{hint}{more}; "
-        "define it in a gpu.module, pass --link-bitcode FILE.bc, or compile with -fgpu-rdc to "
-        "take it from CUDA device code at link",
+        (
+            f"unresolved device function '{symbol}' {where} for {target.arch}{hint}{more}; "
+            "define it in a gpu.module, pass ",
+            compile_option("link_bitcode", "FILE.bc"),
+            ", or compile with ",
+            compile_option("gpu_rdc", True),
+            " to take it from CUDA device code at link",
+        ),
         exported.get(kernel) if kernel else None,
     )
 

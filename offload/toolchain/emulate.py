@@ -31,6 +31,8 @@ from offload.errors import OffloadError, warn_when_done
 from offload.formats.launch_limits import launch_limits
 from offload.formats.sanitizers import SANITIZERS, sanitizer_mask
 from offload.interrupts import removed_unless_kept, temporary_folder
+from offload.options.compile import compile_option
+from offload.options.link import DEFAULT_LINK, LinkOptions, link_option
 from offload.toolchain.build_cache import BuildCache
 from offload.trust import team_mode
 
@@ -510,9 +512,12 @@ def plan_emulated_link(
             raise OffloadError(f"{bundle.path}: {': '.join(refusal)}")
         if bundle.record.profile != EMULATED_LLVM:
             raise OffloadError(
-                f"{bundle.path} was made for clang {bundle.record.profile}; --emulate links with "
-                f"clang {EMULATED_LLVM} and reads its offload entries: recompile with "
-                f"--target-clang {EMULATED_LLVM}"
+                (
+                    f"{bundle.path} was made for clang {bundle.record.profile}; ",
+                    link_option("emulate", True),
+                    f" links with clang {EMULATED_LLVM} and reads its offload entries: recompile with ",
+                    compile_option("target_clang", str(EMULATED_LLVM)),
+                )
             )
         if bundle.record.host_format == "obj" and bundle.path.endswith((".bc", ".ll")):
             raise OffloadError(f"'{bundle.path}' is an ELF object but named like bitcode: rename it to .o")
@@ -549,20 +554,19 @@ def plan_emulated_link(
 
 
 def link_emulated(
-    bundles,
-    inputs: list[str],
-    output: str,
-    clang: str | None = None,
-    dry_run: bool = False,
-    verbose: bool = False,
-    shown: dict[str, str] | None = None,
-    sanitize: Sanitize = Sanitize(),
+    bundles, inputs: list[str], output: str, options: LinkOptions = DEFAULT_LINK, shown: dict[str, str] | None = None
 ) -> None:
     """Link an emulating executable at `output` (a temporary name renamed over it when all succeeded).
-    `shown`: the name a message gives an input (run's temporary bundle is the user's program); `sanitize`:
-    link's own --sanitize (the bundles' records add theirs)."""
-    sanitize = sanitize_of(bundles, sanitize.checks, sanitize.keep_going)
+    `options`: the link's (offload/options/link.py: its clang, sanitize, dry_run, verbose; the bundles'
+    records add their sanitize); `shown`: the name a message gives an input (run's temporary bundle is the
+    user's program)."""
+    sanitize = sanitize_of(bundles, options.sanitizers, options.sanitize_keep_going)
+    clang, dry_run, verbose = options.clang, options.dry_run, options.verbose
     import shlex
+
+    from offload.formats.sparse_tensor_runtime import refuse_unlinked
+
+    refuse_unlinked(bundles, inputs, shown)
 
     import click
 

@@ -13,11 +13,14 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from offload.errors import OffloadError
+from offload.errors import OffloadError, Part
 from offload.formats import profiles
 from offload.formats.profiles import load_profile
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
 from offload.interrupts import removed_unless_kept, temporary_folder
+from offload.options.compile import compile_option
+from offload.options.link import DEFAULT_LINK, LinkOptions, link_option
+from offload.options.link import FLAGS as LINK_FLAGS
 from offload.packager import ImageKind
 from offload.packager.bundle import BundleRecord, read_bundle_record
 from offload.toolchain.cuda_device_link import cuda_device_link_speed
@@ -109,8 +112,8 @@ class LinkPlan:
         return prefix + " ".join(shlex.quote(part) for part in self.command)
 
 
-def compatibility_problem(record, images, clang) -> str | None:
-    """Why `clang` cannot link this bundle correctly (reason and fix), or None."""
+def compatibility_problem(record, images, clang) -> tuple[Part, ...] | None:
+    """Why `clang` cannot link this bundle correctly (reason and fix: a message's parts), or None."""
     bundle_profile = profiles.load_profile(record.profile)
     layout = bundle_profile.entries.get("layout", "?")
     has_bitcode = record.host_format == "bc" or any(i.image_kind == ImageKind.BITCODE for i in images)
@@ -119,22 +122,25 @@ def compatibility_problem(record, images, clang) -> str | None:
         known = ", ".join(map(str, profiles.available_profiles()))
         return (
             f"{clang.path} is clang {clang.version}, for which mlir-offload has no profile (profiles: {known}); "
-            f"the bundle was made for clang {record.profile} ({layout} entries): "
-            f"pass --clang clang-{record.profile}"
+            f"the bundle was made for clang {record.profile} ({layout} entries): pass ",
+            link_option("clang", f"clang-{record.profile}"),
         )
     clang_profile = profiles.load_profile(clang.major)
     if profiles.OTHER_ENTRIES in refusals:
         return (
             f"bundle was made for clang {record.profile} ({layout} entries) but {clang.path} is clang "
             f"{clang.version} ({clang_profile.entries.get('layout', '?')} entries), which would link an "
-            f"executable that registers no kernel: recompile with --target-clang {clang.major} "
-            f"or pass --clang clang-{record.profile}"
+            "executable that registers no kernel: recompile with ",
+            compile_option("target_clang", str(clang.major)),
+            " or pass ",
+            link_option("clang", f"clang-{record.profile}"),
         )
     if profiles.UNREADABLE_BITCODE in refusals:
         return (
             f"the bundle holds LLVM {record.producer_llvm} bitcode, which clang {clang.version} cannot read "
-            f"(it reads up to LLVM {clang_profile.bitcode_reads_llvm_up_to}): recompile with "
-            f"--target-clang {clang.major} (host object + native device images)"
+            f"(it reads up to LLVM {clang_profile.bitcode_reads_llvm_up_to}): recompile with ",
+            compile_option("target_clang", str(clang.major)),
+            " (host object + native device images)",
         )
     return None
 
@@ -201,26 +207,12 @@ def ptx_files_beside(bundle: str, images) -> list[str]:
     return found
 
 
-def plan_link(
-    bundles,
-    inputs: list[str],
-    output: str,
-    clang_path: str | None = None,
-    cuda_path: str | None = None,
-    rocm_path: str | None = None,
-    ptx: Sequence[str] = (),
-    ptx_beside: bool = False,
-    cudart: str = "shared",
-    resource_usage: bool = False,
-    device_debug: bool = False,
-    serial_device_link: bool = False,
-) -> LinkPlan:
+def plan_link(bundles, inputs: list[str], output: str, options: LinkOptions = DEFAULT_LINK) -> LinkPlan:
     """`bundles`: one bundle path (linked first, before `inputs`), or the LinkBundles of find_bundles(inputs),
-    where `inputs` holds every link argument in the user's order. `ptx_beside`: add each bundle's
-    ptx_files_beside (what the Makefile and CMake rules ask for) unless --ptx files are given. `cudart`:
-    the runtime as nvcc's --cudart (shared, static, none); none where `inputs` name the runtime library.
-    `device_debug`: link -G (a bundle compiled with -G asks for it itself). `serial_device_link`: one thread
-    for the whole device link (no --offload-jobs, LTO partitions or ptxas --split-compile), the least CPU."""
+    where `inputs` holds every link argument in the user's order; `options`: the link's (offload/options/link.py).
+    ptx_beside adds each bundle's ptx_files_beside (what the Makefile and CMake rules ask for) unless ptx
+    files are given; cudart none where `inputs` name the runtime library; a bundle compiled with -G asks
+    for device_debug itself; serial_device_link: no --offload-jobs, LTO partitions or ptxas --split-compile."""
     from importlib import resources
 
     from offload.formats.clang_arguments import own_options
@@ -232,21 +224,26 @@ def plan_link(
         record, images = read_bundle_record(read_input(bundles), bundles)
         inputs = [bundles, *inputs]
         bundles = [LinkBundle(bundles, record, images)]
+    from offload.formats.sparse_tensor_runtime import refuse_unlinked
+
+    refuse_unlinked(bundles, inputs)
     first = bundles[0]
     for other in bundles[1:]:
         if other.record.profile != first.record.profile:
             raise OffloadError(
-                f"{first.path} was made for clang {first.record.profile} but {other.path} for clang "
-                f"{other.record.profile}: one executable takes one entry layout, recompile them "
-                "with the same --target-clang"
+                (
+                    f"{first.path} was made for clang {first.record.profile} but {other.path} for clang "
+                    f"{other.record.profile}: one executable takes one entry layout, recompile them with the same ",
+                    compile_option("target_clang"),
+                )
             )
-    clang = find_target_clang(clang_path, first.record.profile)
+    clang = find_target_clang(options.clang, first.record.profile)
     link_host = clang_target_host(clang.path, inputs)
     for bundle in bundles:
         refusal = host_refusal(bundle.record.host_triple, link_host, clang.path, "link with --target={triple}")
-        problem = compatibility_problem(bundle.record, bundle.images, clang) or (refusal and ": ".join(refusal))
+        problem = compatibility_problem(bundle.record, bundle.images, clang) or (refusal and (": ".join(refusal),))
         if problem:
-            raise OffloadError(problem if len(bundles) == 1 else f"{bundle.path}: {problem}")
+            raise OffloadError(problem if len(bundles) == 1 else (f"{bundle.path}: ", *problem))
     if clang.linker_wrapper is None:
         raise OffloadError(f"no clang-linker-wrapper beside {clang.path}: install clang-tools-{clang.major}")
     kinds = sorted({target.split(":", 1)[0] for bundle in bundles for target in bundle.record.targets})
@@ -267,19 +264,20 @@ def plan_link(
         command.append(CXX_DRIVER_MODE)  # as nvcc links with g++: the C++ runtime comes with C++ objects
     command += inputs
     command += host_optimization(own_options(inputs))  # clang compiles the bundle's host bitcode at the link's level
-    if (ptxas_verbose or resource_usage) and CUDA.offload_kind in kinds:
+    if (ptxas_verbose or options.resource_usage) and CUDA.offload_kind in kinds:
         # The linker wrapper's nvlink wrapper runs ptxas (bitcode images) and nvlink with -v; the device
         # links run one after another, so that each arch's report lines stay together.
         command += [f"-Xoffload-linker-{CUDA.triple}", "-v"]
-    elif not serial_device_link:
+    elif not options.serial_device_link:
         command += device_link_jobs(load_profile(clang.major), bundles, own_options(inputs))
-    device_debug = device_debug or any(bundle.record.device_debug for bundle in bundles)
+    device_debug = options.device_debug or any(bundle.record.device_debug for bundle in bundles)
     if device_debug:
         command += device_debug_options(load_profile(clang.major), bundles)
     path_prepend: list[str] = []
     env: dict[str, str] = {}
     ptx_images = []
-    if (ptx_beside or any(b.record.ptx_only for b in bundles)) and not ptx:  # compute_XX: its PTX is its code
+    ptx: Sequence[str] = options.ptx
+    if (options.ptx_beside or any(b.record.ptx_only for b in bundles)) and not ptx:  # compute_XX: its PTX is its code
         ptx = _one_ptx_source(bundles)
     if ptx:
         from offload.toolchain.ptx import check_ptx_files
@@ -293,15 +291,20 @@ def plan_link(
         root = None
         toolkit_on_path = False
         if spec.fatbinary:  # CUDA: its toolkit's fatbinary, PTX and arch ranges
-            cuda = find_cuda(cuda_path)
+            cuda = find_cuda(options.cuda_path)
+            if cuda is None and options.cuda_path:
+                raise OffloadError((link_option("cuda_path", options.cuda_path), ": no CUDA toolkit there (no bin/)"))
             if cuda is None:
                 raise OffloadError(
-                    "no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart): install it or pass --cuda-path DIR"
+                    (
+                        "no CUDA toolkit found (ptxas, nvlink, fatbinary, libcudart): install it or pass ",
+                        link_option("cuda_path", "DIR"),
+                    )
                 )
             root = cuda.root
             _refuse_unbuildable_archs(bundles, cuda)
             speed = cuda_device_link_speed(
-                load_profile(clang.major), bundles, inputs, cuda, device_debug or serial_device_link
+                load_profile(clang.major), bundles, inputs, cuda, device_debug or options.serial_device_link
             )
             command += speed.arguments
             env.update(speed.env)
@@ -324,7 +327,7 @@ def plan_link(
                 env.update(ptx_env)
                 command += extra
         else:
-            rocm = find_rocm(rocm_path)
+            rocm = find_rocm(options.rocm_path)
             root = rocm.root
         library_dirs = (
             [
@@ -335,11 +338,15 @@ def plan_link(
             if root
             else []
         )
-        mode = "none" if runtime_named(spec, inputs) else cudart
+        mode = "none" if runtime_named(spec, inputs) else options.cudart
+        if mode not in dict(spec.runtime_variants):  # a mode of another vendor (--cudart=static for HIP)
+            modes = ", ".join(dict(spec.runtime_variants))
+            runtime = link_option(LINK_FLAGS["--cudart"], mode, joined=True)  # the option, named by its flag
+            raise OffloadError((runtime, f" is not one of {modes} for {kind}"))
         used = bundle_libraries(bundles)
         command += runtime_link_flags(spec, None if toolkit_on_path else root, library_dirs, mode, used)
     command += ["-o", output]
-    return LinkPlan(clang, command, path_prepend, env, ptx_images, ptxas_verbose, resource_usage, device_debug)
+    return LinkPlan(clang, command, path_prepend, env, ptx_images, ptxas_verbose, options.resource_usage, device_debug)
 
 
 def bundle_libraries(bundles) -> tuple[str, ...]:
@@ -379,8 +386,12 @@ def _refuse_unbuildable_archs(bundles, cuda) -> None:
             why = unbuildable_arch(arch, cuda.version) if kind == CUDA.offload_kind else None
             if why:
                 raise OffloadError(
-                    f"{bundle.path}: {why} (the toolkit at {cuda.root}): recompile for an arch "
-                    "in that range, or link with a CUDA toolkit that builds it (--cuda-path DIR)"
+                    (
+                        f"{bundle.path}: {why} (the toolkit at {cuda.root}): recompile for an arch "
+                        "in that range, or link with a CUDA toolkit that builds it (",
+                        link_option("cuda_path", "DIR"),
+                        ")",
+                    )
                 )
 
 
@@ -472,43 +483,17 @@ def _ptx_through_fatbinary_wrapper(
     return env, extra
 
 
-def link_bundle(
-    bundles,
-    inputs: list[str],
-    output: str,
-    clang: str | None = None,
-    cuda_path: str | None = None,
-    rocm_path: str | None = None,
-    dry_run: bool = False,
-    verbose: bool = False,
-    ptx: Sequence[str] = (),
-    ptx_beside: bool = False,
-    cudart: str = "shared",
-    resource_usage: bool = False,
-    device_debug: bool = False,
-    serial_device_link: bool = False,
-) -> None:
-    """`bundles` and `inputs` as plan_link takes them."""
+def link_bundle(bundles, inputs: list[str], output: str, options: LinkOptions = DEFAULT_LINK) -> None:
+    """`bundles`, `inputs` and `options` as plan_link takes them; options.dry_run prints the command
+    instead, options.verbose prints it and clang's messages."""
     import click
 
     from offload.fsutil import check_outputs
 
     # Before clang runs: not over an input (clang would overwrite the bundle or an object), a device or a folder.
     check_outputs([output], [item for item in inputs if not item.startswith("-")])
-    plan = plan_link(
-        bundles,
-        inputs,
-        output,
-        clang,
-        cuda_path,
-        rocm_path,
-        ptx,
-        ptx_beside,
-        cudart,
-        resource_usage,
-        device_debug,
-        serial_device_link,
-    )
+    plan = plan_link(bundles, inputs, output, options)
+    dry_run, verbose = options.dry_run, options.verbose
     if plan.ptx:
         from offload.toolchain.ptx import inputs_with_device_code
 

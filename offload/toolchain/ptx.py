@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass
 
 from offload.errors import OffloadError
+from offload.options.compile import compile_option
+from offload.options.link import link_option
 
 
 def _ptx_words(text: str) -> list[str]:
@@ -74,9 +76,13 @@ def check_ptx_files(paths: list[str], bundle_archs: list[str], bundle: str) -> l
         external = ptx_external_functions(text)
         if external:
             raise OffloadError(
-                f"{path}: the PTX calls {', '.join(external[:3])} defined elsewhere, so a GPU "
-                f"newer than {arch} could not JIT-compile it alone: link that device code into "
-                f"the bundle (--link-bitcode) or drop --ptx"
+                (
+                    f"{path}: the PTX calls {', '.join(external[:3])} defined elsewhere, so a GPU "
+                    f"newer than {arch} could not JIT-compile it alone: link that device code into the bundle (",
+                    compile_option("link_bitcode"),
+                    ") or drop ",
+                    link_option("ptx"),
+                )
             )
         absolute = os.path.abspath(path)
         if any(c in absolute for c in ",\n"):

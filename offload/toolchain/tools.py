@@ -25,6 +25,7 @@ from pathlib import Path
 
 from offload.errors import OffloadError
 from offload.formats.vendors import CUDA, HIP, Vendor
+from offload.options.link import link_option
 
 CUDA_ENVIRONMENT = ("CUDA_PATH", "CUDA_HOME", "CUDA_ROOT")
 STANDARD_CUDA_ROOTS = ("/usr/local/cuda", "/opt/cuda", "/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit")
@@ -207,14 +208,17 @@ def find_target_clang(explicit: str | None, profile_major: int):
     if explicit:
         clang = describe_clang(explicit)
         if clang is None:
-            raise OffloadError(f"--clang {explicit}: not found or not a clang")
+            raise OffloadError((link_option("clang", explicit), ": not found or not a clang"))
         return clang
     for candidate in clang_candidates(profile_major):
         clang = describe_clang(candidate)
         if clang is not None:
             return clang
     raise OffloadError(
-        f"no clang found: install clang-{profile_major} and clang-tools-{profile_major}, or pass --clang PATH"
+        (
+            f"no clang found: install clang-{profile_major} and clang-tools-{profile_major}, or pass ",
+            link_option("clang", "PATH"),
+        )
     )
 
 

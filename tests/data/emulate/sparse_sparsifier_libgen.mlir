@@ -1,8 +1,8 @@
 // Upstream's own GPU path for sparse tensors, given as written: the sparsifier with gpu-triple and
 // enable-gpu-libgen turns a CSR matrix-vector product (linalg.generic) and a CSR matrix (i64 positions and
 // coordinates) times a dense matrix (linalg.matmul), and a CSR matrix times itself (SpGEMM, its sparse
-// result back to dense on the host) into cuSPARSE calls and lowers them with upstream's gpu-to-llvm; mlir-offload takes
-// the resulting LLVM-dialect program (mgpu* calls, no device code) and provides those functions.
+// result back to dense on the host) into the gpu dialect's library operations; the pipeline runs up to upstream's
+// GPU lowering (gpu-to-llvm, gpu-module-to-binary), and mlir-offload lowers those operations itself.
 //   A = [[1 0 2 0] [0 0 0 3] [4 5 0 0]], x = [1 2 3 4], y = 10: A x + y = [17 22 24]
 //   A B with B = [[1 2] [3 4] [5 6] [7 8]]: [[11 14] [21 24] [19 28]]
 //   S S with S = [[1 0 2] [0 3 0] [4 0 5]]: [[9 0 12] [0 9 0] [24 0 33]]

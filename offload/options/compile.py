@@ -18,29 +18,53 @@ and read `options.keep_going` where it is used. From that one entry come:
   - the typed, frozen record itself, which `resolve()` fills by one cascade: flag (or API keyword) >
     mlir-offload.toml > the default written here. Nothing below offload/commands and offload/api.py
     reads raw flags or the file: the record is passed down.
-`kind` says how a value is spelled and checked: SWITCH (bool), Level(lo, hi) (int range), Choice(...),
-TEXT, PATH (relative to the TOML file's folder), PATHS/ARCHS (repeatable; a string or an array in
-TOML), CLANG_MAJOR, HOST_TRIPLE. A new kind is a `Kind` instance with its checks.
+`kind` says how a value is spelled and checked (offload/options/spec.py). Link's options are the same
+kind of table (offload/options/link.py).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, fields
+from typing import Any
 
 import click
 
-from offload.errors import OffloadError
+from offload.errors import Mention, OffloadError
 from offload.formats.profiles import DEFAULT_TARGET_CLANG
-from offload.formats.sanitizers import ALL as ALL_SANITIZERS
-from offload.formats.sanitizers import DEFAULT as DEFAULT_SANITIZERS
-from offload.formats.sanitizers import SANITIZERS, sanitizer_list
-
-if TYPE_CHECKING:
-    from offload.config import ProjectConfig
+from offload.formats.sanitizers import sanitizer_list
+from offload.options.spec import (
+    ARCHS,
+    CLANG_MAJOR,
+    FILE,
+    HOST_TRIPLE,
+    PATH,
+    PATHS,
+    REDIS_URL,
+    SANITIZE_LIST,
+    SECONDS,
+    SWITCH,
+    TEXT,
+    WORDS,
+    Choice,
+    Level,
+    OptionalValue,
+    Spec,
+    TomlValues,
+    cascade,
+    check_fields,
+    defaults_of,
+    mention,
+    option,
+    specs_of,
+    toml_key,
+)
+from offload.options.spec import (
+    given_flags as given_table_flags,
+)
+from offload.options.spec import (
+    given_keywords as given_table_keywords,
+)
 
 COMPILE = ("compile",)
 COMPILE_DEVICE = ("compile", "device")
@@ -49,185 +73,6 @@ DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
 HOST_FORMATS = ("bc", "obj")
 RENAME_SCHEMES = ("module-prefix", "prefix:NAME")
 PREFIX_SCHEME = "prefix:"
-
-
-# ---- kinds: how a value is spelled on the command line, in mlir-offload.toml and in Python ----------
-
-
-@dataclass(frozen=True)
-class Kind:
-    """check(value) -> the typed value, or TypeError(what it expects): for TOML and API values.
-    from_flag(value) -> the typed value of a click-parsed flag (None or () = not given).
-    click: the keyword arguments of click.option."""
-
-    check: Callable[[Any], Any]
-    click: Callable[[], dict] = lambda: {}
-    from_flag: Callable[[Any], Any] = lambda value: value
-    is_path: bool = False  # relative paths in the TOML file are relative to its folder
-    repeatable: bool = False
-    # clang's -flag[=VALUE] options: the value the flag alone means (click reads `-flag` as `-flag=BARE`).
-    bare: str | None = None
-
-
-def _bool(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError("true or false")
-    return value
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError("a string")
-    return value
-
-
-def _paths(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise TypeError("a list of file paths")
-
-
-def _archs(value: Any) -> str:
-    # "sm_80,gfx90a" or ["sm_80", "gfx90a"]: kept as the flag's comma-separated spelling.
-    if isinstance(value, str) and value.strip():
-        return value
-    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) and v.strip() for v in value):
-        return ",".join(value)
-    raise TypeError('an architecture list such as "sm_80,sm_90" or ["sm_80", "gfx90a"]')
-
-
-def _clang_major(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise TypeError("a clang major version (an integer such as 22)")
-    return value
-
-
-def _clang_major_flag(text: str | None) -> int | None:
-    if text is None:
-        return None
-    try:
-        return _clang_major(int(text))
-    except (TypeError, ValueError):
-        raise OffloadError(f"--target-clang expects a clang major version, got '{text}'") from None
-
-
-def _host_triple(value: Any) -> str:
-    from offload.formats.hosts import host_triple, supported
-
-    try:
-        return host_triple(_text(value)).name
-    except OffloadError:
-        raise TypeError(f"a supported host triple ({supported()})") from None
-
-
-def _host_triple_flag(text: str | None) -> str | None:
-    from offload.formats.hosts import host_triple
-
-    return None if text is None else host_triple(text).name  # its own error names the supported ones
-
-
-def _sanitize_list(value: Any) -> str | tuple[str, ...]:
-    if not isinstance(value, (str, list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise TypeError(f'"{ALL_SANITIZERS}" or a list of {", ".join(SANITIZERS)}')
-    try:
-        sanitizer_list(value)
-    except OffloadError:
-        raise TypeError(f'"{ALL_SANITIZERS}" or a comma-separated list of {", ".join(SANITIZERS)}') from None
-    return value if isinstance(value, str) else tuple(value)
-
-
-def _redis_url(value: Any) -> str:
-    if not isinstance(value, str) or not value.startswith(("redis://", "rediss://")):
-        raise TypeError('a Redis URL such as "redis://HOST:6379/0" or "rediss://HOST:6380/0"')
-    return value
-
-
-def _seconds(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TypeError("a number of seconds (0: no expiry)")
-    return value
-
-
-def Level(low: int, high: int) -> Kind:  # capitalised: it reads as a type in the table
-    def check(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise TypeError(f"an integer from {low} to {high}")
-        return value
-
-    return Kind(check, lambda: {"type": click.IntRange(low, high)})
-
-
-def Choice(*choices: str) -> Kind:
-    def check(value: Any) -> str:
-        if value not in choices:
-            raise TypeError("one of " + ", ".join(f'"{c}"' for c in choices))
-        return value
-
-    return Kind(check, lambda: {"type": click.Choice(choices)})
-
-
-def OptionalValue(bare: str, *choices: str) -> Kind:
-    """A clang-style `-flag` / `-flag=VALUE` option (-save-temps[=obj], -ftime-trace[=FILE]): `bare` is
-    the value of the flag alone; `choices` (if any) the values it takes."""
-
-    def check(value: Any) -> str:
-        text = _text(value)
-        if choices and text not in choices:
-            raise TypeError(f"one of {', '.join(choices)}")
-        return text
-
-    return Kind(check, lambda: {"type": click.Choice(choices)} if choices else {}, bare=bare)
-
-
-SWITCH = Kind(_bool)
-TEXT = Kind(_text)
-PATH = Kind(_text, lambda: {"type": click.Path()}, is_path=True)
-FILE = Kind(_text, lambda: {"type": click.Path()}, is_path=True)  # a folder: the command's own error (exit 1)
-PATHS = Kind(_paths, lambda: {"type": click.Path()}, lambda v: tuple(v) or None, True, True)
-ARCHS = Kind(_archs, from_flag=lambda v: ",".join(v) if v else None, repeatable=True)
-WORDS = Kind(_paths, from_flag=lambda v: tuple(v) or None, repeatable=True)
-CLANG_MAJOR = Kind(_clang_major, from_flag=_clang_major_flag)
-HOST_TRIPLE = Kind(_host_triple, from_flag=_host_triple_flag)
-REDIS_URL = Kind(_redis_url)
-SECONDS = Kind(_seconds, lambda: {"type": click.IntRange(min=0)})
-SANITIZE_LIST = Kind(_sanitize_list, bare=DEFAULT_SANITIZERS)
-
-
-@dataclass(frozen=True)
-class Spec:
-    """One option's declaration (the metadata of its CompileOptions field)."""
-
-    kind: Kind
-    flags: tuple[str, ...]  # click declarations: "-O", "--opt-level", "--cache/--no-cache"
-    help: str
-    commands: tuple[str, ...] = ()  # the commands that take the flag; `config show` takes every TOML key
-    toml: bool = False  # a key of mlir-offload.toml (named as the field, with '-')
-    api: bool = False  # a keyword of offload/api.py's compile_*
-    cache_key: bool = False  # changes what a device image holds
-    metavar: str | None = None
-    secret: bool = False  # may hold a password: no output or error message shows it
-
-
-def option(
-    default: Any,
-    flags: str | tuple[str, ...],
-    help: str,
-    *,
-    kind: Kind = SWITCH,
-    commands: tuple[str, ...] = (),
-    toml: bool = False,
-    api: bool = False,
-    cache_key: bool = False,
-    metavar: str | None = None,
-    secret: bool = False,
-) -> Any:
-    """A CompileOptions field: its default and its Spec."""
-    spec = Spec(
-        kind, (flags,) if isinstance(flags, str) else flags, help, commands, toml, api, cache_key, metavar, secret
-    )
-    return field(default=default, metadata={"spec": spec})
 
 
 # ---- the table --------------------------------------------------------------------------------------
@@ -345,19 +190,6 @@ class CompileOptions:
         api=True,
         metavar="TRIPLE",
     )
-    clang: str = option(
-        "clang",
-        "--clang",
-        "The clang executable that links the bundle (ship, doctor, --ldflags).",
-        kind=TEXT,
-        toml=True,
-    )
-    cuda_path: str | None = option(
-        None, "--cuda-path", "CUDA toolkit of the link (default: found).", kind=PATH, toml=True
-    )
-    rocm_path: str | None = option(
-        None, "--rocm-path", "ROCm install of the link (default: found).", kind=PATH, toml=True
-    )
     portable: bool = option(
         False,
         "--portable/--no-portable",
@@ -372,8 +204,8 @@ class CompileOptions:
         None,
         "--device-image",
         "bitcode (device LTO on the target; default where the target clang reads our "
-        "bitcode), cubin (ptxas here), ptx (cubin + <out>.<arch>.ptx beside). HIP: cubin/ptx mean a native "
-        "AMDGPU code object.",
+        "bitcode), cubin (the target's device link run here: link runs no LTO and no ptxas), ptx (cubin + "
+        "<out>.<arch>.ptx beside). HIP: cubin/ptx mean a native AMDGPU code object.",
         kind=Choice(*DEVICE_IMAGE_FORMATS),
         commands=COMPILE,
         toml=True,
@@ -439,6 +271,7 @@ class CompileOptions:
         "nvcc's), from ptxas -v, where compile runs ptxas (--device-image=cubin|ptx, --portable); for bitcode "
         "images pass it to link.",
         commands=COMPILE,
+        toml=True,  # link's too: one key, the whole project (offload/options/link.py)
     )
     save_temps: str | None = option(
         None,
@@ -494,6 +327,7 @@ class CompileOptions:
         "Device debug information (as nvcc -G): the device code at -O0 with "
         "full debug information from the MLIR locations, ptxas -g; a bitcode bundle asks its link for the same.",
         commands=COMPILE,
+        toml=True,  # link's too: one key, the whole project (offload/options/link.py)
         api=True,
         cache_key=True,
     )
@@ -522,6 +356,7 @@ class CompileOptions:
         "images, and device code the emulator cannot run (inline assembly, Hopper TMA/mbarrier/wgmma/clusters) "
         "refused here.",
         commands=COMPILE,
+        toml=True,  # link's too: one key, the whole project (offload/options/link.py)
         api=True,
     )
     sanitize: str | tuple[str, ...] | None = option(
@@ -588,16 +423,7 @@ class CompileOptions:
     )
 
     def __post_init__(self) -> None:
-        for spec_field in fields(self):
-            value = getattr(self, spec_field.name)
-            if isinstance(value, list):  # a record built in Python with a list: frozen means a tuple
-                object.__setattr__(self, spec_field.name, value := tuple(value))
-            if value is not None and value != spec_field.default:
-                try:
-                    spec_field.metadata["spec"].kind.check(value)
-                except TypeError as e:
-                    got = describe(value, spec_field.metadata["spec"].secret)
-                    raise OffloadError(f"option {spec_field.name} expects {e.args[0]}, got {got}") from None
+        check_fields(self)
         if self.rename is not None:
             check_rename(self.rename)
         if self.device_debug:  # as nvcc -G: device optimization off whatever -O says (ptxas -g needs -O0)
@@ -640,51 +466,35 @@ def check_rename(rename: str) -> None:
     raise OffloadError(f"unknown --rename scheme '{rename}' (valid: {', '.join(RENAME_SCHEMES)})")
 
 
-SPECS: dict[str, Spec] = {f.name: f.metadata["spec"] for f in fields(CompileOptions)}
-DEFAULTS: dict[str, Any] = {f.name: f.default for f in fields(CompileOptions)}
+SPECS: dict[str, Spec] = specs_of(CompileOptions)
+DEFAULTS: dict[str, Any] = defaults_of(CompileOptions)
 DEFAULT_OPT_LEVEL: int = DEFAULTS["opt_level"]  # for device code made outside a compile (ship, tests)
 # mlir-offload.toml key -> field name
-TOML_KEYS: dict[str, str] = {name.replace("_", "-"): name for name, spec in SPECS.items() if spec.toml}
+TOML_KEYS: dict[str, str] = {toml_key(name): name for name, spec in SPECS.items() if spec.toml}
 API_KEYWORDS: tuple[str, ...] = tuple(name for name, spec in SPECS.items() if spec.api)
 
 
-def toml_key(name: str) -> str:
-    return name.replace("_", "-")
-
-
-def describe(value: Any, secret: bool = False) -> str:
-    """A value as an error message names it: 'integer 7', 'string "fast"' (a secret string unshown)."""
-    if secret and isinstance(value, str):
-        return "another string (not shown: it may hold a password)"
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, int):
-        return f"integer {value}"
-    if isinstance(value, float):
-        return f"float {value}"
-    if isinstance(value, str):
-        return f'string "{value}"'
-    if isinstance(value, (list, tuple)):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    return type(value).__name__
+def compile_option(name: str, value: str | bool | None = None, joined: bool = False) -> Mention:
+    """Compile's option `name` as an error message names it: each front end words it (offload.errors.Mention)."""
+    return mention(SPECS, name, value, joined)
 
 
 # ---- click ------------------------------------------------------------------------------------------
 
 
-def command_options(command: str) -> Callable:
-    """Decorator adding the table's options of `command` ("compile", "device", "config show") to a click
-    command, each defaulting to None or () ("not given": the cascade fills it)."""
-    chosen = [
-        (name, spec)
-        for name, spec in SPECS.items()
+def command_options(command: str, tables: tuple[Mapping[str, Spec], ...] = (SPECS,)) -> Callable:
+    """Decorator adding the options of `tables` (compile's, and link's for `config show`) that `command`
+    ("compile", "device", "config show") takes to a click command, each defaulting to None or () ("not
+    given": the cascade fills it); an option of two tables (a shared TOML key) is added once."""
+    chosen = {
+        name: spec
+        for table in reversed(tables)
+        for name, spec in table.items()
         if command in spec.commands or (command == "config show" and spec.toml)
-    ]
+    }
 
     def decorate(function: Callable) -> Callable:
-        for name, spec in reversed(chosen):
+        for name, spec in reversed(chosen.items()):
             settings: dict[str, Any] = {"default": None, "help": spec.help, **spec.kind.click()}
             if spec.kind.repeatable:
                 settings.update(multiple=True, default=())
@@ -732,16 +542,9 @@ class ClangStyleCommand(click.Command):
 
 
 def given_flags(parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """The table's options a command was given (click parameters; None or () = not given), typed.
+    """Compile's options a command was given (click parameters; None or () = not given), typed.
     Parameters that are no option (the input, -o) are ignored."""
-    given = {}
-    for name, spec in SPECS.items():
-        value = parameters.get(name)
-        if value is None or value == ():
-            continue
-        value = spec.kind.from_flag(value)
-        if value is not None:
-            given[name] = value
+    given = given_table_flags(SPECS, parameters)
     if given.get("rename") is not None:  # a flag's bad value is a usage error (exit 2)
         try:
             check_rename(given["rename"])
@@ -751,20 +554,8 @@ def given_flags(parameters: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def given_keywords(keywords: Mapping[str, Any], caller: str) -> dict[str, Any]:
-    """The API keywords given (None = not given), checked by their kinds; an unknown one is a TypeError
-    as Python raises it."""
-    given = {}
-    for name, value in keywords.items():
-        if name not in API_KEYWORDS:
-            raise TypeError(f"{caller}() got an unexpected keyword argument '{name}'")
-        if value is None:
-            continue
-        try:
-            given[name] = SPECS[name].kind.check(value)
-        except TypeError as e:
-            got = describe(value, SPECS[name].secret)
-            raise OffloadError(f"{caller}(): {name} expects {e.args[0]}, got {got}") from None
-    return given
+    """The API keywords of compile_* given (None = not given), checked by their kinds."""
+    return given_table_keywords(SPECS, keywords, caller)
 
 
 # ---- the cascade: flag (or API keyword) > mlir-offload.toml > default ------------------------------
@@ -777,33 +568,20 @@ class Resolved:
     config_file: str | None  # the mlir-offload.toml in effect
 
 
-def resolve(given: Mapping[str, Any], config: ProjectConfig | None) -> Resolved:
+def resolve(given: Mapping[str, Any], config: TomlValues | None) -> Resolved:
     """The one cascade. `given`: typed values from given_flags or given_keywords; `config`: the
     input's mlir-offload.toml (offload.config.project_config), read once, or None."""
-    values, origins = {}, {}
-    for name in SPECS:
-        key = toml_key(name)
-        if name in given:
-            values[name], origins[name] = given[name], "flag"
-        elif config is not None and key in config.values:
-            values[name], origins[name] = config.values[key], config.origin(key)
-        else:
-            values[name], origins[name] = DEFAULTS[name], "default"
+    values, origins = cascade(SPECS, DEFAULTS, given, config)
     prefix = values["symbol_prefix"]
     if prefix is not None:  # --symbol-prefix NAME spells --rename=prefix:NAME
         if values["rename"] not in (None, f"prefix:{prefix}"):
-            raise OffloadError("--symbol-prefix NAME is --rename=prefix:NAME: pass one of them")
+            raise OffloadError(
+                (
+                    compile_option("symbol_prefix", "NAME"),
+                    " is ",
+                    compile_option("rename", "prefix:NAME", joined=True),
+                    ": pass one of them",
+                )
+            )
         values["rename"] = f"prefix:{prefix}"
     return Resolved(CompileOptions(**values), origins, str(config.path) if config else None)
-
-
-def check_toml_value(name: str, value: Any, folder: str) -> Any:
-    """A TOML value of option `name` checked (TypeError: what it expects) and, for a path, made absolute
-    against the file's `folder`."""
-    kind = SPECS[name].kind
-    value = kind.check(value)
-    if kind.is_path:
-        if isinstance(value, tuple):
-            return tuple(v if os.path.isabs(v) else str(Path(folder) / v) for v in value)
-        return value if os.path.isabs(value) else str(Path(folder) / value)
-    return value
