@@ -4,9 +4,11 @@ The kernels are the bundle's own device bitcode image (the same lowering, device
 as a real build), retargeted to the host by the LLVM pass offload/data/emulator/retarget.cpp (run by the
 distribution's `opt` in a subprocess: the image's bytes never reach LLVM in this process) and compiled by
 clang. The host part is the bundle's host code unchanged, linked by plain clang (no offload driver) with
-the emulation runtime offload/data/emulator/runtime.c in place of libcudart/libamdhip64. CUDA C++ and HIP
-objects of clang's offload driver bring their device bitcode too (offload/toolchain/emulate_objects.py):
-the images of one vendor are joined by llvm-link before retargeting, as the GPU's device link joins them.
+the emulation runtime offload/data/emulator/runtime.c in place of libcudart/libamdhip64; the pass and the
+runtime agree through offload/data/emulator/emu_abi.h, the list of the runtime's entry points. CUDA C++
+and HIP objects of clang's offload driver bring their device bitcode too (offload/toolchain/
+emulate_objects.py): the images of one vendor are joined by llvm-link before retargeting, as the GPU's
+device link joins them.
 
 The pass plugin and the runtime object are built once per source and tool version, in the cache folder
 (MLIR_OFFLOAD_EMULATOR_CACHE, else the emulator folder of MLIR_OFFLOAD_CACHE_DIR, else of
@@ -41,7 +43,9 @@ RUNTIME_SOURCE = "runtime.c"
 # Emulated libraries, by the -l name a bundle's record gives: linked only into executables that call them.
 LIBRARY_SOURCES = {"cusparse": "sparse.c", "hipsparse": "sparse.c", "cusparseLt": "sparselt.c"}
 SANITIZER_SOURCE = "sanitizer.c"  # included by runtime.c in the sanitizer variant (EMU_SANITIZE defined)
-RUNTIME_HEADERS = ("hopper.h", "cluster.h", "sparse_mma.h", "wgmma.h")  # included by runtime.c
+ABI_HEADER = "emu_abi.h"  # the runtime's entry points and shared constants: included by retarget.cpp and runtime.c
+# included by runtime.c
+RUNTIME_HEADERS = (ABI_HEADER, "hopper.h", "cluster.h", "sparse_mma.h", "wgmma.h", "device_printf.h", "device_math.h")
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "
@@ -224,21 +228,23 @@ def announce_build(folder: Path) -> None:
 
 
 def pass_plugin(tools: EmulationTools, scratch: str, dry_run: bool = False) -> str:
-    """retarget.cpp built as an opt plugin against this LLVM."""
+    """retarget.cpp (with emu_abi.h) built as an opt plugin against this LLVM."""
     source = _source(PLUGIN_SOURCE)
+    header = _source(ABI_HEADER)
 
     def build(output: str) -> None:
         flags = _run([tools.llvm_config, "--cxxflags"], "llvm-config").stdout.split()
         with temporary_folder("mlir-offload-emulate-") as sources:
             source_path = os.path.join(sources, PLUGIN_SOURCE)
             Path(source_path).write_bytes(source)
+            Path(sources, ABI_HEADER).write_bytes(header)
             _run(
                 [tools.clangxx, "-shared", "-fPIC", "-O2", *flags, source_path, "-o", output],
                 "building the emulation pass plugin",
                 sources,
             )
 
-    return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build, scratch, dry_run)
+    return _built([source, header, tools.version.encode(), b"plugin"], "retarget.so", build, scratch, dry_run)
 
 
 @dataclass(frozen=True)
