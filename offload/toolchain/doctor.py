@@ -7,7 +7,7 @@ import glob
 import os
 from dataclasses import dataclass
 
-from offload.errors import OffloadError
+from offload.errors import FLAG, OffloadError, worded
 from offload.formats.hosts import host_refusal
 from offload.formats.profiles import (
     NO_PROFILE,
@@ -204,9 +204,10 @@ def bundle_findings(
             "cross-link with make LDFLAGS='--target={triple} ...'",
         )
     except OffloadError as e:  # `clang -dumpmachine` named no supported host
-        refusal = (e.message, f"check that `{clang.path} -dumpmachine` runs and names a supported host")
+        refusal = (e.message, (f"check that `{clang.path} -dumpmachine` runs and names a supported host",))
     if refusal:
-        findings.append(Finding(*refusal))
+        problem, fix = refusal
+        findings.append(Finding(problem, worded(fix, FLAG)))  # doctor is the command line's
     if clang.linker_wrapper is None:
         findings.append(Finding(f"no clang-linker-wrapper beside {clang.path}", f"install clang-tools-{clang.major}"))
     findings += sparse_tensor_runtime_findings(needs, library_folders(clang))
