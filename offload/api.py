@@ -8,7 +8,7 @@ command line's one-line message, `.location` the file:line:col where one exists)
     bundle.write("kernels.offload.bc")                          # + its PTX files, if any
     api.link(["kernels.offload.bc", "main.o"], "app")
 
-The work is the `compile` and `link` commands' own (offload.compiler.plan, offload.compiler.stages,
+The work is the `compile` and `link` commands' own (offload.driver.plan, offload.driver.stages,
 offload.toolchain.link): the same flags give byte-identical bundles."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class Bundle:
     def write(self, path: str | os.PathLike) -> Path:
         """Write the bundle to `path` and each PTX text to `<path>.<arch>.ptx` (what `link --ptx-beside`
         adds), all or nothing; returns the bundle's path."""
-        from offload.compiler.outputs import ptx_path
+        from offload.driver.outputs import ptx_path
         from offload.fsutil import write_all
 
         if not isinstance(path, (str, os.PathLike)) or "\0" in os.fspath(path) or not os.fspath(path):
@@ -105,10 +105,10 @@ def compile_file(
 
 def _compile(path, offload_arch, textual: bool, options: dict[str, Any], caller: str) -> Bundle:
     """compile_file's work; `caller` names the API function in messages."""
-    from offload.compiler.outputs import compile_inputs
-    from offload.compiler.plan import compile_plan
-    from offload.compiler.stages import compile_bundle
     from offload.config import project_config
+    from offload.driver.outputs import compile_inputs
+    from offload.driver.plan import compile_plan
+    from offload.driver.stages import compile_bundle
     from offload.mlir.frontend import SourceText, refuse_pipeline_writing_over
 
     if not isinstance(path, (str, os.PathLike, SourceText)):
@@ -217,8 +217,8 @@ def link(
     (offload/options/link.py, offload.options.link.API_KEYWORDS), named as its field and typed as in
     mlir-offload.toml: clang, cuda_path, rocm_path, cudart="static", ptx=[...], ptx_beside=True,
     emulate=True (an executable that runs its kernels on this CPU, docs/emulator.md), sanitize, ..."""
-    from offload.compiler.textual_ir import read_offload_images
     from offload.config import link_config
+    from offload.driver.textual_ir import read_offload_images
     from offload.toolchain.emulate import link_emulated
     from offload.toolchain.link import find_bundles, link_bundle
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from offload.errors import OffloadError
 
 STDOUT = "-"  # `-o -`: the output goes to standard output, as with clang and the LLVM tools
+STDIN = "-"  # the input path that reads the program from standard input, as mlir-opt does
 
 
 def atomic_write(path: str | os.PathLike, data: bytes, mode: int = 0o644, inputs=()) -> None:

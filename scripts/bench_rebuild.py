@@ -168,9 +168,9 @@ def rebuilds(tmp: Path, server: RedisServer, runs: int) -> None:
 
 
 def many_kernels(tmp: Path, server: RedisServer, kernels: int, runs: int) -> None:
+    from offload.cache.remote import KEY_PREFIX, RemoteCache
+    from offload.device.image_cache import ImageCache
     from offload.formats.targets import parse_offload_arch
-    from offload.serialize.cache import ImageCache
-    from offload.serialize.remote_cache import KEY_PREFIX, RemoteCache
 
     source = tmp / "many.mlir"
     source.write_text(generate(kernels))

@@ -47,7 +47,7 @@ def host_module_embedding(blob: bytes, with_function: bool = False):
     """An llvmlite.ir host module embedding `blob` as clang's -fembed-offload-object does."""
     import llvmlite.ir as ir
 
-    from offload.annotations.embed import embed_offload_binary
+    from offload.host.embed import embed_offload_binary
 
     module = ir.Module("host")
     module.triple = "x86_64-unknown-linux-gnu"

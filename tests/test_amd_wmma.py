@@ -1,5 +1,5 @@
 """gpu.subgroup_mma_* on gfx11: MLIR 22 lowers them to NVVM only, so mlir-offload rewrites them to amdgpu.wmma
-with the RDNA3 fragment layouts (offload/serialize/amd_wmma.py). The numbers are checked under emulation by
+with the RDNA3 fragment layouts (offload/device/amd_wmma.py). The numbers are checked under emulation by
 tests/data/emulate/subgroup_mma.mlir (gfx1100); here: the device image calls the WMMA intrinsic, opSelect
 reaches it, and what the rewrite cannot take is one located error."""
 

@@ -1,5 +1,5 @@
 """The host async dialect: lowered by upstream's passes, its runtime (mlirAsyncRuntime*) generated into the
-bundle (offload/annotations/async_runtime.py), so the target needs no MLIR.
+bundle (offload/host/async_runtime.py), so the target needs no MLIR.
 
 Oracle: each program of tests/data/async (our own) lowered by Debian's mlir-opt-22 with the same async
 passes and run by mlir-runner-22 with upstream's libmlir_async_runtime (a thread pool); the program built by

@@ -16,11 +16,11 @@ import pytest
 
 from conftest import REPO, require_tool
 from emulation import require_emulation
+from offload.cache.folder import CacheFolder
+from offload.cache.root import CACHE_ENVIRONMENT
+from offload.device import cache_entry
+from offload.device.images import DeviceImage
 from offload.formats.targets import parse_offload_arch
-from offload.serialize import cache_entry
-from offload.serialize.cache import CACHE_ENVIRONMENT
-from offload.serialize.cache_folder import CacheFolder
-from offload.serialize.images import DeviceImage
 
 SAXPY = str(REPO / "examples" / "saxpy.mlir")
 TIMEOUT = 180  # a compile that waits on a FIFO would hang: the test fails instead

@@ -1,6 +1,6 @@
 """Commands never call commands: no module of offload/commands/ imports another (compile's parsing and
-compile live in offload/compiler/driver.py, which `compile`, `run` and `ship` call; `inspect` and
-`extract` share offload.compiler.textual_ir and offload.formats.profiles)."""
+compile live in offload/driver/program.py, which `compile`, `run` and `ship` call; `inspect` and
+`extract` share offload.driver.textual_ir and offload.formats.profiles)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_the_scan_finds_each_form():
         "    from . import ship\n"
         "    from .compile import compile_command\n"
         "    importlib.import_module('offload.commands.verify')\n"
-        "from offload.compiler.driver import compile_words\n"
+        "from offload.driver.program import compile_words\n"
     )
     assert command_imports(source) == [
         "offload.commands.compile",

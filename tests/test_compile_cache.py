@@ -1,4 +1,4 @@
-"""Whole compiles from the cache (offload/serialize/compile_cache.py): a second compile of an unchanged
+"""Whole compiles from the cache (offload/cache/compiles.py): a second compile of an unchanged
 program writes the same files without loading MLIR or LLVM; anything its key or its recorded inputs
 cover that changes is a miss; a forged or misplaced entry is a miss; a compile that warned is not kept."""
 
@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from offload.serialize import compile_cache
-from offload.serialize.cache import CACHE_ENVIRONMENT
-from offload.serialize.remote_cache import URL_ENVIRONMENT
+from offload.cache import compiles as compile_cache
+from offload.cache.remote import URL_ENVIRONMENT
+from offload.cache.root import CACHE_ENVIRONMENT
 
 SAXPY = REPO / "examples" / "saxpy.mlir"
 TIMEOUT = 180
-HEAVY = ("mlir.ir", "llvmlite.binding", "offload.serialize.pipeline", "redis")
+HEAVY = ("mlir.ir", "llvmlite.binding", "offload.device.pipeline", "redis")
 
 
 def environment(cache: Path | None, url: str | None = None) -> dict[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from offload import config
-from offload.compiler.plan import compile_plan
+from offload.driver.plan import compile_plan
 from offload.options import DEFAULTS, resolve
 
 pytestmark = pytest.mark.no_toolchain
@@ -53,7 +53,7 @@ def test_plan_reads_the_toml_once_and_flags_win(tmp_path, monkeypatch):
 def test_no_click_context_in_library_code():
     library = [
         p
-        for side in ("compiler", "serialize", "annotations", "toolchain", "packager", "formats")
+        for side in ("driver", "device", "host", "toolchain", "packager", "formats")
         for p in (PACKAGE / side).rglob("*.py")
     ]
     library += [PACKAGE / "config.py"]

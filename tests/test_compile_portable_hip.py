@@ -49,7 +49,7 @@ def test_hip_portable_bundle_with_inline_asm_compiles_through_llc(tmp_path):
 def test_llc_must_be_of_our_llvm_major():
     import llvmlite.binding as llvm
 
-    from offload.serialize.codegen import find_llc
+    from offload.device.codegen import find_llc
 
     assert find_llc(llvm.llvm_version_info[0], candidates=("no-such-llc-anywhere",)) is None
     # An llc of another LLVM major is not taken: it could not read our bitcode.
@@ -59,7 +59,7 @@ def test_llc_must_be_of_our_llvm_major():
 
 
 def test_inline_asm_without_llc_is_refused_in_one_line(monkeypatch):
-    from offload.serialize import codegen, parse_offload_arch
+    from offload.device import codegen, parse_offload_arch
 
     (target,) = parse_offload_arch("gfx90a")
     monkeypatch.setattr(codegen, "find_llc", lambda major, candidates=None: None)

@@ -1,4 +1,4 @@
-"""The content-addressed device image cache (offload/serialize/cache.py): hits, what changes the key,
+"""The content-addressed device image cache (offload/device/image_cache.py): hits, what changes the key,
 corrupt entries, --no-cache, the cache folder, and its size bound."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_cli
+from offload.cache.folder import CacheFolder
+from offload.cache.root import CACHE_ENVIRONMENT, cache_root
+from offload.device import pipeline
+from offload.device.pipeline import compile_device
 from offload.formats.targets import parse_offload_arch
 from offload.mlir.frontend import load_program
 from offload.options import CompileOptions
-from offload.serialize import pipeline
-from offload.serialize.cache import CACHE_ENVIRONMENT, cache_root
-from offload.serialize.cache_folder import CacheFolder
-from offload.serialize.pipeline import compile_device
 
 SAXPY = str(REPO / "examples" / "saxpy.mlir")
 

@@ -52,7 +52,7 @@ def scale_library(path, triple: str, factor: float = 3.0):
 @pytest.mark.parametrize("arch", ["sm_80", "gfx90a"])
 def test_declared_function_keeps_its_name_and_resolves_from_a_library(tmp_path, arch):
     if arch.startswith("gfx"):
-        from offload.serialize.libraries import find_rocm_device_libs
+        from offload.device.libraries import find_rocm_device_libs
 
         try:
             find_rocm_device_libs(None)

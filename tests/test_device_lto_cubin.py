@@ -1,4 +1,4 @@
-"""compile --device-image=cubin runs the target clang's CUDA device link at compile (offload/serialize/device_lto.py):
+"""compile --device-image=cubin runs the target clang's CUDA device link at compile (offload/device/device_lto.py):
 its cubin is the one the link of the bitcode image makes, so the executable holds the same code in every kernel,
 and the link of such a bundle runs no device LTO and no ptxas."""
 
@@ -82,10 +82,10 @@ def test_cubin_bundle_links_the_bitcode_bundles_code_with_no_device_lto(tmp_path
 
 @pytest.mark.fast
 def test_device_lto_is_chosen_for_cuda_cubins_only(monkeypatch):
-    from offload.compiler import stages
+    from offload.device import device_lto
+    from offload.driver import stages
     from offload.formats.profiles import load_profile
     from offload.formats.targets import parse_offload_arch as parse_targets
-    from offload.serialize import device_lto
 
     lto = device_lto.DeviceLto("/x/opt-22", "/x/llc-22", 2, "+ptx88")
     monkeypatch.setattr(device_lto, "find_device_lto", lambda profile, arch, root: lto)
@@ -104,7 +104,7 @@ def test_device_lto_is_chosen_for_cuda_cubins_only(monkeypatch):
 
 @pytest.mark.fast
 def test_ptx_feature_is_the_one_the_target_driver_gives_its_device_link(tmp_path):
-    from offload.serialize.device_lto import driver_ptx_feature
+    from offload.device.device_lto import driver_ptx_feature
 
     clang = tmp_path / "clang"
     clang.write_text(

@@ -1,4 +1,4 @@
-"""Which LLVM runs the LLVM stages of device images, with which pipeline (offload/serialize/optimizer.py,
+"""Which LLVM runs the LLVM stages of device images, with which pipeline (offload/device/optimizer.py,
 llvm_tools.py): opt and the llvm-link beside it, of MLIR's LLVM major, where there are some, else llvmlite;
 clang's pre-link pipeline for bitcode images, the whole default pipeline for native ones; MLIR_OFFLOAD_OPT
 chooses."""
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, require_tool, run_cli
+from offload.device.optimizer import OPT_ENVIRONMENT, find_optimizer, pipeline_text
 from offload.errors import OffloadError
 from offload.formats.targets import AMDGPU_TRIPLE, NVPTX_TRIPLE
-from offload.serialize.optimizer import OPT_ENVIRONMENT, find_optimizer, pipeline_text
 
 SAXPY = str(REPO / "examples" / "saxpy.mlir")
 
@@ -96,7 +96,7 @@ def test_bitcode_images_get_the_pre_link_pipeline_native_ones_the_whole(logging_
     assert "-passes=internalize,globaldce,default<O2>" in log.read_text()
     assert "-mcpu=sm_80" in log.read_text()
     log.unlink()
-    # A cubin is the target's device link of the bitcode image (offload/serialize/device_lto.py): the pre-link
+    # A cubin is the target's device link of the bitcode image (offload/device/device_lto.py): the pre-link
     # pipeline here, the device LTO's own after it (by LLVM's tools) where this machine has them.
     done = run_cli(
         "compile", SAXPY, "--offload-arch", "sm_80", "--device-image=cubin", "-o", "c.bc", "-v", env=env, cwd=tmp_path

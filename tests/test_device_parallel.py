@@ -19,8 +19,8 @@ DATA = Path(__file__).parent / "data" / "device"
 
 
 def test_forked_images_equal_one_process_images():
+    from offload.device import CompileOptions, compile_device, parse_offload_arch
     from offload.mlir.frontend import load_program
-    from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "features.mlir"))
     targets = parse_offload_arch("sm_80,sm_90,gfx90a")
@@ -40,7 +40,7 @@ def _where_it_ran(image):
     """A to-object step that records where it ran, in place of native code."""
     from dataclasses import replace
 
-    from offload.serialize.images import NativeCode
+    from offload.device.images import NativeCode
 
     return replace(image, native=NativeCode(0, f"{os.getpid()} {threading.get_ident()}".encode(), None))
 
@@ -48,9 +48,9 @@ def _where_it_ran(image):
 def test_native_code_is_made_inside_each_images_skeleton():
     """The to-object step runs where the image's other LLVM steps ran (a forked child or a worker thread),
     not after them in the compile's own thread; the native code is the same however many jobs ran."""
+    from offload.device import CompileOptions, compile_device, parse_offload_arch
+    from offload.device.native import Codegen, ptxas_finder
     from offload.mlir.frontend import load_program
-    from offload.serialize import CompileOptions, compile_device, parse_offload_arch
-    from offload.serialize.native import Codegen, ptxas_finder
 
     program = load_program(str(DATA / "features.mlir"))
     targets = parse_offload_arch("sm_80,sm_90,gfx90a")
@@ -104,7 +104,7 @@ def test_host_lowering_runs_beside_the_device_step_and_dies_with_it(tmp_path, mo
     """compile starts the host lowering's child before the device step (it needs no image) and collects it
     after; when the device step fails, that child is killed and reaped, and the device error is the one raised."""
     from offload import api
-    from offload.compiler import stages
+    from offload.driver import stages
     from offload.processes import ForkedCall
 
     started, cancelled = [], []

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_tool
-from offload.serialize.llvmlite_backend import fresh_context
+from offload.device.llvmlite_backend import fresh_context
 
 DATA = Path(__file__).parent / "data" / "device"
 TARGETS = ("sm_80", "sm_90", "gfx90a")
@@ -28,8 +28,8 @@ LIBRARY_PREFIXES = ("__nv_", "__ocml_", "__ockl_")
 
 @pytest.fixture(scope="session")
 def feature_images():
+    from offload.device import CompileOptions, compile_device, parse_offload_arch
     from offload.mlir.frontend import load_program
-    from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "features.mlir"))
     images = compile_device(program, parse_offload_arch(",".join(TARGETS)), CompileOptions())
@@ -40,7 +40,7 @@ def feature_images():
 def feature_assembly(feature_images, tmp_path_factory):
     """PTX (llvmlite) per NVPTX target; an object per AMDGPU target (llc-22: llvmlite has no AMDGPU asm
     parser for ockl's inline asm)."""
-    from offload.serialize import emit_assembly
+    from offload.device import emit_assembly
 
     folder = tmp_path_factory.mktemp("device_asm")
     out = {}
@@ -114,8 +114,8 @@ def test_gfx90a_object_has_a_kernel_descriptor_per_kernel(feature_assembly):
 
 
 def _sqrt_div_ptx(**options) -> list[str]:
+    from offload.device import CompileOptions, compile_device, emit_assembly, parse_offload_arch
     from offload.mlir.frontend import load_program
-    from offload.serialize import CompileOptions, compile_device, emit_assembly, parse_offload_arch
 
     (image,) = compile_device(
         load_program(str(DATA / "sqrt_div.mlir")), parse_offload_arch("sm_80"), CompileOptions(**options)
@@ -158,9 +158,9 @@ def test_user_bitcode_resolves_external_call(tmp_path):
     import llvmlite.binding as llvm
     import llvmlite.ir as lir
 
+    from offload.device import CompileOptions, compile_device, parse_offload_arch
     from offload.errors import OffloadError
     from offload.mlir.frontend import load_program
-    from offload.serialize import CompileOptions, compile_device, parse_offload_arch
 
     program = load_program(str(DATA / "unresolved.mlir"))
     targets = parse_offload_arch("sm_80")
@@ -182,9 +182,9 @@ def test_user_bitcode_resolves_external_call(tmp_path):
 
 
 def test_clashing_kernels_are_an_error_unless_renamed():
+    from offload.device import CompileOptions, compile_device, parse_offload_arch, symbol_name
     from offload.errors import OffloadError
     from offload.mlir.frontend import load_program
-    from offload.serialize import CompileOptions, compile_device, parse_offload_arch, symbol_name
 
     program = load_program(str(DATA / "clash.mlir"))
     targets = parse_offload_arch("sm_80,gfx90a")
@@ -211,8 +211,8 @@ def test_bytecode_input_and_outlining(tmp_path):
 
 
 def test_arch_table_rules():
+    from offload.device import parse_offload_arch
     from offload.errors import OffloadError
-    from offload.serialize import parse_offload_arch
 
     sm80, sm90, sm90a, gfx90a, gfx1100 = parse_offload_arch("sm_80,sm_90,sm_90a,gfx90a,gfx1100,sm_80")
     assert (sm80.features, sm90.features, sm90a.features) == ("+ptx70", "+ptx78", "+ptx80")

@@ -1,4 +1,4 @@
-"""One device-stage skeleton (offload/serialize/skeleton.py) whichever backend runs it: --link-bitcode keeps
+"""One device-stage skeleton (offload/device/skeleton.py) whichever backend runs it: --link-bitcode keeps
 the pipeline the image asks for (it used to switch a bitcode image to llvmlite's default<On>), the
 llvmlite backend honours the pre-link pipeline, and every stage's output can be dumped."""
 
@@ -12,12 +12,12 @@ import llvmlite.ir as lir
 import pytest
 
 from conftest import REPO, run_cli
+from offload.device import CompileOptions, compile_device, parse_offload_arch
+from offload.device.kinds import KINDS
+from offload.device.optimizer import OPT_ENVIRONMENT, pipeline_text
+from offload.device.skeleton import STAGES
 from offload.errors import OffloadError
 from offload.mlir.frontend import load_program
-from offload.serialize import CompileOptions, compile_device, parse_offload_arch
-from offload.serialize.kinds import KINDS
-from offload.serialize.optimizer import OPT_ENVIRONMENT, pipeline_text
-from offload.serialize.skeleton import STAGES
 
 DATA = Path(__file__).resolve().parent / "data" / "device"
 FEATURES = DATA / "features.mlir"
@@ -122,7 +122,7 @@ def test_every_stage_is_dumped_and_the_last_is_the_image(tmp_path, monkeypatch, 
 def test_the_skeleton_is_the_only_place_the_stages_are_ordered():
     """The backends define steps; neither calls another step (one skeleton, not two drifting ones)."""
     for backend in ("llvm_tools.py", "llvmlite_backend.py"):
-        text = (REPO / "offload" / "serialize" / backend).read_text()
+        text = (REPO / "offload" / "device" / backend).read_text()
         for step in ("link_user_bitcode(", "link_libraries(", "plan_libraries(", "check_unresolved("):
             calls = text.count(f".{step}") + text.count(f" {step}") - text.count(f"def {step}")
             assert calls == 0, (backend, step)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from emulation import require_emulation
-from offload.annotations.host_sites import RUNTIME_HOOK
 from offload.formats.hosts import HOSTS
+from offload.host.host_sites import RUNTIME_HOOK
 from offload.toolchain import emulate
 
 EMULATOR = Path(str(resources.files("offload.data").joinpath("emulator")))

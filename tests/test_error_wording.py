@@ -100,8 +100,8 @@ COMMAND_LAYER = ("offload/commands/", "offload/cli.py")
 # (module, flag) -> why its error message may spell the flag: each names something only the command line has.
 SPELLED_FLAGS: dict[tuple[str, str], str] = {
     **{
-        ("offload/compiler/driver.py", flag): "compile's outputs on the command line (-o, -MD, -ftime-trace): "
-        "driver.py runs only under `mlir-offload compile`, `run` and `ship`, never the API"
+        ("offload/driver/program.py", flag): "compile's outputs on the command line (-o, -MD, -ftime-trace): "
+        "program.py runs only under `mlir-offload compile`, `run` and `ship`, never the API"
         for flag in ("-MD", "-MF", "-ftime-trace", "--device-image", "--portable")
     },
     **{

@@ -34,11 +34,12 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("formats", ("offload.formats",)),  # facts and file formats both sides share (vendors, targets, ELF)
     ("packager", ("offload.packager",)),  # OffloadBinary containers and the bundle record in them
     ("options", ("offload.foreign_options", "offload.options", "offload.config")),  # the options tables, TOML
+    ("cache", ("offload.cache",)),  # the caches' storage: local folder, remote tier, entries, whole compiles
     ("toolchain", ("offload.toolchain",)),  # finding and running clang, ptxas, lld; link, ship, emulate, verify
     ("mlir", ("offload.mlir", "offload.about")),  # the MLIR bindings and the helpers over them
-    ("device", ("offload.serialize",)),  # gpu.modules -> device images (the skeleton), their cache
-    ("host", ("offload.annotations",)),  # host code: launches, runtime shims, entries, the embedded images
-    ("driver", ("offload.compiler",)),  # one compile: plan, stages, outputs
+    ("device", ("offload.device",)),  # gpu.modules -> device images (the skeleton), their cache
+    ("host", ("offload.host",)),  # host code: launches, runtime shims, entries, the embedded images
+    ("driver", ("offload.driver",)),  # one compile: plan, stages, outputs
     ("commands", ("offload.commands",)),
     ("front door", ("offload.cli", "offload.__main__", "offload.caret", "offload.command_line", "offload.api")),
 ]
@@ -94,7 +95,7 @@ def import_graph(root: Path = REPO) -> dict[str, set[str]]:
 
 
 def package_of(module: str) -> str:
-    """offload.serialize.cache -> offload.serialize; a top-level module is its own package."""
+    """offload.device.image_cache -> offload.device; a top-level module is its own package."""
     return ".".join(module.split(".")[:2])
 
 
@@ -198,12 +199,12 @@ def test_the_checks_see_a_planted_circle_and_an_upward_import(tmp_path):
 
     shutil.copytree(REPO / "offload", tmp_path / "offload", ignore=shutil.ignore_patterns("data", "__pycache__"))
     trace = tmp_path / "offload" / "trace.py"
-    trace.write_text(trace.read_text() + "\n\ndef _planted():\n    from offload.serialize import cache  # noqa\n")
+    trace.write_text(trace.read_text() + "\n\ndef _planted():\n    from offload.device import image_cache  # noqa\n")
     graph = import_graph(tmp_path)
-    assert "offload.serialize.cache" in graph["offload.trace"]
-    assert any("offload.trace" in circle and "offload.serialize.cache" in circle for circle in circles(graph))
-    assert any("offload.trace" in circle and "offload.serialize" in circle for circle in circles(package_graph(graph)))
-    assert ("offload.trace", "offload.serialize.cache") in upward_imports(graph)
+    assert "offload.device.image_cache" in graph["offload.trace"]
+    assert any("offload.trace" in circle and "offload.device.image_cache" in circle for circle in circles(graph))
+    assert any("offload.trace" in circle and "offload.device" in circle for circle in circles(package_graph(graph)))
+    assert ("offload.trace", "offload.device.image_cache") in upward_imports(graph)
 
 
 def test_type_checking_imports_do_not_count_and_submodules_are_what_is_imported():

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from offload.compiler.textual_ir import read_offload_images  # the target side's reader, textual IR included
+from offload.driver.textual_ir import read_offload_images  # the target side's reader, textual IR included
 from offload.errors import OffloadError
 from offload.packager import (
     ImageKind,

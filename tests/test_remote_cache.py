@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
-from offload.serialize.cache import CACHE_ENVIRONMENT
-from offload.serialize.remote_cache import KEY_PREFIX, URL_ENVIRONMENT, redact
+from offload.cache.remote import KEY_PREFIX, URL_ENVIRONMENT, redact
+from offload.cache.root import CACHE_ENVIRONMENT
 
 SAXPY = str(REPO / "examples" / "saxpy.mlir")
 TIMEOUT = 180
@@ -198,11 +198,11 @@ def test_server_gone_is_one_warning_and_the_same_output(tmp_path, server, refere
 def test_server_stopped_in_the_middle_of_a_compile(tmp_path, server, reference, monkeypatch, capsys):
     """The images fetched (a miss), then the server dies while the image is built: the write-back fails
     with one warning, and the image is the same."""
+    from offload.device import pipeline
+    from offload.device.pipeline import compile_device
     from offload.formats.targets import parse_offload_arch
     from offload.mlir.frontend import load_program
     from offload.options import CompileOptions
-    from offload.serialize import pipeline
-    from offload.serialize.pipeline import compile_device
 
     real = pipeline.serialize_image  # either backend
 
@@ -422,11 +422,11 @@ def test_redis_client_is_imported_only_when_the_server_is_asked(tmp_path, server
 
     shutil.rmtree(tmp_path / "cache", ignore_errors=True)
     without = imported(None)  # no server set: neither the tier's code nor the client
-    assert "offload.serialize.remote_cache" not in without and "redis" not in without
+    assert "offload.cache.remote" not in without and "redis" not in without
     shutil.rmtree(tmp_path / "cache")
-    assert {"offload.serialize.remote_cache", "redis"} <= imported(server.url())  # a miss asks the server
+    assert {"offload.cache.remote", "redis"} <= imported(server.url())  # a miss asks the server
     every_image_local = imported(server.url(), "-v")  # -v: the images, all in the local folder: not asked
-    assert "offload.serialize.remote_cache" in every_image_local and "redis" not in every_image_local
+    assert "offload.cache.remote" in every_image_local and "redis" not in every_image_local
     whole_compile_local = imported(server.url())  # the whole compile in the local folder: not asked
     assert "redis" not in whole_compile_local and "mlir.ir" not in whole_compile_local
 
@@ -444,7 +444,7 @@ def _peak_rss_kib(command: list[str], environment: dict) -> tuple[int, str]:
 def test_huge_value_is_not_downloaded_whole(tmp_path, server, reference):
     """A value of 512 MiB (Redis's largest string) under the image's key: a miss, of which at most
     MAX_VALUE_BYTES + 1 bytes are read, never the whole value; the miss writes the real image back."""
-    from offload.serialize.remote_cache import MAX_VALUE_BYTES
+    from offload.cache.remote import MAX_VALUE_BYTES
 
     compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", server.url())
     client = server.client()
@@ -572,8 +572,8 @@ def test_server_that_never_answers_costs_one_timeout_without_a_folder(tmp_path, 
 
 
 def test_remote_down_record_is_bounded(tmp_path, monkeypatch):
-    from offload.serialize import cache_folder
-    from offload.serialize.cache_folder import REMOTE_DOWN_NAME, REMOTE_DOWN_SECONDS, CacheFolder
+    from offload.cache import folder as cache_folder
+    from offload.cache.folder import REMOTE_DOWN_NAME, REMOTE_DOWN_SECONDS, CacheFolder
 
     folder = CacheFolder(tmp_path / "cache")
     assert folder.open()
@@ -690,9 +690,9 @@ def test_all_images_of_a_compile_in_one_round_trip(tmp_path, server):
 def test_a_process_remembers_a_failed_server_for_a_while(monkeypatch):
     """In one process (the Python API compiling again and again), a server that failed is not tried or
     warned about again for REMOTE_DOWN_SECONDS; then it is."""
-    from offload.serialize import remote_cache
-    from offload.serialize.cache_folder import REMOTE_DOWN_SECONDS
-    from offload.serialize.remote_cache import RemoteCache
+    from offload.cache import remote as remote_cache
+    from offload.cache.folder import REMOTE_DOWN_SECONDS
+    from offload.cache.remote import RemoteCache
 
     url = f"redis://127.0.0.1:{_free_port()}/0"  # nothing listens
     warnings: list[str] = []

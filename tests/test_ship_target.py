@@ -3,7 +3,7 @@
 The bundles here are made from the hand-written reference modules by the real tools (clang 22 embeds
 an OffloadBinary written by our packager); the target side runs with a scrubbed environment in which
 the Python package cannot be imported, and the executable runs against the fake CUDA runtime.
-Portable bundles use offload/serialize/native.py (llvmlite NVPTX + ptxas cubin, llvmlite x86-64 object) and
+Portable bundles use offload/device/native.py (llvmlite NVPTX + ptxas cubin, llvmlite x86-64 object) and
 link with clang 19 and clang 22.
 """
 
@@ -26,10 +26,10 @@ def _bundle(work: Path, major: int, portable: bool, recorded: int | None = None)
     """A real bundle: reference host module for clang `major` with the reference device image, and the
     bundle record `compile` writes into its images (ship reads what the bundle is from it), which says
     clang `recorded` (default: `major`)."""
+    from offload.device.native import convert_device_images, host_to_object
     from offload.formats.profiles import load_profile
     from offload.packager import ImageKind, OffloadImage, write_binary
     from offload.packager.bundle import BundleRecord
-    from offload.serialize.native import convert_device_images, host_to_object
 
     llvm_link = require_tool("llvm-link-22", 22)
     clang = require_tool("clang-22", 22)

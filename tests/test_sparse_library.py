@@ -1,4 +1,4 @@
-"""The gpu dialect's sparse library operations (offload/annotations/sparse_runtime.py): programs of host
+"""The gpu dialect's sparse library operations (offload/host/sparse_runtime.py): programs of host
 operations only are bundles; the bundle's record names cusparse and link adds -lcusparse only then; the
 executables call cuSPARSE as upstream's wrappers do (checked on the fake cuSPARSE of tests/fake_runtime,
 which logs each call); a failing library call is one line and exit 1. Their results are checked under
@@ -215,7 +215,7 @@ def test_host_only_bundle_links_with_each_clang(tmp_path, fake_cuda, major):
 
 def test_alpha_and_beta_are_one_in_each_compute_type():
     """The shims' table of 1 by data type, read as each type's bytes."""
-    from offload.annotations.sparse_runtime import CUSPARSE
+    from offload.host.sparse_runtime import CUSPARSE
 
     def one_as(data_type: int, fmt: str) -> float:
         raw = CUSPARSE.one_by_data_type[data_type].to_bytes(8, "little")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from offload.device.libraries import find_libdevice
 from offload.formats.profiles import load_profile
 from offload.packager.bundle import BundleRecord
-from offload.serialize.libraries import find_libdevice
 from offload.toolchain import tools as toolchain
 from offload.toolchain.ship import BundleFacts, render_build_sh, target_link_words
 

@@ -40,10 +40,10 @@ def test_vendor_facts_are_written_once():
 
 
 def test_both_sides_use_the_records():
-    from offload.annotations.runtime import RUNTIMES
+    from offload.device.kinds import KINDS
+    from offload.device.native import CODEGEN_HOOKS, bitcode_to_amdgpu_object, bitcode_to_cubin
+    from offload.host.runtime import RUNTIMES
     from offload.packager import ImageKind
-    from offload.serialize.kinds import KINDS
-    from offload.serialize.native import CODEGEN_HOOKS, bitcode_to_amdgpu_object, bitcode_to_cubin
     from offload.toolchain.ship import target_link_words
     from offload.toolchain.tools import TOOLKIT_FINDERS, find_cuda, find_rocm
 

@@ -67,8 +67,8 @@ def test_wheel_in_a_fresh_venv_compiles_links_and_finds_its_data(tmp_path):
         [
             venv / "bin" / "python",
             "-c",
-            "import offload.compiler.plan, offload.toolchain.link as m; "
-            "print(offload.compiler.plan.__file__); print(m.__file__)",
+            "import offload.driver.plan, offload.toolchain.link as m; "
+            "print(offload.driver.plan.__file__); print(m.__file__)",
         ],
         capture_output=True,
         text=True,

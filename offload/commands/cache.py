@@ -25,8 +25,8 @@ def cache_command(clear: bool, zero_stats: bool) -> None:
     The folder is MLIR_OFFLOAD_CACHE_DIR, else $XDG_CACHE_HOME/mlir-offload, else ~/.cache/mlir-offload;
     the remote cache MLIR_OFFLOAD_REMOTE_CACHE, else remote-cache in the mlir-offload.toml of the current
     folder (docs/cache.md)."""
-    from offload.serialize.cache import cache_root, open_folder, team_mode
-    from offload.serialize.cache_folder import COMPILE_SUFFIX
+    from offload.cache.folder import COMPILE_SUFFIX
+    from offload.cache.root import cache_root, open_folder, team_mode
 
     root = cache_root()
     if root is None:
@@ -79,11 +79,11 @@ def cache_command(clear: bool, zero_stats: bool) -> None:
 
 def _remote(folder) -> str:
     """The server (its password hidden), its mode, and whether a compile found it failing a moment ago."""
+    from offload.cache.folder import REMOTE_DOWN_SECONDS
+    from offload.cache.remote import MODE_ENVIRONMENT, URL_ENVIRONMENT, redact, server_id
     from offload.config import project_config
     from offload.fsutil import current_folder
     from offload.options import DEFAULTS
-    from offload.serialize.cache_folder import REMOTE_DOWN_SECONDS
-    from offload.serialize.remote_cache import MODE_ENVIRONMENT, URL_ENVIRONMENT, redact, server_id
 
     here = current_folder()
     if here is None:

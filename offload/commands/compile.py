@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from offload.compiler.driver import compile_parameters, compile_program
+from offload.driver.program import compile_parameters, compile_program
 from offload.options import ClangStyleCommand
 
 COMPILE_EXAMPLES = """\b

@@ -164,7 +164,7 @@ def config_show(input: str | None, **flags) -> None:
         record, origins = (resolved.options, resolved.origins) if in_compile else (link.options, link.origins)
         shown = getattr(record, name)
         if declared.secret and isinstance(shown, str):
-            from offload.serialize.remote_cache import redact
+            from offload.cache.remote import redact
 
             shown = redact(shown)
         origin = origins[name]

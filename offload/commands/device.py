@@ -38,10 +38,10 @@ PTX_SUFFIX = ".ptx"
 @command_options("device")
 def device_command(input_path: str, output: str, emit: str, **flags) -> None:
     """Serialize the gpu.modules of IN.mlir to LLVM bitcode per target, device libraries linked."""
-    from offload.compiler.plan import offload_targets
     from offload.config import project_config
+    from offload.device import compile_device
+    from offload.driver.plan import offload_targets
     from offload.mlir.frontend import load_program
-    from offload.serialize import compile_device
 
     options = resolve(given_flags(flags), project_config(input_path)).options
     targets = offload_targets(options)
@@ -120,7 +120,7 @@ def _render(image, emit: str, opt_level: int) -> bytes:
 
 
 def _as_ptx(work) -> bytes:
-    from offload.serialize.codegen import emit_assembly
+    from offload.device.codegen import emit_assembly
 
     bitcode, target, opt_level = work
     return emit_assembly(bitcode, target, opt_level).encode()
@@ -129,7 +129,7 @@ def _as_ptx(work) -> bytes:
 def _as_text(bitcode: bytes) -> bytes:
     import llvmlite.binding as llvm
 
-    from offload.serialize.llvmlite_backend import fresh_context
+    from offload.device.llvmlite_backend import fresh_context
 
     return str(llvm.parse_bitcode(bitcode, fresh_context())).encode()
 

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from offload.compiler.textual_ir import load_offload_images
+from offload.driver.textual_ir import load_offload_images
 from offload.errors import OffloadError
 from offload.formats.profiles import offload_kind_label
 from offload.fsutil import output_folder, refuse_input_as_output, write_all

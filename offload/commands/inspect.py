@@ -133,7 +133,7 @@ def inspect_command(file: str, as_json: bool) -> None:
         else:
             _echo_executable(record)
         return
-    from offload.compiler.textual_ir import load_offload_images
+    from offload.driver.textual_ir import load_offload_images
 
     records = [_image_record(i, image) for i, image in enumerate(load_offload_images(file))]
     if as_json:

@@ -89,7 +89,7 @@ def link_command(ctx: click.Context, arguments: tuple[str, ...]) -> None:
                 f"'{item}' is an MLIR program, not a bundle: compile it first "
                 f"(mlir-offload compile {item} --offload-arch ARCH -o BUNDLE.bc)"
             )
-    from offload.compiler.textual_ir import read_offload_images
+    from offload.driver.textual_ir import read_offload_images
     from offload.toolchain.link import find_bundles, link_bundle
 
     try:
@@ -155,7 +155,7 @@ def emulated_bundles(arguments: list[str]) -> list:
     kernels (`link --emulate main.o scale.o`)."""
     import os
 
-    from offload.compiler.textual_ir import read_offload_images
+    from offload.driver.textual_ir import read_offload_images
     from offload.formats.clang_arguments import input_files
     from offload.toolchain.emulate_objects import device_objects
     from offload.toolchain.link import find_bundles

@@ -113,7 +113,7 @@ def run_program(
     """Compile (compile's own option parsing), link (the bundle, then `link_arguments`), run; the program's
     exit status."""
     link_inputs = [*(link_arguments or ())]
-    from offload.compiler.driver import compile_words
+    from offload.driver.program import compile_words
 
     with temporary_folder("mlir-offload-run-") as folder:
         bundle = os.path.join(folder, "program.offload.bc")

@@ -138,7 +138,7 @@ def ship(ctx: click.Context, arguments: tuple[str, ...], output: str, app: str |
 
 def read_shipped_bundle(path: str) -> tuple[bytes, dict[str, str]]:
     """A bundle's bytes and the PTX compile wrote beside it (arch -> text)."""
-    from offload.compiler.textual_ir import read_offload_images
+    from offload.driver.textual_ir import read_offload_images
     from offload.fsutil import read_input
 
     bundle, ptx = read_input(path), {}
@@ -175,7 +175,7 @@ COMMAND = ship
 def compile_side_files(input_path: str, flags: list[str]) -> list[str]:
     """The files besides the bundle that `compile INPUT FLAGS` names on its command line (-MF FILE,
     -ftime-trace=FILE), read by compile's own parser; flags it rejects are its own error later."""
-    from offload.compiler.driver import compile_words_context
+    from offload.driver.program import compile_words_context
 
     try:
         context = compile_words_context([input_path, "-o", "bundle", *flags])

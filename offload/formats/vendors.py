@@ -2,7 +2,7 @@
 the build side and the target side need to know about a vendor, and nothing else anywhere.
 
 Keyed by offload kind ("cuda" | "hip"), the name the profiles' kind values use. The records are data: the
-functions for a vendor are mapped from its record where they live (offload/serialize/native.py CODEGEN_HOOKS,
+functions for a vendor are mapped from its record where they live (offload/device/native.py CODEGEN_HOOKS,
 offload/toolchain/tools.py TOOLKIT_FINDERS)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from offload.errors import Mention, OffloadError
 class Vendor:
     offload_kind: str  # "cuda" | "hip": the key of the profiles' [offload_kind] and section tables
     triple: str  # device target triple
-    lowering: str  # the MLIR pass lowering a gpu.module (offload/serialize/kinds.py adds its options)
+    lowering: str  # the MLIR pass lowering a gpu.module (offload/device/kinds.py adds its options)
     api_prefix: str  # runtime API names: <prefix>Malloc, <prefix>LaunchKernel, ...
     link_library: str  # what the executable links: -l<link_library>
     library_dirs: tuple[str, ...]  # toolkit sub-folders holding it for this machine's CPU, in search order
@@ -152,7 +152,7 @@ def runtime_link_flags(
 
 VENDORS = {vendor.offload_kind: vendor for vendor in (CUDA, HIP)}
 
-# The libraries a bundle's record may name (the gpu dialect's sparse ops: offload/annotations/sparse_runtime.py),
+# The libraries a bundle's record may name (the gpu dialect's sparse ops: offload/host/sparse_runtime.py),
 # by -l name: the prefix of the functions an executable calls in it (`verify` lists them).
 LIBRARY_FUNCTION_PREFIXES = {"cusparse": "cusparse", "cusparseLt": "cusparseLt", "hipsparse": "hipsparse"}
 

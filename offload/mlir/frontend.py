@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from offload.errors import Location, OffloadError, Part, Words, parts_of
-from offload.fsutil import read_input, refuse_endless_device, same_file
+from offload.fsutil import STDIN, read_input, refuse_endless_device, same_file
 from offload.interrupts import called_from_native
 from offload.mlir.wmma_workarounds import finish_transposed_writes, mark_transposed_writes, runs_vector_to_gpu
 from offload.options import compile_option
@@ -131,7 +131,6 @@ class SourceText(str):
         return source
 
 
-STDIN = "-"  # the input path that reads the program from standard input, as mlir-opt does
 STDIN_NAME = "<stdin>"  # how errors name it
 
 

@@ -69,7 +69,7 @@ from offload.options.spec import (
 
 COMPILE = ("compile",)
 COMPILE_DEVICE = ("compile", "device")
-# The image formats compile can write (offload/serialize/native.py makes the native ones).
+# The image formats compile can write (offload/device/native.py makes the native ones).
 DEVICE_IMAGE_FORMATS = ("bitcode", "cubin", "ptx")
 HOST_FORMATS = ("bc", "obj")
 RENAME_SCHEMES = ("module-prefix", "prefix:NAME")
@@ -417,7 +417,7 @@ class CompileOptions:
     device_stage_folder: str | None = option(
         None,
         (),
-        "Folder receiving each device stage's output for each target (offload/serialize/skeleton.py "
+        "Folder receiving each device stage's output for each target (offload/device/skeleton.py "
         "dump_stage: <program stem>.<arch>.<stage>.bc or .ll); the device image cache is skipped.",
         kind=TEXT,
         api=True,

@@ -1,6 +1,6 @@
 """Offload images from wherever they are stored: a raw OffloadBinary, LLVM bitcode with
 `@llvm.embedded.object` (read by our own bitstream reader, no LLVM), or the `.llvm.offloading` section of
-an ELF object or executable. Textual IR is the build side's (offload/compiler/textual_ir.py)."""
+an ELF object or executable. Textual IR is the build side's (offload/driver/textual_ir.py)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ toolkit, ROCm, tool versions. One search order, written here once:
 CUDA toolkit (a folder with bin/): an explicit path (--cuda-path, CUDA_PATH= of make) alone; else
   $CUDA_PATH, $CUDA_HOME, $CUDA_ROOT, then STANDARD_CUDA_ROOTS, then the toolkit of the ptxas on PATH.
   libdevice is looked for in the same roots (then Debian's and the nvidia-nvvm wheel's, see
-  offload/serialize/libraries.py); the shipped build.sh is rendered with the same list.
+  offload/device/libraries.py); the shipped build.sh is rendered with the same list.
 ROCm: an explicit path alone; else $ROCM_PATH, $ROCM_HOME, then STANDARD_ROCM_ROOTS; device libraries in each root's
   amdgcn/bitcode or lib/amdgcn/bitcode, then the distribution's folders (ROCM_DEVICE_LIB_DIRS).
 clang for a bundle: --clang PATH; else clang-N (N: the bundle's profile), /usr/lib/llvm-N/bin/clang, clang.

@@ -341,7 +341,7 @@ enum { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, 
     X(EMU_ALONE, void, san_divide_by_zero, (const struct san_site *site))                                   \
     X(EMU_ALONE, void, san_barrier_site, (const struct san_site *site))                                     \
     X(EMU_ALONE, void, san_op_site, (const struct san_site *site))                                          \
-    /* called by the host code (offload/annotations/host_sites.py, RUNTIME_HOOK), not by the pass */        \
+    /* called by the host code (offload/host/host_sites.py, RUNTIME_HOOK), not by the pass */               \
     X(EMU_ALONE, void, san_host_op, (const struct san_site *site, uint64_t destination_bytes, uint64_t source_bytes))
 
 #endif

@@ -81,7 +81,7 @@ enum { SAN_RECENT = 4 };
 static _Thread_local struct allocation *san_recent[SAN_RECENT];  /* the buffers this thread used last */
 static _Thread_local unsigned san_recent_next;
 
-/* The host GPU operation calling the runtime now (offload/annotations/host_sites.py: compile --sanitize puts
+/* The host GPU operation calling the runtime now (offload/host/host_sites.py: compile --sanitize puts
  * a call before each gpu.alloc, dealloc, memcpy and memset), and its memrefs' bytes (UINT64_MAX: unknown).
  * The runtime call it makes takes them (san_host_op): a call of other host code finds none. */
 static _Thread_local const struct san_site *san_host_site;

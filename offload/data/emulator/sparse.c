@@ -1,5 +1,5 @@
 /* The emulator's cuSPARSE: the generic API's functions that mlir-offload's sparse shims call
- * (offload/annotations/sparse_runtime.py), computed on the CPU with the library's documented meaning:
+ * (offload/host/sparse_runtime.py), computed on the CPU with the library's documented meaning:
  *   SpMV   y = alpha op(A) x + beta y
  *   SpMM   C = alpha op(A) op(B) + beta C
  *   SDDMM  C = alpha (op(A) op(B)) at C's nonzeros + beta C

@@ -1,4 +1,4 @@
-/* The emulator's cuSPARSELt: the functions mlir-offload's 2:4 shims call (offload/annotations/sparse_runtime.py),
+/* The emulator's cuSPARSELt: the functions mlir-offload's 2:4 shims call (offload/host/sparse_runtime.py),
  * on the CPU with the library's documented meaning:
  *   prune     each group of 4 consecutive elements along a row of A (opA non-transposed, row-major) keeps
  *             its 2 largest magnitudes (the earlier of equal ones), the others become 0

@@ -1,0 +1,1 @@
+"""offload.host"""
