@@ -34,7 +34,7 @@ from offload.interrupts import removed_unless_kept, temporary_folder
 from offload.options.compile import compile_option
 from offload.options.link import DEFAULT_LINK, LinkOptions, link_option
 from offload.toolchain.build_cache import BuildCache
-from offload.toolchain.emulate_objects import EMULATE
+from offload.toolchain.emulate_objects import EMULATE, device_objects
 from offload.trust import team_mode
 
 PASS_NAME = "mlir-offload-emulate"
@@ -543,7 +543,6 @@ def plan_emulated_link(
             raise OffloadError(f"'{bundle.path}' is an ELF object but named like bitcode: rename it to .o")
     from offload.formats.clang_arguments import input_files
     from offload.toolchain.cxx_inputs import CXX_DRIVER_MODE, cxx_inputs
-    from offload.toolchain.emulate_objects import device_objects
 
     files = [item for item in input_files(inputs) if os.path.isfile(item)]
     images = emulated_images(bundles, device_objects(files, {bundle.path for bundle in bundles}))

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from offload.errors import OffloadError
+from offload.formats.elf import DT_NEEDED, DT_RPATH, DT_RUNPATH, read_elf
 from offload.formats.elf import ElfError as ExecutableError
 from offload.formats.hosts import host_of_elf_machine, host_triple, supported
 from offload.formats.profiles import clangs_registering, load_profile
@@ -63,7 +64,6 @@ def check_sparse_tensor_runtime(path: str, elf, report: VerifyReport) -> None:
     would (RPATH, LD_LIBRARY_PATH, RUNPATH, with $ORIGIN; the system's folders)."""
     import os
 
-    from offload.formats.elf import DT_NEEDED, DT_RPATH, DT_RUNPATH, read_elf
     from offload.formats.sparse_tensor_runtime import LIBRARY, use_of
 
     imported = sorted(
