@@ -10,7 +10,9 @@ import re
 import pytest
 
 from conftest import REPO, require_tool, run_cli
-from offload.toolchain.link_messages import failure_summary, read_report
+from offload import api
+from offload.errors import KEYWORD, OffloadError, worded
+from offload.toolchain.link_messages import failure_parts, failure_summary, read_report
 
 DATA = REPO / "tests" / "data" / "habits"
 SAXPY = REPO / "examples" / "saxpy.mlir"
@@ -217,3 +219,22 @@ def test_temporary_objects_of_dotted_bundles_are_named_by_their_bundle():
         ["saxpy.offload.bc", "dupk.o"],
     )
     assert report.duplicates == {"__device_stub__saxpy": ["saxpy.offload.bc", "dupk.o"]}
+
+
+def test_the_fix_names_options_as_each_front_end_spells_them():
+    """The advice names compile's options as parts (Mention): the command line reads flags, the API keywords."""
+    duplicate = failure_parts(read_report(DUPLICATE_OUTPUT, ["dir/a.bc", "b.bc"]))
+    assert "compile one of them with symbol_prefix=NAME (" in worded(duplicate, KEYWORD)
+    assert "--symbol-prefix" not in worded(duplicate, KEYWORD)
+    report = read_report("nvlink error   : Undefined reference to 'scale' in 'x.cubin'\n", ["a.bc"])
+    assert worded(failure_parts(report), KEYWORD).endswith("compile the bundle with link_bitcode=FILE.bc")
+    assert failure_summary(report).endswith("compile the bundle with --link-bitcode FILE.bc")
+
+
+def test_the_api_names_the_fix_by_keyword(bundles):
+    tmp, made = bundles
+    with pytest.raises(OffloadError) as raised:
+        api.link([made["saxpy"], made["second"]], tmp / "clash_api")
+    assert "compile one of them with symbol_prefix=NAME (" in str(raised.value)
+    assert "--symbol-prefix" not in str(raised.value)
+    assert not (tmp / "clash_api").exists()

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
-from offload.errors import OffloadError, warn_when_done
+from offload.errors import OffloadError, Part, warn_when_done
 from offload.formats.launch_limits import launch_limits
 from offload.formats.sanitizers import SANITIZERS, sanitizer_mask
 from offload.interrupts import removed_unless_kept, temporary_folder
@@ -410,7 +410,7 @@ def linked_images(tools: EmulationTools, plugin: str, images: list[EmulatedImage
             raise OffloadError((EMULATE, f": cannot run {tools.llvm_link}: {e.strerror}")) from None
         names = [image.bundle for image in group]
         if done.returncode != 0:
-            raise OffloadError((EMULATE, f": {_device_link_failure(tools, done.stderr, paths, group)}"))
+            raise OffloadError((EMULATE, ": ", *_device_link_failure(tools, done.stderr, paths, group)))
         joined.append(
             EmulatedImage(
                 ", ".join(names), group[0].arch, group[0].warp_size, Path(output).read_bytes(), group[0].prelude, False
@@ -419,10 +419,12 @@ def linked_images(tools: EmulationTools, plugin: str, images: list[EmulatedImage
     return joined
 
 
-def _device_link_failure(tools: EmulationTools, stderr: str, paths: list[str], group: list[EmulatedImage]) -> str:
+def _device_link_failure(
+    tools: EmulationTools, stderr: str, paths: list[str], group: list[EmulatedImage]
+) -> tuple[Part, ...]:
     """What llvm-link's failure means for the user: a symbol two inputs define, named with both (and the
     fix for a kernel, as the GPU link says it), else its first line with the image files renamed."""
-    from offload.toolchain.link_messages import STUB_PREFIX, LinkReport, failure_summary
+    from offload.toolchain.link_messages import STUB_PREFIX, LinkReport, failure_parts
 
     lines = [line for line in stderr.splitlines() if line.strip()]
     symbol = next((line.split("'")[1] for line in lines if MULTIPLY_DEFINED in line and line.count("'") >= 2), None)
@@ -430,11 +432,11 @@ def _device_link_failure(tools: EmulationTools, stderr: str, paths: list[str], g
         text = lines[0] if lines else "no message"
         for path, image in zip(paths, group, strict=True):
             text = text.replace(path, image.bundle)
-        return f"joining the device code failed: {text}"
+        return (f"joining the device code failed: {text}",)
     definers = [image for path, image in zip(paths, group, strict=True) if symbol in _defined_symbols(tools, path)]
     kernel = all(image.exports_kernels_only for image in definers)
     report = LinkReport(duplicates={(STUB_PREFIX + symbol if kernel else symbol): [i.bundle for i in definers]})
-    return failure_summary(report)
+    return failure_parts(report)
 
 
 def _defined_symbols(tools: EmulationTools, path: str) -> set[str]:
@@ -615,7 +617,7 @@ def _run_link(
     user's names: never a temporary file."""
     import click
 
-    from offload.toolchain.link_messages import failure_summary, read_report, warnings
+    from offload.toolchain.link_messages import failure_parts, read_report, warnings
 
     env = dict(os.environ, TMPDIR=scratch)  # clang's temporary objects: named after their inputs, then renamed
     try:
@@ -632,11 +634,17 @@ def _run_link(
                 click.echo(line, err=True)
         return
     report = read_report(text, [shown.get(item, item) for item in inputs])
-    summary = failure_summary(report) or "no cause printed: rerun with -v"
+    parts = failure_parts(report) or ("no cause printed: rerun with -v",)
+    raise OffloadError((EMULATE, f": linking {final} failed: ", *(_shown(part, shown, scratch) for part in parts)))
+
+
+def _shown(part: Part, shown: dict, scratch: str) -> Part:
+    """A part of a link's message with each file named as the user named it, never the scratch folder."""
+    if not isinstance(part, str):
+        return part
     for real, name in shown.items():
-        summary = summary.replace(real, name)
-    summary = summary.replace(scratch + "/", "")
-    raise OffloadError((EMULATE, f": linking {final} failed: {summary}"))
+        part = part.replace(real, name)
+    return part.replace(scratch + "/", "")
 
 
 def have_emulation_tools() -> bool:

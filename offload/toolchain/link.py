@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from offload.errors import OffloadError, Part
+from offload.errors import FLAG, OffloadError, Part, worded
 from offload.formats import profiles
 from offload.formats.profiles import load_profile
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
@@ -579,15 +579,16 @@ def _run_link(plan, env: dict, inputs: list[str], output: str, verbose: bool, fi
     if verbose and stderr:
         click.echo(stderr.rstrip(), err=True)
     if done.returncode != 0:
-        from offload.toolchain.link_messages import failure_summary, read_report
+        from offload.toolchain.link_messages import failure_parts, read_report
 
         report = read_report(stderr + "\n" + stdout, inputs)
-        summary = failure_summary(report) or "no cause printed: rerun with -v"
+        parts = failure_parts(report) or ("no cause printed: rerun with -v",)
+        summary = worded(parts, FLAG)
         if not verbose:  # the lines that add a fact; none the summary quotes or restates is repeated
             for line in report.causes[:20]:
                 if line not in summary and line not in report.restated:
                     click.echo(line, err=True)
-        raise OffloadError(f"clang {plan.clang.version} failed to link (exit {done.returncode}): {summary}")
+        raise OffloadError((f"clang {plan.clang.version} failed to link (exit {done.returncode}): ", *parts))
     if not verbose:
         from offload.toolchain.link_messages import warnings
 

@@ -8,6 +8,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from offload.errors import FLAG, Part, worded
+from offload.options.compile import compile_option
+
 # Lines that only say that a step failed, never why.
 _CONSEQUENCES = (
     "linker command failed",
@@ -37,6 +40,7 @@ _QUOTED = re.compile(r"[`'](?P<name>[^`']+)'")
 _DEVICE_UNDEFINED = re.compile(r"^nvlink error\s*: Undefined reference to '(?P<name>[^']+)'")
 STUB_PREFIX = "__device_stub__"
 ENTRY_POINT = "main"
+SUMMARY_LIMIT = 900  # characters of the one line a failed link prints
 
 
 @dataclass
@@ -128,38 +132,71 @@ def read_report(text: str, inputs: list[str]) -> LinkReport:
     return report
 
 
-def failure_summary(report: LinkReport) -> str:
-    """One line: what went wrong and, where we know it, the fix."""
-    parts = []
+def failure_parts(report: LinkReport) -> tuple[Part, ...]:
+    """One line: what went wrong and, where we know it, the fix; the options it advises are Mentions, which
+    each front end words (a flag on the command line, a keyword in the API)."""
+    sentences: list[tuple[Part, ...]] = []
     for symbol, where in report.duplicates.items():
         places = " and ".join(where) or "two inputs"
         if symbol.startswith(STUB_PREFIX):
             kernel = symbol[len(STUB_PREFIX) :]
-            parts.append(
-                f"kernel '{kernel}' is defined by {places}: compile one of them with "
-                f"--symbol-prefix NAME (every exported device symbol becomes NAME_<symbol>)"
+            sentences.append(
+                (
+                    f"kernel '{kernel}' is defined by {places}: compile one of them with ",
+                    compile_option("symbol_prefix", "NAME"),
+                    " (every exported device symbol becomes NAME_<symbol>)",
+                )
             )
         elif symbol == "main":
-            parts.append(f"'main' is defined by {places}: only one input may define func.func @main")
+            sentences.append((f"'main' is defined by {places}: only one input may define func.func @main",))
         else:
-            parts.append(f"'{symbol}' is defined by {places}: rename it in one of them")
+            sentences.append((f"'{symbol}' is defined by {places}: rename it in one of them",))
     for symbol, users in report.undefined.items():
         if symbol == ENTRY_POINT:  # only the C start-up code refers to it: no input is to blame
-            parts.append(
-                "no input defines 'main': link the object that defines it, or define func.func @main in an MLIR program"
+            sentences.append(
+                (
+                    "no input defines 'main': link the object that defines it, "
+                    "or define func.func @main in an MLIR program",
+                )
             )
             continue
-        parts.append(f"undefined symbol '{symbol}'" + (f" referenced by {', '.join(users)}" if users else ""))
+        sentences.append((f"undefined symbol '{symbol}'" + (f" referenced by {', '.join(users)}" if users else ""),))
     for symbol in report.undefined_device:
-        parts.append(
-            f"undefined device function '{symbol}': link the CUDA object that defines it (compiled with "
-            "-fgpu-rdc --offload-new-driver), or compile the bundle with --link-bitcode FILE.bc"
+        sentences.append(
+            (
+                f"undefined device function '{symbol}': link the CUDA object that defines it (compiled with "
+                "-fgpu-rdc --offload-new-driver), or compile the bundle with ",
+                compile_option("link_bitcode", "FILE.bc"),
+            )
         )
     for library in report.missing_libraries:
-        parts.append(f"library {library} not found: pass -L DIR")
-    if not parts:
-        parts = report.causes[:3]
-    return " | ".join(parts)[:900]
+        sentences.append((f"library {library} not found: pass -L DIR",))
+    if not sentences:
+        sentences = [(cause,) for cause in report.causes[:3]]
+    joined: list[Part] = []
+    for sentence in sentences:
+        joined += [" | ", *sentence] if joined else sentence
+    return _clipped(tuple(joined), SUMMARY_LIMIT)
 
 
-__all__ = ["LinkReport", "failure_summary", "read_report", "warnings"]
+def failure_summary(report: LinkReport) -> str:
+    """failure_parts as the command line words them."""
+    return worded(failure_parts(report), FLAG)
+
+
+def _clipped(parts: tuple[Part, ...], limit: int) -> tuple[Part, ...]:
+    """The parts whose command-line wording fits in `limit` characters: the last text cut, an option never."""
+    kept: list[Part] = []
+    size = 0
+    for part in parts:
+        length = len(part if isinstance(part, str) else part.worded(FLAG))
+        if size + length > limit:
+            if isinstance(part, str):
+                kept.append(part[: limit - size])
+            break
+        kept.append(part)
+        size += length
+    return tuple(kept)
+
+
+__all__ = ["LinkReport", "failure_parts", "failure_summary", "read_report", "warnings"]
