@@ -445,8 +445,9 @@ EXPORT uint32_t __emu_barrier_reduce(uint32_t kind, uint32_t predicate) { return
 
 #ifdef EMU_SANITIZE
 /* The access the runtime makes for an op of the current thread (wmma, ldmatrix, buffer operations) at
- * `address`, derived from the op's `base` pointer (flags: 1 a write, 2 an atomic, sanitizer.c's SAN_WRITE
- * and SAN_ATOMIC): checked as a kernel's own access; the address to use. */
+ * `address`, derived from the op's `base` pointer (flags: 1 a write, 2 an atomic, OP_ASYNC an asynchronous
+ * copy's; sanitizer.c's SAN_WRITE, SAN_ATOMIC, SAN_ASYNC): checked as a kernel's own access; the address
+ * to use. */
 static void *san_op_access(const void *address, const void *base, uint64_t bytes, uint32_t flags);
 /* The same for an access to the current block's shared memory (hopper.h's TMA, bulk copies, wgmma, stmatrix). */
 static void *san_op_shared(const void *address, uint64_t bytes, uint32_t flags);

@@ -603,7 +603,7 @@ static void *san_op_access(const void *address, const void *base, uint64_t bytes
 }
 
 /* An op's access to the shared memory of the current block (an address past its end included), checked
- * against the whole segment; another block's of the cluster (multicast, mapa) is not checked. */
+ * against the whole segment; another block's of the cluster (multicast) as san_remote_shared does. */
 static void *san_op_shared(const void *address, uint64_t bytes, uint32_t flags) {
     struct block *home = current_block ? cluster_block_of(address, 1) : NULL;
     if (!current_block || !current) return (void *)address;
