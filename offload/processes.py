@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from offload import interrupts
-from offload.errors import OffloadError
+from offload.errors import Mention, OffloadError, Words, parts_of
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -82,7 +82,7 @@ class ForkedCall:
     stack overflow on deep nesting) becomes one OffloadError, `failure` followed by how it died.
     Where the platform cannot fork, the call runs at once, here."""
 
-    def __init__(self, function: Callable[[Item], Result], item: Item, failure: str):
+    def __init__(self, function: Callable[[Item], Result], item: Item, failure: Words):
         self.failure = failure
         self._done: tuple | None = None
         if not hasattr(os, "fork"):
@@ -114,10 +114,10 @@ class ForkedCall:
             os.kill(self._pid, signal.SIGKILL)
             os.close(self._fd)
             os.waitpid(self._pid, 0)
-            self._done = ("error", OffloadError(f"{self.failure}: cancelled"))
+            self._done = ("error", OffloadError((*parts_of(self.failure), ": cancelled")))
 
 
-def call_forked(function: Callable[[Item], Result], item: Item, failure: str) -> Result:
+def call_forked(function: Callable[[Item], Result], item: Item, failure: Words) -> Result:
     """function(item) in a forked child (see ForkedCall)."""
     return ForkedCall(function, item, failure).result()
 
@@ -162,7 +162,7 @@ def _start(function, item) -> tuple[int, int]:
     return pid, read_fd
 
 
-def _outcome(data: bytes, status: int, name: str = "", failure: str | None = None):
+def _outcome(data: bytes, status: int, name: str = "", failure: Words | None = None):
     if os.WIFSIGNALED(status):
         how = f"was killed by signal {signal.Signals(os.WTERMSIG(status)).name}"
     elif os.waitstatus_to_exitcode(status) != 0 or not data:
@@ -175,10 +175,13 @@ def _outcome(data: bytes, status: int, name: str = "", failure: str | None = Non
         return OffloadError(payload[1], payload[2])
     # The child died: what it printed (an LLVM assertion, a backtrace) stays unprinted, one line instead.
     if failure is not None:
-        return OffloadError(f"{failure}: the process running MLIR/LLVM {how}")
+        return OffloadError((*parts_of(failure), f": the process running MLIR/LLVM {how}"))
     return OffloadError(
-        f"serializing the {name} image failed: the process running LLVM {how} "
-        "(a --link-bitcode library or device library it cannot handle?)"
+        (
+            f"serializing the {name} image failed: the process running LLVM {how} (a ",
+            Mention("link_bitcode"),
+            " library or device library it cannot handle?)",
+        )
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, run_cli
+from offload.errors import FLAG, KEYWORD, worded
 
 KERNEL = """\
   gpu.module @k {
@@ -75,5 +76,7 @@ def test_message_names_a_pipeline_that_works(tmp_path, name, program, passes):
 def test_unknown_dialect_gets_the_generic_advice():
     from offload.mlir.lowering_hints import pipeline_hint
 
-    assert "builtin.module(...)" in pipeline_hint("mydialect.op")
-    assert pipeline_hint("linalg.matmul").endswith("--pass-pipeline='builtin.module(convert-linalg-to-loops)'")
+    assert "builtin.module(...)" in worded(pipeline_hint("mydialect.op"), FLAG)
+    hint = pipeline_hint("linalg.matmul")
+    assert worded(hint, FLAG).endswith("--pass-pipeline='builtin.module(convert-linalg-to-loops)'")
+    assert worded(hint, KEYWORD).endswith("pass_pipeline='builtin.module(convert-linalg-to-loops)'")

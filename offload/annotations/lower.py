@@ -254,9 +254,11 @@ def check_fully_lowered(host, path: str) -> None:
     from offload.mlir.lowering_hints import pipeline_hint
 
     raise OffloadError(
-        f"host operation '{culprit.name}' cannot be lowered by mlir-offload's host lowering "
-        "(func, scf, cf, affine, arith, math, index, memref, vector and gpu host ops): "
-        f"{pipeline_hint(culprit.name)}",
+        (
+            f"host operation '{culprit.name}' cannot be lowered by mlir-offload's host lowering "
+            "(func, scf, cf, affine, arith, math, index, memref, vector and gpu host ops): ",
+            *pipeline_hint(culprit.name),
+        ),
         location_of(culprit.location, path),
     )
 

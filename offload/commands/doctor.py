@@ -53,6 +53,11 @@ def doctor(
         f"{', '.join(needs.offload_kinds)} {', '.join(needs.archs)}, "
         f"device images {needs.device_image}, host {needs.host_format}"
         + (f", libraries {', '.join(needs.record.libraries)}" if needs.record.libraries else "")
+        + (
+            f", sparse tensor runtime {needs.record.sparse_tensor_runtime} (libmlir_c_runner_utils)"
+            if needs.record.sparse_tensor_runtime
+            else ""
+        )
     )
     named = [toolchain.describe_clang(c) for c in clangs]
     candidates: list[toolchain.Clang | None] = [c for c in (clangs and named or found) if c] or [None]

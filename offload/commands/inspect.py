@@ -36,6 +36,12 @@ def _image_record(index: int, image) -> dict:
     if image.arch.startswith("sm_") and image.arch in ptx_only:
         # compute_XX: the executable gets the PTX written beside the bundle, never this cubin.
         record["ships_as"] = "compute_" + image.arch[len("sm_") :]
+    function = image.strings.get(RECORD_PREFIX + "sparse-tensor-runtime", "")
+    if function:
+        from offload.formats.sparse_tensor_runtime import requirement
+
+        # What the link must be given (the record names the first function; link refuses without it).
+        record["needs"] = requirement(function)
     return record
 
 
@@ -145,6 +151,8 @@ def inspect_command(file: str, as_json: bool) -> None:
         if "ships_as" in r:
             click.echo(f"  ships as      {r['ships_as']} (PTX only: link puts the PTX beside the bundle in the fatbin)")
         click.echo(f"  flags         {r['flags']}")
+        if "needs" in r:
+            click.echo(f"  needs         {_shown(r['needs'])}")
         for key, value in r["strings"].items():
             click.echo(f"  string        {_shown(key)}={_shown(value)}")
         click.echo(f"  size          {r['size']}")

@@ -28,6 +28,9 @@ Options of run itself:
                     racecheck, initcheck, synccheck, leakcheck, or all; default all but leakcheck):
                     each error is one line
                     naming the .mlir line, kernel, block and thread; exit status 1
+  --link-arg WORD   one more word for the link (repeatable, or --link-arg=WORD): a library, object
+                    or linker option, as `mlir-offload link` takes them (a program calling MLIR's
+                    sparse tensor runtime needs the user's libmlir_c_runner_utils this way)
 A `func.func @main(%argc: i32, %argv: !llvm.ptr) -> i32` receives the program arguments.
 \b
 Examples:
@@ -35,7 +38,10 @@ Examples:
   mlir-offload run reduce.mlir --offload-arch gfx90a --emulate -- 1024
   mlir-offload run reduce.mlir --offload-arch sm_80 --emulate --sanitize=memcheck,racecheck
   mlir-offload run prog.mlir --offload-arch sm_80 --pass-pipeline 'builtin.module(convert-linalg-to-loops)'
+  mlir-offload run sparse.mlir --emulate --link-arg /usr/lib/llvm-22/lib/libmlir_c_runner_utils.so.22.1
+                   --link-arg -Wl,-rpath,/usr/lib/llvm-22/lib
 """
+LINK_ARG = "--link-arg"
 # Status of a run whose program a signal killed: as a shell reports it.
 SIGNAL_STATUS_BASE = 128
 
@@ -65,6 +71,7 @@ def run_command(ctx: click.Context) -> None:
     if any(word in ("-h", "--help") for word in raw):
         click.echo(ctx.get_help())
         ctx.exit(0)
+    raw, link_arguments = _link_arguments(raw, ctx)
     emulate = "--emulate" in raw
     compile_arguments = [word for word in raw if word != "--emulate"]
     for word in compile_arguments:
@@ -76,12 +83,36 @@ def run_command(ctx: click.Context) -> None:
             raise click.UsageError(f"run writes no files: drop {word}", ctx)
         if word in ("--portable", "--host-format=obj") or word == "--host-format" and "obj" in compile_arguments:
             raise click.UsageError(f"run links the bundle where it is made, as bitcode: drop {word}", ctx)
-    status = run_program(compile_arguments, program_arguments, emulate)
+    status = run_program(compile_arguments, program_arguments, emulate, link_arguments)
     ctx.exit(status)
 
 
-def run_program(compile_arguments: list[str], program_arguments: list[str], emulate: bool) -> int:
-    """Compile (compile's own option parsing), link, run; the program's exit status."""
+def _link_arguments(raw: list[str], ctx: click.Context) -> tuple[list[str], list[str]]:
+    """(the words left for compile, the words of each --link-arg WORD / --link-arg=WORD in order)."""
+    kept: list[str] = []
+    link: list[str] = []
+    words = iter(raw)
+    for word in words:
+        if word == LINK_ARG:
+            value = next(words, None)
+            if value is None:
+                raise click.UsageError(f"{LINK_ARG} needs a value: {LINK_ARG} WORD", ctx)
+            link.append(value)
+        elif word.startswith(LINK_ARG + "="):
+            link.append(word[len(LINK_ARG) + 1 :])
+        else:
+            kept.append(word)
+    if "" in link:
+        raise click.UsageError(f"{LINK_ARG} needs a value that is not empty", ctx)
+    return kept, link
+
+
+def run_program(
+    compile_arguments: list[str], program_arguments: list[str], emulate: bool, link_arguments: list[str] | None = None
+) -> int:
+    """Compile (compile's own option parsing), link (the bundle, then `link_arguments`), run; the program's
+    exit status."""
+    link_inputs = [*(link_arguments or ())]
     from offload.compiler.driver import compile_words
 
     with temporary_folder("mlir-offload-run-") as folder:
@@ -106,12 +137,15 @@ def run_program(compile_arguments: list[str], program_arguments: list[str], emul
                 from offload.toolchain.emulate import link_emulated
 
                 link_emulated(
-                    [replace(found, path=program) for found in bundles], [bundle], executable, shown={bundle: program}
+                    [replace(found, path=program) for found in bundles],
+                    [bundle, *link_inputs],
+                    executable,
+                    shown={bundle: program},
                 )
             else:
                 from offload.toolchain.link import link_bundle
 
-                link_bundle(bundles, [bundle], executable)
+                link_bundle(bundles, [bundle, *link_inputs], executable)
         except OffloadError as e:
             shown = e.message.replace(bundle, program).replace(executable, f"the executable of {program}")
             # A message located at the bundle (or the program the messages name it by) is the program's.

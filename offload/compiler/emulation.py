@@ -9,6 +9,7 @@ clusters) are emulated (offload/data/emulator/hopper.h, wgmma.h, cluster.h)."""
 from __future__ import annotations
 
 from offload.errors import OffloadError
+from offload.options import compile_option
 
 REFUSED_PREFIXES = (
     ("llvm.inline_asm", "inline assembly"),
@@ -69,5 +70,6 @@ def _refuse_first(root, path: str, skip: tuple[str, ...] = ()) -> None:
     if found:
         op, why = found[0]
         raise OffloadError(
-            f"--emulate: '{op.name}' ({why}) cannot be emulated on the CPU", location_of(op.location, path)
+            (compile_option("emulate", True), f": '{op.name}' ({why}) cannot be emulated on the CPU"),
+            location_of(op.location, path),
         )

@@ -64,8 +64,12 @@ def native_archs(spec: str) -> str:
     if not found:
         tools = ", ".join(asked) if asked else "no offload-arch, nvptx-arch, amdgpu-arch or nvidia-smi installed"
         raise OffloadError(
-            f"--offload-arch=native: no GPU found on this machine ({tools}): name the target's "
-            "arch, e.g. --offload-arch sm_80 or gfx90a"
+            (
+                compile_option("offload_arch", "native", joined=True),
+                f": no GPU found on this machine ({tools}): name the target's arch, e.g. ",
+                compile_option("offload_arch", "sm_80"),
+                " or gfx90a",
+            )
         )
     return ",".join(part for name in names for part in (found if name == NATIVE else [name]))
 

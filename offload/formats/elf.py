@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from offload.errors import OffloadError
 
 ELF_MAGIC = b"\x7fELF"
-SHT_SYMTAB, SHT_RELA, SHT_DYNSYM, SHT_NOBITS = 2, 4, 11, 8
+SHT_SYMTAB, SHT_RELA, SHT_DYNSYM, SHT_NOBITS, SHT_DYNAMIC = 2, 4, 11, 8, 6
+DT_NEEDED, DT_RPATH, DT_RUNPATH = 1, 15, 29
 STT_FUNC, STT_OBJECT = 2, 1
 
 
@@ -62,6 +63,22 @@ class ElfFile:
                 f"(NOBITS, claiming {section.size} bytes)"
             )
         return self.data[section.offset : section.offset + section.size]
+
+    def dynamic_strings(self, tag: int) -> list[str]:
+        """The strings of the .dynamic section's `tag` entries (DT_NEEDED: the shared libraries it loads;
+        DT_RUNPATH, DT_RPATH: where it looks), read from .dynstr; none in a static file."""
+        dynamic = next((s for s in self.sections if s.type == SHT_DYNAMIC), None)
+        strings = self.section(".dynstr")
+        if dynamic is None or strings is None or strings.type == SHT_NOBITS:
+            return []
+        table = self.section_data(strings)
+        raw = self.section_data(dynamic)
+        found = []
+        for entry_tag, value in struct.iter_unpack("<qQ", raw[: len(raw) // 16 * 16]):
+            if entry_tag == tag and value < len(table):
+                end = table.find(b"\0", value)
+                found.append(table[value : end if end >= 0 else len(table)].decode("utf-8", errors="replace"))
+        return found
 
     def symbol(self, name: str) -> Symbol | None:
         return next((s for s in self.symbols if s.name == name), None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass
 
-from offload.errors import OffloadError
+from offload.errors import Mention, OffloadError, Part
 
 
 @dataclass(frozen=True)
@@ -83,21 +83,29 @@ def build_machine_host() -> HostTriple:
     host = host_of_machine(platform.machine())
     if host is None:
         raise OffloadError(
-            f"this machine is {platform.machine()}, not a supported host (supported: {supported()}): pass --host-triple"
+            (
+                f"this machine is {platform.machine()}, not a supported host (supported: {supported()}): pass ",
+                Mention("host_triple"),
+            )
         )
     return host
 
 
-def host_refusal(bundle_host: str, link_host: HostTriple, linker: str, cross_fix: str) -> tuple[str, str] | None:
+def host_refusal(
+    bundle_host: str, link_host: HostTriple, linker: str, cross_fix: str
+) -> tuple[str, tuple[Part, ...]] | None:
     """(problem, fix) when a bundle built for `bundle_host` would go into an executable for `link_host` (its
     host code is another CPU's); None when they agree. `cross_fix` says how to make the link target the
-    bundle's host in the caller's terms (a clang flag, a make variable; {triple} is the bundle's host)."""
+    bundle's host in the caller's terms (a clang flag, a make variable; {triple} is the bundle's host); the
+    fix names compile's --host-triple as a Mention, for the front end to word."""
     if bundle_host == link_host.name:
         return None
     return (
         f"the bundle was built for {bundle_host} hosts but {linker} links for {link_host.name}",
-        f"{cross_fix.format(triple=bundle_host)} (with an {bundle_host} sysroot), or recompile with "
-        f"--host-triple {link_host.name}",
+        (
+            f"{cross_fix.format(triple=bundle_host)} (with an {bundle_host} sysroot), or recompile with ",
+            Mention("host_triple", link_host.name),
+        ),
     )
 
 

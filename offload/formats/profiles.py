@@ -12,7 +12,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from offload.errors import OffloadError
+from offload.errors import Mention, OffloadError
 
 DEFAULT_TARGET_CLANG = 22
 
@@ -89,7 +89,7 @@ def load_profile(clang_major: int | str | None = None) -> Profile:
     try:
         major = int(major)
     except (TypeError, ValueError):
-        raise OffloadError(f"--target-clang expects a clang major version, got '{clang_major}'") from None
+        raise OffloadError((Mention("target_clang"), f" expects a clang major version, got '{clang_major}'")) from None
     profiles = _all_profiles()
     if major not in profiles:
         known = ", ".join(str(m) for m in sorted(profiles))

@@ -99,6 +99,22 @@ def refusal(function: str) -> str:
     )
 
 
+def shipped_refusal(function: str) -> tuple[str, str]:
+    """(problem, fix) a shipped archive's build.sh gives when its link names no libmlir_c_runner_utils."""
+    use = use_of(function)
+    caller, fix = (use.caller, use.fix) if use else ("", "")
+    return (
+        f"the program calls MLIR's sparse tensor runtime ('{function}': {caller}), which the archive does not provide",
+        f"name your lib{LIBRARY}: make LDLIBS='-L/path/to/its/folder -l{LIBRARY} -Wl,-rpath,/path/to/its/folder' "
+        f"(or LDLIBS=/path/to/lib{LIBRARY}.so), or change the program and re-ship it ({fix})",
+    )
+
+
+def requirement(function: str) -> str:
+    """What inspect and doctor say of a bundle whose host calls the runtime (`function`: the first)."""
+    return f"lib{LIBRARY} (MLIR's sparse tensor runtime: the program calls {function}), from the user's link"
+
+
 def refuse_unlinked(bundles, inputs, shown=None) -> None:
     """A bundle whose host calls the runtime, in a link that does not name the library: one line naming
     the function instead of an undefined symbol from the linker. `shown`: the names messages give inputs."""
@@ -118,5 +134,7 @@ __all__ = [
     "names_the_library",
     "refuse_unlinked",
     "refusal",
+    "requirement",
+    "shipped_refusal",
     "use_of",
 ]

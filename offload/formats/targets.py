@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from offload.errors import OffloadError
+from offload.errors import Mention, OffloadError
 from offload.formats.vendors import CUDA, HIP, vendor_for
 
 NVPTX_TRIPLE, AMDGPU_TRIPLE = CUDA.triple, HIP.triple
@@ -234,11 +234,11 @@ def parse_offload_arch(spec: str) -> list[Target]:
     """'sm_80,sm_90,gfx90a' -> one Target each, in order, duplicates dropped."""
     names = [part.strip() for part in (spec or "").split(",")]
     if not any(names):
-        raise OffloadError("--offload-arch is empty: name at least one architecture, e.g. sm_80 or gfx90a")
+        raise OffloadError((Mention("offload_arch"), " is empty: name at least one architecture, e.g. sm_80 or gfx90a"))
     targets: list[Target] = []
     for name in names:
         if not name:
-            raise OffloadError(f"empty architecture name in --offload-arch '{spec}'")
+            raise OffloadError(("empty architecture name in ", Mention("offload_arch", f"'{spec}'")))
         target = target_for(name)
         if target not in targets:
             targets.append(target)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from offload.errors import OffloadError
+from offload.errors import Mention, OffloadError
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,9 @@ def runtime_libraries(vendor: Vendor, mode: str = "shared") -> tuple[str, ...]:
     """The libraries (-l names) of link --cudart=MODE for this vendor."""
     variants = dict(vendor.runtime_variants) or {"shared": (vendor.link_library,)}
     if mode not in variants:
-        raise OffloadError(f"--cudart={mode} is not one of {', '.join(variants)} for {vendor.offload_kind}")
+        raise OffloadError(
+            (Mention("cudart", mode, joined=True), f" is not one of {', '.join(variants)} for {vendor.offload_kind}")
+        )
     return variants[mode]
 
 

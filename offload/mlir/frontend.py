@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from offload.errors import Location, OffloadError
+from offload.errors import Location, OffloadError, Part, Words, parts_of
 from offload.fsutil import read_input, refuse_endless_device, same_file
 from offload.interrupts import called_from_native
 from offload.mlir.wmma_workarounds import finish_transposed_writes, mark_transposed_writes, runs_vector_to_gpu
@@ -175,7 +175,7 @@ def load_program(path: str, pass_pipeline: str | None = None, check_source=None)
         data, replaced = call_forked(
             lambda _: _run_user_pipeline(data, pass_pipeline, str(path)),
             None,
-            f"--pass-pipeline '{pass_pipeline}' crashed",
+            (compile_option("pass_pipeline", f"'{pass_pipeline}'"), " crashed"),
         )
         if replaced:  # here, not in the child: its standard error is a file
             from offload.mlir.upstream_gpu_lowering import announce_replaced, sparsifier_runtime_library
@@ -327,7 +327,7 @@ def _run_user_pipeline(data: bytes, pipeline: str, path: str) -> tuple[bytes, li
         if vector_to_gpu:
             mark_transposed_writes(module, ir)
         if manager is not None:
-            run_mlir(lambda: manager.run(module.operation), path, f"--pass-pipeline '{pipeline}'")
+            run_mlir(lambda: manager.run(module.operation), path, (compile_option("pass_pipeline", f"'{pipeline}'"),))
         if vector_to_gpu:
             finish_transposed_writes(module, ir)
         out = io.BytesIO()
@@ -349,8 +349,11 @@ def _up_to_gpu_lowering(manager, passmanager, pipeline: str) -> tuple[Any, list[
         return passmanager.PassManager.parse(cut.pipeline), cut.replaced
     except ValueError as e:
         raise OffloadError(
-            f"--pass-pipeline '{pipeline}': its passes before upstream's GPU lowering do not parse again: "
-            f"{str(e).splitlines()[0] if str(e) else 'no reason given'}"
+            (
+                compile_option("pass_pipeline", f"'{pipeline}'"),
+                ": its passes before upstream's GPU lowering do not parse again: "
+                f"{str(e).splitlines()[0] if str(e) else 'no reason given'}",
+            )
         ) from None
 
 
@@ -532,7 +535,7 @@ def outlining_pipeline(module, ir) -> str:
     return "convert-nvgpu-to-nvvm,gpu-kernel-outlining" if found else "gpu-kernel-outlining"
 
 
-def run_mlir(action, path: str, what: str = ""):
+def run_mlir(action, path: str, what: Words = ""):
     """Run an MLIR call; its failure becomes one OffloadError at the first error's location."""
     import mlir.ir as ir
 
@@ -542,20 +545,21 @@ def run_mlir(action, path: str, what: str = ""):
         raise mlir_error(e, path, what) from None
 
 
-def mlir_error(error, path: str, what: str = "") -> OffloadError:
-    """The first error diagnostic of an MLIRError as an OffloadError with its file:line:col."""
+def mlir_error(error, path: str, what: Words = "") -> OffloadError:
+    """The first error diagnostic of an MLIRError as an OffloadError with its file:line:col; `what` (the
+    parts of a sentence, options named as Mentions) begins the message."""
     diagnostics = list(getattr(error, "error_diagnostics", []) or [])
-    prefix = f"{what}: " if what else ""
+    prefix: tuple[Part, ...] = (*parts_of(what), ": ") if what else ()
     if not diagnostics:
         text = str(error).split("\n")
-        return OffloadError(prefix + " ".join(part.strip() for part in text if part.strip()), Location(path))
+        return OffloadError((*prefix, " ".join(part.strip() for part in text if part.strip())), Location(path))
     first = diagnostics[0]
     message = first.message
     for note in first.notes:
         if note.message.startswith("see current operation"):
             continue  # the verifier's dump of the op in generic form: noise next to the location
         message += f" (note: {note.message})"
-    return OffloadError(prefix + message, location_of(first.location, path))
+    return OffloadError((*prefix, message), location_of(first.location, path))
 
 
 def location_of(location, path: str) -> Location:

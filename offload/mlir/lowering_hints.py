@@ -4,6 +4,9 @@ on an op of the dialect, for the entries marked so there)."""
 
 from __future__ import annotations
 
+from offload.errors import Part
+from offload.options import compile_option
+
 # dialect -> passes, in pipeline order, that take its ops to dialects mlir-offload lowers.
 LOWERING_PASSES: dict[str, tuple[str, ...]] = {
     "linalg": ("convert-linalg-to-loops",),
@@ -21,13 +24,17 @@ LOWERING_PASSES: dict[str, tuple[str, ...]] = {
 }
 
 
-def pipeline_hint(op_name: str) -> str:
+def pipeline_hint(op_name: str) -> tuple[Part, ...]:
     """`--pass-pipeline='builtin.module(...)'` naming the passes for the op's dialect, or the generic
-    advice when none is known."""
+    advice when none is known (the option a Mention: the front end words it)."""
     passes = LOWERING_PASSES.get(op_name.split(".", 1)[0])
     if passes is None:
-        return "lower it first with --pass-pipeline='builtin.module(...)' (the upstream passes for its dialect)"
-    return f"lower it first with --pass-pipeline='builtin.module({','.join(passes)})'"
+        pipeline = compile_option("pass_pipeline", "'builtin.module(...)'", joined=True)
+        return ("lower it first with ", pipeline, " (the upstream passes for its dialect)")
+    return (
+        "lower it first with ",
+        compile_option("pass_pipeline", f"'builtin.module({','.join(passes)})'", joined=True),
+    )
 
 
 __all__ = ["LOWERING_PASSES", "pipeline_hint"]

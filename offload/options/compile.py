@@ -57,6 +57,7 @@ from offload.options.spec import (
     mention,
     option,
     specs_of,
+    spell_flags,
     toml_key,
 )
 from offload.options.spec import (
@@ -463,10 +464,13 @@ def check_rename(rename: str) -> None:
         if not prefix.isidentifier() or not prefix.isascii():
             raise OffloadError(f"symbol prefix '{prefix}' is not a C identifier (letters, digits, '_')")
         return
-    raise OffloadError(f"unknown --rename scheme '{rename}' (valid: {', '.join(RENAME_SCHEMES)})")
+    raise OffloadError(
+        ("unknown ", compile_option("rename"), f" scheme '{rename}' (valid: {', '.join(RENAME_SCHEMES)})")
+    )
 
 
 SPECS: dict[str, Spec] = specs_of(CompileOptions)
+spell_flags(SPECS)
 DEFAULTS: dict[str, Any] = defaults_of(CompileOptions)
 DEFAULT_OPT_LEVEL: int = DEFAULTS["opt_level"]  # for device code made outside a compile (ship, tests)
 # mlir-offload.toml key -> field name

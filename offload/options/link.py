@@ -31,6 +31,7 @@ from offload.options.spec import (
     mention,
     option,
     specs_of,
+    spell_flags,
     toml_key,
 )
 
@@ -191,6 +192,7 @@ class LinkOptions:
 
 DEFAULT_LINK = LinkOptions()  # every option at its default
 SPECS: dict[str, Spec] = specs_of(LinkOptions)
+spell_flags(SPECS)
 DEFAULTS: dict[str, Any] = defaults_of(LinkOptions)
 TOML_KEYS: dict[str, str] = {toml_key(name): name for name, spec in SPECS.items() if spec.toml}
 API_KEYWORDS: tuple[str, ...] = tuple(name for name, spec in SPECS.items() if spec.api)

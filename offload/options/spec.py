@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import click
 
-from offload.errors import KEY, Mention, OffloadError
+from offload.errors import FLAGS, KEY, Mention, OffloadError
 from offload.formats.sanitizers import ALL as ALL_SANITIZERS
 from offload.formats.sanitizers import DEFAULT as DEFAULT_SANITIZERS
 from offload.formats.sanitizers import SANITIZERS, sanitizer_list
@@ -221,9 +221,16 @@ def toml_key(name: str) -> str:
 
 def mention(specs: Mapping[str, Spec], name: str, value: str | bool | None = None, joined: bool = False) -> Mention:
     """Option `name` of a table as a message names it (with `value`, if given): the front end words it."""
-    declaration = specs[name].flags[0].split("/") if specs[name].flags else [f"--{toml_key(name)}"]
-    flag = declaration[1] if value is False and len(declaration) > 1 else declaration[0]
-    return Mention(flag, name, value, joined)
+    if name not in specs:
+        raise KeyError(f"no option {name} in this table")
+    return Mention(name, value, joined)
+
+
+def spell_flags(specs: Mapping[str, Spec]) -> None:
+    """A table's flags made known to offload.errors (FLAGS), which words a Mention by its key: "-O",
+    ("--cache", "--no-cache"); an option without a flag is spelled --its-key."""
+    for name, spec in specs.items():
+        FLAGS[name] = tuple(spec.flags[0].split("/")) if spec.flags else (f"--{toml_key(name)}",)
 
 
 def check_fields(record: Any) -> None:

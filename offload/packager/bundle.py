@@ -73,6 +73,7 @@ class BundleRecord:
             "host_format": self.host_format,
             "host_triple": self.host_triple,
             **({"libraries": list(self.libraries)} if self.libraries else {}),
+            **({"sparse_tensor_runtime": self.sparse_tensor_runtime} if self.sparse_tensor_runtime else {}),
         }
 
     @classmethod
@@ -88,6 +89,7 @@ class BundleRecord:
             targets,
             manifest.get("host_triple", cls.host_triple),
             libraries=tuple(manifest.get("libraries", ())),
+            sparse_tensor_runtime=manifest.get("sparse_tensor_runtime", ""),
         )
 
 
@@ -127,9 +129,15 @@ def read_bundle_record(data: bytes, name: str, read_images=None):
     return record, images
 
 
+def is_function_name(text: str) -> bool:
+    """A C function name as a record may give one (it is shown in messages and shell scripts): ASCII
+    letters, digits and '_' only."""
+    return all(c.isascii() and (c.isalnum() or c == "_") for c in text)
+
+
 def _function_name(text: str, name: str) -> str:
-    """A C function name the record gives (it is shown in messages): letters, digits and '_' only."""
-    if text and not all(c.isascii() and (c.isalnum() or c == "_") for c in text):
+    """A C function name the record gives, checked (is_function_name)."""
+    if text and not is_function_name(text):
         raise OffloadError(f"'{name}': its mlir-offload record names the function {text!r}, which is not a C name")
     return text
 

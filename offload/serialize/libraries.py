@@ -96,7 +96,13 @@ def find_rocm_device_libs(explicit: str | None) -> str:
 
 
 # What an error about a device library the user pointed at says to do.
-LIBRARY_FIX = "point --libdevice or --rocm-device-lib-path at the toolkit's library"
+LIBRARY_FIX = (
+    "point ",
+    compile_option("libdevice"),
+    " or ",
+    compile_option("rocm_device_lib_path"),
+    " at the toolkit's library",
+)
 _bytes: dict[str, bytes] = {}
 _bytes_lock = threading.Lock()
 

@@ -16,8 +16,9 @@ import os
 import subprocess
 
 from offload import trace
-from offload.errors import OffloadError
+from offload.errors import OffloadError, Words, parts_of
 from offload.interrupts import temporary_folder
+from offload.options import compile_option
 from offload.packager.bitcode_ident import BitcodeModule, bitcode_module
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import LoweredModule
@@ -72,7 +73,7 @@ class LlvmToolsStages:
             library = self._path("user.bc")
             _run(
                 [self.optimizer.link, copy, "-o", library],
-                f"--link-bitcode '{path}' is not valid LLVM bitcode or IR",
+                (compile_option("link_bitcode", f"'{path}'"), " is not valid LLVM bitcode or IR"),
                 names={copy: path},
             )
             check_library_triple(path, self._read(library).triple, self.target)
@@ -80,7 +81,7 @@ class LlvmToolsStages:
         linked = self._path("user-linked.bc")
         _run(
             [self.optimizer.link, module, *libraries, "-o", linked],
-            f"cannot link the --link-bitcode libraries into the {self.target.arch} image",
+            ("cannot link the ", compile_option("link_bitcode"), f" libraries into the {self.target.arch} image"),
         )
         return linked
 
@@ -156,10 +157,10 @@ def _check_bitcode_header(path: str) -> None:
     except OSError as e:
         raise OffloadError(f"cannot read device library '{path}': {e.strerror}") from None
     if not is_bitcode(head):
-        raise OffloadError(f"device library '{path}' is not valid LLVM bitcode (no bitcode header): {LIBRARY_FIX}")
+        raise OffloadError((f"device library '{path}' is not valid LLVM bitcode (no bitcode header): ", *LIBRARY_FIX))
 
 
-def _run(command: list[str], failure: str, fix: str = "", names: dict[str, str] | None = None) -> None:
+def _run(command: list[str], failure: Words, fix: Words = "", names: dict[str, str] | None = None) -> None:
     """command, or an OffloadError: `failure`, what the tool printed (or how it ended), then `fix`; `names`
     (temporary copy -> the user's file) keeps temporary names out of the message."""
     trace.tool(command)
@@ -173,4 +174,4 @@ def _run(command: list[str], failure: str, fix: str = "", names: dict[str, str] 
         for temporary, name in (names or {}).items():
             printed = printed.replace(temporary, name)
         detail = " ".join(printed.split())[:300] or how
-        raise OffloadError(f"{failure}: {detail}" + (f": {fix}" if fix else ""))
+        raise OffloadError((*parts_of(failure), f": {detail}", *((": ", *parts_of(fix)) if fix else ())))

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import threading
 
-from offload.errors import OffloadError
+from offload.errors import OffloadError, Words, parts_of
 from offload.formats.targets import Target
-from offload.options import DEFAULT_OPT_LEVEL
+from offload.options import DEFAULT_OPT_LEVEL, compile_option
 from offload.packager.detect import is_bitcode
 from offload.serialize.images import LoweredModule
 from offload.serialize.kinds import KINDS, LibraryPlan
@@ -107,18 +107,24 @@ class LlvmliteStages:
                 )
             except RuntimeError as e:
                 raise OffloadError(
-                    f"--link-bitcode '{path}' is not valid LLVM bitcode or IR: {str(e).strip().splitlines()[0]}"
+                    (
+                        compile_option("link_bitcode", f"'{path}'"),
+                        f" is not valid LLVM bitcode or IR: {str(e).strip().splitlines()[0]}",
+                    )
                 ) from None
             try:  # an invalid library would fail our own module's verification (or trip an LLVM assertion) later
                 library.verify()
             except RuntimeError as e:
                 raise OffloadError(
-                    f"--link-bitcode '{path}' is not valid LLVM IR: {' '.join(str(e).split())[:300]}"
+                    (
+                        compile_option("link_bitcode", f"'{path}'"),
+                        f" is not valid LLVM IR: {' '.join(str(e).split())[:300]}",
+                    )
                 ) from None
             check_library_triple(path, library.triple, target)
             library.triple = target.triple
             library.data_layout = self.data_layout
-            _link(module, library, f"--link-bitcode '{path}'")
+            _link(module, library, (compile_option("link_bitcode", f"'{path}'"),))
         return module
 
     def link_libraries(self, module, plan: LibraryPlan):
@@ -134,7 +140,7 @@ class LlvmliteStages:
                 library = llvm.parse_bitcode(bitcode_bytes(path, "device library"), self.context)
             except RuntimeError as e:
                 raise OffloadError(
-                    f"device library '{path}' is not valid LLVM bitcode ({' '.join(str(e).split())}): {LIBRARY_FIX}"
+                    (f"device library '{path}' is not valid LLVM bitcode ({' '.join(str(e).split())}): ", *LIBRARY_FIX)
                 ) from None
             library.triple = self.target.triple
             library.data_layout = self.data_layout
@@ -158,11 +164,11 @@ class LlvmliteStages:
         return module.as_bitcode()
 
 
-def _link(into, other, what: str) -> None:
+def _link(into, other, what: Words) -> None:
     try:
         into.link_in(other)
     except RuntimeError as e:
-        raise OffloadError(f"cannot link {what}: {' '.join(str(e).split())}") from None
+        raise OffloadError(("cannot link ", *parts_of(what), f": {' '.join(str(e).split())}")) from None
 
 
 def _internalize(module, keep: set[str]) -> None:

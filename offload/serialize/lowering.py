@@ -303,8 +303,11 @@ def _check_fully_lowered(gpu_module, name: str, path: str, ir) -> None:
     from offload.mlir.lowering_hints import pipeline_hint
 
     raise OffloadError(
-        f"'{culprit.name}' in gpu.module @{name} cannot be lowered to device code "
-        f"(no NVVM/ROCDL lowering for it): {pipeline_hint(culprit.name)}",
+        (
+            f"'{culprit.name}' in gpu.module @{name} cannot be lowered to device code "
+            "(no NVVM/ROCDL lowering for it): ",
+            *pipeline_hint(culprit.name),
+        ),
         location_of(culprit.location, path),
     )
 

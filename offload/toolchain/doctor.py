@@ -3,10 +3,11 @@ offload/toolchain/tools.py), and for one bundle whether it can be linked here, e
 
 from __future__ import annotations
 
+import glob
 import os
 from dataclasses import dataclass
 
-from offload.errors import OffloadError
+from offload.errors import FLAG, OffloadError, worded
 from offload.formats.hosts import host_refusal
 from offload.formats.profiles import (
     NO_PROFILE,
@@ -92,6 +93,64 @@ def library_findings(needs: BundleNeeds, cuda: CudaToolkit) -> list[Finding]:
     return findings
 
 
+# Where MLIR's libraries are besides the clang's own LLVM's lib folder (Debian's libmlir-N puts them there).
+SYSTEM_LIBRARY_FOLDERS = ("/usr/local/lib", "/usr/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu")
+
+
+def library_folders(clang: Clang) -> list[str]:
+    """Where a link with `clang` may find a user's library: the clang's LLVM lib folder (its libmlir-N
+    copy), LIBRARY_PATH and LD_LIBRARY_PATH, then the system's folders."""
+    llvm = os.path.dirname(os.path.dirname(os.path.realpath(clang.path)))
+    variables = [os.environ.get(name, "") for name in ("LIBRARY_PATH", "LD_LIBRARY_PATH")]
+    given = [folder for value in variables for folder in value.split(os.pathsep) if folder]
+    # Other LLVMs' copies serve too (the runtime's functions are C): newest first.
+    others = sorted(glob.glob("/usr/lib/llvm-*/lib"), key=_llvm_folder_major, reverse=True)
+    return list(dict.fromkeys([os.path.join(llvm, "lib"), *given, *others, *SYSTEM_LIBRARY_FOLDERS]))
+
+
+def _llvm_folder_major(folder: str) -> int:
+    digits = folder.split("/llvm-")[-1].split("/")[0]
+    return int(digits) if digits.isascii() and digits.isdigit() else 0
+
+
+def find_library_file(library: str, folders) -> str | None:
+    """The first lib`library`.so[.N...] in `folders` (sorted: the plain name before versioned ones)."""
+    for folder in folders:
+        try:
+            names = sorted(name for name in os.listdir(folder) if name.startswith(f"lib{library}.so"))
+        except OSError:
+            continue
+        if names:
+            return os.path.join(folder, names[0])
+    return None
+
+
+def sparse_tensor_runtime_findings(needs: BundleNeeds, folders) -> list[Finding]:
+    """The user's libmlir_c_runner_utils a bundle calling MLIR's sparse tensor runtime needs at link: where
+    it is here (a note saying how to give it to the link), or a problem when it is nowhere in `folders`."""
+    from offload.formats.sparse_tensor_runtime import LIBRARY
+
+    function = needs.record.sparse_tensor_runtime
+    if not function:
+        return []
+    found = find_library_file(LIBRARY, folders)
+    what = f"the bundle calls MLIR's sparse tensor runtime ({function}), which the link must be given: lib{LIBRARY}"
+    if found is None:
+        return [
+            Finding(
+                f"{what}, not found in {', '.join(folders)}",
+                f"install MLIR's libraries (libmlir-{needs.entry_profile}), then give the file to the link"
+                + (" (make LDLIBS='/path/to/" if needs.shipped else " (mlir-offload link BUNDLE /path/to/")
+                + f"lib{LIBRARY}.so -Wl,-rpath,/path/to"
+                + ("')" if needs.shipped else ")"),
+            )
+        ]
+    folder = os.path.dirname(found)
+    words = f"{found} -Wl,-rpath,{folder}"
+    how = f"make LDLIBS='{words}'" if needs.shipped else f"mlir-offload link {needs.name} {words}"
+    return [Finding(f"{what}, found at {found}", f"give it to the link: {how}", blocking=False)]
+
+
 def fatbinary_wrapper_needed(profile, cuda: CudaToolkit) -> bool:
     """Whether this clang's linker wrapper (its profile) calls `fatbinary --image=`, which the CUDA 13+
     fatbinary rejects, so that the link needs offload/data/scripts/fatbinary first on PATH."""
@@ -145,11 +204,13 @@ def bundle_findings(
             "cross-link with make LDFLAGS='--target={triple} ...'",
         )
     except OffloadError as e:  # `clang -dumpmachine` named no supported host
-        refusal = (e.message, f"check that `{clang.path} -dumpmachine` runs and names a supported host")
+        refusal = (e.message, (f"check that `{clang.path} -dumpmachine` runs and names a supported host",))
     if refusal:
-        findings.append(Finding(*refusal))
+        problem, fix = refusal
+        findings.append(Finding(problem, worded(fix, FLAG)))  # doctor is the command line's
     if clang.linker_wrapper is None:
         findings.append(Finding(f"no clang-linker-wrapper beside {clang.path}", f"install clang-tools-{clang.major}"))
+    findings += sparse_tensor_runtime_findings(needs, library_folders(clang))
     if "cuda" in needs.offload_kinds:
         if cuda is None:
             findings.append(

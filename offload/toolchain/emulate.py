@@ -4,9 +4,11 @@ The kernels are the bundle's own device bitcode image (the same lowering, device
 as a real build), retargeted to the host by the LLVM pass offload/data/emulator/retarget.cpp (run by the
 distribution's `opt` in a subprocess: the image's bytes never reach LLVM in this process) and compiled by
 clang. The host part is the bundle's host code unchanged, linked by plain clang (no offload driver) with
-the emulation runtime offload/data/emulator/runtime.c in place of libcudart/libamdhip64. CUDA C++ and HIP
-objects of clang's offload driver bring their device bitcode too (offload/toolchain/emulate_objects.py):
-the images of one vendor are joined by llvm-link before retargeting, as the GPU's device link joins them.
+the emulation runtime offload/data/emulator/runtime.c in place of libcudart/libamdhip64; the pass and the
+runtime agree through offload/data/emulator/emu_abi.h, the list of the runtime's entry points. CUDA C++
+and HIP objects of clang's offload driver bring their device bitcode too (offload/toolchain/
+emulate_objects.py): the images of one vendor are joined by llvm-link before retargeting, as the GPU's
+device link joins them.
 
 The pass plugin and the runtime object are built once per source and tool version, in the cache folder
 (MLIR_OFFLOAD_EMULATOR_CACHE, else the emulator folder of MLIR_OFFLOAD_CACHE_DIR, else of
@@ -32,6 +34,7 @@ from offload.interrupts import removed_unless_kept, temporary_folder
 from offload.options.compile import compile_option
 from offload.options.link import DEFAULT_LINK, LinkOptions, link_option
 from offload.toolchain.build_cache import BuildCache
+from offload.toolchain.emulate_objects import EMULATE
 from offload.trust import team_mode
 
 PASS_NAME = "mlir-offload-emulate"
@@ -40,7 +43,9 @@ RUNTIME_SOURCE = "runtime.c"
 # Emulated libraries, by the -l name a bundle's record gives: linked only into executables that call them.
 LIBRARY_SOURCES = {"cusparse": "sparse.c", "hipsparse": "sparse.c", "cusparseLt": "sparselt.c"}
 SANITIZER_SOURCE = "sanitizer.c"  # included by runtime.c in the sanitizer variant (EMU_SANITIZE defined)
-RUNTIME_HEADERS = ("hopper.h", "cluster.h", "sparse_mma.h", "wgmma.h")  # included by runtime.c
+ABI_HEADER = "emu_abi.h"  # the runtime's entry points and shared constants: included by retarget.cpp and runtime.c
+# included by runtime.c
+RUNTIME_HEADERS = (ABI_HEADER, "hopper.h", "cluster.h", "sparse_mma.h", "wgmma.h", "device_printf.h", "device_math.h")
 EMULATED_LLVM = 22  # the LLVM whose C++ API retarget.cpp is written against (opt, llvm-config, clang)
 REFUSAL_STATUS = 3  # retarget.cpp's exit status for "... is not emulated"
 REFUSAL_PREFIX = "mlir-offload-emulate: "
@@ -86,8 +91,11 @@ def find_emulation_tools(clang_path: str | None = None) -> EmulationTools:
     if clang is None or clang.major != EMULATED_LLVM:
         found = f"{clang.path} is clang {clang.version}" if clang else f"no clang-{EMULATED_LLVM} found"
         raise OffloadError(
-            f"--emulate needs clang {EMULATED_LLVM} with opt and llvm-config beside it ({found}): "
-            f"install clang-{EMULATED_LLVM} llvm-{EMULATED_LLVM} llvm-{EMULATED_LLVM}-dev"
+            (
+                EMULATE,
+                f" needs clang {EMULATED_LLVM} with opt and llvm-config beside it ({found}): "
+                f"install clang-{EMULATED_LLVM} llvm-{EMULATED_LLVM} llvm-{EMULATED_LLVM}-dev",
+            )
         )
     folder = Path(os.path.realpath(clang.path)).parent
     missing = [
@@ -95,8 +103,11 @@ def find_emulation_tools(clang_path: str | None = None) -> EmulationTools:
     ]
     if missing:
         raise OffloadError(
-            f"--emulate needs {', '.join(missing)} beside {clang.path} (in {folder}): install "
-            f"llvm-{EMULATED_LLVM} llvm-{EMULATED_LLVM}-dev"
+            (
+                EMULATE,
+                f" needs {', '.join(missing)} beside {clang.path} (in {folder}): install "
+                f"llvm-{EMULATED_LLVM} llvm-{EMULATED_LLVM}-dev",
+            )
         )
     if not Path(
         subprocess.run([str(folder / "llvm-config"), "--includedir"], capture_output=True, text=True).stdout.strip()
@@ -106,8 +117,11 @@ def find_emulation_tools(clang_path: str | None = None) -> EmulationTools:
         "PassPlugin.h",
     ).is_file():
         raise OffloadError(
-            f"--emulate builds an LLVM pass plugin and needs LLVM {EMULATED_LLVM}'s headers: "
-            f"install llvm-{EMULATED_LLVM}-dev"
+            (
+                EMULATE,
+                f" builds an LLVM pass plugin and needs LLVM {EMULATED_LLVM}'s headers: "
+                f"install llvm-{EMULATED_LLVM}-dev",
+            )
         )
     return EmulationTools(
         clang.path, str(folder / "clang++"), str(folder / "opt"), str(folder / "llvm-config"), clang.version
@@ -149,7 +163,7 @@ def _run(argv: list[str], what: str, scratch: str | None = None) -> subprocess.C
     try:
         done = subprocess.run(argv, capture_output=True, text=True, env=environment)
     except OSError as e:
-        raise OffloadError(f"--emulate: cannot run {argv[0]}: {e.strerror}") from None
+        raise OffloadError((EMULATE, f": cannot run {argv[0]}: {e.strerror}")) from None
     if done.returncode != 0:
         lines = [line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()]
         # clang's "linker command failed" says only that ld failed; ld's own line before it says why
@@ -159,7 +173,7 @@ def _run(argv: list[str], what: str, scratch: str | None = None) -> subprocess.C
             (line for line in causes if "error" in line or "failed" in line),
             causes[0] if causes else f"exit {done.returncode}",
         )
-        raise OffloadError(f"--emulate: {what} failed: {detail}")
+        raise OffloadError((EMULATE, f": {what} failed: {detail}"))
     return done
 
 
@@ -214,21 +228,23 @@ def announce_build(folder: Path) -> None:
 
 
 def pass_plugin(tools: EmulationTools, scratch: str, dry_run: bool = False) -> str:
-    """retarget.cpp built as an opt plugin against this LLVM."""
+    """retarget.cpp (with emu_abi.h) built as an opt plugin against this LLVM."""
     source = _source(PLUGIN_SOURCE)
+    header = _source(ABI_HEADER)
 
     def build(output: str) -> None:
         flags = _run([tools.llvm_config, "--cxxflags"], "llvm-config").stdout.split()
         with temporary_folder("mlir-offload-emulate-") as sources:
             source_path = os.path.join(sources, PLUGIN_SOURCE)
             Path(source_path).write_bytes(source)
+            Path(sources, ABI_HEADER).write_bytes(header)
             _run(
                 [tools.clangxx, "-shared", "-fPIC", "-O2", *flags, source_path, "-o", output],
                 "building the emulation pass plugin",
                 sources,
             )
 
-    return _built([source, tools.version.encode(), b"plugin"], "retarget.so", build, scratch, dry_run)
+    return _built([source, header, tools.version.encode(), b"plugin"], "retarget.so", build, scratch, dry_run)
 
 
 @dataclass(frozen=True)
@@ -298,7 +314,7 @@ def library_objects(bundles, tools: EmulationTools, llvm_triple: str, scratch: s
     for library in bundle_libraries(bundles):
         source = LIBRARY_SOURCES.get(library)
         if source is None:
-            raise OffloadError(f"--emulate: the bundle calls lib{library}, which the emulator does not provide")
+            raise OffloadError((EMULATE, f": the bundle calls lib{library}, which the emulator does not provide"))
         sources.append(source)
     return [runtime_object(tools, llvm_triple, scratch, dry_run, source) for source in dict.fromkeys(sources)]
 
@@ -323,8 +339,15 @@ def emulated_images(bundles, objects=()) -> list[EmulatedImage]:
         bitcode = [image for image in bundle.images if image.image_kind == ImageKind.BITCODE]
         if not bitcode:
             raise OffloadError(
-                f"{bundle.path} holds no device bitcode image (only native code): --emulate needs "
-                "one; recompile with --device-image=bitcode (or compile --emulate)"
+                (
+                    f"{bundle.path} holds no device bitcode image (only native code): ",
+                    EMULATE,
+                    " needs one; recompile with ",
+                    compile_option("device_image", "bitcode", joined=True),
+                    " (or compile ",
+                    EMULATE,
+                    ")",
+                )
             )
         chosen.append(_emulated_image(bundle.path, bitcode))
     for device_object in objects:
@@ -384,10 +407,10 @@ def linked_images(tools: EmulationTools, plugin: str, images: list[EmulatedImage
         try:
             done = subprocess.run([tools.llvm_link, *paths, "-o", output], capture_output=True, text=True)
         except OSError as e:
-            raise OffloadError(f"--emulate: cannot run {tools.llvm_link}: {e.strerror}") from None
+            raise OffloadError((EMULATE, f": cannot run {tools.llvm_link}: {e.strerror}")) from None
         names = [image.bundle for image in group]
         if done.returncode != 0:
-            raise OffloadError(f"--emulate: {_device_link_failure(tools, done.stderr, paths, group)}")
+            raise OffloadError((EMULATE, f": {_device_link_failure(tools, done.stderr, paths, group)}"))
         joined.append(
             EmulatedImage(
                 ", ".join(names), group[0].arch, group[0].warp_size, Path(output).read_bytes(), group[0].prelude, False
@@ -444,7 +467,7 @@ def retarget(
     try:
         Path(device).write_bytes(image.data)
     except OSError as e:
-        raise OffloadError(f"--emulate: cannot write the {image.arch} image into {scratch}: {e.strerror}") from None
+        raise OffloadError((EMULATE, f": cannot write the {image.arch} image into {scratch}: {e.strerror}")) from None
     limits = launch_limits(image.arch).pass_parameter()
     parameters = [llvm_triple, str(image.warp_size), limits, *(["sanitize"] if sanitize else [])]
     passes = ",".join([*image.prelude, f"{PASS_NAME}<{';'.join(parameters)}>"])
@@ -452,17 +475,20 @@ def retarget(
     try:
         done = subprocess.run(argv, capture_output=True, text=True)
     except OSError as e:
-        raise OffloadError(f"--emulate: cannot run {tools.opt}: {e.strerror}") from None
+        raise OffloadError((EMULATE, f": cannot run {tools.opt}: {e.strerror}")) from None
     if done.returncode != 0:
         refusal = next(
             (line[len(REFUSAL_PREFIX) :] for line in done.stderr.splitlines() if line.startswith(REFUSAL_PREFIX)), None
         )
         if refusal:
-            raise OffloadError(f"--emulate: {image.bundle} ({image.arch}): {refusal}")
+            raise OffloadError((EMULATE, f": {image.bundle} ({image.arch}): {refusal}"))
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         raise OffloadError(
-            f"--emulate: retargeting the {image.arch} image of {image.bundle} failed "
-            f"(exit {done.returncode}): {lines[0] if lines else 'no message'}"
+            (
+                EMULATE,
+                f": retargeting the {image.arch} image of {image.bundle} failed "
+                f"(exit {done.returncode}): {lines[0] if lines else 'no message'}",
+            )
         )
     _run(
         [
@@ -503,7 +529,7 @@ def plan_emulated_link(
     for bundle in bundles:
         refusal = host_refusal(bundle.record.host_triple, link_host, tools.clang, "link with --target={triple}")
         if refusal:
-            raise OffloadError(f"{bundle.path}: {': '.join(refusal)}")
+            raise OffloadError((f"{bundle.path}: {refusal[0]}: ", *refusal[1]))
         if bundle.record.profile != EMULATED_LLVM:
             raise OffloadError(
                 (
@@ -596,7 +622,7 @@ def _run_link(
     try:
         done = subprocess.run(command, capture_output=True, text=True, errors="replace", env=env)
     except OSError as e:
-        raise OffloadError(f"--emulate: cannot run {command[0]}: {e.strerror}") from None
+        raise OffloadError((EMULATE, f": cannot run {command[0]}: {e.strerror}")) from None
     text = (done.stderr or "") + "\n" + (done.stdout or "")
     text = text.replace(temporary, final)
     if verbose and done.stderr:
@@ -611,7 +637,7 @@ def _run_link(
     for real, name in shown.items():
         summary = summary.replace(real, name)
     summary = summary.replace(scratch + "/", "")
-    raise OffloadError(f"--emulate: linking {final} failed: {summary}")
+    raise OffloadError((EMULATE, f": linking {final} failed: {summary}"))
 
 
 def have_emulation_tools() -> bool:

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 from offload.errors import OffloadError
 from offload.formats.vendors import CUDA, HIP, VENDORS, vendor_of_triple
+from offload.options.link import link_option
+
+EMULATE = link_option("emulate", True)  # how its errors name it: --emulate, or emulate=True in Python
 
 # Sections of device code registered at start-up (nvcc; clang without -fgpu-rdc or --offload-new-driver),
 # and the vendor whose source language fixes it: each vendor's fatbinary section, nvcc's relocatable one,
@@ -52,14 +55,21 @@ def _object_images(data: bytes, path: str) -> list:
     if fatbinary:
         language = FATBINARY_SECTIONS[fatbinary]
         raise OffloadError(
-            f"{path}: its device code is a fatbinary ({fatbinary}: nvcc, or clang without -fgpu-rdc "
-            f"--offload-new-driver), which --emulate cannot run: {_fix(language)}"
+            (
+                f"{path}: its device code is a fatbinary ({fatbinary}: nvcc, or clang without -fgpu-rdc "
+                "--offload-new-driver), which ",
+                EMULATE,
+                f" cannot run: {_fix(language)}",
+            )
         )
     old = next((name for name in OLD_ENTRY_SECTIONS if name in names), None)
     if old:
         raise OffloadError(
-            f"{path}: its offload entries ({old}) are an older clang's; --emulate reads clang 22's: "
-            f"{_fix(OLD_ENTRY_SECTIONS[old])}"
+            (
+                f"{path}: its offload entries ({old}) are an older clang's; ",
+                EMULATE,
+                f" reads clang 22's: {_fix(OLD_ENTRY_SECTIONS[old])}",
+            )
         )
     images = []
     for image in read_offload_images(data, path):
@@ -70,8 +80,12 @@ def _object_images(data: bytes, path: str) -> list:
             arch = image.strings.get("arch", "?")
             kind = image_kind_name(image.image_kind)
             raise OffloadError(
-                f"{path}: its {arch} device code is native code (an image of kind {kind}), not LLVM bitcode, "
-                f"which --emulate cannot run: {_fix(vendor.offload_kind)}"
+                (
+                    f"{path}: its {arch} device code is native code (an image of kind {kind}), not LLVM bitcode, "
+                    "which ",
+                    EMULATE,
+                    f" cannot run: {_fix(vendor.offload_kind)}",
+                )
             )
         images.append(image)
     return images

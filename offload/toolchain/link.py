@@ -89,8 +89,14 @@ def device_debug_words(profile, bitcode_triples) -> list[str]:
     option = profile.link.get("device_compiler_option")
     if triples and not option:
         raise OffloadError(
-            f"clang {profile.clang_major}'s linker wrapper takes no device compile options, so -G "
-            "cannot reach the device link of bitcode images: compile with -G --device-image=cubin"
+            (
+                f"clang {profile.clang_major}'s linker wrapper takes no device compile options, so ",
+                link_option("device_debug", True),
+                " cannot reach the device link of bitcode images: compile with ",
+                compile_option("device_debug", True),
+                " ",
+                compile_option("device_image", "cubin", joined=True),
+            )
         )
     return [f"-Wl,{option}{triple}={argument}" for triple in triples if triple for argument in DEVICE_DEBUG_ARGUMENTS]
 
@@ -241,7 +247,9 @@ def plan_link(bundles, inputs: list[str], output: str, options: LinkOptions = DE
     link_host = clang_target_host(clang.path, inputs)
     for bundle in bundles:
         refusal = host_refusal(bundle.record.host_triple, link_host, clang.path, "link with --target={triple}")
-        problem = compatibility_problem(bundle.record, bundle.images, clang) or (refusal and (": ".join(refusal),))
+        problem = compatibility_problem(bundle.record, bundle.images, clang) or (
+            refusal and (refusal[0], ": ", *refusal[1])
+        )
         if problem:
             raise OffloadError(problem if len(bundles) == 1 else (f"{bundle.path}: ", *problem))
     if clang.linker_wrapper is None:

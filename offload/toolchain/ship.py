@@ -31,10 +31,18 @@ from offload import __version__
 from offload.errors import OffloadError
 from offload.formats.hosts import X86_64, host_triple
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
+from offload.formats.sparse_tensor_runtime import LIBRARY as SPARSE_TENSOR_LIBRARY
+from offload.formats.sparse_tensor_runtime import shipped_refusal
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
 from offload.packager import ImageKind, image_kind_name
 from offload.packager.bitcode_ident import bitcode_globals, bitcode_producer
-from offload.packager.bundle import BundleRecord, is_library_name, is_version_number, read_bundle_record
+from offload.packager.bundle import (
+    BundleRecord,
+    is_function_name,
+    is_library_name,
+    is_version_number,
+    read_bundle_record,
+)
 from offload.packager.detect import is_bitcode
 from offload.toolchain import tools as toolchain
 from offload.toolchain.cuda_device_link import DEVICE_LINKER_OPTION, PTXAS_THREADS, cuda_bitcode_bytes, partitions_of
@@ -276,6 +284,9 @@ def render_build_sh(
     )
     speed = speed or DeviceLinkRule()
     bitcode_llvm = facts.bitcode_llvm or ""
+    runtime_refusal = (
+        shipped_refusal(facts.record.sparse_tensor_runtime) if facts.record.sparse_tensor_runtime else ("", "")
+    )
     template = resources.files("offload.data").joinpath("ship/build.sh.in").read_text("utf-8")
     values = {
         "@TOOL@": f"mlir-offload {__version__}",
@@ -328,15 +339,37 @@ def render_build_sh(
         "@CXX_RUNTIME_PREFIXES@": " ".join(CXX_RUNTIME_PREFIXES),
         # The first word of `clang -dumpmachine` for a clang linking for that host (a case pattern).
         "@HOST_ARCHS@": "|".join(host_triple(facts.host_triple).machines),
+        # MLIR's sparse tensor runtime the host calls (the bundle record): build.sh links only a LDLIBS naming it.
+        "@SPARSE_TENSOR_RUNTIME@": facts.record.sparse_tensor_runtime,
+        "@SPARSE_TENSOR_LIBRARY@": SPARSE_TENSOR_LIBRARY,
+        "@SPARSE_TENSOR_RUNTIME_PROBLEM@": shlex.quote(runtime_refusal[0]),
+        "@SPARSE_TENSOR_RUNTIME_FIX@": shlex.quote(runtime_refusal[1]),
     }
     for key, value in values.items():
         template = template.replace(key, value)
     return template
 
 
-def render_makefile(app: str, bundle: str) -> str:
+def render_makefile(app: str, bundle: str, record: BundleRecord | None = None) -> str:
+    """The Makefile; `record`'s sparse tensor runtime (if any) is said in its head, with how to give it."""
     template = resources.files("offload.data").joinpath("ship/Makefile.in").read_text("utf-8")
-    return template.replace("@TOOL@", f"mlir-offload {__version__}").replace("@APP@", app).replace("@BUNDLE@", bundle)
+    function = record.sparse_tensor_runtime if record else ""
+    needs = (
+        f"# The program calls MLIR's sparse tensor runtime ({function}), which the archive does not hold:\n"
+        f"# name your lib{SPARSE_TENSOR_LIBRARY} in LDLIBS, else build.sh refuses:\n"
+        f"#   make LDLIBS='-L/path/to/its/folder -l{SPARSE_TENSOR_LIBRARY} -Wl,-rpath,/path/to/its/folder'\n"
+        if function
+        else ""
+    )
+    values = {
+        "@TOOL@": f"mlir-offload {__version__}",
+        "@APP@": app,
+        "@BUNDLE@": bundle,
+        "@SPARSE_TENSOR_RUNTIME@\n": needs,
+    }
+    for key, value in values.items():
+        template = template.replace(key, value)
+    return template
 
 
 def fatbinary_wrapper() -> bytes:
@@ -437,7 +470,7 @@ def build_archive(
     }
     files = dict(payload)
     files["manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode("utf-8")
-    files["Makefile"] = render_makefile(app, " ".join(bundle_names)).encode("utf-8")
+    files["Makefile"] = render_makefile(app, " ".join(bundle_names), facts.record).encode("utf-8")
     files["build.sh"] = render_build_sh(
         app,
         " ".join(bundle_names),
@@ -480,8 +513,16 @@ def _joined_facts(named: list[tuple[str, BundleFacts]]) -> BundleFacts:
     targets = tuple(dict.fromkeys(t for _, facts in named for t in facts.record.targets))
     device_debug = any(facts.record.device_debug for _, facts in named)  # -G in one: the link is -G (link's rule)
     libraries = tuple(dict.fromkeys(library for _, facts in named for library in facts.record.libraries))
+    # The first bundle's function that calls MLIR's sparse tensor runtime: what build.sh's refusal names.
+    runtime = next((f.record.sparse_tensor_runtime for _, f in named if f.record.sparse_tensor_runtime), "")
     return BundleFacts(
-        replace(first.record, targets=targets, device_debug=device_debug, libraries=libraries),
+        replace(
+            first.record,
+            targets=targets,
+            device_debug=device_debug,
+            libraries=libraries,
+            sparse_tensor_runtime=runtime,
+        ),
         max((f.host_producer for _, f in named if f.host_producer), default=None, key=_llvm_major),
         sorted(seen),
         [image for _, facts in named for image in facts.images],
@@ -628,6 +669,9 @@ def _check_manifest(manifest, path: str) -> None:
         isinstance(name, str) and is_library_name(name) for name in libraries
     ):
         raise wrong("field 'libraries' is not a list of library names")
+    function = manifest.get("sparse_tensor_runtime", "")
+    if not isinstance(function, str) or not is_function_name(function):
+        raise wrong("field 'sparse_tensor_runtime' is not a function name")
     for target in manifest["targets"]:
         if not isinstance(target, dict) or not all(isinstance(target.get(k), t) for k, t in TARGET_FIELDS.items()):
             raise wrong("has a target without a string offload_kind and arch")

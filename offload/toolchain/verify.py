@@ -57,6 +57,78 @@ def _library_calls(elf) -> dict[str, int]:
     return counts
 
 
+def check_sparse_tensor_runtime(path: str, elf, report: VerifyReport) -> None:
+    """An executable importing MLIR's sparse tensor runtime (offload.formats.sparse_tensor_runtime) must load
+    a libmlir_c_runner_utils that defines each function it imports; the copy is looked for where the loader
+    would (RPATH, LD_LIBRARY_PATH, RUNPATH, with $ORIGIN; the system's folders)."""
+    import os
+
+    from offload.formats.elf import DT_NEEDED, DT_RPATH, DT_RUNPATH, read_elf
+    from offload.formats.sparse_tensor_runtime import LIBRARY, use_of
+
+    imported = sorted(
+        {symbol.name for symbol in elf.dynamic_symbols if symbol.section_index == 0 and use_of(symbol.name)}
+    )
+    if not imported:
+        return
+    needed = [name for name in elf.dynamic_strings(DT_NEEDED) if name.startswith(f"lib{LIBRARY}.")]
+    if not needed:
+        report.problems.append(
+            f"{path} calls MLIR's sparse tensor runtime ({imported[0]}) but loads no lib{LIBRARY}: "
+            f"link it with the library (-l{LIBRARY} or its file)"
+        )
+        return
+    origin = os.path.dirname(os.path.abspath(path))
+
+    def folders(tag: int) -> list[str]:
+        values = elf.dynamic_strings(tag)
+        return [f.replace("${ORIGIN}", origin).replace("$ORIGIN", origin) for v in values for f in v.split(":") if f]
+
+    # The loader's order: RPATH (ignored when there is a RUNPATH), LD_LIBRARY_PATH, RUNPATH, the system's.
+    runpath = folders(DT_RUNPATH)
+    searched = [] if runpath else folders(DT_RPATH)
+    searched += [folder for folder in os.environ.get("LD_LIBRARY_PATH", "").split(":") if folder]
+    searched += runpath
+    searched += list(SYSTEM_LIBRARY_FOLDERS)
+    location = next(
+        (os.path.join(folder, needed[0]) for folder in searched if os.path.isfile(os.path.join(folder, needed[0]))),
+        None,
+    )
+    if location is None:
+        report.notes.append(
+            f"calls MLIR's sparse tensor runtime: {len(imported)} function(s) from {needed[0]}, which is not "
+            f"found here (RPATH, LD_LIBRARY_PATH, RUNPATH, system folders): not checked"
+        )
+        return
+    try:
+        with open(location, "rb") as file:
+            library = read_elf(file.read(), location)
+    except (OSError, ExecutableError) as e:
+        report.problems.append(f"{path}: cannot read {location}, its lib{LIBRARY}: {getattr(e, 'strerror', e)}")
+        return
+    defined = {symbol.name for symbol in library.dynamic_symbols if symbol.section_index != 0}
+    missing = [name for name in imported if name not in defined]
+    if missing:
+        report.problems.append(
+            f"{path}: {location} does not define {', '.join(missing[:3])}"
+            f"{f' (and {len(missing) - 3} more)' if len(missing) > 3 else ''} of MLIR's sparse tensor runtime: "
+            "link the libmlir_c_runner_utils of the MLIR that compiled the program"
+        )
+        return
+    report.notes.append(f"calls MLIR's sparse tensor runtime: {len(imported)} function(s), all in {location}")
+
+
+# Where the dynamic loader looks after RUNPATH and LD_LIBRARY_PATH (glibc's default folders).
+SYSTEM_LIBRARY_FOLDERS = (
+    "/lib",
+    "/usr/lib",
+    "/lib64",
+    "/usr/lib64",
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+)
+
+
 def _without_kernels(exe) -> bool:
     """Whether every device image holds no kernel and no global (a program of host operations only, whose
     empty image registers nothing): only readable images count, so a compressed one never makes it so."""
@@ -167,6 +239,7 @@ def check_executable(path: str, host: str | None = None) -> VerifyReport:
     called = _library_calls(exe.elf)
     for library in sorted(called):
         report.notes.append(f"calls lib{library}: {called[library]} function(s)")
+    check_sparse_tensor_runtime(path, exe.elf, report)
     host_only = _without_kernels(exe)
     if host_only:
         report.notes.append("no kernels: the program's GPU work is host operations (library calls, copies)")

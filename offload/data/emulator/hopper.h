@@ -8,7 +8,7 @@
  * opaque): pending arrivals (bits 0..20), expected arrivals (21..41), signed tx-count (42..62), phase
  * parity (63). The PTX ISA bounds both counts by 2^20 - 1 and the tx-count by +-(2^20 - 1). ------------ */
 
-#define MBAR_FIELD ((UINT64_C(1) << 21) - 1)
+/* MBAR_FIELD (the low 21 bits): emu_abi.h. */
 #define MBAR_PHASE (UINT64_C(1) << 63)
 enum { MBAR_EXPECTED_SHIFT = 21, MBAR_TX_SHIFT = 42 };
 
@@ -163,7 +163,11 @@ static void mbar_wait(void *p, unsigned parity) {
     yield_to_scheduler();
 }
 
-EXPORT void __emu_mbarrier_wait_parity(void *p, uint32_t parity) { mbar_wait(p, parity & 1); }
+/* try_wait's answer, true: the emulation waits until the phase completes. */
+EXPORT uint32_t __emu_mbarrier_wait_parity(void *p, uint32_t parity) {
+    mbar_wait(p, parity & 1);
+    return 1;
+}
 EXPORT uint32_t __emu_mbarrier_wait_token(void *p, uint64_t token) {
     mbar_wait(p, mbar_parity(token));
     return 1;

@@ -42,9 +42,12 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
-#include <vector>
+#include <type_traits>
+
+#include "emu_abi.h"
 
 using namespace llvm;
 
@@ -52,24 +55,81 @@ namespace {
 
 // Exit status of a refusal (the caller turns the line into its own error).
 constexpr int REFUSED = 3;
-// Kernel registration flags (runtime.c reads them the same way).
-constexpr unsigned FLAG_NEEDS_CONTEXTS = 1;  // barriers or warp operations: a block's threads run as fibers
-constexpr unsigned FLAG_AMDGPU = 2;          // HIP: the runtime fills the hidden arguments ockl reads
-constexpr unsigned WARP_SIZE_SHIFT = 8;      // bits 8..15: the warp (wavefront) size
-// The runtime functions whose callers need a context per GPU thread (they wait for other threads).
-const char *const SYNCHRONIZING[] = {"__emu_barrier", "__emu_barrier_reduce", "__emu_shfl_sync",
-                                     "__emu_vote_sync", "__emu_redux_sync", "__emu_warp_sync",
-                                     "__emu_activemask", "__emu_bpermute", "__emu_readlane",
-                                     "__emu_ballot", "__emu_readfirstlane", "__emu_ldmatrix", "__emu_mma",
-                                     "__emu_swizzle", "__emu_amd_wmma", "__emu_mbarrier_wait_parity",
-                                     "__emu_mbarrier_wait_token", "__emu_mbarrier_test_wait",
-                                     "__emu_mbarrier_test_wait_parity", "__emu_mma_sp", "__emu_cluster_wait",
-                                     "__emu_wgmma", "__emu_stmatrix"};
 
 [[noreturn]] void refuse(const Twine &What) {
   errs() << "mlir-offload-emulate: " << What << "\n";
   errs().flush();
   std::exit(REFUSED);
+}
+
+// ---- the runtime's entry points: emu_abi.h's lists ------------------------------------------------------
+
+// One entry point, by its name in emu_abi.h.
+enum class Rt : unsigned {
+#define EMU_ENUMERATOR(Waits, Ret, Name, Params) Name,
+  EMU_RUNTIME_FUNCTIONS(EMU_ENUMERATOR) EMU_SANITIZER_FUNCTIONS(EMU_ENUMERATOR)
+#undef EMU_ENUMERATOR
+};
+
+// The LLVM type of a C type of emu_abi.h: integers by size, any pointer the generic pointer.
+template <typename T> struct IRType {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>, "emu_abi.h: a C type without LLVM type");
+  static Type *get(LLVMContext &C) { return IntegerType::get(C, 8 * sizeof(T)); }
+};
+template <typename T> struct IRType<T *> {
+  static Type *get(LLVMContext &C) { return PointerType::get(C, 0); }
+};
+template <> struct IRType<void> {
+  static Type *get(LLVMContext &C) { return Type::getVoidTy(C); }
+};
+template <> struct IRType<float> {
+  static Type *get(LLVMContext &C) { return Type::getFloatTy(C); }
+};
+template <> struct IRType<double> {
+  static Type *get(LLVMContext &C) { return Type::getDoubleTy(C); }
+};
+template <typename F> struct IRSignature;
+template <typename R, typename... A> struct IRSignature<R(A...)> {
+  static FunctionType *get(LLVMContext &C) { return FunctionType::get(IRType<R>::get(C), {IRType<A>::get(C)...}, false); }
+};
+
+struct RuntimeFunction {
+  const char *Symbol;  // __emu_<name>
+  const char *Name;    // <name>
+  FunctionType *(*Type)(LLVMContext &);
+  bool Waits;  // waits for other GPU threads: its callers need a context per GPU thread
+};
+
+const RuntimeFunction RUNTIME_FUNCTIONS[] = {
+#define EMU_ROW(Waits, Ret, Name, Params) {EMU_SYMBOL(Name), #Name, &IRSignature<Ret Params>::get, Waits},
+    EMU_RUNTIME_FUNCTIONS(EMU_ROW) EMU_SANITIZER_FUNCTIONS(EMU_ROW)
+#undef EMU_ROW
+};
+
+const RuntimeFunction &runtimeFunction(Rt F) { return RUNTIME_FUNCTIONS[static_cast<unsigned>(F)]; }
+
+// The entry point emu_abi.h names `Name` (a name the tables put together, such as tid_x or an intrinsic's
+// math mirror): a name the header lacks is a fault of this pass, reported when the tables are built.
+Rt runtimeNamed(StringRef Name) {
+  static const StringMap<Rt> ByName = [] {
+    StringMap<Rt> Map;
+    for (unsigned I = 0; I < std::size(RUNTIME_FUNCTIONS); ++I)
+      Map[RUNTIME_FUNCTIONS[I].Name] = static_cast<Rt>(I);
+    return Map;
+  }();
+  auto It = ByName.find(Name);
+  if (It == ByName.end())
+    report_fatal_error("mlir-offload-emulate: the tables call " + Twine(EMU_SYMBOL_PREFIX) + Name +
+                           ", which emu_abi.h does not declare",
+                       false);
+  return It->second;
+}
+
+bool isRuntimeFunction(StringRef Symbol) {
+  for (const RuntimeFunction &F : RUNTIME_FUNCTIONS)
+    if (Symbol == F.Symbol)
+      return true;
+  return false;
 }
 
 template <typename T> std::string describe(const T *Thing) {
@@ -94,38 +154,63 @@ struct Emulator {
         I16(Type::getInt16Ty(C)), I32(Type::getInt32Ty(C)), I64(Type::getInt64Ty(C)),
         F32(Type::getFloatTy(C)), F64(Type::getDoubleTy(C)), Ptr(PointerType::get(C, 0)) {}
 
-  FunctionCallee runtime(StringRef Name, Type *Result, ArrayRef<Type *> Params) {
-    return M.getOrInsertFunction(Name, FunctionType::get(Result, Params, false));
+  // The declaration of a runtime entry point, its type emu_abi.h's.
+  FunctionCallee runtime(Rt F) {
+    const RuntimeFunction &R = runtimeFunction(F);
+    return M.getOrInsertFunction(R.Symbol, R.Type(C));
   }
 
-  // A call of runtime function `Name` with the call's own operands and result type.
-  Value *forward(IRBuilder<> &B, CallInst *CI, StringRef Name) {
-    SmallVector<Type *, 6> Params;
-    SmallVector<Value *, 6> Args;
-    for (Value *A : CI->args()) {
-      Params.push_back(A->getType());
-      Args.push_back(A);
-    }
-    return B.CreateCall(runtime(Name, CI->getType(), Params), Args);
+  // A call of `F` with `Args` converted to its parameters' types (convert).
+  CallInst *call(IRBuilder<> &B, Rt F, ArrayRef<Value *> Args, const Twine &What) {
+    FunctionCallee Callee = runtime(F);
+    FunctionType *T = Callee.getFunctionType();
+    if (T->getNumParams() != Args.size())
+      refuse(What + " has " + Twine(Args.size()) + " operands where the runtime's " + runtimeFunction(F).Symbol + " takes " +
+             Twine(T->getNumParams()) + ", which is not emulated");
+    SmallVector<Value *, 8> Converted;
+    for (unsigned I = 0; I < Args.size(); ++I)
+      Converted.push_back(convert(B, Args[I], T->getParamType(I), What));
+    return B.CreateCall(Callee, Converted);
+  }
+
+  // A call of `F` with the call's own operands, its result converted to the call's type.
+  Value *forward(IRBuilder<> &B, CallInst *CI, Rt F, ArrayRef<Value *> Leading = {}) {
+    SmallVector<Value *, 8> Args(Leading);
+    Args.append(CI->arg_begin(), CI->arg_end());
+    std::string What = CI->getCalledFunction() ? CI->getCalledFunction()->getName().str() : describe(CI);
+    Value *R = call(B, F, Args, What);
+    return CI->getType()->isVoidTy() ? nullptr : convert(B, R, CI->getType(), What);
+  }
+
+  // `V` as a value of type `To` at a runtime call's boundary: integers zero-extended or truncated (a truth
+  // value from a nonzero one), pointers to or from the generic address space; other differences are refused.
+  static Value *convert(IRBuilder<> &B, Value *V, Type *To, const Twine &What) {
+    Type *From = V->getType();
+    if (From == To)
+      return V;
+    if (From->isIntegerTy() && To->isIntegerTy(1))
+      return B.CreateICmpNE(V, ConstantInt::get(From, 0));
+    if (From->isIntegerTy() && To->isIntegerTy())
+      return B.CreateZExtOrTrunc(V, To);
+    if (From->isPointerTy() && To->isPointerTy())
+      return B.CreateAddrSpaceCast(V, To);
+    refuse(What + ": a " + describe(From) + " where the runtime has a " + describe(To) + ", which is not emulated");
   }
 };
 
 // ---- handler builders: each table row is one of these ---------------------------------------------
 
-// __emu_<name> with the intrinsic's own signature.
-Handler rt(std::string Name) {
-  return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) { return E.forward(B, CI, "__emu_" + Name); };
+// A call of runtime function `F` with the intrinsic's operands.
+Handler rt(Rt F) {
+  return [F](Emulator &E, IRBuilder<> &B, CallInst *CI) { return E.forward(B, CI, F); };
 }
 
 // A 64-bit readlane/readfirstlane (LLVM's AMDGPU combines widen two 32-bit ones, or hoist one through
 // a truncation): the runtime's 32-bit read of each half, from the same lane.
-Handler laneRead64(std::string Name) {
-  return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+Handler laneRead64(Rt Read) {
+  return [Read](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
     bool HasLane = CI->arg_size() > 1;
-    SmallVector<Type *, 2> Params{E.I32};
-    if (HasLane)
-      Params.push_back(E.I32);
-    FunctionCallee F = E.runtime("__emu_" + Name, E.I32, Params);
+    FunctionCallee F = E.runtime(Read);
     Value *Bits = B.CreateBitCast(CI->getArgOperand(0), E.I64);
     Value *Halves[2] = {B.CreateTrunc(Bits, E.I32), B.CreateTrunc(B.CreateLShr(Bits, 32), E.I32)};
     Value *Wide = nullptr;
@@ -141,15 +226,13 @@ Handler laneRead64(std::string Name) {
   };
 }
 
-// __emu_<intrinsic name without "llvm.", dots as underscores>: the runtime's math mirror of an intrinsic.
-Handler mirror() {
-  return [](Emulator &E, IRBuilder<> &B, CallInst *CI) {
-    std::string Name = CI->getCalledFunction()->getName().drop_front(5).str();
-    for (char &Ch : Name)
-      if (Ch == '.')
-        Ch = '_';
-    return E.forward(B, CI, "__emu_" + Name);
-  };
+// The runtime's math mirror of intrinsic `Intrinsic`: its name without "llvm.", dots as underscores.
+Handler mirror(StringRef Intrinsic) {
+  std::string Name = Intrinsic.drop_front(5).str();
+  for (char &Ch : Name)
+    if (Ch == '.')
+      Ch = '_';
+  return rt(runtimeNamed(Name));
 }
 
 // A generic LLVM intrinsic overloaded on the result type.
@@ -196,16 +279,10 @@ Handler multiplyHigh(bool Signed) {
   };
 }
 
-// A runtime function with a leading operation-kind constant: __emu_<Name>(Kind, operands...).
-Handler withKind(std::string Name, unsigned Kind) {
-  return [Name, Kind](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
-    SmallVector<Type *, 6> Params{E.I32};
-    SmallVector<Value *, 6> Args{B.getInt32(Kind)};
-    for (Value *A : CI->args()) {
-      Params.push_back(A->getType());
-      Args.push_back(A);
-    }
-    return B.CreateCall(E.runtime("__emu_" + Name, CI->getType(), Params), Args);
+// A runtime function with a leading operation-kind constant: F(Kind, operands...).
+Handler withKind(Rt F, unsigned Kind) {
+  return [F, Kind](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    return E.forward(B, CI, F, {B.getInt32(Kind)});
   };
 }
 
@@ -216,7 +293,7 @@ Handler shuffle(unsigned Mode, bool WithPredicate) {
     Value *Mask = CI->getArgOperand(0), *V = CI->getArgOperand(1);
     Type *T = V->getType();
     Value *Bits = T->isFloatTy() ? B.CreateBitCast(V, E.I32) : V;
-    FunctionCallee F = E.runtime("__emu_shfl_sync", E.I64, {E.I32, E.I32, E.I32, E.I32, E.I32});
+    FunctionCallee F = E.runtime(Rt::shfl_sync);
     Value *R = B.CreateCall(F, {B.getInt32(Mode), Mask, Bits, CI->getArgOperand(2), CI->getArgOperand(3)});
     Value *Result = B.CreateTrunc(R, E.I32);
     if (T->isFloatTy())
@@ -232,7 +309,7 @@ Handler shuffle(unsigned Mode, bool WithPredicate) {
 // vote.sync: __emu_vote_sync(kind, mask, predicate) -> ballot bits or 0/1.
 Handler vote(unsigned Kind) {
   return [Kind](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
-    FunctionCallee F = E.runtime("__emu_vote_sync", E.I32, {E.I32, E.I32, E.I32});
+    FunctionCallee F = E.runtime(Rt::vote_sync);
     Value *R = B.CreateCall(F, {B.getInt32(Kind), CI->getArgOperand(0), B.CreateZExt(CI->getArgOperand(1), E.I32)});
     return CI->getType()->isIntegerTy(1) ? B.CreateICmpNE(R, B.getInt32(0)) : R;
   };
@@ -246,16 +323,16 @@ Handler barrierReduce(unsigned Kind) {
       Predicate = B.CreateZExt(Predicate, E.I32);
     else
       Predicate = B.CreateICmpNE(Predicate, ConstantInt::get(Predicate->getType(), 0)), Predicate = B.CreateZExt(Predicate, E.I32);
-    FunctionCallee F = E.runtime("__emu_barrier_reduce", E.I32, {E.I32, E.I32});
+    FunctionCallee F = E.runtime(Rt::barrier_reduce);
     Value *R = B.CreateCall(F, {B.getInt32(Kind), Predicate});
     return CI->getType()->isIntegerTy(1) ? B.CreateICmpNE(R, B.getInt32(0)) : R;
   };
 }
 
 // A runtime function returning a pointer in the generic address space, cast to the call's address space.
-Handler pointerFrom(std::string Name) {
-  return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
-    Value *P = B.CreateCall(E.runtime("__emu_" + Name, E.Ptr, {}));
+Handler pointerFrom(Rt F) {
+  return [F](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
+    Value *P = B.CreateCall(E.runtime(F));
     return B.CreateAddrSpaceCast(P, CI->getType());
   };
 }
@@ -296,16 +373,13 @@ Handler loadMatrix(unsigned Count, bool Transposed) {
   return [Count, Transposed](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
     auto *SlotsType = ArrayType::get(E.I64, 4);
     AllocaInst *Slots = B.CreateAlloca(SlotsType);
-    FunctionCallee F = E.runtime("__emu_ldmatrix", Type::getVoidTy(E.C), {E.I32, E.I32, E.Ptr, E.Ptr});
+    FunctionCallee F = E.runtime(Rt::ldmatrix);
     B.CreateCall(F, {B.getInt32(Count), B.getInt32(Transposed), B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), Slots});
     return unpackSlots(E, B, CI->getType(), Slots);
   };
 }
 
 // mma.sync: a warp collective; every operand in an 8-byte slot, __emu_mma(shape, operands, results).
-enum MmaShape { MMA_M16N8K16_F16 = 0, MMA_M16N8K8_F16 = 1, MMA_M16N8K8_TF32 = 2, MMA_M8N8K4_F64 = 3,
-                MMA_WMMA_M16N16K16 = 4, MMA_WMMA_M8N8K4_F64 = 5, MMA_M16N8K4_TF32 = 6 };
-constexpr unsigned MMA_C_F16 = 16, MMA_D_F16 = 32;
 Handler matrixMultiply(unsigned Shape) {
   return [Shape](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
     auto *SlotsType = ArrayType::get(E.I64, 32);
@@ -320,7 +394,7 @@ Handler matrixMultiply(unsigned Shape) {
     Type *Out = cast<StructType>(CI->getType())->getElementType(0);
     if (Out->isVectorTy() && Out->getScalarType()->isHalfTy())
       Flags |= MMA_D_F16;
-    FunctionCallee F = E.runtime("__emu_mma", Type::getVoidTy(E.C), {E.I32, E.Ptr, E.Ptr});
+    FunctionCallee F = E.runtime(Rt::mma);
     B.CreateCall(F, {B.getInt32(Flags), Operands, Results});
     return unpackSlots(E, B, CI->getType(), Results);
   };
@@ -329,15 +403,11 @@ Handler matrixMultiply(unsigned Shape) {
 // wmma (gpu.subgroup_mma_*): the fragment layout is the runtime's own (NVIDIA leaves it opaque); loads
 // and stores are per lane, __emu_wmma_load(shape, which, col_major, element, ptr, stride, slots) and
 // __emu_wmma_store(shape, col_major, element, ptr, stride, slots); the multiply is matrixMultiply.
-enum WmmaShape { WMMA_M16N16K16 = 0, WMMA_M8N8K4 = 1 };
-enum WmmaOperand { WMMA_A = 0, WMMA_B = 1, WMMA_C = 2 };
-enum WmmaElement { WMMA_F16 = 0, WMMA_F32 = 1, WMMA_F64 = 2 };
 Handler wmmaLoad(unsigned Shape, unsigned Which, bool ColMajor, unsigned Element) {
   return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
     AllocaInst *Slots = B.CreateAlloca(ArrayType::get(E.I64, 8));
     Value *Stride = CI->arg_size() > 1 ? CI->getArgOperand(1) : B.getInt32(Shape == WMMA_M8N8K4 ? 0 : 16);
-    FunctionCallee F = E.runtime("__emu_wmma_load", Type::getVoidTy(E.C),
-                                 {E.I32, E.I32, E.I32, E.I32, E.Ptr, E.I32, E.Ptr});
+    FunctionCallee F = E.runtime(Rt::wmma_load);
     B.CreateCall(F, {B.getInt32(Shape), B.getInt32(Which), B.getInt32(ColMajor), B.getInt32(Element),
                      B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), Stride, Slots});
     return unpackSlots(E, B, CI->getType(), Slots);
@@ -351,7 +421,7 @@ Handler wmmaStore(unsigned Shape, bool ColMajor, unsigned Element) {
     for (unsigned I = 0; I < Values; ++I)
       B.CreateStore(CI->getArgOperand(1 + I), B.CreateConstGEP1_64(E.I8, Slots, 8 * I));
     Value *Stride = CI->arg_size() > 1 + Values ? CI->getArgOperand(1 + Values) : B.getInt32(0);
-    FunctionCallee F = E.runtime("__emu_wmma_store", Type::getVoidTy(E.C), {E.I32, E.I32, E.I32, E.Ptr, E.I32, E.Ptr});
+    FunctionCallee F = E.runtime(Rt::wmma_store);
     B.CreateCall(F, {B.getInt32(Shape), B.getInt32(ColMajor), B.getInt32(Element),
                      B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), Stride, Slots});
     return nullptr;
@@ -369,8 +439,11 @@ AllocaInst *entrySlot(Function &F, Type *T) {
   return Slot;
 }
 
-// The runtime's buffer resource record (runtime.c, struct buffer_resource): base, num_records, whether
+// The runtime's buffer resource record (emu_abi.h, struct buffer_resource): base, num_records, whether
 // the hardware checks the range, and the stride.
+static_assert(offsetof(buffer_resource, records) == 8 && offsetof(buffer_resource, checked) == 16 &&
+                  offsetof(buffer_resource, stride) == 20 && sizeof(buffer_resource) == 24,
+              "struct buffer_resource is {ptr, i64, i32, i32}");
 StructType *bufferResourceType(Emulator &E) {
   return StructType::get(E.C, {E.Ptr, E.I64, E.I32, E.I32});
 }
@@ -418,7 +491,7 @@ uint64_t storeSize(Emulator &E, Type *T) { return E.M.getDataLayout().getTypeSto
 Handler bufferLoad() {
   return [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
     AllocaInst *Out = entrySlot(*CI->getFunction(), CI->getType());
-    FunctionCallee F = E.runtime("__emu_buffer_load", Type::getVoidTy(E.C), {E.Ptr, E.I32, E.I32, E.I32, E.Ptr});
+    FunctionCallee F = E.runtime(Rt::buffer_load);
     B.CreateCall(F, {B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), CI->getArgOperand(1), CI->getArgOperand(2),
                      B.getInt32(storeSize(E, CI->getType())), Out});
     return B.CreateLoad(CI->getType(), Out);
@@ -431,7 +504,7 @@ Handler bufferStore() {
     Value *Data = CI->getArgOperand(0);
     AllocaInst *In = entrySlot(*CI->getFunction(), Data->getType());
     B.CreateStore(Data, In);
-    FunctionCallee F = E.runtime("__emu_buffer_store", Type::getVoidTy(E.C), {E.Ptr, E.I32, E.I32, E.I32, E.Ptr});
+    FunctionCallee F = E.runtime(Rt::buffer_store);
     B.CreateCall(F, {B.CreateAddrSpaceCast(CI->getArgOperand(1), E.Ptr), CI->getArgOperand(2), CI->getArgOperand(3),
                      B.getInt32(storeSize(E, Data->getType())), In});
     return nullptr;
@@ -440,8 +513,6 @@ Handler bufferStore() {
 
 // raw.ptr.buffer.atomic.<op>(data, [compare,] rsrc, voffset, soffset, aux) -> the old value:
 // __emu_buffer_atomic(op, record, voffset, soffset, bytes, is_float, slots {data, compare} -> old in slot 0).
-enum BufferAtomic { BA_SWAP, BA_ADD, BA_SUB, BA_SMIN, BA_UMIN, BA_SMAX, BA_UMAX, BA_AND, BA_OR, BA_XOR, BA_FADD,
-                    BA_FMIN, BA_FMAX, BA_CMPSWAP };
 Handler bufferAtomic(unsigned Op) {
   return [Op](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
     unsigned Resource = Op == BA_CMPSWAP ? 2 : 1;
@@ -452,8 +523,7 @@ Handler bufferAtomic(unsigned Op) {
     B.CreateStore(CI->getArgOperand(0), Slots);
     if (Op == BA_CMPSWAP)
       B.CreateStore(CI->getArgOperand(1), B.CreateConstGEP1_64(E.I8, Slots, 8));
-    FunctionCallee F = E.runtime("__emu_buffer_atomic", Type::getVoidTy(E.C),
-                                 {E.I32, E.Ptr, E.I32, E.I32, E.I32, E.I32, E.Ptr});
+    FunctionCallee F = E.runtime(Rt::buffer_atomic);
     B.CreateCall(F, {B.getInt32(Op), B.CreateAddrSpaceCast(CI->getArgOperand(Resource), E.Ptr),
                      CI->getArgOperand(Resource + 1), CI->getArgOperand(Resource + 2),
                      B.getInt32(storeSize(E, T)), B.getInt32(T->isFloatingPointTy()), Slots});
@@ -465,9 +535,6 @@ Handler bufferAtomic(unsigned Op) {
 
 // A wavefront collective over the ISA's fragment layouts (runtime.c, amd_wmma_collective): A at byte 0,
 // B at 32, C at 64 of the operand slots; __emu_amd_wmma(kind | flags, operands, results).
-enum AmdWmmaKind { AMD_WMMA_F32_F16 = 0, AMD_WMMA_F32_BF16 = 1, AMD_WMMA_F16_F16 = 2, AMD_WMMA_BF16_BF16 = 3,
-                   AMD_WMMA_I32_IU8 = 4, AMD_WMMA_I32_IU4 = 5 };
-enum AmdWmmaFlag { AMD_WMMA_OPSEL = 8, AMD_WMMA_SIGNED_A = 16, AMD_WMMA_SIGNED_B = 32, AMD_WMMA_CLAMP = 64 };
 // The .tied forms keep C's values in the 16-bit halves opsel does not select, as the runtime always does.
 Handler amdWmma(unsigned Kind) {
   return [Kind](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
@@ -492,9 +559,9 @@ Handler amdWmma(unsigned Kind) {
     AllocaInst *Operands = entrySlot(F, ArrayType::get(E.I64, 12));
     AllocaInst *Results = entrySlot(F, ArrayType::get(E.I64, 4));
     B.CreateStore(CI->getArgOperand(A), Operands);
-    B.CreateStore(CI->getArgOperand(Bop), B.CreateConstGEP1_64(E.I8, Operands, 32));
-    B.CreateStore(CI->getArgOperand(C), B.CreateConstGEP1_64(E.I8, Operands, 64));
-    FunctionCallee Wmma = E.runtime("__emu_amd_wmma", Type::getVoidTy(E.C), {E.I32, E.Ptr, E.Ptr});
+    B.CreateStore(CI->getArgOperand(Bop), B.CreateConstGEP1_64(E.I8, Operands, AMD_WMMA_B));
+    B.CreateStore(CI->getArgOperand(C), B.CreateConstGEP1_64(E.I8, Operands, AMD_WMMA_C));
+    FunctionCallee Wmma = E.runtime(Rt::amd_wmma);
     B.CreateCall(Wmma, {B.getInt32(Flags), Operands, Results});
     return B.CreateLoad(CI->getType(), Results);
   };
@@ -502,29 +569,19 @@ Handler amdWmma(unsigned Kind) {
 
 // ---- the intrinsic tables ---------------------------------------------------------------------------
 
-enum ShuffleMode { SHFL_IDX = 0, SHFL_UP = 1, SHFL_DOWN = 2, SHFL_BFLY = 3 };
-enum VoteKind { VOTE_ALL = 0, VOTE_ANY = 1, VOTE_UNI = 2, VOTE_BALLOT = 3 };
 // ---- Hopper (runtime hopper.h): mbarriers and TMA tensor copies ------------------------------------
 
-// __emu_<Name>(pointers made generic, integers widened or narrowed to `Params`), its result given the
-// call's type (i1 from a 32-bit truth value; none for a void call). `Count` supplies a missing count.
-Handler hopperCall(std::string Name, std::vector<unsigned> Widths, unsigned ResultWidth, int Count = -1) {
+// F(the call's first operands, as many as F takes; `Count` for a missing count), its result given the
+// call's type (Emulator::convert; none for a void call).
+Handler hopperCall(Rt F, int Count = -1) {
   return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
-    SmallVector<Type *, 4> Params{E.Ptr};
-    SmallVector<Value *, 4> Args{B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr)};
-    for (unsigned I = 0; I < Widths.size(); ++I) {
-      Type *T = IntegerType::get(E.C, Widths[I]);
-      Params.push_back(T);
-      Args.push_back(I + 1 < CI->arg_size() ? B.CreateZExtOrTrunc(CI->getArgOperand(I + 1), T)
-                                            : ConstantInt::get(T, Count < 0 ? 0 : Count));
-    }
-    Type *Result = ResultWidth ? IntegerType::get(E.C, ResultWidth) : Type::getVoidTy(E.C);
-    Value *R = B.CreateCall(E.runtime("__emu_" + Name, Result, Params), Args);
-    if (CI->getType()->isVoidTy())
-      return nullptr;
-    if (CI->getType()->isIntegerTy(1))
-      return B.CreateICmpNE(R, ConstantInt::get(Result, 0));
-    return B.CreateZExtOrTrunc(R, CI->getType());
+    FunctionType *T = E.runtime(F).getFunctionType();
+    SmallVector<Value *, 4> Args;
+    for (unsigned I = 0; I < T->getNumParams(); ++I)
+      Args.push_back(I < CI->arg_size() ? CI->getArgOperand(I) : ConstantInt::get(T->getParamType(I), Count < 0 ? 0 : Count));
+    std::string What = CI->getCalledFunction() ? CI->getCalledFunction()->getName().str() : describe(CI);
+    Value *R = E.call(B, F, Args, What);
+    return CI->getType()->isVoidTy() ? nullptr : Emulator::convert(B, R, CI->getType(), What);
   };
 }
 
@@ -547,15 +604,14 @@ Value *coordinateArray(Emulator &E, IRBuilder<> &B, ArrayRef<Value *> Coords) {
 // bytes completed on the mbarrier (of each CTA of the mask, at the same offset, when multicast).
 void emitTmaLoad(Emulator &E, IRBuilder<> &B, Value *Shared, Value *Barrier, Value *Map, ArrayRef<Value *> Coords,
                  Value *Mask, Value *Multicast) {
-  FunctionCallee F =
-      E.runtime("__emu_tma_load", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.Ptr, E.I32, E.Ptr, E.I32, E.I32});
+  FunctionCallee F = E.runtime(Rt::tma_load);
   B.CreateCall(F, {B.CreateAddrSpaceCast(Shared, E.Ptr), B.CreateAddrSpaceCast(Barrier, E.Ptr),
                    B.CreateAddrSpaceCast(Map, E.Ptr), B.getInt32(Coords.size()), coordinateArray(E, B, Coords),
                    B.CreateZExtOrTrunc(Mask, E.I32), B.CreateZExtOrTrunc(Multicast, E.I32)});
 }
 
 void emitTmaStore(Emulator &E, IRBuilder<> &B, Value *Shared, Value *Map, ArrayRef<Value *> Coords) {
-  FunctionCallee F = E.runtime("__emu_tma_store", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.I32, E.Ptr});
+  FunctionCallee F = E.runtime(Rt::tma_store);
   B.CreateCall(F, {B.CreateAddrSpaceCast(Shared, E.Ptr), B.CreateAddrSpaceCast(Map, E.Ptr),
                    B.getInt32(Coords.size()), coordinateArray(E, B, Coords)});
 }
@@ -594,7 +650,7 @@ std::string collapseSpaces(StringRef Text);
 // prefetches, TMA loads (plain and multicast) and stores, 1-5D.
 void addPredicatedHopperAsm(std::map<std::string, Handler> &T) {
   T[collapseSpaces("@$2 mbarrier.init.shared.b64 [$0], $1;")] =
-      predicated(2, hopperCall("mbarrier_init", {32}, 0));
+      predicated(2, hopperCall(Rt::mbarrier_init));
   T[collapseSpaces("@$1 prefetch.tensormap [$0];")] = [](Emulator &, IRBuilder<> &, CallInst *) -> Value * {
     return nullptr;
   };
@@ -639,7 +695,6 @@ void addPredicatedHopperAsm(std::map<std::string, Handler> &T) {
 
 // mma.sp (2:4 sparse, runtime sparse_mma.h) as MLIR 22's nvgpu.mma.sp.sync writes it in inline PTX: every
 // operand in an 8-byte slot, __emu_mma_sp(flags, operands, results).
-enum { MMA_SP_K32 = 1, MMA_SP_C_F16 = 2, MMA_SP_D_F16 = 4, MMA_SP_SELECTOR_SHIFT = 3 };
 Handler sparseMultiply(unsigned Flags) {
   return [Flags](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
     auto *SlotsType = ArrayType::get(E.I64, 32);
@@ -647,7 +702,7 @@ Handler sparseMultiply(unsigned Flags) {
     AllocaInst *Results = B.CreateAlloca(SlotsType);
     for (unsigned I = 0; I < CI->arg_size(); ++I)
       B.CreateStore(CI->getArgOperand(I), B.CreateConstGEP1_64(E.I8, Operands, 8 * I));
-    FunctionCallee F = E.runtime("__emu_mma_sp", Type::getVoidTy(E.C), {E.I32, E.Ptr, E.Ptr});
+    FunctionCallee F = E.runtime(Rt::mma_sp);
     B.CreateCall(F, {B.getInt32(Flags), Operands, Results});
     return unpackSlots(E, B, CI->getType(), Results);
   };
@@ -677,58 +732,33 @@ void addSparseMmaAsm(std::map<std::string, Handler> &T) {
       }
 }
 
-// A runtime function returning a generic pointer, given the call's pointer operand made generic, cast back
-// to the call's address space (mapa: another block's shared memory).
-Handler pointerCall(std::string Name) {
-  return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
-    SmallVector<Type *, 2> Params{E.Ptr};
-    SmallVector<Value *, 2> Args{B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr)};
-    if (CI->arg_size() > 1) {
-      Params.push_back(E.I32);
-      Args.push_back(CI->getArgOperand(1));
-    }
-    Type *Result = CI->getType()->isPointerTy() ? (Type *)E.Ptr : CI->getType();
-    Value *R = B.CreateCall(E.runtime("__emu_" + Name, Result, Params), Args);
-    return CI->getType()->isPointerTy() ? B.CreateAddrSpaceCast(R, CI->getType()) : R;
-  };
-}
 
 void addClusterIntrinsics(StringMap<Handler> &T) {
   const std::string S = "llvm.nvvm.read.ptx.sreg.";
   for (const char *D : {"x", "y", "z"}) {
     std::string Dim(D);
-    T[S + "clusterid." + Dim] = rt("clusterid_" + Dim);
-    T[S + "nclusterid." + Dim] = rt("nclusterid_" + Dim);
-    T[S + "cluster.ctaid." + Dim] = rt("cluster_ctaid_" + Dim);
-    T[S + "cluster.nctaid." + Dim] = rt("cluster_nctaid_" + Dim);
+    T[S + "clusterid." + Dim] = rt(runtimeNamed("clusterid_" + Dim));
+    T[S + "nclusterid." + Dim] = rt(runtimeNamed("nclusterid_" + Dim));
+    T[S + "cluster.ctaid." + Dim] = rt(runtimeNamed("cluster_ctaid_" + Dim));
+    T[S + "cluster.nctaid." + Dim] = rt(runtimeNamed("cluster_nctaid_" + Dim));
   }
-  T[S + "cluster.ctarank"] = rt("cluster_ctarank");
-  T[S + "cluster.nctarank"] = rt("cluster_nctarank");
-  T[S + "is.explicit.cluster"] = [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
-    Value *R = B.CreateCall(E.runtime("__emu_is_explicit_cluster", E.I32, {}));
-    return B.CreateZExtOrTrunc(R, CI->getType());
-  };
-  T["llvm.nvvm.mapa"] = pointerCall("mapa");
-  T["llvm.nvvm.mapa.shared.cluster"] = pointerCall("mapa");
-  T["llvm.nvvm.getctarank"] = pointerCall("getctarank");
-  T["llvm.nvvm.getctarank.shared.cluster"] = pointerCall("getctarank");
-  auto Call = [](std::string Name) {
-    return [Name](Emulator &E, IRBuilder<> &B, CallInst *) -> Value * {
-      B.CreateCall(E.runtime("__emu_" + Name, Type::getVoidTy(E.C), {}));
-      return nullptr;
-    };
-  };
+  T[S + "cluster.ctarank"] = rt(Rt::cluster_ctarank);
+  T[S + "cluster.nctarank"] = rt(Rt::cluster_nctarank);
+  T[S + "is.explicit.cluster"] = rt(Rt::is_explicit_cluster);
+  T["llvm.nvvm.mapa"] = rt(Rt::mapa);
+  T["llvm.nvvm.mapa.shared.cluster"] = rt(Rt::mapa);
+  T["llvm.nvvm.getctarank"] = rt(Rt::getctarank);
+  T["llvm.nvvm.getctarank.shared.cluster"] = rt(Rt::getctarank);
   for (const char *Tail : {"", ".aligned"}) {
-    T[std::string("llvm.nvvm.barrier.cluster.arrive") + Tail] = Call("cluster_arrive");
-    T[std::string("llvm.nvvm.barrier.cluster.arrive.relaxed") + Tail] = Call("cluster_arrive");
-    T[std::string("llvm.nvvm.barrier.cluster.wait") + Tail] = Call("cluster_wait");
+    T[std::string("llvm.nvvm.barrier.cluster.arrive") + Tail] = rt(Rt::cluster_arrive);
+    T[std::string("llvm.nvvm.barrier.cluster.arrive.relaxed") + Tail] = rt(Rt::cluster_arrive);
+    T[std::string("llvm.nvvm.barrier.cluster.wait") + Tail] = rt(Rt::cluster_wait);
   }
 }
 
 // wgmma.mma_async (runtime wgmma.h) as MLIR 22's nvvm.wgmma.mma_async writes it in inline PTX: the tied
 // accumulator registers, the two descriptors, scale-d, then the immediates scale-a, scale-b, transpose-a,
 // transpose-b, each in an 8-byte slot; __emu_wgmma(flags, operands, results).
-enum { WGMMA_ACC_F16 = 1 << 10, WGMMA_BF16 = 1 << 11 };
 Handler warpgroupMultiply(unsigned Flags) {
   return [Flags](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
     auto *SlotsType = ArrayType::get(E.I64, 160);
@@ -736,7 +766,7 @@ Handler warpgroupMultiply(unsigned Flags) {
     AllocaInst *Results = B.CreateAlloca(SlotsType);
     for (unsigned I = 0; I < CI->arg_size(); ++I)
       B.CreateStore(CI->getArgOperand(I), B.CreateConstGEP1_64(E.I8, Operands, 8 * I));
-    FunctionCallee F = E.runtime("__emu_wgmma", Type::getVoidTy(E.C), {E.I32, E.Ptr, E.Ptr});
+    FunctionCallee F = E.runtime(Rt::wgmma);
     B.CreateCall(F, {B.getInt32(Flags), Operands, Results});
     return unpackSlots(E, B, CI->getType(), Results);
   };
@@ -765,11 +795,11 @@ void addWarpgroupMmaAsm(std::map<std::string, Handler> &T) {
 // elect.sync: {the leader's lane, whether this lane is it}, the leader being the lowest lane of the mask
 // among the lanes that execute it together (a ballot, the runtime's warp collective).
 Value *electSync(Emulator &E, IRBuilder<> &B, CallInst *CI) {
-  FunctionCallee Vote = E.runtime("__emu_vote_sync", E.I32, {E.I32, E.I32, E.I32});
+  FunctionCallee Vote = E.runtime(Rt::vote_sync);
   Value *Ballot = B.CreateCall(Vote, {B.getInt32(VOTE_BALLOT), CI->getArgOperand(0), B.getInt32(1)});
   Value *Members = B.CreateAnd(Ballot, CI->getArgOperand(0));
   Value *Leader = B.CreateIntrinsic(E.I32, Intrinsic::cttz, {Members, B.getFalse()});
-  Value *Lane = B.CreateCall(E.runtime("__emu_laneid", E.I32, {}));
+  Value *Lane = B.CreateCall(E.runtime(Rt::laneid));
   Value *Pair = B.CreateInsertValue(PoisonValue::get(CI->getType()), Leader, 0);
   return B.CreateInsertValue(Pair, B.CreateICmpEQ(Lane, Leader), 1);
 }
@@ -782,7 +812,7 @@ Handler storeMatrix(unsigned Count, bool Transposed) {
     B.CreateStore(B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), Slots);
     for (unsigned I = 0; I < Count; ++I)
       B.CreateStore(B.CreateZExt(CI->getArgOperand(1 + I), E.I64), B.CreateConstGEP2_32(Slots->getAllocatedType(), Slots, 0, 1 + I));
-    FunctionCallee F = E.runtime("__emu_stmatrix", Type::getVoidTy(E.C), {E.I32, E.I32, E.Ptr});
+    FunctionCallee F = E.runtime(Rt::stmatrix);
     B.CreateCall(F, {B.getInt32(Count), B.getInt32(Transposed), Slots});
     return nullptr;
   };
@@ -795,13 +825,13 @@ Handler bulkCopy(bool ToShared, bool Multicasting) {
   return [=](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
     auto Arg = [&](unsigned I) { return B.CreateAddrSpaceCast(CI->getArgOperand(I), E.Ptr); };
     if (!ToShared) {
-      FunctionCallee F = E.runtime("__emu_bulk_to_global", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.I32});
+      FunctionCallee F = E.runtime(Rt::bulk_to_global);
       B.CreateCall(F, {Arg(0), Arg(1), CI->getArgOperand(2)});
       return nullptr;
     }
     Value *Mask = Multicasting ? B.CreateZExt(CI->getArgOperand(4), E.I32) : B.getInt32(0);
     Value *Multicast = Multicasting ? B.CreateZExt(CI->getArgOperand(6), E.I32) : B.getInt32(0);
-    FunctionCallee F = E.runtime("__emu_bulk_to_shared", Type::getVoidTy(E.C), {E.Ptr, E.Ptr, E.Ptr, E.I32, E.I32, E.I32});
+    FunctionCallee F = E.runtime(Rt::bulk_to_shared);
     B.CreateCall(F, {Arg(0), Arg(1), Arg(2), CI->getArgOperand(3), Mask, Multicast});
     return nullptr;
   };
@@ -829,33 +859,33 @@ void addHopperIntrinsics(StringMap<Handler> &T) {
   const std::string N = "llvm.nvvm.mbarrier.";
   for (const char *Space : {"", ".shared"}) {
     std::string S(Space);
-    T[N + "init" + S] = hopperCall("mbarrier_init", {32}, 0);
-    T[N + "inval" + S] = hopperCall("mbarrier_inval", {}, 0);
-    T[N + "arrive" + S] = hopperCall("mbarrier_arrive", {32}, 64, 1);
-    T[N + "arrive.noComplete" + S] = hopperCall("mbarrier_arrive_nocomplete", {32}, 64);
-    T[N + "test.wait" + S] = hopperCall("mbarrier_test_wait", {64}, 32);
+    T[N + "init" + S] = hopperCall(Rt::mbarrier_init);
+    T[N + "inval" + S] = hopperCall(Rt::mbarrier_inval);
+    T[N + "arrive" + S] = hopperCall(Rt::mbarrier_arrive, 1);
+    T[N + "arrive.noComplete" + S] = hopperCall(Rt::mbarrier_arrive_nocomplete);
+    T[N + "test.wait" + S] = hopperCall(Rt::mbarrier_test_wait);
   }
   for (const char *Relaxed : {"", "relaxed."})
     for (const char *Scope : {"cta", "cluster"}) {
       std::string Tail = std::string(Relaxed) + "scope." + Scope + ".space.";
       for (const char *Space : {"cta", "cluster"}) {
-        T[N + "arrive." + Tail + Space] = hopperCall("mbarrier_arrive", {32}, 64, 1);
-        T[N + "arrive.expect.tx." + Tail + Space] = hopperCall("mbarrier_arrive_expect_tx", {32}, 64);
+        T[N + "arrive." + Tail + Space] = hopperCall(Rt::mbarrier_arrive, 1);
+        T[N + "arrive.expect.tx." + Tail + Space] = hopperCall(Rt::mbarrier_arrive_expect_tx);
         if (!*Relaxed) {
-          T[N + "expect.tx." + Tail + Space] = hopperCall("mbarrier_expect_tx", {32}, 0);
-          T[N + "complete.tx." + Tail + Space] = hopperCall("mbarrier_complete_tx", {32}, 0);
+          T[N + "expect.tx." + Tail + Space] = hopperCall(Rt::mbarrier_expect_tx);
+          T[N + "complete.tx." + Tail + Space] = hopperCall(Rt::mbarrier_complete_tx);
         }
       }
-      T[N + "test.wait." + Tail + "cta"] = hopperCall("mbarrier_test_wait", {64}, 32);
-      T[N + "test.wait.parity." + Tail + "cta"] = hopperCall("mbarrier_test_wait_parity", {32}, 32);
+      T[N + "test.wait." + Tail + "cta"] = hopperCall(Rt::mbarrier_test_wait);
+      T[N + "test.wait.parity." + Tail + "cta"] = hopperCall(Rt::mbarrier_test_wait_parity);
       // try_wait may give up after a time limit; the emulation waits until the phase completes.
       for (const char *Limit : {"", "tl."}) {
-        T[N + "try.wait." + Limit + Tail + "cta"] = hopperCall("mbarrier_wait_token", {64}, 32);
-        T[N + "try.wait.parity." + Limit + Tail + "cta"] = hopperCall("mbarrier_wait_parity", {32}, 32);
+        T[N + "try.wait." + Limit + Tail + "cta"] = hopperCall(Rt::mbarrier_wait_token);
+        T[N + "try.wait.parity." + Limit + Tail + "cta"] = hopperCall(Rt::mbarrier_wait_parity);
       }
     }
   T[N + "pending.count"] = [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
-    return B.CreateTrunc(B.CreateAnd(CI->getArgOperand(0), B.getInt64((1u << 21) - 1)), CI->getType());
+    return B.CreateTrunc(B.CreateAnd(CI->getArgOperand(0), B.getInt64(MBAR_FIELD)), CI->getType());
   };
   for (unsigned Rank = 1; Rank <= 5; ++Rank) {
     std::string D = std::to_string(Rank) + "d";
@@ -879,28 +909,25 @@ void addHopperIntrinsics(StringMap<Handler> &T) {
       T[std::string("llvm.nvvm.fence.proxy.tensormap_generic.") + Order + "." + Scope] = fence();
 }
 
-enum ReduceKind { RED_POPC = 0, RED_AND = 1, RED_OR = 2 };
-enum ReduxKind { REDUX_ADD = 0, REDUX_MIN = 1, REDUX_MAX = 2, REDUX_UMIN = 3, REDUX_UMAX = 4, REDUX_AND = 5,
-                 REDUX_OR = 6, REDUX_XOR = 7 };
-
 const StringMap<Handler> &intrinsicTable() {
   static const StringMap<Handler> Table = [] {
     StringMap<Handler> T;
+    auto Mirror = [&T](const std::string &Intrinsic) { T[Intrinsic] = mirror(Intrinsic); };
     // Special registers (NVVM).
     for (const char *D : {"x", "y", "z"})
       for (const char *R : {"tid", "ntid", "ctaid", "nctaid"})
-        T[std::string("llvm.nvvm.read.ptx.sreg.") + R + "." + D] = rt(std::string(R) + "_" + D);
-    T["llvm.nvvm.read.ptx.sreg.laneid"] = rt("laneid");
-    T["llvm.nvvm.read.ptx.sreg.warpid"] = rt("warpid");
-    T["llvm.nvvm.read.ptx.sreg.nwarpid"] = rt("nwarpid");
-    T["llvm.nvvm.read.ptx.sreg.warpsize"] = rt("warpsize");
+        T[std::string("llvm.nvvm.read.ptx.sreg.") + R + "." + D] = rt(runtimeNamed(std::string(R) + "_" + D));
+    T["llvm.nvvm.read.ptx.sreg.laneid"] = rt(Rt::laneid);
+    T["llvm.nvvm.read.ptx.sreg.warpid"] = rt(Rt::warpid);
+    T["llvm.nvvm.read.ptx.sreg.nwarpid"] = rt(Rt::nwarpid);
+    T["llvm.nvvm.read.ptx.sreg.warpsize"] = rt(Rt::warpsize);
     T["llvm.nvvm.read.ptx.sreg.smid"] = constant(0);
     T["llvm.nvvm.read.ptx.sreg.nsmid"] = constant(1);
-    T["llvm.nvvm.read.ptx.sreg.clock"] = rt("clock");
-    T["llvm.nvvm.read.ptx.sreg.clock64"] = rt("clock64");
-    T["llvm.nvvm.read.ptx.sreg.globaltimer"] = rt("globaltimer");
+    T["llvm.nvvm.read.ptx.sreg.clock"] = rt(Rt::clock);
+    T["llvm.nvvm.read.ptx.sreg.clock64"] = rt(Rt::clock64);
+    T["llvm.nvvm.read.ptx.sreg.globaltimer"] = rt(Rt::globaltimer);
     for (const char *R : {"lt", "le", "eq", "ge", "gt"})
-      T[std::string("llvm.nvvm.read.ptx.sreg.lanemask.") + R] = rt(std::string("lanemask_") + R);
+      T[std::string("llvm.nvvm.read.ptx.sreg.lanemask.") + R] = rt(runtimeNamed(std::string("lanemask_") + R));
     // Barriers and fences.
     for (const char *B : {"llvm.nvvm.barrier0", "llvm.nvvm.barrier.sync", "llvm.nvvm.barrier.sync.cnt",
                           "llvm.nvvm.barrier.cta.sync.aligned.all", "llvm.nvvm.barrier.cta.sync.all",
@@ -908,7 +935,7 @@ const StringMap<Handler> &intrinsicTable() {
                           "llvm.nvvm.barrier.cta.arrive.aligned.count", "llvm.nvvm.barrier.cta.arrive.count",
                           "llvm.nvvm.barrier.n", "llvm.nvvm.barrier", "llvm.nvvm.bar.sync", "llvm.amdgcn.s.barrier"})
       T[B] = [](Emulator &E, IRBuilder<> &B, CallInst *) -> Value * {
-        B.CreateCall(E.runtime("__emu_barrier", Type::getVoidTy(E.C), {}));
+        B.CreateCall(E.runtime(Rt::barrier));
         return nullptr;
       };
     T["llvm.nvvm.barrier0.popc"] = barrierReduce(RED_POPC);
@@ -931,15 +958,15 @@ const StringMap<Handler> &intrinsicTable() {
     T["llvm.nvvm.vote.any.sync"] = vote(VOTE_ANY);
     T["llvm.nvvm.vote.uni.sync"] = vote(VOTE_UNI);
     T["llvm.nvvm.vote.ballot.sync"] = vote(VOTE_BALLOT);
-    T["llvm.nvvm.activemask"] = rt("activemask");
-    T["llvm.nvvm.bar.warp.sync"] = rt("warp_sync");
+    T["llvm.nvvm.activemask"] = rt(Rt::activemask);
+    T["llvm.nvvm.bar.warp.sync"] = rt(Rt::warp_sync);
     const std::pair<const char *, unsigned> Reduxes[] = {{"add", REDUX_ADD}, {"min", REDUX_MIN}, {"max", REDUX_MAX},
                                                          {"umin", REDUX_UMIN}, {"umax", REDUX_UMAX}, {"and", REDUX_AND},
                                                          {"or", REDUX_OR}, {"xor", REDUX_XOR}};
     for (auto [Name, Kind] : Reduxes)
-      T[std::string("llvm.nvvm.redux.sync.") + Name] = withKind("redux_sync", Kind);
+      T[std::string("llvm.nvvm.redux.sync.") + Name] = withKind(Rt::redux_sync, Kind);
     // Math and conversions libdevice uses: round-to-nearest forms are LLVM operations, the other rounding
-    // modes, flush-to-zero and approximations are the runtime's mirrors (__emu_nvvm_<name>).
+    // modes, flush-to-zero and approximations are the runtime's mirrors (nvvm_<name>).
     for (const char *Ty : {"f", "d"}) {
       std::string S(Ty);
       T["llvm.nvvm.add.rn." + S] = binary(Instruction::FAdd);
@@ -956,11 +983,11 @@ const StringMap<Handler> &intrinsicTable() {
       T["llvm.nvvm.fmax." + S] = generic(Intrinsic::maxnum);
       for (const char *Mode : {"rm", "rp", "rz"})
         for (const char *Op : {"add", "mul", "div", "fma", "sqrt", "rcp"})
-          T[std::string("llvm.nvvm.") + Op + "." + Mode + "." + S] = mirror();
+          Mirror(std::string("llvm.nvvm.") + Op + "." + Mode + "." + S);
       for (const char *Mode : {"rn", "rm", "rp", "rz"})
         for (const char *Op : {"add", "mul", "div", "fma", "sqrt", "rcp"})
           if (S == "f")
-            T[std::string("llvm.nvvm.") + Op + "." + Mode + ".ftz.f"] = mirror();
+            Mirror(std::string("llvm.nvvm.") + Op + "." + Mode + ".ftz.f");
     }
     T["llvm.nvvm.sqrt.f"] = generic(Intrinsic::sqrt);
     T["llvm.nvvm.fabs.f32"] = generic(Intrinsic::fabs);
@@ -975,71 +1002,71 @@ const StringMap<Handler> &intrinsicTable() {
              "div.approx.f", "div.approx.ftz.f", "rcp.approx.ftz.d", "rcp.approx.ftz.f", "f2h.rn", "f2h.rn.ftz",
              "d2i.hi", "d2i.lo", "lohi.i2d", "prmt", "sad.i", "sad.ui", "sad.s", "sad.us", "sad.ll", "sad.ull",
              "fmin.nan.f", "fmax.nan.f", "fmin.ftz.nan.f", "fmax.ftz.nan.f"})
-      T[std::string("llvm.nvvm.") + Name] = mirror();
+      Mirror(std::string("llvm.nvvm.") + Name);
     // Conversions: every rounding mode of every pair libdevice uses.
     for (const char *Mode : {"rn", "rm", "rp", "rz"}) {
       for (const char *Conv : {"f2i", "f2ui", "f2ll", "f2ull", "d2i", "d2ui", "d2ll", "d2ull", "i2f", "ui2f",
                                "ll2f", "ull2f", "i2d", "ui2d", "ll2d", "ull2d", "d2f"})
-        T[std::string("llvm.nvvm.") + Conv + "." + Mode] = mirror();
+        Mirror(std::string("llvm.nvvm.") + Conv + "." + Mode);
       for (const char *Conv : {"f2i", "f2ui", "f2ll", "f2ull", "d2f"})
-        T[std::string("llvm.nvvm.") + Conv + "." + Mode + ".ftz"] = mirror();
+        Mirror(std::string("llvm.nvvm.") + Conv + "." + Mode + ".ftz");
     }
     // AMDGPU: work-item ids, the hidden arguments ockl reads, wavefront operations.
     const char *Dims[] = {"x", "y", "z"};
     for (const char *D : Dims) {
-      T[std::string("llvm.amdgcn.workitem.id.") + D] = rt(std::string("tid_") + D);
-      T[std::string("llvm.amdgcn.workgroup.id.") + D] = rt(std::string("ctaid_") + D);
+      T[std::string("llvm.amdgcn.workitem.id.") + D] = rt(runtimeNamed(std::string("tid_") + D));
+      T[std::string("llvm.amdgcn.workgroup.id.") + D] = rt(runtimeNamed(std::string("ctaid_") + D));
     }
-    T["llvm.amdgcn.implicitarg.ptr"] = pointerFrom("implicitarg_ptr");
-    T["llvm.amdgcn.dispatch.ptr"] = pointerFrom("dispatch_ptr");
+    T["llvm.amdgcn.implicitarg.ptr"] = pointerFrom(Rt::implicitarg_ptr);
+    T["llvm.amdgcn.dispatch.ptr"] = pointerFrom(Rt::dispatch_ptr);
     T["llvm.amdgcn.dispatch.id"] = constant(0);
-    T["llvm.amdgcn.wavefrontsize"] = rt("warpsize");
-    T["llvm.amdgcn.s.memtime"] = rt("clock64");
-    T["llvm.amdgcn.s.memrealtime"] = rt("globaltimer");
+    T["llvm.amdgcn.wavefrontsize"] = rt(Rt::warpsize);
+    T["llvm.amdgcn.s.memtime"] = rt(Rt::clock64);
+    T["llvm.amdgcn.s.memrealtime"] = rt(Rt::globaltimer);
     for (const char *Name : {"llvm.amdgcn.wave.barrier", "llvm.amdgcn.s.waitcnt", "llvm.amdgcn.s.sleep",
                              "llvm.amdgcn.s.setprio", "llvm.amdgcn.sched.barrier", "llvm.amdgcn.s.nop"})
       T[Name] = erase();
-    T["llvm.amdgcn.ds.bpermute"] = rt("bpermute");
-    T["llvm.amdgcn.ds.swizzle"] = rt("swizzle");
-    T["llvm.amdgcn.mbcnt.lo"] = rt("mbcnt_lo");
-    T["llvm.amdgcn.mbcnt.hi"] = rt("mbcnt_hi");
-    T["llvm.amdgcn.readlane.i32"] = rt("readlane");
-    T["llvm.amdgcn.readlane"] = rt("readlane");
-    T["llvm.amdgcn.readfirstlane.i32"] = rt("readfirstlane");
-    T["llvm.amdgcn.readfirstlane"] = rt("readfirstlane");
+    T["llvm.amdgcn.ds.bpermute"] = rt(Rt::bpermute);
+    T["llvm.amdgcn.ds.swizzle"] = rt(Rt::swizzle);
+    T["llvm.amdgcn.mbcnt.lo"] = rt(Rt::mbcnt_lo);
+    T["llvm.amdgcn.mbcnt.hi"] = rt(Rt::mbcnt_hi);
+    T["llvm.amdgcn.readlane.i32"] = rt(Rt::readlane);
+    T["llvm.amdgcn.readlane"] = rt(Rt::readlane);
+    T["llvm.amdgcn.readfirstlane.i32"] = rt(Rt::readfirstlane);
+    T["llvm.amdgcn.readfirstlane"] = rt(Rt::readfirstlane);
     for (const char *Wide : {"i64", "f64"}) {
-      T[std::string("llvm.amdgcn.readlane.") + Wide] = laneRead64("readlane");
-      T[std::string("llvm.amdgcn.readfirstlane.") + Wide] = laneRead64("readfirstlane");
+      T[std::string("llvm.amdgcn.readlane.") + Wide] = laneRead64(Rt::readlane);
+      T[std::string("llvm.amdgcn.readfirstlane.") + Wide] = laneRead64(Rt::readfirstlane);
     }
     for (const char *Ballot : {"llvm.amdgcn.ballot.i64", "llvm.amdgcn.ballot.i32"})
       T[Ballot] = [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
-        FunctionCallee F = E.runtime("__emu_ballot", E.I64, {E.I32});
+        FunctionCallee F = E.runtime(Rt::ballot);
         Value *R = B.CreateCall(F, {B.CreateZExt(CI->getArgOperand(0), E.I32)});
         return B.CreateTrunc(R, CI->getType());
       };
-    // AMDGPU math ocml uses: the runtime's mirrors (__emu_amdgcn_<name>), exact where the hardware
+    // AMDGPU math ocml uses: the runtime's mirrors (amdgcn_<name>), exact where the hardware
     // approximates (rcp, rsq, sqrt, exp2, log).
     for (const char *Ty : {"f32", "f64"}) {
       std::string S(Ty);
       T["llvm.amdgcn.rcp." + S] = reciprocal();
       T["llvm.amdgcn.sqrt." + S] = generic(Intrinsic::sqrt);
-      T["llvm.amdgcn.fract." + S] = mirror();
-      T["llvm.amdgcn.frexp.mant." + S] = mirror();
-      T["llvm.amdgcn.frexp.exp.i32." + S] = mirror();
-      T["llvm.amdgcn.rsq." + S] = mirror();
-      T["llvm.amdgcn.class." + S] = mirror();
-      T["llvm.amdgcn.fmed3." + S] = mirror();
+      Mirror("llvm.amdgcn.fract." + S);
+      Mirror("llvm.amdgcn.frexp.mant." + S);
+      Mirror("llvm.amdgcn.frexp.exp.i32." + S);
+      Mirror("llvm.amdgcn.rsq." + S);
+      Mirror("llvm.amdgcn.class." + S);
+      Mirror("llvm.amdgcn.fmed3." + S);
       T["llvm.amdgcn.ldexp." + S] = generic(Intrinsic::ldexp);
     }
-    T["llvm.amdgcn.trig.preop.f64"] = mirror();
+    Mirror("llvm.amdgcn.trig.preop.f64");
     T["llvm.amdgcn.exp2.f32"] = generic(Intrinsic::exp2);
     T["llvm.amdgcn.log.f32"] = generic(Intrinsic::log2);
-    T["llvm.amdgcn.sin.f32"] = mirror();
-    T["llvm.amdgcn.cos.f32"] = mirror();
-    T["llvm.amdgcn.fmul.legacy"] = mirror();
-    T["llvm.amdgcn.fma.legacy"] = mirror();
-    T["llvm.amdgcn.ubfe.i32"] = mirror();
-    T["llvm.amdgcn.sbfe.i32"] = mirror();
+    Mirror("llvm.amdgcn.sin.f32");
+    Mirror("llvm.amdgcn.cos.f32");
+    Mirror("llvm.amdgcn.fmul.legacy");
+    Mirror("llvm.amdgcn.fma.legacy");
+    Mirror("llvm.amdgcn.ubfe.i32");
+    Mirror("llvm.amdgcn.sbfe.i32");
     // Asynchronous copies, ldmatrix, mma.sync (sm_80's tensor-core path of nvgpu).
     for (const char *Cache : {"ca", "cg"})
       for (unsigned Bytes : {4u, 8u, 16u})
@@ -1092,7 +1119,7 @@ const StringMap<Handler> &intrinsicTable() {
               matrixMultiply(MMA_WMMA_M8N8K4_F64);
       }
     // A trap (after a failed device assertion) stops the GPU thread and the launch.
-    T["llvm.trap"] = rt("trap");
+    T["llvm.trap"] = rt(Rt::trap);
     T["llvm.nvvm.mulhi.i"] = multiplyHigh(true);
     T["llvm.nvvm.mulhi.ll"] = multiplyHigh(true);
     T["llvm.nvvm.mulhi.s"] = multiplyHigh(true);
@@ -1214,10 +1241,7 @@ const std::map<std::string, Handler> &inlineAsmTable() {
       Value *Zeros = B.CreateIntrinsic(E.I32, Intrinsic::ctlz, {X, B.getTrue()});
       return B.CreateSelect(B.CreateICmpEQ(X, B.getInt32(0)), B.getInt32(0xffffffffu), Zeros);
     };
-    auto AsRuntime = [](std::string Name) {
-      return [Name](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * { return E.forward(B, CI, Name); };
-    };
-    T[collapseSpaces("rcp.approx.ftz.f32 $0,$1;")] = AsRuntime("__emu_nvvm_rcp_approx_ftz_f");
+    T[collapseSpaces("rcp.approx.ftz.f32 $0,$1;")] = rt(Rt::nvvm_rcp_approx_ftz_f);
     addSparseMmaAsm(T);
     addWarpgroupMmaAsm(T);
     addPredicatedHopperAsm(T);
@@ -1226,7 +1250,7 @@ const std::map<std::string, Handler> &inlineAsmTable() {
         [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
       Instruction *Then = SplitBlockAndInsertIfThen(CI->getArgOperand(2), CI, false);
       IRBuilder<> Guarded(Then);
-      FunctionCallee F = E.runtime("__emu_mbarrier_arrive_expect_tx", E.I64, {E.Ptr, E.I32});
+      FunctionCallee F = E.runtime(Rt::mbarrier_arrive_expect_tx);
       Guarded.CreateCall(F, {Guarded.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr),
                              Guarded.CreateZExtOrTrunc(CI->getArgOperand(1), E.I32)});
       return nullptr;
@@ -1237,11 +1261,11 @@ const std::map<std::string, Handler> &inlineAsmTable() {
       T[collapseSpaces(std::string("{\n\t.reg .pred       P1; \n\tLAB_WAIT: \n\tmbarrier.try_wait.parity") + Space +
                        ".b64 P1, [$0], $1, $2; \n\t@P1 bra.uni DONE; \n\tbra.uni     LAB_WAIT; \n\tDONE: \n\t}")] =
           [](Emulator &E, IRBuilder<> &B, CallInst *CI) -> Value * {
-        FunctionCallee F = E.runtime("__emu_mbarrier_wait_parity", Type::getVoidTy(E.C), {E.Ptr, E.I32});
+        FunctionCallee F = E.runtime(Rt::mbarrier_wait_parity);
         B.CreateCall(F, {B.CreateAddrSpaceCast(CI->getArgOperand(0), E.Ptr), B.CreateZExtOrTrunc(CI->getArgOperand(1), E.I32)});
         return nullptr;
       };
-    T[collapseSpaces("rsqrt.approx.ftz.f64 $0, $1;")] = AsRuntime("__emu_nvvm_rsqrt_approx_ftz_d");
+    T[collapseSpaces("rsqrt.approx.ftz.f64 $0, $1;")] = rt(Rt::nvvm_rsqrt_approx_ftz_d);
     for (const char *Mode : {"rn", "rm", "rp", "rz"})
       for (const char *Ftz : {"", ".ftz"})
         for (const char *Ty : {"f32", "f64"}) {
@@ -1253,8 +1277,8 @@ const std::map<std::string, Handler> &inlineAsmTable() {
               return B.CreateFSub(CI->getArgOperand(0), CI->getArgOperand(1));
             };
           else
-            T[collapseSpaces(Text)] = AsRuntime(std::string("__emu_nvvm_sub_") + Mode + (*Ftz ? "_ftz" : "") +
-                                                (std::string(Ty) == "f32" ? "_f" : "_d"));
+            T[collapseSpaces(Text)] = rt(runtimeNamed(std::string("nvvm_sub_") + Mode + (*Ftz ? "_ftz" : "") +
+                                                      (std::string(Ty) == "f32" ? "_f" : "_d")));
         }
     return T;
   }();
@@ -1270,8 +1294,7 @@ const std::map<std::string, Handler> &inlineAsmTable() {
 // table (device buffers). Integer divisions by a zero divisor are reported instead of trapping; barriers
 // and shuffles name their site first. Each site is a constant {MLIR location "file:line:col" or null, object or null}
 // from the instruction's debug location (device line information: compile --sanitize keeps it).
-constexpr unsigned SAN_WRITE = 1, SAN_ATOMIC = 2, SAN_KIND_SHIFT = 2, SAN_ALIGN_SHIFT = 8, SAN_BYTES_SHIFT = 16;
-enum SanKind : unsigned { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, SAN_DEVICE_GLOBAL = 4 };
+// The flags, kinds and site record: emu_abi.h.
 
 struct SanitizerInstrumentation {
   Module &M;
@@ -1300,9 +1323,9 @@ struct SanitizerInstrumentation {
     auto Key = std::make_pair(location(I), Object);
     Constant *&Site = Sites[Key];
     if (!Site) {
-      Constant *Fields[2] = {text(Key.first, "__emu_san_location"), text(Key.second, "__emu_san_object")};
-      Constant *Record = ConstantStruct::getAnon(E.C, Fields);
-      Site = new GlobalVariable(M, Record->getType(), true, GlobalValue::PrivateLinkage, Record, "__emu_san_site");
+      Constant *Fields[2] = {text(Key.first, EMU_SAN_LOCATION), text(Key.second, EMU_SAN_OBJECT)};
+      Constant *Record = ConstantStruct::getAnon(E.C, Fields);  // struct san_site
+      Site = new GlobalVariable(M, Record->getType(), true, GlobalValue::PrivateLinkage, Record, EMU_SAN_SITE);
     }
     return Site;
   }
@@ -1358,11 +1381,11 @@ struct SanitizerInstrumentation {
     auto *Constant = dyn_cast<ConstantInt>(Bytes);
     if ((Kind == SAN_SHARED || Kind == SAN_DYNAMIC_SHARED) && Constant && Constant->getZExtValue() < 1u << 16) {
       // The hot path of tiled kernels: __emu_san_shared(address, base, size, flags | bytes << 16, site).
-      FunctionCallee Check = E.runtime("__emu_san_shared", E.Ptr, {E.Ptr, E.Ptr, E.I64, E.I32, E.Ptr});
+      FunctionCallee Check = E.runtime(Rt::san_shared);
       Checked = B.CreateCall(Check, {generic(B, Address), generic(B, Object), B.getInt64(Size),
                                      B.getInt32(AllFlags | Constant->getZExtValue() << SAN_BYTES_SHIFT), site(I, What)});
     } else {
-      FunctionCallee Check = E.runtime("__emu_san_access", E.Ptr, {E.Ptr, E.Ptr, E.I64, E.I64, E.I32, E.Ptr});
+      FunctionCallee Check = E.runtime(Rt::san_access);
       Checked = B.CreateCall(Check, {generic(B, Address), generic(B, Object), B.getInt64(Size),
                                      B.CreateZExtOrTrunc(Bytes, E.I64), B.getInt32(AllFlags), site(I, What)});
     }
@@ -1392,7 +1415,7 @@ struct SanitizerInstrumentation {
     Instruction *Safe = B.Insert(SelectInst::Create(Unsafe, ConstantInt::get(T, 1), Divisor));
     Instruction *Report = SplitBlockAndInsertIfThen(Zero, Safe->getNextNode(), false);
     IRBuilder<> R(Report);
-    R.CreateCall(E.runtime("__emu_san_divide_by_zero", Type::getVoidTy(E.C), {E.Ptr}), {site(I, "")});
+    R.CreateCall(E.runtime(Rt::san_divide_by_zero), {site(I, "")});
     I->setOperand(1, Safe);
   }
 
@@ -1439,7 +1462,7 @@ struct SanitizerInstrumentation {
         Function *Callee = CI->getCalledFunction();
         if (Callee && Barriers.count(Callee->getName().str())) {
           IRBuilder<> B(CI);
-          B.CreateCall(E.runtime("__emu_san_barrier_site", Type::getVoidTy(E.C), {E.Ptr}), {site(CI, "")});
+          B.CreateCall(E.runtime(Rt::san_barrier_site), {site(CI, "")});
         }
         StringRef Name = Callee ? Callee->getName() : "";
         if (Name.starts_with("llvm.nvvm.shfl.sync.") || Name == "llvm.amdgcn.ds.bpermute" || Name == "llvm.amdgcn.ds.swizzle" ||
@@ -1451,7 +1474,7 @@ struct SanitizerInstrumentation {
           // memcheck's reports of the accesses the runtime makes for it (san_op_access; MLIR 22's inline PTX
           // for TMA, mbarriers and wgmma becomes such an op after this pass).
           IRBuilder<> B(CI);
-          B.CreateCall(E.runtime("__emu_san_op_site", Type::getVoidTy(E.C), {E.Ptr}), {site(CI, "")});
+          B.CreateCall(E.runtime(Rt::san_op_site), {site(CI, "")});
         }
         if (Name.consume_front("llvm.nvvm.cp.async.") && Name.contains(".shared.global.")) {
           // cp.async.{ca,cg}.shared.global.N[.s](dst, src[, src_size]): N bytes written, N (or src_size) read.
@@ -1473,17 +1496,25 @@ bool isKernel(const Function &F) {
   return CC == CallingConv::PTX_Kernel || CC == CallingConv::AMDGPU_KERNEL;
 }
 
-// External functions device code may call, and what they become on the host.
-const std::map<std::string, std::string> &externalTable() {
-  static const std::map<std::string, std::string> Table = {
-      {"vprintf", "__emu_vprintf"},        {"__assertfail", "__emu_assertfail"},
-      {"malloc", "malloc"},                {"free", "free"},
+// External functions device code may call, and the runtime function each becomes on the host (none: the
+// host's own function of that name).
+const std::map<std::string, std::optional<Rt>> &externalTable() {
+  static const std::map<std::string, std::optional<Rt>> Table = {
+      {"vprintf", Rt::vprintf},
+      {"__assertfail", Rt::assertfail},
+      {"malloc", std::nullopt},
+      {"free", std::nullopt},
   };
   return Table;
 }
 
 // The arch's launch limits (the runtime's struct arch_limits): shared memory per block, shared memory before
 // CUDA's opt-in, threads per block, block x/y/z, grid x/y/z, work-items per grid dimension (0: no limit).
+// The arch's launch limits, laid out as struct arch_limits (registerKernels).
+static_assert(offsetof(arch_limits, shared_per_block) == 8 && offsetof(arch_limits, threads_per_block) == 24 &&
+                  offsetof(arch_limits, block) == 28 && offsetof(arch_limits, grid) == 40 &&
+                  offsetof(arch_limits, grid_items) == 56 && sizeof(arch_limits) == 64,
+              "struct arch_limits is {ptr, i64, i64, i32 x 7, i64}");
 struct LaunchLimits {
   bool Given = false;
   std::string Arch;
@@ -1546,7 +1577,7 @@ struct Retarget {
     Value *Buffer = B.CreateAlloca(Array);
     for (size_t I = 0; I < Words.size(); ++I)
       B.CreateStore(Words[I], B.CreateConstGEP2_32(Array, Buffer, 0, I));
-    FunctionCallee Host = E.runtime("__emu_hostcall", E.I64, {E.Ptr, E.I32});
+    FunctionCallee Host = E.runtime(Rt::hostcall);
     Value *Descriptor = B.CreateCall(Host, {Buffer, B.getInt32(Words.size())});
     Value *R = B.CreateInsertElement(ConstantVector::getNullValue(VecTy), Descriptor, B.getInt64(0));
     B.CreateRet(R);
@@ -1610,17 +1641,20 @@ struct Retarget {
       if (!F.isIntrinsic() && !F.use_empty() && Table.count(F.getName().str()))
         Externals.push_back(&F);
     for (Function *F : Externals) {
-      std::string Target = Table.at(F->getName().str());
-      if (Target == F->getName())
+      std::optional<Rt> Target = Table.at(F->getName().str());
+      if (!Target)
         continue;
+      FunctionCallee Host = E.runtime(*Target);
+      if (Host.getFunctionType() != F->getFunctionType())
+        refuse("device code's " + F->getName() + " has the type " + describe(F->getFunctionType()) +
+               ", not the runtime's " + describe(Host.getFunctionType()) + ", which is not emulated");
       if (!F->isDeclaration())  // a device library's body (ockl's hostcall printf): the runtime's instead
         F->deleteBody();
-      FunctionCallee Host = M.getOrInsertFunction(Target, F->getFunctionType());
       F->replaceAllUsesWith(Host.getCallee());
       F->eraseFromParent();
     }
     for (Function &F : M)
-      if (F.isDeclaration() && !F.isIntrinsic() && !F.use_empty() && !F.getName().starts_with("__emu_") &&
+      if (F.isDeclaration() && !F.isIntrinsic() && !F.use_empty() && !isRuntimeFunction(F.getName()) &&
           !Table.count(F.getName().str()))
         refuse("device code calls external function " + F.getName() + ", which is not emulated");
   }
@@ -1680,7 +1714,7 @@ struct Retarget {
         Value *&Base = Bases[F];
         if (!Base) {
           IRBuilder<> B(&*F->getEntryBlock().getFirstInsertionPt());
-          Base = B.CreateCall(E.runtime("__emu_shared_base", E.Ptr, {}));
+          Base = B.CreateCall(E.runtime(Rt::shared_base));
         }
         IRBuilder<> B(&*F->getEntryBlock().getFirstInsertionPt());
         B.SetInsertPoint(cast<Instruction>(Base)->getNextNode());
@@ -1741,8 +1775,8 @@ struct Retarget {
   std::set<Function *> synchronizingFunctions() {
     std::set<Function *> Result;
     SmallVector<Function *, 16> Work;
-    for (const char *Name : SYNCHRONIZING)
-      if (Function *F = M.getFunction(Name)) {
+    for (const RuntimeFunction &R : RUNTIME_FUNCTIONS)
+      if (Function *F = R.Waits ? M.getFunction(R.Symbol) : nullptr) {
         Result.insert(F);
         Work.push_back(F);
       }
@@ -1765,11 +1799,11 @@ struct Retarget {
     return Result;
   }
 
-  // void __emu_entry_<kernel>(void **args): args[i] points at argument i (cudaLaunchKernel's array).
+  // void EMU_ENTRY_PREFIX<kernel>(void **args): args[i] points at argument i (cudaLaunchKernel's array).
   Function *makeEntry(Function &K) {
     LLVMContext &C = E.C;
     auto *Type = FunctionType::get(Type::getVoidTy(C), {E.Ptr}, false);
-    Function *Entry = Function::Create(Type, GlobalValue::InternalLinkage, "__emu_entry_" + K.getName(), M);
+    Function *Entry = Function::Create(Type, GlobalValue::InternalLinkage, EMU_ENTRY_PREFIX + K.getName(), M);
     IRBuilder<> B(BasicBlock::Create(C, "entry", Entry));
     SmallVector<Value *, 16> Args;
     for (Argument &A : K.args()) {
@@ -1808,34 +1842,34 @@ struct Retarget {
       return ConstantPointerNull::get(PointerType::get(E.C, 0));
     Constant *Table = ConstantDataArray::get(E.C, Sizes);
     return new GlobalVariable(M, Table->getType(), true, GlobalValue::PrivateLinkage, Table,
-                              "__emu_parameter_sizes_" + K.getName());
+                              EMU_PARAMETER_SIZES_PREFIX + K.getName());
   }
 
   void registerKernels() {
     std::set<Function *> Synchronizing = synchronizingFunctions();
     LLVMContext &C = E.C;
     Function *Ctor = Function::Create(FunctionType::get(Type::getVoidTy(C), false), GlobalValue::InternalLinkage,
-                                      "__emu_register_module", M);
+                                      EMU_REGISTER_MODULE, M);
     IRBuilder<> B(BasicBlock::Create(C, "entry", Ctor));
-    FunctionCallee Register =
-        E.runtime("__emu_register_kernel", Type::getVoidTy(C), {E.Ptr, E.Ptr, E.I32, E.I64, E.I32, E.Ptr});
+    FunctionCallee Register = E.runtime(Rt::register_kernel);
     if (Limits.Given) {
-      // {ptr arch, i64 shared per block, i64 before opt-in, i32 threads, i32 block[3], i32 grid[3], i64 grid items}
+      // struct arch_limits (emu_abi.h): {ptr arch, i64 shared per block, i64 before opt-in, i32 threads,
+      // i32 block[3], i32 grid[3], i64 grid items}
       const uint64_t *N = Limits.Numbers;
-      SmallVector<Constant *, 10> Fields = {B.CreateGlobalString(Limits.Arch, "__emu_arch_name"),
+      SmallVector<Constant *, 10> Fields = {B.CreateGlobalString(Limits.Arch, EMU_ARCH_NAME),
                                             B.getInt64(N[0]), B.getInt64(N[1])};
       for (size_t I = 2; I < 9; ++I)
         Fields.push_back(B.getInt32(static_cast<uint32_t>(N[I])));
       Fields.push_back(B.getInt64(N[9]));
       Constant *Record = ConstantStruct::getAnon(C, Fields);
-      auto *G = new GlobalVariable(M, Record->getType(), true, GlobalValue::PrivateLinkage, Record, "__emu_arch_limits");
-      B.CreateCall(E.runtime("__emu_register_limits", Type::getVoidTy(C), {E.Ptr}), {G});
+      auto *G = new GlobalVariable(M, Record->getType(), true, GlobalValue::PrivateLinkage, Record, EMU_ARCH_LIMITS);
+      B.CreateCall(E.runtime(Rt::register_limits), {G});
     }
     for (Function *K : Kernels) {
       Function *Entry = makeEntry(*K);
       unsigned Flags = (E.WarpSize << WARP_SIZE_SHIFT) | (Synchronizing.count(K) ? FLAG_NEEDS_CONTEXTS : 0) |
                        (Amdgpu ? FLAG_AMDGPU : 0);
-      Constant *Name = B.CreateGlobalString(K->getName(), "__emu_name_" + K->getName());
+      Constant *Name = B.CreateGlobalString(K->getName(), EMU_KERNEL_NAME_PREFIX + K->getName());
       Constant *Sizes = parameterSizes(*K);
       B.CreateCall(Register, {Name, Entry, B.getInt32(Flags), B.getInt64(SharedBytes), B.getInt32(K->arg_size()), Sizes});
     }

@@ -33,7 +33,9 @@
 #include <unistd.h>
 
 #define EXPORT __attribute__((visibility("default")))
-struct san_site;  /* sanitizer.c (the sanitizer variant) */
+#include "emu_abi.h"
+EMU_RUNTIME_FUNCTIONS(EMU_DECLARE)
+EMU_SANITIZER_FUNCTIONS(EMU_DECLARE)
 struct san_word;
 struct san_cell;
 #define NORETURN __attribute__((noreturn))
@@ -107,16 +109,7 @@ static __attribute__((format(printf, 2, 3))) int refuse(int code, const char *fm
 
 /* ---- kernels: registered by the retargeted module, found through the bundle's offload entries ---------- */
 
-enum { FLAG_NEEDS_CONTEXTS = 1, FLAG_AMDGPU = 2, WARP_SIZE_SHIFT = 8 };
-
-/* What one launch may ask of the arch the kernel was built for (offload/data/targets/launch-limits.toml). */
-struct arch_limits {
-    const char *arch;
-    uint64_t shared_per_block;       /* static + dynamic shared memory of a block */
-    uint64_t shared_without_opt_in;  /* dynamic, before cudaFuncSetAttribute raises it (0: no opt-in) */
-    uint32_t threads_per_block, block[3], grid[3];
-    uint64_t grid_items;             /* blocks x threads per grid dimension (0: no limit) */
-};
+/* The default launch limits (a module registers its arch's: struct arch_limits, emu_abi.h). */
 static const struct arch_limits default_limits = {"the GPU", 48 * 1024, 48 * 1024, 1024, {1024, 1024, 64},
                                                   {0x7fffffffu, 65535, 65535}, 0};
 
@@ -405,8 +398,6 @@ static void release_barrier(struct block *b) {
 #endif
 }
 
-enum { RED_POPC = 0, RED_AND = 1, RED_OR = 2 };
-
 static uint32_t barrier_wait(unsigned kind, uint32_t predicate) {
     struct block *b = current_block;
     struct emu_thread *t = current;
@@ -467,8 +458,10 @@ typedef uint64_t lane_set;
 #define LANE(l) ((lane_set)1 << (l))
 
 enum {
-    COLLECTIVE_SHUFFLE_IDX = 0, COLLECTIVE_SHUFFLE_UP = 1, COLLECTIVE_SHUFFLE_DOWN = 2, COLLECTIVE_SHUFFLE_BFLY = 3,
-    COLLECTIVE_VOTE_ALL = 4, COLLECTIVE_VOTE_ANY = 5, COLLECTIVE_VOTE_UNI = 6, COLLECTIVE_BALLOT = 7,
+    COLLECTIVE_SHUFFLE_IDX = SHFL_IDX, COLLECTIVE_SHUFFLE_UP = SHFL_UP, COLLECTIVE_SHUFFLE_DOWN = SHFL_DOWN,
+    COLLECTIVE_SHUFFLE_BFLY = SHFL_BFLY, /* __emu_shfl_sync's mode is the collective */
+    COLLECTIVE_VOTE_ALL = 4 + VOTE_ALL, COLLECTIVE_VOTE_ANY = 4 + VOTE_ANY, COLLECTIVE_VOTE_UNI = 4 + VOTE_UNI,
+    COLLECTIVE_BALLOT = 4 + VOTE_BALLOT,
     COLLECTIVE_SYNC = 8, COLLECTIVE_REDUX = 16 /* + redux kind */, COLLECTIVE_BPERMUTE = 32,
     COLLECTIVE_READLANE = 33, COLLECTIVE_READFIRSTLANE = 34, COLLECTIVE_BALLOT64 = 35,
     COLLECTIVE_SWIZZLE = 36,
@@ -556,13 +549,13 @@ static void complete_collective(struct emu_thread *lanes, unsigned count, lane_s
             uint32_t v = lanes[l].value;
             if (!started) { reduced = v; started = 1; continue; }
             switch (op) {
-            case 0: reduced += v; break;
-            case 1: reduced = (int32_t)v < (int32_t)reduced ? v : reduced; break;
-            case 2: reduced = (int32_t)v > (int32_t)reduced ? v : reduced; break;
-            case 3: reduced = v < reduced ? v : reduced; break;
-            case 4: reduced = v > reduced ? v : reduced; break;
-            case 5: reduced &= v; break;
-            case 6: reduced |= v; break;
+            case REDUX_ADD: reduced += v; break;
+            case REDUX_MIN: reduced = (int32_t)v < (int32_t)reduced ? v : reduced; break;
+            case REDUX_MAX: reduced = (int32_t)v > (int32_t)reduced ? v : reduced; break;
+            case REDUX_UMIN: reduced = v < reduced ? v : reduced; break;
+            case REDUX_UMAX: reduced = v > reduced ? v : reduced; break;
+            case REDUX_AND: reduced &= v; break;
+            case REDUX_OR: reduced |= v; break;
             default: reduced ^= v; break;
             }
         }
@@ -683,9 +676,6 @@ EXPORT void __emu_mma(uint32_t shape, const void *operands, void *results) {
     (void)matrix_call(COLLECTIVE_MMA + (int)shape, operands, results);
 }
 
-enum { MMA_M16N8K16_F16 = 0, MMA_M16N8K8_F16 = 1, MMA_M16N8K8_TF32 = 2, MMA_M8N8K4_F64 = 3,
-       MMA_WMMA_M16N16K16 = 4, MMA_WMMA_M8N8K4_F64 = 5, MMA_M16N8K4_TF32 = 6, MMA_SHAPE_MASK = 15,
-       MMA_C_F16 = 16, MMA_D_F16 = 32 };
 
 static float half_at(const void *slots, unsigned slot, unsigned which) {
     _Float16 h[2];
@@ -717,9 +707,6 @@ static float tf32_at(const void *slots, unsigned slot) {  /* tf32: an f32 with 1
  * per lane, hold logical element (l % 16) * 16 + e (lanes 16..31 repeat lanes 0..15); C and D, 8 values
  * per lane, element l * 8 + e; all 16x16. m8n8k4 (f64): A (8x4) and B (4x8) element l, C and D (8x8)
  * elements 2l and 2l + 1. Element m of an R x C matrix is row m / C, column m % C. */
-enum { WMMA_M16N16K16 = 0, WMMA_M8N8K4 = 1 };
-enum { WMMA_A = 0, WMMA_B = 1, WMMA_C = 2 };
-enum { WMMA_F16 = 0, WMMA_F32 = 1, WMMA_F64 = 2 };
 
 static unsigned wmma_element(unsigned which, unsigned lane, unsigned e) {
     return which == WMMA_C ? lane * 8 + e : (lane % 16) * 16 + e;
@@ -2139,530 +2126,12 @@ EXPORT int cudaGetDriverEntryPointByVersion(const char *symbol, void **function,
     return entry ? SUCCESS : status(ERROR_NOT_SUPPORTED);
 }
 
-/* ---- device printf ------------------------------------------------------------------------------------ */
-
-static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
-
-struct text { char *data; size_t length, capacity; };
-
-static void text_add(struct text *t, const char *s, size_t n) {
-    if (t->length + n + 1 > t->capacity) {
-        t->capacity = (t->length + n + 1) * 2;
-        t->data = realloc(t->data, t->capacity);
-        if (!t->data) abort();
-    }
-    memcpy(t->data + t->length, s, n);
-    t->length += n;
-    t->data[t->length] = 0;
-}
-
-static void text_format(struct text *t, const char *spec, ...) {
-    char small[512];
-    va_list ap, again;
-    va_start(ap, spec);
-    va_copy(again, ap);
-    int n = vsnprintf(small, sizeof small, spec, ap);
-    va_end(ap);
-    if (n < 0) n = 0;
-    if ((size_t)n < sizeof small) {
-        text_add(t, small, (size_t)n);
-    } else {
-        char *big = malloc((size_t)n + 1);
-        if (!big) abort();
-        vsnprintf(big, (size_t)n + 1, spec, again);
-        text_add(t, big, (size_t)n);
-        free(big);
-    }
-    va_end(again);
-}
-
-static void text_emit(struct text *t) {
-    pthread_mutex_lock(&print_lock);
-    fwrite(t->data ? t->data : "", 1, t->length, stdout);
-    pthread_mutex_unlock(&print_lock);
-    free(t->data);
-}
-
-/* The arguments of a conversion: next(state, size, kind) reads one argument as 64 bits (a string's
- * address for ARGUMENT_STRING). */
-enum { ARGUMENT_INTEGER, ARGUMENT_FLOAT, ARGUMENT_STRING };
-typedef uint64_t (*next_argument)(void *state, unsigned size, int kind);
-
-static void format_all(struct text *out, const char *fmt, next_argument next, void *state) {
-    const char *p = fmt;
-    while (*p) {
-        if (*p != '%') {
-            const char *q = strchr(p, '%');
-            size_t n = q ? (size_t)(q - p) : strlen(p);
-            text_add(out, p, n);
-            p += n;
-            continue;
-        }
-        if (p[1] == '%') {
-            text_add(out, "%", 1);
-            p += 2;
-            continue;
-        }
-        char spec[64];
-        size_t s = 0;
-        spec[s++] = *p++;
-        while (*p && strchr("-+ #0", *p) && s < 40) spec[s++] = *p++;
-        int star_width = 0, star_precision = 0;
-        if (*p == '*') { star_width = 1; spec[s++] = *p++; }
-        while (*p >= '0' && *p <= '9' && s < 40) spec[s++] = *p++;
-        if (*p == '.') {
-            spec[s++] = *p++;
-            if (*p == '*') { star_precision = 1; spec[s++] = *p++; }
-            while (*p >= '0' && *p <= '9' && s < 40) spec[s++] = *p++;
-        }
-        unsigned size = 4;
-        while (*p && strchr("hlLqjzt", *p)) {
-            if (*p == 'l' || *p == 'L' || *p == 'q' || *p == 'j' || *p == 'z' || *p == 't') size = 8;
-            p++;
-        }
-        char conversion = *p ? *p++ : 0;
-        int width = star_width ? (int)next(state, 4, 0) : 0;
-        int precision = star_precision ? (int)next(state, 4, 0) : 0;
-        spec[s] = 0;
-        /* The spec without the length modifiers, re-spelled with the host's. */
-        char host[80];
-        switch (conversion) {
-        case 'd': case 'i': {
-            int64_t v = size == 8 ? (int64_t)next(state, 8, 0) : (int64_t)(int32_t)next(state, 4, 0);
-            snprintf(host, sizeof host, "%sll%c", spec, conversion);
-            if (star_width && star_precision) text_format(out, host, width, precision, (long long)v);
-            else if (star_width || star_precision) text_format(out, host, star_width ? width : precision, (long long)v);
-            else text_format(out, host, (long long)v);
-            break;
-        }
-        case 'u': case 'x': case 'X': case 'o': case 'c': {
-            uint64_t v = size == 8 ? next(state, 8, 0) : (uint32_t)next(state, 4, 0);
-            if (conversion == 'c') snprintf(host, sizeof host, "%sc", spec);
-            else snprintf(host, sizeof host, "%sll%c", spec, conversion);
-            if (conversion == 'c') text_format(out, host, (int)v);
-            else if (star_width && star_precision) text_format(out, host, width, precision, (unsigned long long)v);
-            else if (star_width || star_precision) text_format(out, host, star_width ? width : precision, (unsigned long long)v);
-            else text_format(out, host, (unsigned long long)v);
-            break;
-        }
-        case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
-            uint64_t bits = next(state, 8, ARGUMENT_FLOAT);
-            double v;
-            memcpy(&v, &bits, 8);
-            snprintf(host, sizeof host, "%s%c", spec, conversion);
-            if (star_width && star_precision) text_format(out, host, width, precision, v);
-            else if (star_width || star_precision) text_format(out, host, star_width ? width : precision, v);
-            else text_format(out, host, v);
-            break;
-        }
-        case 's': {
-            const char *str = (const char *)(uintptr_t)next(state, 8, ARGUMENT_STRING);
-            snprintf(host, sizeof host, "%ss", spec);
-            text_format(out, host, str ? str : "(null)");
-            break;
-        }
-        case 'p': {
-            void *ptr = (void *)(uintptr_t)next(state, 8, 0);
-            text_format(out, "%p", ptr);
-            break;
-        }
-        default:
-            text_add(out, spec, s);
-            if (conversion) text_add(out, &conversion, 1);
-            break;
-        }
-    }
-}
-
-/* CUDA's vprintf buffer: each argument at the next multiple of its size (float promoted to double). */
-struct packed_arguments { const char *base; size_t offset; };
-
-static uint64_t next_packed(void *state, unsigned size, int kind) {
-    (void)kind;
-    struct packed_arguments *a = state;
-    if (!a->base) return 0;
-    a->offset = round_up(a->offset, size);
-    uint64_t v = 0;
-    memcpy(&v, a->base + a->offset, size);
-    a->offset += size;
-    return v;
-}
-
-EXPORT int __emu_vprintf(const char *fmt, const char *args) {
-    struct text out = {0};
-    struct packed_arguments a = {args, 0};
-    format_all(&out, fmt ? fmt : "", next_packed, &a);
-    int n = (int)out.length;
-    text_emit(&out);
-    return n;
-}
-
-/* The GPU thread stops (the hardware traps): a fiber exits, a plain-loop thread leaves to its block. */
-NORETURN static void trap_thread(void) {
-    atomic_store(&device_trapped, 1);
-    if (current_block->threads) {
-        thread_exited();
-    }
-    _longjmp(current_block->escape, 1);
-}
-
-/* CUDA's device assert: its message as the CUDA runtime prints it, then a trap; later calls report
- * "device-side assert triggered". */
-EXPORT void __emu_assertfail(const char *message, const char *file, unsigned line, const char *function, size_t size) {
-    (void)size;
-    const struct emu_thread *t = current;
-    const struct block *b = current_block;
-    /* MLIR's lowering passes "(unknown)" for the function: the running kernel's name is what CUDA shows. */
-    if (!function || !strcmp(function, "(unknown)")) {
-        function = b->launch->kernel->name;
-    }
-    pthread_mutex_lock(&print_lock);
-    fflush(stdout);
-    fprintf(stderr, "%s:%u: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n", file ? file : "?",
-            line, function, b->ctaid[0], b->ctaid[1], b->ctaid[2], t->tid[0], t->tid[1], t->tid[2],
-            message ? message : "?");
-    fflush(stderr);
-    pthread_mutex_unlock(&print_lock);
-    trap_thread();
-}
-
-EXPORT void __emu_trap(void) {
-    char at[256];
-    where(at, sizeof at, current);
-    pthread_mutex_lock(&print_lock);
-    fflush(stdout);
-    fprintf(stderr, "mlir-offload emulator: trap in %s\n", at);
-    pthread_mutex_unlock(&print_lock);
-    trap_thread();
-}
-
-
-/* AMD's printf (ockl) as hostcall packets: a descriptor (bit 0 begins a message, bit 1 ends it, bits
- * 5..7 count the words that follow, bits 8.. the message id the host returned) and up to 7 words. A
- * printf message is a control word, the format (NUL-terminated, padded to words), then one word per
- * argument, a %s argument's string inline like the format. A GPU thread's packets follow each other
- * without a switch in between, so one message per OS thread is under way at a time. */
-struct hostcall_message { uint64_t *words; size_t count, capacity; };
-static _Thread_local struct hostcall_message hostcall_message;
-
-struct inline_arguments { const uint64_t *words; size_t at, count; };
-
-static uint64_t next_inline(void *state, unsigned size, int kind) {
-    (void)size;
-    struct inline_arguments *a = state;
-    if (a->at >= a->count) return 0;
-    if (kind == ARGUMENT_STRING) {
-        const char *text = (const char *)(a->words + a->at);
-        size_t limit = (a->count - a->at) * 8, length = strnlen(text, limit);
-        a->at += (length + 8) / 8;
-        return (uint64_t)(uintptr_t)text;
-    }
-    return a->words[a->at++];
-}
-
-static void print_hostcall_message(struct hostcall_message *m) {
-    if (m->count < 2) return;
-    const char *format = (const char *)(m->words + 1);
-    size_t limit = (m->count - 1) * 8, length = strnlen(format, limit);
-    if (length == limit) return;  /* no terminating NUL: not a printf message */
-    struct inline_arguments a = {m->words, 1 + (length + 8) / 8, m->count};
-    struct text out = {0};
-    format_all(&out, format, next_inline, &a);
-    text_emit(&out);
-}
-
-EXPORT uint64_t __emu_hostcall(const uint64_t *packet, uint32_t count) {
-    struct hostcall_message *m = &hostcall_message;
-    uint64_t descriptor = count ? packet[0] : 0;
-    unsigned words = (unsigned)(descriptor >> 5) & 7;
-    if (descriptor & 1) m->count = 0;
-    for (unsigned i = 0; i < words; ++i) {
-        if (m->count == m->capacity) {
-            m->capacity = m->capacity ? 2 * m->capacity : 64;
-            m->words = realloc(m->words, m->capacity * sizeof *m->words);
-            if (!m->words) abort();
-        }
-        m->words[m->count++] = 1 + i < count ? packet[1 + i] : 0;
-    }
-    if (descriptor & 2) {
-        print_hostcall_message(m);
-        m->count = 0;
-    }
-    return (uint64_t)1 << 8;  /* message id 1, no flags */
-}
-
-/* ---- libdevice's math intrinsics: rounding modes, flush to zero, approximations ----------------------- */
-
-#pragma STDC FENV_ACCESS ON
-
-static float flushf(float x) { return fpclassify(x) == FP_SUBNORMAL ? copysignf(0.0f, x) : x; }
-
-#define IN_MODE(MODE, T, EXPR)                    \
-    {                                             \
-        int saved_ = fegetround();                \
-        fesetround(MODE);                         \
-        volatile T result_ = (EXPR);              \
-        fesetround(saved_);                       \
-        return result_;                           \
-    }
-
-#define ROUNDED_FAMILY(M, MODE)                                                                          \
-    EXPORT float __emu_nvvm_add_##M##_f(float a, float b) IN_MODE(MODE, float, a + b)                     \
-    EXPORT double __emu_nvvm_add_##M##_d(double a, double b) IN_MODE(MODE, double, a + b)                 \
-    EXPORT float __emu_nvvm_sub_##M##_f(float a, float b) IN_MODE(MODE, float, a - b)                     \
-    EXPORT double __emu_nvvm_sub_##M##_d(double a, double b) IN_MODE(MODE, double, a - b)                 \
-    EXPORT float __emu_nvvm_mul_##M##_f(float a, float b) IN_MODE(MODE, float, a * b)                     \
-    EXPORT double __emu_nvvm_mul_##M##_d(double a, double b) IN_MODE(MODE, double, a * b)                 \
-    EXPORT float __emu_nvvm_div_##M##_f(float a, float b) IN_MODE(MODE, float, a / b)                     \
-    EXPORT double __emu_nvvm_div_##M##_d(double a, double b) IN_MODE(MODE, double, a / b)                 \
-    EXPORT float __emu_nvvm_fma_##M##_f(float a, float b, float c) IN_MODE(MODE, float, fmaf(a, b, c))    \
-    EXPORT double __emu_nvvm_fma_##M##_d(double a, double b, double c) IN_MODE(MODE, double, fma(a, b, c)) \
-    EXPORT float __emu_nvvm_sqrt_##M##_f(float a) IN_MODE(MODE, float, sqrtf(a))                          \
-    EXPORT double __emu_nvvm_sqrt_##M##_d(double a) IN_MODE(MODE, double, sqrt(a))                        \
-    EXPORT float __emu_nvvm_rcp_##M##_f(float a) IN_MODE(MODE, float, 1.0f / a)                           \
-    EXPORT double __emu_nvvm_rcp_##M##_d(double a) IN_MODE(MODE, double, 1.0 / a)                         \
-    EXPORT float __emu_nvvm_add_##M##_ftz_f(float a, float b) IN_MODE(MODE, float, flushf(flushf(a) + flushf(b))) \
-    EXPORT float __emu_nvvm_sub_##M##_ftz_f(float a, float b) IN_MODE(MODE, float, flushf(flushf(a) - flushf(b))) \
-    EXPORT float __emu_nvvm_mul_##M##_ftz_f(float a, float b) IN_MODE(MODE, float, flushf(flushf(a) * flushf(b))) \
-    EXPORT float __emu_nvvm_div_##M##_ftz_f(float a, float b) IN_MODE(MODE, float, flushf(flushf(a) / flushf(b))) \
-    EXPORT float __emu_nvvm_fma_##M##_ftz_f(float a, float b, float c)                                      \
-        IN_MODE(MODE, float, flushf(fmaf(flushf(a), flushf(b), flushf(c))))                                 \
-    EXPORT float __emu_nvvm_sqrt_##M##_ftz_f(float a) IN_MODE(MODE, float, flushf(sqrtf(flushf(a))))        \
-    EXPORT float __emu_nvvm_rcp_##M##_ftz_f(float a) IN_MODE(MODE, float, flushf(1.0f / flushf(a)))
-
-ROUNDED_FAMILY(rn, FE_TONEAREST)
-ROUNDED_FAMILY(rm, FE_DOWNWARD)
-ROUNDED_FAMILY(rp, FE_UPWARD)
-ROUNDED_FAMILY(rz, FE_TOWARDZERO)
-
-/* Float -> integer: round in the mode, then saturate (NaN -> 0), as PTX cvt does. */
-#define TO_INTEGER(NAME, FT, IT, LO, HI, MODE, FLUSH)                                          \
-    EXPORT IT __emu_nvvm_##NAME(FT x) {                                                        \
-        x = FLUSH(x);                                                                          \
-        if (isnan(x)) return 0;                                                                \
-        int saved_ = fegetround();                                                             \
-        fesetround(MODE);                                                                      \
-        volatile FT r = nearbyint(x);                                                          \
-        fesetround(saved_);                                                                    \
-        if (r <= (FT)(LO)) return (IT)(LO);                                                    \
-        if (r >= (FT)(HI)) return (IT)(HI);                                                    \
-        return (IT)r;                                                                          \
-    }
-#define SAME(x) (x)
-#define TO_INTEGER_MODES(F, FT, IT, LO, HI, FLUSH, SUFFIX)          \
-    TO_INTEGER(F##_rn##SUFFIX, FT, IT, LO, HI, FE_TONEAREST, FLUSH)  \
-    TO_INTEGER(F##_rm##SUFFIX, FT, IT, LO, HI, FE_DOWNWARD, FLUSH)   \
-    TO_INTEGER(F##_rp##SUFFIX, FT, IT, LO, HI, FE_UPWARD, FLUSH)     \
-    TO_INTEGER(F##_rz##SUFFIX, FT, IT, LO, HI, FE_TOWARDZERO, FLUSH)
-TO_INTEGER_MODES(f2i, float, int32_t, INT32_MIN, INT32_MAX, SAME, )
-TO_INTEGER_MODES(f2ui, float, uint32_t, 0, UINT32_MAX, SAME, )
-TO_INTEGER_MODES(f2ll, float, int64_t, INT64_MIN, INT64_MAX, SAME, )
-TO_INTEGER_MODES(f2ull, float, uint64_t, 0, UINT64_MAX, SAME, )
-TO_INTEGER_MODES(f2i, float, int32_t, INT32_MIN, INT32_MAX, flushf, _ftz)
-TO_INTEGER_MODES(f2ui, float, uint32_t, 0, UINT32_MAX, flushf, _ftz)
-TO_INTEGER_MODES(f2ll, float, int64_t, INT64_MIN, INT64_MAX, flushf, _ftz)
-TO_INTEGER_MODES(f2ull, float, uint64_t, 0, UINT64_MAX, flushf, _ftz)
-TO_INTEGER_MODES(d2i, double, int32_t, INT32_MIN, INT32_MAX, SAME, )
-TO_INTEGER_MODES(d2ui, double, uint32_t, 0, UINT32_MAX, SAME, )
-TO_INTEGER_MODES(d2ll, double, int64_t, INT64_MIN, INT64_MAX, SAME, )
-TO_INTEGER_MODES(d2ull, double, uint64_t, 0, UINT64_MAX, SAME, )
-
-/* Integer -> float and double -> float in a rounding mode. */
-#define CONVERT_MODES(NAME, FROM, TO, FLUSH)                                                               \
-    EXPORT TO __emu_nvvm_##NAME##_rn(FROM x) IN_MODE(FE_TONEAREST, TO, FLUSH((TO)x))                       \
-    EXPORT TO __emu_nvvm_##NAME##_rm(FROM x) IN_MODE(FE_DOWNWARD, TO, FLUSH((TO)x))                        \
-    EXPORT TO __emu_nvvm_##NAME##_rp(FROM x) IN_MODE(FE_UPWARD, TO, FLUSH((TO)x))                          \
-    EXPORT TO __emu_nvvm_##NAME##_rz(FROM x) IN_MODE(FE_TOWARDZERO, TO, FLUSH((TO)x))
-CONVERT_MODES(i2f, int32_t, float, SAME)
-CONVERT_MODES(ui2f, uint32_t, float, SAME)
-CONVERT_MODES(ll2f, int64_t, float, SAME)
-CONVERT_MODES(ull2f, uint64_t, float, SAME)
-CONVERT_MODES(i2d, int32_t, double, SAME)
-CONVERT_MODES(ui2d, uint32_t, double, SAME)
-CONVERT_MODES(ll2d, int64_t, double, SAME)
-CONVERT_MODES(ull2d, uint64_t, double, SAME)
-CONVERT_MODES(d2f, double, float, SAME)
-#define D2F_FTZ(M, MODE) EXPORT float __emu_nvvm_d2f_##M##_ftz(double x) IN_MODE(MODE, float, flushf((float)x))
-D2F_FTZ(rn, FE_TONEAREST) D2F_FTZ(rm, FE_DOWNWARD) D2F_FTZ(rp, FE_UPWARD) D2F_FTZ(rz, FE_TOWARDZERO)
-
-#pragma STDC FENV_ACCESS OFF
-
-EXPORT float __emu_nvvm_fabs_ftz_f32(float x) { return fabsf(flushf(x)); }
-EXPORT float __emu_nvvm_ceil_ftz_f(float x) { return flushf(ceilf(flushf(x))); }
-EXPORT float __emu_nvvm_floor_ftz_f(float x) { return flushf(floorf(flushf(x))); }
-EXPORT float __emu_nvvm_trunc_ftz_f(float x) { return flushf(truncf(flushf(x))); }
-EXPORT float __emu_nvvm_round_ftz_f(float x) { return flushf(roundf(flushf(x))); }
-EXPORT float __emu_nvvm_fmin_ftz_f(float a, float b) { return flushf(fminf(flushf(a), flushf(b))); }
-EXPORT float __emu_nvvm_fmax_ftz_f(float a, float b) { return flushf(fmaxf(flushf(a), flushf(b))); }
-EXPORT float __emu_nvvm_fmin_nan_f(float a, float b) { return isnan(a) || isnan(b) ? NAN : fminf(a, b); }
-EXPORT float __emu_nvvm_fmax_nan_f(float a, float b) { return isnan(a) || isnan(b) ? NAN : fmaxf(a, b); }
-EXPORT float __emu_nvvm_fmin_ftz_nan_f(float a, float b) { return flushf(__emu_nvvm_fmin_nan_f(flushf(a), flushf(b))); }
-EXPORT float __emu_nvvm_fmax_ftz_nan_f(float a, float b) { return flushf(__emu_nvvm_fmax_nan_f(flushf(a), flushf(b))); }
-static float saturatef(float x) { return isnan(x) ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
-EXPORT float __emu_nvvm_saturate_f(float x) { return saturatef(x); }
-EXPORT float __emu_nvvm_saturate_ftz_f(float x) { return saturatef(flushf(x)); }
-EXPORT double __emu_nvvm_saturate_d(double x) { return isnan(x) ? 0.0 : x < 0.0 ? 0.0 : x > 1.0 ? 1.0 : x; }
-/* The approximate forms give the correctly rounded result (the hardware's is within 2 ulp or so). */
-EXPORT float __emu_nvvm_sin_approx_f(float x) { return sinf(x); }
-EXPORT float __emu_nvvm_sin_approx_ftz_f(float x) { return flushf(sinf(flushf(x))); }
-EXPORT float __emu_nvvm_cos_approx_f(float x) { return cosf(x); }
-EXPORT float __emu_nvvm_cos_approx_ftz_f(float x) { return flushf(cosf(flushf(x))); }
-EXPORT float __emu_nvvm_ex2_approx_f32(float x) { return exp2f(x); }
-EXPORT float __emu_nvvm_ex2_approx_ftz_f32(float x) { return flushf(exp2f(flushf(x))); }
-EXPORT float __emu_nvvm_ex2_approx_f(float x) { return exp2f(x); }
-EXPORT float __emu_nvvm_ex2_approx_ftz_f(float x) { return flushf(exp2f(flushf(x))); }
-EXPORT double __emu_nvvm_ex2_approx_d(double x) { return exp2(x); }
-EXPORT float __emu_nvvm_lg2_approx_f(float x) { return log2f(x); }
-EXPORT float __emu_nvvm_lg2_approx_ftz_f(float x) { return flushf(log2f(flushf(x))); }
-EXPORT double __emu_nvvm_lg2_approx_d(double x) { return log2(x); }
-EXPORT float __emu_nvvm_rsqrt_approx_f(float x) { return 1.0f / sqrtf(x); }
-EXPORT float __emu_nvvm_rsqrt_approx_ftz_f(float x) { return flushf(1.0f / sqrtf(flushf(x))); }
-EXPORT double __emu_nvvm_rsqrt_approx_d(double x) { return 1.0 / sqrt(x); }
-EXPORT double __emu_nvvm_rsqrt_approx_ftz_d(double x) { return 1.0 / sqrt(x); }
-EXPORT float __emu_nvvm_sqrt_approx_f(float x) { return sqrtf(x); }
-EXPORT float __emu_nvvm_sqrt_approx_ftz_f(float x) { return flushf(sqrtf(flushf(x))); }
-EXPORT float __emu_nvvm_div_approx_f(float a, float b) { return a / b; }
-EXPORT float __emu_nvvm_div_approx_ftz_f(float a, float b) { return flushf(flushf(a) / flushf(b)); }
-EXPORT double __emu_nvvm_rcp_approx_ftz_d(double x) { return 1.0 / x; }
-EXPORT float __emu_nvvm_rcp_approx_ftz_f(float x) { return flushf(1.0f / flushf(x)); }
-EXPORT uint16_t __emu_nvvm_f2h_rn(float x) {
-    _Float16 h = (_Float16)x;
-    uint16_t bits;
-    memcpy(&bits, &h, 2);
-    return bits;
-}
-EXPORT uint16_t __emu_nvvm_f2h_rn_ftz(float x) { return __emu_nvvm_f2h_rn(flushf(x)); }
-EXPORT int32_t __emu_nvvm_d2i_hi(double x) {
-    uint64_t bits;
-    memcpy(&bits, &x, 8);
-    return (int32_t)(bits >> 32);
-}
-EXPORT int32_t __emu_nvvm_d2i_lo(double x) {
-    uint64_t bits;
-    memcpy(&bits, &x, 8);
-    return (int32_t)bits;
-}
-EXPORT double __emu_nvvm_lohi_i2d(int32_t lo, int32_t hi) {
-    uint64_t bits = (uint64_t)(uint32_t)lo | (uint64_t)(uint32_t)hi << 32;
-    double x;
-    memcpy(&x, &bits, 8);
-    return x;
-}
-/* prmt.b32 (default mode): each result byte picks one of the 8 bytes of {b, a}, or its sign. */
-EXPORT uint32_t __emu_nvvm_prmt(uint32_t a, uint32_t b, uint32_t selector) {
-    uint64_t bytes = (uint64_t)a | (uint64_t)b << 32;
-    uint32_t out = 0;
-    for (int i = 0; i < 4; ++i) {
-        unsigned s = selector >> (4 * i) & 0xf;
-        uint8_t v = (uint8_t)(bytes >> (8 * (s & 7)));
-        if (s & 8) v = (v & 0x80) ? 0xff : 0;
-        out |= (uint32_t)v << (8 * i);
-    }
-    return out;
-}
-EXPORT int32_t __emu_nvvm_sad_i(int32_t a, int32_t b, int32_t c) { return (int32_t)((uint32_t)(a > b ? (int64_t)a - b : (int64_t)b - a) + (uint32_t)c); }
-EXPORT uint32_t __emu_nvvm_sad_ui(uint32_t a, uint32_t b, uint32_t c) { return (a > b ? a - b : b - a) + c; }
-EXPORT int16_t __emu_nvvm_sad_s(int16_t a, int16_t b, int16_t c) { return (int16_t)((a > b ? a - b : b - a) + c); }
-EXPORT uint16_t __emu_nvvm_sad_us(uint16_t a, uint16_t b, uint16_t c) { return (uint16_t)((a > b ? a - b : b - a) + c); }
-EXPORT int64_t __emu_nvvm_sad_ll(int64_t a, int64_t b, int64_t c) { return (int64_t)((uint64_t)(a > b ? a - b : b - a) + (uint64_t)c); }
-EXPORT uint64_t __emu_nvvm_sad_ull(uint64_t a, uint64_t b, uint64_t c) { return (a > b ? a - b : b - a) + c; }
-
-/* ---- AMDGPU math intrinsics ocml uses --------------------------------------------------------------- */
-
-EXPORT float __emu_amdgcn_fract_f32(float x) { return isinf(x) ? NAN : fminf(x - floorf(x), 0x1.fffffep-1f); }
-EXPORT double __emu_amdgcn_fract_f64(double x) { return isinf(x) ? NAN : fmin(x - floor(x), 0x1.fffffffffffffp-1); }
-EXPORT float __emu_amdgcn_frexp_mant_f32(float x) {
-    int e;
-    return isinf(x) || isnan(x) ? x : frexpf(x, &e);
-}
-EXPORT double __emu_amdgcn_frexp_mant_f64(double x) {
-    int e;
-    return isinf(x) || isnan(x) ? x : frexp(x, &e);
-}
-EXPORT int32_t __emu_amdgcn_frexp_exp_i32_f32(float x) {
-    int e = 0;
-    if (isinf(x) || isnan(x)) return 0;
-    frexpf(x, &e);
-    return e;
-}
-EXPORT int32_t __emu_amdgcn_frexp_exp_i32_f64(double x) {
-    int e = 0;
-    if (isinf(x) || isnan(x)) return 0;
-    frexp(x, &e);
-    return e;
-}
-EXPORT float __emu_amdgcn_rsq_f32(float x) { return 1.0f / sqrtf(x); }
-EXPORT double __emu_amdgcn_rsq_f64(double x) { return 1.0 / sqrt(x); }
-/* The class mask bits are llvm.is.fpclass's: sNaN, qNaN, -inf, -normal, -subnormal, -0, +0, +subnormal,
- * +normal, +inf. */
-static int fp_class_bit(int kind, int negative, int signaling) {
-    switch (kind) {
-    case FP_NAN: return signaling ? 0 : 1;
-    case FP_INFINITE: return negative ? 2 : 9;
-    case FP_NORMAL: return negative ? 3 : 8;
-    case FP_SUBNORMAL: return negative ? 4 : 7;
-    default: return negative ? 5 : 6;
-    }
-}
-EXPORT int __emu_amdgcn_class_f32(float x, int32_t mask) {
-    uint32_t bits;
-    memcpy(&bits, &x, 4);
-    int signaling = isnan(x) && !(bits & 0x00400000u);
-    return (mask >> fp_class_bit(fpclassify(x), signbit(x) != 0, signaling)) & 1;
-}
-EXPORT int __emu_amdgcn_class_f64(double x, int32_t mask) {
-    uint64_t bits;
-    memcpy(&bits, &x, 8);
-    int signaling = isnan(x) && !(bits & 0x0008000000000000ull);
-    return (mask >> fp_class_bit(fpclassify(x), signbit(x) != 0, signaling)) & 1;
-}
-EXPORT float __emu_amdgcn_fmed3_f32(float a, float b, float c) { return fmaxf(fminf(a, b), fminf(fmaxf(a, b), c)); }
-EXPORT double __emu_amdgcn_fmed3_f64(double a, double b, double c) { return fmax(fmin(a, b), fmin(fmax(a, b), c)); }
-EXPORT float __emu_amdgcn_sin_f32(float x) { return sinf(x * 6.283185307179586f); }  /* x in revolutions */
-EXPORT float __emu_amdgcn_cos_f32(float x) { return cosf(x * 6.283185307179586f); }
-EXPORT float __emu_amdgcn_fmul_legacy(float a, float b) { return a == 0.0f || b == 0.0f ? 0.0f : a * b; }
-EXPORT float __emu_amdgcn_fma_legacy(float a, float b, float c) { return a == 0.0f || b == 0.0f ? c : fmaf(a, b, c); }
-EXPORT uint32_t __emu_amdgcn_ubfe_i32(uint32_t x, uint32_t offset, uint32_t width) {
-    offset &= 31, width &= 31;
-    if (!width) return 0;
-    return offset + width < 32 ? (x << (32 - offset - width)) >> (32 - width) : x >> offset;
-}
-EXPORT int32_t __emu_amdgcn_sbfe_i32(int32_t x, uint32_t offset, uint32_t width) {
-    offset &= 31, width &= 31;
-    if (!width) return 0;
-    return offset + width < 32 ? (int32_t)((uint32_t)x << (32 - offset - width)) >> (32 - width) : x >> offset;
-}
-
-/* 2/pi as 1216 fraction bits, most significant first: what v_trig_preop_f64 reads 53 bits of. */
-static const uint32_t TWO_OVER_PI[38] = {
-    0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab, 0xdebbc561, 0xb7246e3a,
-    0x424dd2e0, 0x06492eea, 0x09d1921c, 0xfe1deb1c, 0xb129a73e, 0xe88235f5, 0x2ebb4484, 0xe99c7026, 0xb45f7e41,
-    0x3991d639, 0x835339f4, 0x9c845f8b, 0xbdf9283b, 0x1ff897ff, 0xde05980f, 0xef2f118b, 0x5a0a6d1f, 0x6d367ecf,
-    0x27cb09b7, 0x4f463f66, 0x9e5fea2d, 0x7527bac7, 0xebe5f17b, 0x3d0739f7, 0x8a5292ea, 0x6bfb5fb1, 0x1f8d5d08,
-    0x56033046, 0xfc7b6bab};
-
-EXPORT double __emu_amdgcn_trig_preop_f64(double x, int32_t segment) {
-    uint64_t bits;
-    memcpy(&bits, &x, 8);
-    int exponent = (int)((bits >> 52) & 0x7ff);
-    unsigned shift = (unsigned)(segment & 31) * 53;
-    if (exponent > 1077) shift += (unsigned)(exponent - 1077);
-    uint64_t m = 0;
-    for (unsigned i = 0; i < 53; ++i) {
-        unsigned at = shift + i;
-        uint64_t bit = at < 1201 ? (TWO_OVER_PI[at / 32] >> (31 - at % 32)) & 1 : 0;
-        m = m << 1 | bit;
-    }
-    int scale = -53 - (int)shift;
-    if (exponent >= 1968) scale += 128;
-    return ldexp((double)m, scale);
-}
+#include "device_printf.h"
+#include "device_math.h"
 
 /* ---- AMD buffer resources (llvm.amdgcn.make.buffer.rsrc, raw.ptr.buffer.*) -------------------------- */
 
-/* What a resource stands for (retarget.cpp, bufferResourceType): the buffer's base, its size in bytes
- * (num_records of a raw buffer), whether the hardware checks accesses against it, and the stride (0). */
-struct buffer_resource { char *base; uint64_t records; uint32_t checked, stride; };
+/* A resource is a struct buffer_resource (emu_abi.h). */
 
 /* The hardware checks a raw buffer access against num_records per dword (an access of 1 or 2 bytes as a
  * whole): a dword is in range when voffset + its offset + its size <= num_records. soffset is not part
@@ -2695,8 +2164,6 @@ EXPORT void __emu_buffer_store(const struct buffer_resource *r, uint32_t voffset
     }
 }
 
-enum { BA_SWAP, BA_ADD, BA_SUB, BA_SMIN, BA_UMIN, BA_SMAX, BA_UMAX, BA_AND, BA_OR, BA_XOR, BA_FADD, BA_FMIN, BA_FMAX,
-       BA_CMPSWAP };
 
 /* The new value of one atomic read-modify-write on 4- or 8-byte integers or floats (as bits). */
 static uint64_t buffer_atomic_apply(uint32_t op, uint64_t old, uint64_t value, uint32_t bytes, int is_float) {
@@ -2765,11 +2232,6 @@ EXPORT void __emu_buffer_atomic(uint32_t op, const struct buffer_resource *r, ui
 
 /* ---- AMD WMMA (gfx11, wave32: llvm.amdgcn.wmma.*) ------------------------------------------------------ */
 
-/* retarget.cpp's amdWmma: the operation's kind and its immediate flags. */
-enum { AMD_WMMA_F32_F16 = 0, AMD_WMMA_F32_BF16 = 1, AMD_WMMA_F16_F16 = 2, AMD_WMMA_BF16_BF16 = 3,
-       AMD_WMMA_I32_IU8 = 4, AMD_WMMA_I32_IU4 = 5, AMD_WMMA_KIND = 7,
-       AMD_WMMA_OPSEL = 8, AMD_WMMA_SIGNED_A = 16, AMD_WMMA_SIGNED_B = 32, AMD_WMMA_CLAMP = 64 };
-enum { AMD_WMMA_A = 0, AMD_WMMA_B = 32, AMD_WMMA_C = 64 };  /* byte offsets in a lane's operand slots */
 
 EXPORT void __emu_amd_wmma(uint32_t flags, const void *operands, void *results) {
     (void)matrix_call(COLLECTIVE_AMD_WMMA + (int)flags, operands, results);

@@ -20,19 +20,12 @@
  * distinct error once (at most 100). */
 
 enum { SAN_MEMCHECK = 1, SAN_RACECHECK = 2, SAN_INITCHECK = 4, SAN_SYNCCHECK = 8, SAN_LEAKCHECK = 16 };
-/* __emu_san_access's flags (retarget.cpp: SAN_WRITE ... SAN_ALIGN_SHIFT, SanKind). */
-enum { SAN_WRITE = 1, SAN_ATOMIC = 2, SAN_KIND_SHIFT = 2, SAN_ALIGN_SHIFT = 8, SAN_BYTES_SHIFT = 16 };
+/* __emu_san_access's flags and kinds (SAN_WRITE ..., SAN_GLOBAL ...) and struct san_site: emu_abi.h. */
 /* An asynchronous op's access (TMA, bulk copies, wgmma operands: ordered by mbarriers and wgmma waits, not
  * barriers): memcheck and initcheck see it, racecheck does not (runtime.c's op accesses only). */
 enum { SAN_ASYNC = 1 << 7 };
-enum { SAN_GLOBAL = 0, SAN_SHARED = 1, SAN_DYNAMIC_SHARED = 2, SAN_PRIVATE = 3, SAN_DEVICE_GLOBAL = 4 };
 enum { SAN_MAX_REPORTS = 100 };
 #define SAN_COLD __attribute__((noinline, cold))
-
-struct san_site {
-    const char *location; /* "file:line:col" or NULL */
-    const char *object;   /* the object the access belongs to, when the pass knows it */
-};
 
 /* racecheck's record of 4 bytes of a device buffer (the last plain writer and reader in a launch). */
 struct san_word {

@@ -6,7 +6,6 @@
  * k 0..15 or 16..31) hold the row's indices in bits 0..15 and row groupID + 8's in bits 16..31. B and
  * C/D are laid out as for mma.sync m16n8k16 (B rows k = 2 tig + j + 8 i). */
 
-enum { MMA_SP_K32 = 1, MMA_SP_C_F16 = 2, MMA_SP_D_F16 = 4, MMA_SP_SELECTOR_SHIFT = 3 };
 enum { COLLECTIVE_MMA_SP = 512 /* + MMA_SP_* flags */ };
 
 EXPORT void __emu_mma_sp(uint32_t flags, const void *operands, void *results) {

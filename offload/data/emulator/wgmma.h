@@ -10,8 +10,6 @@
  * The swizzle's row (address bits 7..) counts from the start address plus the descriptor's base offset
  * (bits 49-51), which a start not on a 1024/512/256-byte pattern boundary needs: (start >> 7) & 7. */
 
-enum { WGMMA_N_MASK = 0x3ff, WGMMA_ACC_F16 = 1 << 10, WGMMA_BF16 = 1 << 11 };
-
 struct warpgroup_state { unsigned arrived, generation; };
 static _Thread_local struct warpgroup_state warpgroup_states[MAX_CLUSTER_BLOCKS][8];
 
