@@ -44,6 +44,51 @@ def test_program_passes_its_checks_under_emulation(program):
 
 
 @pytest.mark.parametrize("program", CHECKED, ids=lambda p: p.name)
+def test_program_runs_clean_under_sanitize(program):
+    """The accesses the runtime makes for TMA, bulk copies, wgmma, stmatrix and distributed shared memory
+    are checked (memcheck, initcheck) and none is reported for these valid programs."""
+    tool = require_tools()
+    done = run_cli("run", str(program.path), "--emulate", "--sanitize", "--offload-arch", ARCH)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "error" not in done.stderr
+    checked = filecheck(tool, program.path, ARCH, done.stdout)
+    assert checked.returncode == 0, checked.stderr[-3000:]
+
+
+def test_sanitize_reports_a_wgmma_reading_unwritten_shared_memory(tmp_path):
+    """wgmma_gemm without the TMA load of B (and its bytes): the first wgmma reads B's tile never written."""
+    source = (PROGRAMS / "wgmma_gemm.mlir").read_text()
+    load_b = "        nvgpu.tma.async.load %mapB[%c0, %c0], %bar[%c0] to %sB : !mapB, !barriers -> memref<32x64xf16, 3>"
+    load_b += "\n"
+    bytes_ab = "      %bytes = arith.constant 12288 : index\n"
+    assert source.count(load_b) == 1 and source.count(bytes_ab) == 1
+    source = source.replace(load_b, "").replace(bytes_ab, "      %bytes = arith.constant 8192 : index\n")
+    (tmp_path / "unloaded.mlir").write_text(source)
+    line = next(n for n, x in enumerate(source.splitlines(), 1) if "nvvm.wgmma.mma_async" in x)
+    done = run_cli("run", "unloaded.mlir", "--emulate", "--sanitize", "--offload-arch", ARCH, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == (
+        f"unloaded.mlir:{line}:13: error: initcheck: uninitialized read of 2 bytes of workgroup memory at offset "
+        "8192 in kernel 'main_kernel', block (0,0,0), thread (127,0,0): never written in this block"
+    )
+
+
+def test_sanitize_reports_the_cluster_reduction_reading_slots_no_block_stored(tmp_path):
+    """cluster_reduce's wrong variant (each block stores into its own slots): rank 0 sums slots 1..3, which
+    no block of its cluster wrote (stores through mapa are checked in the block they reach)."""
+    program = next(p for p in CHECKED if p.name == "cluster_reduce")
+    source = program.wrong_source()
+    (tmp_path / "wrong.mlir").write_text(source)
+    line = next(n for n, x in enumerate(source.splitlines(), 1) if "memref.load %slots[%j]" in x)
+    done = run_cli("run", "wrong.mlir", "--emulate", "--sanitize", "--offload-arch", ARCH, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0].startswith(
+        f"wrong.mlir:{line}:16: error: initcheck: uninitialized read of 4 bytes of workgroup variable 'slots' "
+        "at offset 260 in kernel 'reduce', block (0,0,0), thread (0,0,0)"
+    )
+
+
+@pytest.mark.parametrize("program", CHECKED, ids=lambda p: p.name)
 def test_wrong_variant_fails_the_checks(tmp_path, program):
     tool = require_tools()
     wrong = tmp_path / f"{program.name}.wrong.mlir"

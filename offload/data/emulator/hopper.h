@@ -315,7 +315,9 @@ static uint64_t tma_tile(const struct tensor_map *m, char *shared, const int32_t
         counts[d] = (m->box[d] + m->element_strides[d] - 1) / m->element_strides[d];
         total *= counts[d];
     }
-    shared_offset_of(shared, total * m->element_bytes, "TMA box");
+#ifndef EMU_SANITIZE
+    shared_offset_of(shared, total * m->element_bytes, "TMA box");  /* --sanitize checks each element instead */
+#endif
     uint64_t index[TMAP_MAX_RANK] = {0};
     for (uint64_t e = 0; e < total; ++e) {
         int inside = 1;
@@ -325,12 +327,13 @@ static uint64_t tma_tile(const struct tensor_map *m, char *shared, const int32_t
             if (g < 0 || (uint64_t)g >= m->dims[d]) inside = 0;
             else global += (uint64_t)g * m->strides[d];
         }
-        char *s = segment + swizzled(base + e * m->element_bytes, m->swizzle);
+        char *s = OP_SHARED_ACCESS(segment + swizzled(base + e * m->element_bytes, m->swizzle), m->element_bytes,
+                                   OP_ASYNC | (to_shared ? OP_WRITE : 0));
         if (to_shared) {
-            if (inside) memcpy(s, m->address + global, m->element_bytes);
+            if (inside) memcpy(s, OP_ACCESS(m->address + global, m->address, m->element_bytes, OP_ASYNC), m->element_bytes);
             else tma_fill(s, m);
         } else if (inside) {
-            memcpy((char *)m->address + global, s, m->element_bytes);
+            memcpy(OP_ACCESS(m->address + global, m->address, m->element_bytes, OP_ASYNC | OP_WRITE), s, m->element_bytes);
         }
         for (unsigned d = 0; d < rank && ++index[d] == counts[d]; ++d) index[d] = 0;
     }
@@ -385,14 +388,16 @@ EXPORT void __emu_bulk_to_shared(void *dst, void *mbar, const void *src, uint32_
     for (unsigned r = 0; r < (multicast ? 16u : 1u); ++r) {
         if (multicast && !(mask & (1u << r))) continue;
         char *to = multicast ? mapa_rank(dst, r) : dst;
+        to = OP_SHARED_ACCESS(to, size, OP_ASYNC | OP_WRITE);
         shared_offset_of(to, size, "cp.async.bulk destination");
-        memcpy(to, src, size);
+        memcpy(to, OP_ACCESS(src, src, size, OP_ASYNC), size);
         bulk_complete_tx(multicast ? mapa_rank(mbar, r) : mbar, size);
     }
 }
 
 EXPORT void __emu_bulk_to_global(void *dst, const void *src, uint32_t size) {
     bulk_check(dst, src, size);
+    src = OP_SHARED_ACCESS(src, size, OP_ASYNC);
     shared_offset_of(src, size, "cp.async.bulk source");
-    memcpy(dst, src, size);
+    memcpy(OP_ACCESS(dst, dst, size, OP_ASYNC | OP_WRITE), src, size);
 }

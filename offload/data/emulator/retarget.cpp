@@ -1368,8 +1368,11 @@ struct SanitizerInstrumentation {
       if (Arg->hasByValAttr())
         return;  // the kernel's own copy of a by-value argument
     } else if (auto *CB = dyn_cast<CallBase>(Object)) {
-      if (CB->getCalledFunction() && CB->getCalledFunction()->isIntrinsic())
-        return;  // a hardware record (AMD's implicit arguments, dispatch packet)
+      // A hardware record (AMD's implicit arguments, dispatch packet) is not checked; a mapa result is
+      // shared memory of a block of the cluster, which the runtime finds by address.
+      if (CB->getCalledFunction() && CB->getCalledFunction()->isIntrinsic() &&
+          !CB->getCalledFunction()->getName().starts_with("llvm.nvvm.mapa"))
+        return;
     }
     IRBuilder<> B(I);
     unsigned Log2 = Log2_64(std::max<uint64_t>(1, Alignment));
@@ -1464,9 +1467,12 @@ struct SanitizerInstrumentation {
         StringRef Name = Callee ? Callee->getName() : "";
         if (Name.starts_with("llvm.nvvm.shfl.sync.") || Name == "llvm.amdgcn.ds.bpermute" || Name == "llvm.amdgcn.ds.swizzle" ||
             Name.starts_with("llvm.nvvm.wmma.") || Name.starts_with("llvm.nvvm.ldmatrix.") ||
-            Name.starts_with("llvm.amdgcn.raw.ptr.buffer.")) {
+            Name.starts_with("llvm.amdgcn.raw.ptr.buffer.") || Name.starts_with("llvm.nvvm.stmatrix.") ||
+            Name.starts_with("llvm.nvvm.cp.async.bulk.") || Name.starts_with("llvm.nvvm.wgmma.mma_async.") ||
+            CI->isInlineAsm()) {
           // An op the runtime carries out names its site: synccheck's shuffle reports (san_warp_sources),
-          // memcheck's reports of the accesses the runtime makes for it (san_op_access).
+          // memcheck's reports of the accesses the runtime makes for it (san_op_access; MLIR 22's inline PTX
+          // for TMA, mbarriers and wgmma becomes such an op after this pass).
           IRBuilder<> B(CI);
           B.CreateCall(E.runtime(Rt::san_op_site), {site(CI, "")});
         }

@@ -37,6 +37,7 @@
 EMU_RUNTIME_FUNCTIONS(EMU_DECLARE)
 EMU_SANITIZER_FUNCTIONS(EMU_DECLARE)
 struct san_word;
+struct san_cell;
 #define NORETURN __attribute__((noreturn))
 
 /* ---- errors ---------------------------------------------------------------------------------------- */
@@ -226,6 +227,9 @@ struct block {
     uint32_t barrier_thread, barrier_generation;
     uint64_t san_epoch;  /* block serial << 24 | barrier_generation: racecheck's interval */
     uint32_t san_first_thread;  /* grid-linear id + 1 of its thread 0 */
+    uint64_t san_serial;        /* the block's serial number (its cells' epochs name it) */
+    struct san_cell *san_cells; /* its workgroup shadow: the blocks of a cluster run together */
+    size_t san_cell_count;
 #endif
     const struct launch *launch;
     uint32_t ctaid[3];
@@ -430,6 +434,23 @@ static uint32_t barrier_wait(unsigned kind, uint32_t predicate) {
 EXPORT void __emu_barrier(void) { (void)barrier_wait(RED_OR, 0); }
 EXPORT uint32_t __emu_barrier_reduce(uint32_t kind, uint32_t predicate) { return barrier_wait(kind, predicate); }
 
+#ifdef EMU_SANITIZE
+/* The access the runtime makes for an op of the current thread (wmma, ldmatrix, buffer operations) at
+ * `address`, derived from the op's `base` pointer (flags: 1 a write, 2 an atomic, OP_ASYNC an asynchronous
+ * copy's; sanitizer.c's SAN_WRITE, SAN_ATOMIC, SAN_ASYNC): checked as a kernel's own access; the address
+ * to use. */
+static void *san_op_access(const void *address, const void *base, uint64_t bytes, uint32_t flags);
+/* The same for an access to the current block's shared memory (hopper.h's TMA, bulk copies, wgmma, stmatrix). */
+static void *san_op_shared(const void *address, uint64_t bytes, uint32_t flags);
+#define OP_ACCESS(address, base, bytes, write) san_op_access(address, base, bytes, write)
+#define OP_SHARED_ACCESS(address, bytes, flags) san_op_shared(address, bytes, flags)
+#else
+#define OP_ACCESS(address, base, bytes, write) ((void *)(address))
+#define OP_SHARED_ACCESS(address, bytes, flags) ((void *)(address))
+#endif
+/* OP_ACCESS's flags: a write; an asynchronous op's access, outside racecheck (sanitizer.c's SAN_ASYNC). */
+enum { OP_WRITE = 1, OP_ASYNC = 1 << 7 };
+
 #include "hopper.h"
 #include "cluster.h"
 
@@ -493,13 +514,6 @@ static unsigned swizzle_source(uint32_t offset, unsigned l) {
 
 #ifdef EMU_SANITIZE
 static void san_warp_sources(int kind, const struct emu_thread *lanes, unsigned count, lane_set group);
-/* The access the runtime makes for an op of the current thread (wmma, ldmatrix, buffer operations) at
- * `address`, derived from the op's `base` pointer (flags: 1 a write, 2 an atomic, sanitizer.c's SAN_WRITE
- * and SAN_ATOMIC): checked as a kernel's own access; the address to use. */
-static void *san_op_access(const void *address, const void *base, uint64_t bytes, uint32_t flags);
-#define OP_ACCESS(address, base, bytes, write) san_op_access(address, base, bytes, write)
-#else
-#define OP_ACCESS(address, base, bytes, write) ((void *)(address))
 #endif
 
 static void complete_collective(struct emu_thread *lanes, unsigned count, lane_set group) {

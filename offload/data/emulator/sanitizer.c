@@ -21,6 +21,9 @@
 
 enum { SAN_MEMCHECK = 1, SAN_RACECHECK = 2, SAN_INITCHECK = 4, SAN_SYNCCHECK = 8, SAN_LEAKCHECK = 16 };
 /* __emu_san_access's flags and kinds (SAN_WRITE ..., SAN_GLOBAL ...) and struct san_site: emu_abi.h. */
+/* An asynchronous op's access (TMA, bulk copies, wgmma operands: ordered by mbarriers and wgmma waits, not
+ * barriers): memcheck and initcheck see it, racecheck does not (runtime.c's op accesses only). */
+enum { SAN_ASYNC = 1 << 7 };
 enum { SAN_MAX_REPORTS = 100 };
 #define SAN_COLD __attribute__((noinline, cold))
 
@@ -281,9 +284,6 @@ struct san_cell {
     uint8_t write_mask, read_mask;      /* the word's bytes the last write and this interval's reads touched */
     uint8_t written;                    /* bytes written in this block's lifetime (with write_epoch's block) */
 };
-static _Thread_local struct san_cell *san_cells;
-static _Thread_local size_t san_cell_count;
-static _Thread_local uint64_t san_block_serial;
 static uint64_t san_block_counter;
 
 /* The grid-linear id + 1 of the block's thread 0 (racecheck names threads of a launch by it). */
@@ -296,15 +296,15 @@ static void san_block_numbered(struct block *b) {
 static void san_block_started(struct block *b) {
     b->barrier_generation = 0;
     b->barrier_site = NULL;
-    san_block_serial = __atomic_add_fetch(&san_block_counter, 1, __ATOMIC_RELAXED);
+    b->san_serial = __atomic_add_fetch(&san_block_counter, 1, __ATOMIC_RELAXED);
     san_block_numbered(b);
-    b->san_epoch = san_block_serial << 24;
+    b->san_epoch = b->san_serial << 24;
     size_t need = (b->launch->shared_bytes + 3) / 4;
-    if (need > san_cell_count) {
-        free(san_cells);
-        san_cells = calloc(need, sizeof *san_cells);
-        if (!san_cells) fail("out of memory for the sanitizer's workgroup shadow");
-        san_cell_count = need;
+    if (need > b->san_cell_count) {
+        free(b->san_cells);
+        b->san_cells = calloc(need, sizeof *b->san_cells);
+        if (!b->san_cells) fail("out of memory for the sanitizer's workgroup shadow");
+        b->san_cell_count = need;
     }
 }
 
@@ -337,18 +337,22 @@ static SAN_COLD void san_shared_unwritten(const struct san_site *site, const cha
 
 static size_t san_first_byte(unsigned mask) { return (size_t)__builtin_ctz(mask); }
 
-static inline __attribute__((always_inline)) void san_workgroup(char *address, size_t bytes, uint32_t flags,
-                                                                const char *object, const struct san_site *site) {
-    size_t start = (size_t)(address - current_block->shared), end = start + bytes;
-    if ((end + 3) / 4 > san_cell_count) return;
-    uint64_t epoch = current_block->san_epoch;
+/* `b`: the block whose workgroup memory it is (another block of the cluster through distributed shared
+ * memory: initcheck only, as SAN_ASYNC). */
+static inline __attribute__((always_inline)) void san_workgroup(struct block *b, char *address, size_t bytes,
+                                                                uint32_t flags, const char *object,
+                                                                const struct san_site *site) {
+    size_t start = (size_t)(address - b->shared), end = start + bytes;
+    if ((end + 3) / 4 > b->san_cell_count) return;
+    if (b != current_block) flags |= SAN_ASYNC;
+    uint64_t epoch = b->san_epoch;
     uint32_t me = current->linear + 1;
-    int write = flags & SAN_WRITE, atomic = flags & SAN_ATOMIC;
+    int write = flags & SAN_WRITE, atomic = flags & (SAN_ATOMIC | SAN_ASYNC);
     for (size_t word = start / 4; word * 4 < end; ++word) {
         size_t low = word * 4 > start ? word * 4 : start, high = word * 4 + 4 < end ? word * 4 + 4 : end;
         unsigned mask = ((1u << (high - low)) - 1) << (low - word * 4);
-        struct san_cell *c = &san_cells[word];
-        int this_block = (c->write_epoch >> 24) == san_block_serial;
+        struct san_cell *c = &b->san_cells[word];
+        int this_block = (c->write_epoch >> 24) == b->san_serial;
         if ((EMU_SANITIZE & SAN_INITCHECK) && !write && (!this_block || (c->written & mask) != mask))
             san_shared_unwritten(site, object, bytes, word * 4 + san_first_byte(mask & ~(this_block ? c->written : 0)));
         if ((EMU_SANITIZE & SAN_RACECHECK) && !atomic) {
@@ -418,7 +422,7 @@ static int san_same_global_instruction(uint32_t other, uint32_t other_site, cons
 
 static void san_global_race(const struct san_site *site, struct allocation *a, size_t offset, uint64_t bytes,
                             uint32_t flags) {
-    if (!current_block || (flags & SAN_ATOMIC)) return;
+    if (!current_block || (flags & (SAN_ATOMIC | SAN_ASYNC))) return;
     uint32_t serial = current_block->launch->san_serial;
     uint32_t me = current_block->san_first_thread + current->linear;
     uint16_t interval = (uint16_t)current_block->barrier_generation;
@@ -526,6 +530,8 @@ static inline void san_initcheck(const struct san_site *site, struct allocation 
         san_unwritten(site, a, offset, bytes);
 }
 
+static void *san_remote_shared(char *address, uint64_t bytes, uint32_t flags, const struct san_site *site);
+
 EXPORT void *__emu_san_access(char *address, char *base, uint64_t base_size, uint64_t bytes, uint32_t flags,
                               const struct san_site *site) {
     if (!bytes) return address;
@@ -535,6 +541,9 @@ EXPORT void *__emu_san_access(char *address, char *base, uint64_t base_size, uin
         return san_misaligned(site, flags, bytes, address, alignment);
     if (kind == SAN_GLOBAL) {
         struct allocation *a = san_allocation_of(base, 0);
+        if (!a && current_block && current_block->launch->cluster_size > 1 && cluster_block_of(address, 1) &&
+            cluster_block_of(address, 1) != current_block)
+            return san_remote_shared(address, bytes, flags, site);
         if (!a && current_block && address >= current_block->shared &&
             address < current_block->shared + current_block->launch->shared_bytes + GUARD_BYTES) {
             base = current_block->shared;  /* a generic pointer into workgroup memory: the whole segment */
@@ -542,7 +551,7 @@ EXPORT void *__emu_san_access(char *address, char *base, uint64_t base_size, uin
             kind = SAN_SHARED;
         } else {
             if (!a) a = san_allocation_of(address, 1);
-            if (!a) return address;  /* memory the runtime does not know (the stack, a hardware record) */
+            if (!a) return san_remote_shared(address, bytes, flags, site);
             int64_t offset = (int64_t)(address - a->start);
             if (a->freed || offset < 0 || (uint64_t)offset > a->size || bytes > a->size - (uint64_t)offset) {
                 if ((EMU_SANITIZE & SAN_MEMCHECK) || a->freed) return san_bad_buffer(site, flags, bytes, offset, a);
@@ -562,13 +571,39 @@ EXPORT void *__emu_san_access(char *address, char *base, uint64_t base_size, uin
     if ((EMU_SANITIZE & SAN_MEMCHECK) && (offset < 0 || (uint64_t)offset > base_size || bytes > base_size - (uint64_t)offset))
         return san_bad_object(site, flags, bytes, offset, name, base_size);
     if (kind == SAN_SHARED && (EMU_SANITIZE & (SAN_RACECHECK | SAN_INITCHECK)) != 0 && current_block)
-        san_workgroup(address, bytes, flags, name, site);
+        san_workgroup(current_block, address, bytes, flags, name, site);
+    return address;
+}
+
+/* An access to another block's shared memory in the cluster (mapa, multicast): checked against that block's
+ * segment, its bytes marked written or checked for initcheck in that block's shadow; other memory the runtime
+ * does not know (the stack, a hardware record) is not checked. */
+static void *san_remote_shared(char *address, uint64_t bytes, uint32_t flags, const struct san_site *site) {
+    struct block *home = current_block ? cluster_block_of(address, 1) : NULL;
+    if (!home || home == current_block) return address;
+    int64_t offset = (int64_t)(address - home->shared);
+    uint64_t size = home->launch->shared_bytes;
+    if ((EMU_SANITIZE & SAN_MEMCHECK) && bytes > size - (uint64_t)offset)
+        return san_bad_object(site, flags, bytes, offset, "distributed shared memory of another block", size);
+    if (EMU_SANITIZE & SAN_INITCHECK)
+        san_workgroup(home, address, bytes, flags, site && site->object ? site->object : "workgroup memory", site);
     return address;
 }
 
 static void *san_op_access(const void *address, const void *base, uint64_t bytes, uint32_t flags) {
-    return __emu_san_access((char *)address, (char *)base, 0, bytes, flags & (SAN_WRITE | SAN_ATOMIC),
+    return __emu_san_access((char *)address, (char *)base, 0, bytes, flags & (SAN_WRITE | SAN_ATOMIC | SAN_ASYNC),
                             current ? current->op_site : NULL);
+}
+
+/* An op's access to the shared memory of the current block (an address past its end included), checked
+ * against the whole segment; another block's of the cluster (multicast) as san_remote_shared does. */
+static void *san_op_shared(const void *address, uint64_t bytes, uint32_t flags) {
+    struct block *home = current_block ? cluster_block_of(address, 1) : NULL;
+    if (!current_block || !current) return (void *)address;
+    if (home && home != current_block) return san_remote_shared((char *)address, bytes, flags, current->op_site);
+    return __emu_san_access((char *)address, current_block->shared, current_block->launch->shared_bytes, bytes,
+                            (flags & (SAN_WRITE | SAN_ATOMIC | SAN_ASYNC)) | SAN_SHARED << SAN_KIND_SHIFT,
+                            current->op_site);
 }
 
 /* A workgroup access of a constant size (bits 16.. of flags): __emu_san_access's shared path alone. */
@@ -585,7 +620,7 @@ EXPORT void *__emu_san_shared(char *address, char *base, uint64_t base_size, uin
     if ((EMU_SANITIZE & SAN_MEMCHECK) && (offset < 0 || (uint64_t)offset > base_size || bytes > base_size - (uint64_t)offset))
         return san_bad_object(site, flags, bytes, offset, site->object ? site->object : "workgroup memory", base_size);
     if (EMU_SANITIZE & (SAN_RACECHECK | SAN_INITCHECK))
-        san_workgroup(address, bytes, flags, site->object ? site->object : "workgroup memory", site);
+        san_workgroup(current_block, address, bytes, flags, site->object ? site->object : "workgroup memory", site);
     return address;
 }
 
@@ -619,7 +654,7 @@ static void san_barrier_arrive(struct block *b, struct emu_thread *t) {
 
 static void san_barrier_released(struct block *b) {
     b->barrier_generation++;
-    b->san_epoch = san_block_serial << 24 | (b->barrier_generation & 0xffffff);
+    b->san_epoch = b->san_serial << 24 | (b->barrier_generation & 0xffffff);
 }
 
 static void san_barrier_skipped(const struct emu_thread *exited) {

@@ -44,7 +44,7 @@ static float wgmma_element(uint64_t descriptor, unsigned row, unsigned k, int bf
         uint64_t phase = (((offset - start) >> 7) + ((descriptor >> 49) & 7)) & ((UINT64_C(1) << swizzle) - 1);
         offset ^= phase << 4;
     }
-    const char *p = current_block->shared + offset;
+    const char *p = OP_SHARED_ACCESS(current_block->shared + offset, 2, OP_ASYNC);
     shared_offset_of(p, 2, "wgmma operand");
     if (bf16) {
         uint16_t bits;
@@ -158,6 +158,18 @@ static void stmatrix_collective(unsigned code, struct emu_thread *lanes) {
 }
 
 EXPORT void __emu_stmatrix(uint32_t count, uint32_t transposed, const void *slots) {
+#ifdef EMU_SANITIZE
+    /* this lane's row (column with .trans) of 8 halves, checked as its store; the collective writes there */
+    uint64_t checked[5];
+    memcpy(checked, slots, 8 * (1 + (count < 4 ? count : 4)));
+    char *line;
+    memcpy(&line, checked, sizeof line);
+    if (current->lane % 32 < 8 * count && (uintptr_t)line % 16 == 0) {
+        line = OP_SHARED_ACCESS(line, 16, OP_WRITE);
+        memcpy(checked, &line, sizeof line);
+    }
+    slots = checked;
+#endif
     current->operands = slots;
     current->results = NULL;
     (void)warp_collective(COLLECTIVE_STMATRIX + (int)(count * 2 + (transposed != 0)), 0, 0, 0, 0, 0);
