@@ -8,7 +8,7 @@ from offload.errors import OffloadError
 
 MLIR_BINDINGS_DISTRIBUTION = "xtc-mlir-python-bindings"
 # The LLVM major of the pinned MLIR bindings (the IR they translate to) and of llvmlite (pyproject.toml):
-# LLVM's tools must be of it. Known without loading either (tests/test_device_optimizer.py checks both).
+# LLVM's tools must be of it. Known without loading either (tests/unit/device/test_device_optimizer.py checks both).
 LLVM_MAJOR = 22
 
 

@@ -89,7 +89,7 @@ def starting_commands(session: int) -> list[int]:
 
 
 def session_processes(session: int) -> dict[int, str]:
-    """The live processes of a session: pid -> command line (also tests/test_interrupts.py's)."""
+    """The live processes of a session: pid -> command line (also tests/unit/test_interrupts.py's)."""
     found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():

@@ -17,9 +17,11 @@ from hypothesis import settings
 # The fake runtimes' session fixtures (fake_cuda, fake_hip, fake_cuda_aarch64) for every test file.
 pytest_plugins = ["fakert"]
 
+# Tests compute paths from these, never from their own file's place (they sit in folders of tests/).
 REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "tests" / "data"
 # Hand-written reference modules (tests/data/reference/README.md).
-SHARED_REFERENCE = REPO / "tests" / "data" / "reference"
+SHARED_REFERENCE = DATA / "reference"
 
 
 def find_tool(name: str, llvm_major: int | None = None) -> str | None:

@@ -7,7 +7,7 @@ clang's linker wrapper hands a bitcode image to clang-nvlink-wrapper, which runs
 same level with the PTX feature the clang driver picks for the toolkit (`--plugin-opt=-mattr=+ptxNN`),
 then `ptxas -m64 -c -O3`. Here the same image (NVVM reflect only, as for a bitcode image) goes through
 opt and llc of our LLVM major, in processes of their own, and the same ptxas (measured with clang 22.1.8,
-CUDA 13.0: the PTX and the cubin are byte-identical to the link's; tests/test_device_lto_cubin.py).
+CUDA 13.0: the PTX and the cubin are byte-identical to the link's; tests/unit/toolchain/test_device_lto_cubin.py).
 Without those tools, or a clang of the profile's major to ask for the feature, the in-process code
 generation (offload.device.native) makes the cubin instead.
 """

@@ -2,7 +2,7 @@
 any clang whose entry profile matches links them whatever its LLVM version (bitcode is only backward
 compatible: LLVM 22 bitcode can fail in clang 19).
 
-Measured with clang 19.1.7 / 22.1.8 and CUDA 13 (tests/test_ship_target.py, tests/test_ship_mlir.py):
+Measured with clang 19.1.7 / 22.1.8 and CUDA 13 (tests/builds/test_ship_target.py, tests/builds/test_ship_mlir.py):
 - a cubin image must be *relocatable* (`ptxas -c`): the linker wrapper runs nvlink over it, and
   nvlink rejects an executable cubin;
 - a PTX image (kind 5) or a fatbinary image (kind 4) is rejected by clang-nvlink-wrapper

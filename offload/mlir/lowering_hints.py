@@ -1,5 +1,5 @@
 """Which upstream MLIR passes lower the ops of a dialect that mlir-offload's own lowering does not, so an
-error for such an op can name the --pass-pipeline that fixes it (each checked by tests/test_lowering_hints.py
+error for such an op can name the --pass-pipeline that fixes it (each checked by tests/unit/mlir/test_lowering_hints.py
 on an op of the dialect, for the entries marked so there)."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from offload.options.link import LinkOptions, link_option, resolve_link
 from offload.options.spec import SWITCH, Kind, Spec, describe, toml_key
 
 # Every mlir-offload.toml key -> the Specs declaring it: a key of both tables (`sanitize`) sets both, and
-# both check it alike (tests/test_link_options.py).
+# both check it alike (tests/unit/options/test_link_options.py).
 TOML_SPECS: dict[str, tuple[Spec, ...]] = {
     toml_key(name): tuple(table[name] for table in (SPECS, LINK_SPECS) if name in table and table[name].toml)
     for name in {**SPECS, **LINK_SPECS}

@@ -5,7 +5,8 @@ copy them into the image in that map's iteration order: bucket order, where a ke
 `(unsigned)llvm::hash_value(key)` (the CityHash-derived `hash_short` / `hash_state` of ADT/Hashing.h
 with the fixed seed of release builds) masked by the bucket count, with quadratic probing and 64
 buckets doubling at 3/4 load. Reproducing that order makes our blobs byte-identical to the tools'.
-Checked against both tools with random keys of every length class (tests/test_offloadbinary_llvm_tools.py).
+Checked against both tools with random keys of every length class
+(tests/unit/packager/test_offloadbinary_llvm_tools.py).
 """
 
 from __future__ import annotations

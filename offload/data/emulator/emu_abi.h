@@ -12,7 +12,7 @@
  * - The names the pass gives what it makes in each module (internal symbols, never looked up by the
  *   runtime).
  *
- * tests/test_emulator_abi.py checks the lists against the built runtime's symbols and retarget.cpp. */
+ * tests/emulator/test_emulator_abi.py checks the lists against the built runtime's symbols and retarget.cpp. */
 #ifndef EMU_ABI_H
 #define EMU_ABI_H
 

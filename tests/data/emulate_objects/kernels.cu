@@ -1,4 +1,4 @@
-// CUDA C++ linked beside an MLIR bundle and run under --emulate (tests/test_emulate_cuda_objects.py):
+// CUDA C++ linked beside an MLIR bundle and run under --emulate (tests/emulator/test_emulate_cuda_objects.py):
 // clang's own device bitcode (shared memory, a barrier, a warp shuffle, atomics, printf) retargeted to
 // the CPU, launched with <<<>>>, a device function that an MLIR kernel (twice.mlir) calls, and a <<<>>>
 // launch of that MLIR kernel.

@@ -1,4 +1,4 @@
-// HIP C++ linked beside an MLIR bundle for gfx90a and run under --emulate (tests/test_emulate_cuda_objects.py).
+// HIP C++ linked beside an MLIR bundle for gfx90a and run under --emulate (tests/emulator/test_emulate_cuda_objects.py).
 // Compiled with -nogpuinc -nogpulib (no ROCm headers on the test machines): the few runtime declarations
 // hip_runtime.h would give are written out.
 #define __global__ __attribute__((global))

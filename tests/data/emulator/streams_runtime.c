@@ -1,6 +1,6 @@
 /* The emulation runtime's streams and events, called as a bundle's host code calls them, with kernels
  * written in C and registered as the retargeted device code registers its kernels. Built twice by
- * tests/test_emulator_streams.py: -DAPI=cuda and -DAPI=hip (the same rules under both names).
+ * tests/emulator/test_emulator_streams.py: -DAPI=cuda and -DAPI=hip (the same rules under both names).
  *
  * Kernels that must wait for the host poll a flag with a deadline: a runtime that ran work too early or
  * in the wrong order makes a check fail, one that serialized streams makes a kernel give up, and
