@@ -9,12 +9,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
+from offload.formats.vendors import VENDORS
+
 # Passes that lower device code or the host's GPU operations the upstream way (libmlir_cuda_runtime,
-# a gpu.binary of the pass's own compilation), which mlir-offload replaces.
+# a gpu.binary of the pass's own compilation), which mlir-offload replaces: each vendor's lowering too.
 UPSTREAM_GPU_LOWERING = frozenset(
     {
-        "convert-gpu-to-nvvm",
-        "convert-gpu-to-rocdl",
+        *(vendor.lowering for vendor in VENDORS.values()),
         "convert-gpu-to-llvm-spv",
         "convert-nvgpu-to-nvvm",
         "convert-nvvm-to-llvm",

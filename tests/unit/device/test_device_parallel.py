@@ -35,13 +35,18 @@ def test_forked_images_equal_one_process_images():
     assert sm_90_alone.bitcode == forked[1].bitcode
 
 
-def _where_it_ran(image):
-    """A to-object step that records where it ran, in place of native code."""
-    from dataclasses import replace
+class _WhereItRan:
+    """A to-object step that records where it ran, in place of native code (Codegen's interface: no
+    device link of the target clang's, no key since nothing is cached)."""
 
-    from offload.device.images import NativeCode
+    device_lto: dict = {}
 
-    return replace(image, native=NativeCode(0, f"{os.getpid()} {threading.get_ident()}".encode(), None))
+    def __call__(self, image):
+        from dataclasses import replace
+
+        from offload.device.images import NativeCode
+
+        return replace(image, native=NativeCode(0, f"{os.getpid()} {threading.get_ident()}".encode(), None))
 
 
 def test_native_code_is_made_inside_each_images_skeleton():
@@ -55,7 +60,7 @@ def test_native_code_is_made_inside_each_images_skeleton():
     targets = parse_offload_arch("sm_80,sm_90,gfx90a")
     uncached = CompileOptions(cache=False)
     here = f"{os.getpid()} {threading.get_ident()}".encode()
-    places = [i.native.data for i in compile_device(program, targets, uncached, jobs=3, codegen=_where_it_ran)]
+    places = [i.native.data for i in compile_device(program, targets, uncached, jobs=3, codegen=_WhereItRan())]
     assert len(places) == 3 and here not in places
 
     require_tool("ptxas")
