@@ -298,17 +298,12 @@ def _check_fully_lowered(gpu_module, name: str, path: str, ir) -> None:
     gpu_module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
     if not leftovers:
         return
-    # A conversion cast only marks where a real leftover's value flows; prefer the real op.
-    culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
-    from offload.mlir.lowering_hints import pipeline_hint
+    from offload.mlir.lowering_hints import leftover_error
 
-    raise OffloadError(
-        (
-            f"'{culprit.name}' in gpu.module @{name} cannot be lowered to device code "
-            "(no NVVM/ROCDL lowering for it): ",
-            *pipeline_hint(culprit.name),
-        ),
-        location_of(culprit.location, path),
+    raise leftover_error(
+        leftovers,
+        lambda op: f"'{op}' in gpu.module @{name} cannot be lowered to device code (no NVVM/ROCDL lowering for it): ",
+        path,
     )
 
 

@@ -248,18 +248,15 @@ def check_fully_lowered(host, path: str) -> None:
     leftovers = _find_ops(host, lambda name: not name.startswith("llvm.") and name != "builtin.module")
     if not leftovers:
         return
-    from offload.mlir.frontend import location_of
+    from offload.mlir.lowering_hints import leftover_error
 
-    culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
-    from offload.mlir.lowering_hints import pipeline_hint
-
-    raise OffloadError(
-        (
-            f"host operation '{culprit.name}' cannot be lowered by mlir-offload's host lowering "
-            "(func, scf, cf, affine, arith, math, index, memref, vector and gpu host ops): ",
-            *pipeline_hint(culprit.name),
+    raise leftover_error(
+        leftovers,
+        lambda op: (
+            f"host operation '{op}' cannot be lowered by mlir-offload's host lowering "
+            "(func, scf, cf, affine, arith, math, index, memref, vector and gpu host ops): "
         ),
-        location_of(culprit.location, path),
+        path,
     )
 
 

@@ -4,7 +4,9 @@ on an op of the dialect, for the entries marked so there)."""
 
 from __future__ import annotations
 
-from offload.errors import Part
+from collections.abc import Callable, Sequence
+
+from offload.errors import OffloadError, Part
 from offload.options import compile_option
 
 # dialect -> passes, in pipeline order, that take its ops to dialects mlir-offload lowers.
@@ -38,3 +40,12 @@ def pipeline_hint(op_name: str) -> tuple[Part, ...]:
 
 
 __all__ = ["LOWERING_PASSES", "pipeline_hint"]
+
+
+def leftover_error(leftovers: Sequence, cannot_lower: Callable[[str], str], path: str) -> OffloadError:
+    """The error for the ops a lowering left behind: the first real one (a conversion cast only marks
+    where a real leftover's value flows), what cannot lower it, and the passes that would, at its line."""
+    from offload.mlir.frontend import location_of
+
+    culprit = next((op for op in leftovers if op.name != "builtin.unrealized_conversion_cast"), leftovers[0])
+    return OffloadError((cannot_lower(culprit.name), *pipeline_hint(culprit.name)), location_of(culprit.location, path))
