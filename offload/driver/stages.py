@@ -6,7 +6,7 @@ Named stages, each from one representation to the next:
   codegen    DeviceImages -> + native code (cubin + PTX, AMDGPU object) where the plan packages it
              (the vendor's codegen hook, offload.device.native)
   package    DeviceImages -> OffloadImages                       (offload.packager)
-  lower      Program -> host LLVM IR, launches as stub calls      (offload.host.lower)
+  lower      Program -> host LLVM IR, launches as launch-code calls (offload.host.lower)
   annotate   host IR + stubs, runtime shims, entries, embedded object, bundle record (llvmlite)
   emit       bitcode, textual IR, or an ELF object for a clang older than our LLVM
 """
