@@ -138,6 +138,10 @@ def load_field(builder, module, profile, entry, field_name: str):
     import llvmlite.ir as ir
 
     names = [name for name, _type in parse_fields(profile)]
+    if field_name not in names:
+        raise OffloadError(
+            f"profile for clang {profile.clang_major}: entries have no '{field_name}' field, where launches read it"
+        )
     i32 = ir.IntType(32)
     field = builder.gep(
         entry,
