@@ -6,7 +6,7 @@ Named stages, each from one representation to the next:
   codegen    DeviceImages -> + native code (cubin + PTX, AMDGPU object) where the plan packages it
              (the vendor's codegen hook, offload.device.native)
   package    DeviceImages -> OffloadImages                       (offload.packager)
-  lower      Program -> host LLVM IR, launches as stub calls      (offload.host.lower)
+  lower      Program -> host LLVM IR, launches as launch-code calls (offload.host.lower)
   annotate   host IR + stubs, runtime shims, entries, embedded object, bundle record (llvmlite)
   emit       bitcode, textual IR, or an ELF object for a clang older than our LLVM
 """
@@ -339,6 +339,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     from offload.device.native import verified_module
     from offload.host import async_runtime, embed, entries, launch, runner_utils, runtime
     from offload.host.host_sites import SITE_FUNCTION
+    from offload.host.lower import packing_name
     from offload.packager import write_binary
 
     llvm.initialize_all_targets()
@@ -350,7 +351,7 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     annotations = ir.Module("mlir_offload.host", context=ir.Context())
     annotations.triple = triple
     annotations.data_layout = str(machine.target_data)
-    emitter = runtime.RuntimeEmitter(annotations, runtime.runtime_for(plan.offload_kind), plan.host)
+    emitter = runtime.RuntimeEmitter(annotations, runtime.runtime_for(plan.offload_kind), plan.host, plan.profile)
     emitter.define_shims(lowered.runtime_functions)
     runner_utils.define_runner_utilities(emitter, lowered.runner_utilities)
     async_runtime.define_async_runtime(emitter, lowered.async_runtime)
@@ -359,11 +360,16 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
 
         define_site_function(emitter, lowered.host_sites)
 
-    symbols = []
+    # The packing functions the lowered host calls, numbered as it numbered them.
+    for index, arg_types in enumerate(lowered.packings):
+        if launch.packing_function(emitter, arg_types).name != packing_name(index):
+            raise OffloadError(f"internal error: the host calls {packing_name(index)} with another argument list")
+    symbols, stubs = [], []
     for kernel in device_kernels(images, lowered):
         launch_signature = lowered.launches.get(kernel)
         arg_types = launch_signature.arg_types if launch_signature else []
-        handle = launch.define_stub(emitter, kernel, arg_types)
+        stub, handle = launch.declare_stub(emitter, kernel, arg_types)
+        stubs.append((stub, arg_types))
         if launch_signature is not None and launch_signature.cluster_launch is not None:
             launch.define_cluster_stub(emitter, kernel, arg_types, handle, launch_signature.cluster_launch)
         symbols.append(entries.OffloadSymbol(kernel, handle))
@@ -373,7 +379,9 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
         shadow.initializer = ir.Constant(shadow.value_type, None)
         shadow.align = 8
         symbols.append(entries.OffloadSymbol(name, shadow, size, flags))
-    entries.add_entries(annotations, plan.profile, plan.offload_kind, symbols)
+    kernel_entries = entries.add_entries(annotations, plan.profile, plan.offload_kind, symbols)
+    for (stub, arg_types), entry in zip(stubs, kernel_entries[: len(stubs)], strict=True):  # kernels' come first
+        launch.define_stub(emitter, stub, arg_types, entry)
     embed.embed_offload_binary(annotations, write_binary(offload_images))
     embed.add_record_metadata(annotations, record)
 
@@ -390,8 +398,14 @@ def annotate(lowered, images, offload_images, plan: BundlePlan, record):
     host.triple = triple
     host.data_layout = str(machine.target_data)
     host.link_in(verified_module(parse, str(annotations), "internal error: cannot read the host annotations"))
-    # The shims had to be external to resolve the host's declarations; nothing else may call them.
-    internal = (*lowered.runtime_functions, *lowered.runner_utilities, *lowered.async_runtime)
+    # The shims and packing functions had to be external to resolve the host's declarations; nothing else may
+    # call them.
+    internal = (
+        *lowered.runtime_functions,
+        *lowered.runner_utilities,
+        *lowered.async_runtime,
+        *(packer.name for packer in emitter.packers.values()),
+    )
     for name in (*internal, *([SITE_FUNCTION] if lowered.host_sites else [])):
         host.get_function(name).linkage = llvm.Linkage.internal
     if lowered.async_runtime:

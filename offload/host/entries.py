@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # this module imports llvmlite.ir inside the functions that b
     import llvmlite.ir
 
 ENTRY_STRUCT_NAME = "struct.__tgt_offload_entry"
+ENTRY_PREFIX = ".offloading.entry."
 FIELD_SIZES = {"i16": 2, "i32": 4, "i64": 8, "ptr": 8}
 
 
@@ -27,6 +28,11 @@ class OffloadSymbol:
     address: llvmlite.ir.Value  # the kernel handle, or the host shadow of a global
     size: int = 0  # 0 for a kernel; the global's size in bytes otherwise
     flags: int = 0  # globals: low 3 bits kind (0 global, 1 managed, 2 surface, 3 texture), 8 extern, 16 constant
+
+
+def entry_symbol(name: str) -> str:
+    """The offload entry global of a device symbol (clang's name: the host code refers to it by this name)."""
+    return f"{ENTRY_PREFIX}{name}"
 
 
 def parse_fields(profile) -> list[tuple[str, str]]:
@@ -116,7 +122,7 @@ def add_entries(module, profile, offload_kind: str, symbols: list[OffloadSymbol]
                 constants.append(value if value is not None else ir.Constant(ir.PointerType(), None))
             else:
                 constants.append(ir.Constant(_ir_type(ir, type_name), value))
-        entry = ir.GlobalVariable(module, struct, f".offloading.entry.{symbol.name}")
+        entry = ir.GlobalVariable(module, struct, entry_symbol(symbol.name))
         entry.linkage = "weak"
         entry.global_constant = True
         entry.initializer = ir.Constant(struct, constants)
@@ -124,6 +130,26 @@ def add_entries(module, profile, offload_kind: str, symbols: list[OffloadSymbol]
         entry.align = profile.entries["align"]
         entries.append(entry)
     return entries
+
+
+def load_field(builder, module, profile, entry, field_name: str):
+    """The pointer field `field_name` ("address": the kernel handle, "name": the device symbol's name) of the
+    entry `entry` points to, loaded with `builder`."""
+    import llvmlite.ir as ir
+
+    names = [name for name, _type in parse_fields(profile)]
+    if field_name not in names:
+        raise OffloadError(
+            f"profile for clang {profile.clang_major}: entries have no '{field_name}' field, where launches read it"
+        )
+    i32 = ir.IntType(32)
+    field = builder.gep(
+        entry,
+        [ir.Constant(i32, 0), ir.Constant(i32, names.index(field_name))],
+        inbounds=True,
+        source_etype=entry_struct(module, profile),
+    )
+    return builder.load(field, typ=ir.PointerType(), name=field_name)
 
 
 def _ir_type(ir, type_name: str):

@@ -1,25 +1,28 @@
-"""Per-kernel host stubs, as clang builds them for `kernel<<<grid, block, shmem, stream>>>(args...)`.
+"""Host launch code, as clang builds it for `kernel<<<grid, block, shmem, stream>>>(args...)`, shared by the kernels.
 
-Each kernel has two. clang's (`__device_stub__K`, the kernel's arguments only) is what a .cu file's
-`K<<<...>>>(args)` calls after pushing the configuration: it pops it and launches; it is the kernel handle.
-The program's own (`__mlir_offload_stub.K`) takes the launch configuration (grid x/y/z, block x/y/z as
-i64, dynamic shared bytes as i32, the stream) followed by the kernel's arguments. Both pack the arguments
-into a `void*[]` of pointers to each one, and hand them with the kernel handle and name to one launch
-function all stubs share (so the host compile at link pays for the launch code once, not once per kernel;
-the packing is shared too, one function per distinct argument list, and a stub is a single call): it calls
-cudaLaunchKernel/hipLaunchKernel with each dim3 coerced as clang does for the host triple (its record's
-dim3_params: x86-64 SysV `i64 x | y << 32, i32 z`; AAPCS64 one `[2 x i64] [x | y << 32, z]`). The handle
-is clang's stub for CUDA; for HIP it is a separate constant global that points to it (clang's
-`@kernel = constant ptr @stub`). A dimension that does not fit in 32 bits is reported on stderr and exits
-1 instead of being truncated. A `clusters in (...)` launch has its own stub (CUDA only) that calls
-cudaLaunchKernelExC with the launch config passed by pointer.
+The program's launches call `__mlir_offload_pack.N(entry, grid x/y/z, block x/y/z as i64, dynamic shared bytes
+as i32, stream, args...)` (lower.py): one packing function per distinct kernel argument list, given the
+kernel's offload entry (`.offloading.entry.K`, entries.py), which holds the kernel handle and name. Each kernel
+has one function of its own, clang's stub (`__device_stub__K`, the kernel's arguments only): what a .cu file's
+`K<<<...>>>(args)` calls after pushing the configuration; it pops it and launches; it is the kernel handle.
+A stub is a single call (optnone: the host compile at link gives it the quick -O0 code generator), the packing
+is one function per argument list, the launch one function for all: the host compile at link pays for the
+launch code once, not once per kernel. Packing puts the arguments into a `void*[]` of pointers to each one;
+the launch function reads the handle and name from the entry and calls cudaLaunchKernel/hipLaunchKernel with
+each dim3 coerced as clang does for the host triple (its record's dim3_params: x86-64 SysV
+`i64 x | y << 32, i32 z`; AAPCS64 one `[2 x i64] [x | y << 32, z]`). The handle is clang's stub for CUDA; for
+HIP it is a separate constant global that points to it (clang's `@kernel = constant ptr @stub`). A dimension
+that does not fit in 32 bits is reported on stderr and exits 1 instead of being truncated. A
+`clusters in (...)` launch has its own stub (CUDA only) that calls cudaLaunchKernelExC with the launch config
+passed by pointer.
 """
 
 from __future__ import annotations
 
 from offload.errors import OffloadError
 from offload.formats.vendors import vendor_for
-from offload.host.lower import STUB_CONFIG_PARAMS, clang_stub_name, cluster_stub_name, stub_name
+from offload.host.entries import load_field
+from offload.host.lower import STUB_CONFIG_PARAMS, clang_stub_name, cluster_stub_name, packing_name
 from offload.host.runtime import EXIT_STATUS_ON_RUNTIME_ERROR, RuntimeEmitter
 
 
@@ -27,63 +30,44 @@ def hip_handle_name(kernel: str) -> str:
     return f"__hip_kernel_handle.{kernel}"
 
 
-def define_stub(emitter: RuntimeEmitter, kernel: str, arg_types) -> object:
-    """Define the stubs of `kernel` (the program's, and clang's for .cu callers); returns the kernel handle
-    (the value an offload entry points to)."""
-    ir = emitter.ir
-    e = emitter
-    handle = define_clang_stub(e, kernel, arg_types)
-    config_types = [e.i64] * 6 + [e.i32, e.ptr]
-    fn = e.declare(stub_name(kernel), e.void, config_types + list(arg_types))
-    for arg, name in zip(fn.args, STUB_CONFIG_PARAMS, strict=False):  # the kernel's arguments keep theirs
-        arg.name = name
-    # Not inlined into the host code either: a main launching many kernels stays small to compile.
-    fn.attributes.add("noinline")
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    b.call(packing_function(e, arg_types), [handle, e.cstring(kernel), *fn.args])
-    b.ret_void()
-    return handle
-
-
-def define_clang_stub(emitter: RuntimeEmitter, kernel: str, arg_types):
-    """`void __device_stub__K(<kernel arguments>)`, clang's stub of an extern "C" kernel, which a .cu file's
-    `K<<<grid, block, shared, stream>>>(args)` calls after pushing the configuration: it pops the
-    configuration (__cudaPopCallConfiguration / __hipPopCallConfiguration) and launches as the program's
-    stub does. Returns the kernel handle (CUDA: this function; HIP: the constant global pointing to it)."""
-    ir = emitter.ir
+def declare_stub(emitter: RuntimeEmitter, kernel: str, arg_types) -> tuple:
+    """`void __device_stub__K(<kernel arguments>)`, clang's stub of an extern "C" kernel, declared: its body
+    (define_stub) needs the kernel's offload entry, which needs the kernel handle. Returns (stub, kernel
+    handle): CUDA's handle is the stub, HIP's the constant global pointing to it."""
     e = emitter
     fn = e.declare(clang_stub_name(kernel), e.void, list(arg_types))
+    # One call: nothing for the optimizer, and -O0 code generation is the cheap part of the host compile.
     fn.attributes.add("noinline")
-    handle = kernel_handle(e, kernel, fn)
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    b.call(popping_function(e, arg_types), [handle, e.cstring(kernel), *fn.args])
+    fn.attributes.add("optnone")
+    return fn, kernel_handle(e, kernel, fn)
+
+
+def define_stub(emitter: RuntimeEmitter, stub, arg_types, entry) -> None:
+    """The body of clang's stub, which a .cu file's `K<<<grid, block, shared, stream>>>(args)` calls after
+    pushing the configuration: the popping function of its argument list, given the kernel's offload entry."""
+    b = emitter.ir.IRBuilder(stub.append_basic_block("entry"))
+    b.call(popping_function(emitter, arg_types), [entry, *stub.args])
     b.ret_void()
-    return handle
 
 
 LAUNCH_FUNCTION = "__mlir_offload_launch"
-PACKING_FUNCTION = "__mlir_offload_pack"
 POPPING_FUNCTION = "__mlir_offload_pop"
 
 
 def popping_function(emitter: RuntimeEmitter, arg_types):
-    """`void pop.N(ptr handle, ptr kernel name, <kernel arguments>)`, one per distinct list of kernel argument
-    types (as packing_function): pops the configuration a .cu call site pushed (the runtime keeps it per
-    thread, not per frame) and packs and launches through packing_function. clang's stub of each kernel is
-    then one call: the host code of many kernels stays small to print and to compile."""
+    """`void pop.N(ptr entry, <kernel arguments>)`, one per distinct list of kernel argument types (as
+    packing_function): pops the configuration a .cu call site pushed (the runtime keeps it per thread, not per
+    frame) and packs and launches through packing_function."""
     e = emitter
     key = tuple(str(t) for t in arg_types)
     existing = e.poppers.get(key)
     if existing is not None:
         return existing
     ir = e.ir
-    fn = ir.Function(
-        e.module, ir.FunctionType(e.void, [e.ptr, e.ptr, *arg_types]), f"{POPPING_FUNCTION}.{len(e.poppers)}"
-    )
+    fn = ir.Function(e.module, ir.FunctionType(e.void, [e.ptr, *arg_types]), f"{POPPING_FUNCTION}.{len(e.poppers)}")
     fn.linkage = "internal"
     fn.attributes.add("noinline")
-    for arg, name in zip(fn.args, ("handle", "kernel_name"), strict=False):
-        arg.name = name
+    fn.args[0].name = "kernel_entry"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     dim3 = ir.ArrayType(e.i32, 3)
     grid, block = b.alloca(dim3, name="grid"), b.alloca(dim3, name="block")
@@ -95,17 +79,18 @@ def popping_function(emitter: RuntimeEmitter, arg_types):
         for i in range(3)
     ]
     config = [*dims, b.trunc(b.load(shared), e.i32), b.load(stream)]
-    b.call(packing_function(e, arg_types), [*fn.args[:2], *config, *fn.args[2:]])
+    b.call(packing_function(e, arg_types), [fn.args[0], *config, *fn.args[1:]])
     b.ret_void()
     e.poppers[key] = fn
     return fn
 
 
 def packing_function(emitter: RuntimeEmitter, arg_types):
-    """`void pack.N(ptr handle, ptr kernel name, <stub parameters>)`, one per distinct list of kernel
-    argument types (numbered in order of first use): packs the arguments into the `void*[]` as clang's
-    stub does and launches through launch_function. A stub is then one call: its IR is built, printed
-    and compiled once per argument list, not once per kernel."""
+    """`void __mlir_offload_pack.N(ptr entry, <launch configuration>, <kernel arguments>)`, one per distinct
+    list of kernel argument types (numbered in order of first use: the lowered host's launches, which call
+    them, come first): packs the arguments into the `void*[]` as clang's stub does and launches through
+    launch_function. External here, to define the lowered host's declarations; the annotation makes it
+    internal once linked."""
     e = emitter
     key = tuple(str(t) for t in arg_types)
     existing = e.packers.get(key)
@@ -114,42 +99,39 @@ def packing_function(emitter: RuntimeEmitter, arg_types):
     ir = e.ir
     config_types = [e.i64] * 6 + [e.i32, e.ptr]
     fn = ir.Function(
-        e.module,
-        ir.FunctionType(e.void, [e.ptr, e.ptr, *config_types, *arg_types]),
-        f"{PACKING_FUNCTION}.{len(e.packers)}",
+        e.module, ir.FunctionType(e.void, [e.ptr, *config_types, *arg_types]), packing_name(len(e.packers))
     )
-    fn.linkage = "internal"
     fn.attributes.add("noinline")
-    for arg, name in zip(fn.args, ("handle", "kernel_name", *STUB_CONFIG_PARAMS), strict=False):
+    for arg, name in zip(fn.args, ("kernel_entry", *STUB_CONFIG_PARAMS), strict=False):
         arg.name = name
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    pointers = _argument_pointers(e, b, fn.args[2 + len(config_types) :])
-    b.call(launch_function(e), [*fn.args[: 2 + len(config_types)], pointers])
+    pointers = _argument_pointers(e, b, fn.args[1 + len(config_types) :])
+    b.call(launch_function(e), [*fn.args[: 1 + len(config_types)], pointers])
     b.ret_void()
     e.packers[key] = fn
     return fn
 
 
 def launch_function(emitter: RuntimeEmitter):
-    """`void launch(ptr handle, ptr kernel name, i64 grid x/y/z, i64 block x/y/z, i32 shared bytes,
-    ptr stream, ptr args)`, made once: the dimension check, the dynamic shared memory opt-in and the
-    checked cudaLaunchKernel/hipLaunchKernel of every stub. Never inlined: one copy serves all kernels."""
+    """`void launch(ptr entry, i64 grid x/y/z, i64 block x/y/z, i32 shared bytes, ptr stream, ptr args)`,
+    made once: the kernel handle and name read from the offload entry, the dimension check, the dynamic shared
+    memory opt-in and the checked cudaLaunchKernel/hipLaunchKernel of every kernel."""
     e = emitter
     existing = e.module.globals.get(LAUNCH_FUNCTION)
     if existing is not None:
         return existing
     ir = e.ir
-    fn = ir.Function(
-        e.module, ir.FunctionType(e.void, [e.ptr, e.ptr] + [e.i64] * 6 + [e.i32, e.ptr, e.ptr]), LAUNCH_FUNCTION
-    )
+    fn = ir.Function(e.module, ir.FunctionType(e.void, [e.ptr] + [e.i64] * 6 + [e.i32, e.ptr, e.ptr]), LAUNCH_FUNCTION)
     fn.linkage = "internal"
     fn.attributes.add("noinline")
-    handle, kernel_name = fn.args[:2]
-    grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, stream, pointers = fn.args[2:]
-    for arg, name in zip(fn.args, ("handle", "kernel_name", *STUB_CONFIG_PARAMS, "kernel_args"), strict=True):
+    entry = fn.args[0]
+    grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, stream, pointers = fn.args[1:]
+    for arg, name in zip(fn.args, ("kernel_entry", *STUB_CONFIG_PARAMS, "kernel_args"), strict=True):
         arg.name = name
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    _refuse_wide_dimensions(e, b, fn, kernel_name, fn.args[2:8])
+    handle = load_field(b, e.module, e.profile, entry, "address")
+    kernel_name = load_field(b, e.module, e.profile, entry, "name")
+    _refuse_wide_dimensions(e, b, fn, kernel_name, fn.args[1:7])
     _opt_in_dynamic_shared(e, b, fn, handle, shared_bytes)
     grid = dim3_arguments(b, e, grid_x, grid_y, grid_z)
     block = dim3_arguments(b, e, block_x, block_y, block_z)

@@ -6,7 +6,8 @@ Stages (each a function from one IR to the next):
   lower_to_llvm       synchronous GPU ops become async ones on streams (tokens.py), then upstream
                       gpu-to-llvm turns host GPU ops into mgpu* calls (implemented by runtime.py, never by
                       libmlir_cuda_runtime) and leaves gpu.launch_func with LLVM-typed operands
-  launches_to_calls   gpu.launch_func -> call of the kernel's host stub (launch.py defines the stubs)
+  launches_to_calls   gpu.launch_func -> call of the launch function shared by the kernels of one argument
+                      list, with the kernel's offload entry (launch.py defines both)
   translate           LLVM dialect -> LLVM IR text
 """
 
@@ -50,13 +51,15 @@ ASYNC_PIPELINE = (
 # After launches became func.calls: those (and their declarations) go to the LLVM dialect too.
 CALLS_PIPELINE = "builtin.module(convert-func-to-llvm,reconcile-unrealized-casts)"
 
-# Launch-config parameters every stub takes before the kernel's own arguments (see launch.py).
+# Launch-config parameters every launch passes before the kernel's own arguments (see launch.py).
 STUB_CONFIG_PARAMS = ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z", "shared_bytes", "stream")
+PACKING_FUNCTION = "__mlir_offload_pack"
 
 
-def stub_name(kernel: str) -> str:
-    """Host stub of a kernel's launches in the program: the launch configuration, then the kernel's arguments."""
-    return f"__mlir_offload_stub.{kernel}"
+def packing_name(index: int) -> str:
+    """The packing function of the index-th distinct kernel argument list (launch.packing_function): the program's
+    launches call it with the kernel's offload entry, the launch configuration, then the kernel's arguments."""
+    return f"{PACKING_FUNCTION}.{index}"
 
 
 def clang_stub_name(kernel: str) -> str:
@@ -82,8 +85,9 @@ class KernelLaunch:
 
 @dataclass
 class LoweredHost:
-    llvm_ir: str  # the host module as LLVM IR text (MLIR's translation), stubs declared, not defined
+    llvm_ir: str  # the host module as LLVM IR text (MLIR's translation), launch functions declared, not defined
     launches: dict[str, KernelLaunch] = field(default_factory=dict)  # kernel name -> launch signature
+    packings: list[list] = field(default_factory=list)  # argument types of each packing_name(index) the host calls
     runtime_functions: list[str] = field(default_factory=list)  # mgpu* functions the host calls
     runner_utilities: list[str] = field(default_factory=list)  # MLIR runner utilities the host calls
     async_runtime: list[str] = field(default_factory=list)  # mlirAsyncRuntime* functions the host calls
@@ -129,7 +133,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False, host_sites: bo
         detach_device_code(host, program.path, device_symbol)
         entry_point(host, program.path)
         sites = lower_to_llvm(host, program.path, host_sites)
-        launches = launches_to_calls(host, program.path, device_symbol)
+        launches, packings = launches_to_calls(host, program.path, device_symbol)
         pm_run(CALLS_PIPELINE, host, program.path)
         remove_placeholders(host)
         check_fully_lowered(host, program.path)
@@ -152,6 +156,7 @@ def _lower_host_here(program, device_symbol, debug: bool = False, host_sites: bo
     return LoweredHost(
         llvm_ir=str(llvm_ir),
         launches=launches,
+        packings=packings,
         runtime_functions=runtime_functions,
         runner_utilities=runner_utilities,
         sparse_tensor_runtime=first_runtime_function(declared),
@@ -331,13 +336,19 @@ def host_shared_allocs_synchronous(host) -> None:
         alloc.operation.erase()
 
 
-def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]:
-    """Each gpu.launch_func becomes `func.call @__device_stub__K(grid, block, shared bytes, stream, args)`.
+def launches_to_calls(host, path: str, device_symbol) -> tuple[dict[str, KernelLaunch], list[list]]:
+    """Each gpu.launch_func becomes `func.call @__mlir_offload_pack.N(kernel entry, grid, block, shared bytes,
+    stream, args)`: N numbers the distinct kernel argument lists in order of first launch, the entry is the
+    kernel's `.offloading.entry.K` (declared here, defined with the stubs; launch.py reads the kernel handle
+    and name from it). No function per kernel: the host compile at link pays for one call per launch.
+    A `clusters in (...)` launch calls the kernel's cluster stub instead. Returns the launch signatures and the
+    argument types of each packing function, in N order.
 
     Every launch has a stream by now: tokens.py put the synchronous ones on streams, with their waits."""
     import mlir.ir as ir
     from mlir.dialects import func, llvm
 
+    from offload.host.entries import entry_symbol
     from offload.mlir.frontend import location_of
 
     launch_ops = []
@@ -350,69 +361,102 @@ def launches_to_calls(host, path: str, device_symbol) -> dict[str, KernelLaunch]
     host.walk(collect)
     i64 = ir.IntegerType.get_signless(64)
     i32 = ir.IntegerType.get_signless(32)
+    i8 = ir.IntegerType.get_signless(8)
+    ptr = llvm.PointerType.get()
+    external = ir.Attribute.parse("#llvm.linkage<external>")
     launches: dict[str, KernelLaunch] = {}
-    declared: dict[str, object] = {}
+    packings: dict[tuple[str, ...], int] = {}  # kernel argument types -> N of __mlir_offload_pack.N
+    packing_types: list[list] = []
+    declared: set[str] = set()
     module_body = host.regions[0].blocks[0]
     program_symbols = {
         ir.StringAttr(op.attributes["sym_name"]).value for op in module_body.operations if "sym_name" in op.attributes
     }
+    operand_types: dict[str, list] = {}  # kernel -> the MLIR types of its first launch's arguments
     for launch in launch_ops:
-        location = location_of(launch.location, path)
         module_name = _root_symbol(launch.kernel)
         kernel = device_symbol(module_name, _leaf_symbol(launch.kernel))
         kernel_args = list(launch.kernelOperands)
-        arg_types = [_llvmlite_type(a.type, kernel, location) for a in kernel_args]
         previous = launches.get(kernel)
         if previous is None:
-            launches[kernel] = KernelLaunch(kernel, module_name, arg_types)
-        elif [str(t) for t in previous.arg_types] != [str(t) for t in arg_types]:
-            raise OffloadError(
-                f"kernel '{kernel}' is launched with different argument types "
-                f"({', '.join(map(str, previous.arg_types))} before, "
-                f"{', '.join(map(str, arg_types))} here)",
-                location,
+            location = location_of(launch.location, path)
+            previous = launches[kernel] = KernelLaunch(
+                kernel, module_name, [_llvmlite_type(a.type, kernel, location) for a in kernel_args]
             )
+            operand_types[kernel] = [a.type for a in kernel_args]
+            _refuse_taken_name(clang_stub_name(kernel), kernel, program_symbols, location)
+        elif operand_types[kernel] != [a.type for a in kernel_args]:
+            location = location_of(launch.location, path)
+            arg_types = [_llvmlite_type(a.type, kernel, location) for a in kernel_args]
+            if [str(t) for t in previous.arg_types] != [str(t) for t in arg_types]:
+                raise OffloadError(
+                    f"kernel '{kernel}' is launched with different argument types "
+                    f"({', '.join(map(str, previous.arg_types))} before, "
+                    f"{', '.join(map(str, arg_types))} here)",
+                    location,
+                )
         clustered = launch.clusterSizeX is not None
-        if clustered and launches[kernel].cluster_launch is None:
-            launches[kernel].cluster_launch = location
-        name = cluster_stub_name(kernel) if clustered else stub_name(kernel)
+        if clustered and previous.cluster_launch is None:
+            previous.cluster_launch = location_of(launch.location, path)
         with ir.InsertionPoint(launch.operation), launch.location:
             clusters = [launch.clusterSizeX, launch.clusterSizeY, launch.clusterSizeZ] if clustered else []
-            config = [
-                _as_i64(v, i64)
-                for v in (
-                    *clusters,
-                    launch.gridSizeX,
-                    launch.gridSizeY,
-                    launch.gridSizeZ,
-                    launch.blockSizeX,
-                    launch.blockSizeY,
-                    launch.blockSizeZ,
-                )
-            ]
+            dims = (
+                launch.gridSizeX,
+                launch.gridSizeY,
+                launch.gridSizeZ,
+                launch.blockSizeX,
+                launch.blockSizeY,
+                launch.blockSizeZ,
+            )
+            config = [_as_i64(v, i64) for v in (*clusters, *dims)]
             shared = launch.dynamicSharedMemorySize
             if shared is None:
                 shared = llvm.ConstantOp(i32, ir.IntegerAttr.get(i32, 0)).result
             stream = launch.asyncObject
             if stream is None:  # tokens.synchronous_ops_on_streams put every launch on a stream
                 raise OffloadError(
-                    f"internal error: launch of '{kernel}' has no stream after the async lowering", location
+                    f"internal error: launch of '{kernel}' has no stream after the async lowering",
+                    location_of(launch.location, path),
                 )
-            operands = config + [shared, stream] + kernel_args
+            if clustered:
+                name, leading = cluster_stub_name(kernel), []
+            else:
+                key = tuple(str(t) for t in previous.arg_types)
+                if key not in packings:
+                    packings[key] = len(packings)
+                    packing_types.append(previous.arg_types)
+                name = packing_name(packings[key])
+                entry = entry_symbol(kernel)
+                if entry not in declared:
+                    where = location_of(launch.location, path)
+                    _refuse_taken_name(entry, kernel, program_symbols, where, "the offload entry of")
+                    with ir.InsertionPoint(module_body):
+                        llvm.GlobalOp(i8, entry, external, constant=True)
+                    declared.add(entry)
+                leading = [llvm.AddressOfOp(ptr, entry).result]
+            operands = leading + config + [shared, stream] + kernel_args
             if name not in declared:
-                taken = next((n for n in (name, clang_stub_name(kernel)) if n in program_symbols), None)
-                if taken:
-                    raise OffloadError(
-                        f"the program defines '{taken}', the name of the host stub that launches "
-                        f"kernel '{kernel}': rename the program's function",
-                        location,
-                    )
+                where = location_of(launch.location, path)
+                what = "the host stub that launches" if clustered else "the launch code shared by"
+                _refuse_taken_name(name, kernel, program_symbols, where, what)
                 with ir.InsertionPoint(module_body):
-                    decl = func.FuncOp(name, ir.FunctionType.get([o.type for o in operands], []), visibility="private")
-                declared[name] = decl
+                    func.FuncOp(name, ir.FunctionType.get([o.type for o in operands], []), visibility="private")
+                declared.add(name)
             func.CallOp([], ir.FlatSymbolRefAttr.get(name), operands)
         launch.operation.erase()
-    return launches
+    return launches, packing_types
+
+
+def _refuse_taken_name(
+    name: str, kernel: str, program_symbols: set[str], location, what: str = "the host stub that launches"
+) -> None:
+    """A symbol the host code of `kernel` adds (a stub, the shared launch code, the offload entry) may not be
+    one the program defines already."""
+    if name in program_symbols:
+        raise OffloadError(
+            f"the program defines '{name}', the name of {what} kernel '{kernel}': rename the program's function",
+            location,
+        )
 
 
 def remove_placeholders(host) -> None:

@@ -17,6 +17,7 @@ queued work is safe), copies and sets are queued on the stream.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from offload.errors import OffloadError
 from offload.formats.vendors import VENDORS, vendor_for
@@ -103,13 +104,14 @@ def parse_llvm_type(ir, text: str):
 class RuntimeEmitter:
     """Builds the runtime calls and the mgpu* shims into one llvmlite.ir module."""
 
-    def __init__(self, module, runtime: Runtime, host):
+    def __init__(self, module, runtime: Runtime, host, profile):
         import llvmlite.ir as ir
 
         self.ir = ir
         self.module = module
         self.runtime = runtime
         self.host = host  # offload.formats.hosts.HostTriple: its launch ABI shapes LaunchKernel
+        self.profile = profile  # the target clang's: the offload entries' layout, where launches read the kernel
         self.i8 = ir.IntType(8)
         self.i16 = ir.IntType(16)
         self.i32 = ir.IntType(32)
@@ -117,7 +119,7 @@ class RuntimeEmitter:
         self.ptr = ir.PointerType()
         self.void = ir.VoidType()
         self._strings: dict[str, object] = {}
-        self.packers: dict[tuple, object] = {}  # kernel argument types -> launch.packing_function's function
+        self.packers: dict[tuple, Any] = {}  # kernel argument types -> launch.packing_function's function
         self.poppers: dict[tuple, object] = {}  # kernel argument types -> launch.popping_function's function
 
     # -- declarations and constants ---------------------------------------------------------------

@@ -201,10 +201,10 @@ module attributes {gpu.container_module} {
 """
 
 
-def test_every_stub_launches_through_one_shared_function_that_names_its_kernel(tmp_path, fake_cuda):
-    """The stubs share one launch function and one packing function per argument list (the host compile
-    pays for that code once): a dimension over 32 bits still names the kernel launched with it, and
-    nothing is launched past it."""
+def test_every_launch_goes_through_one_shared_function_that_names_its_kernel(tmp_path, fake_cuda):
+    """The launches share one launch function and one packing function per argument list, given the kernel's
+    offload entry (the host compile pays for that code once; no function per kernel but clang's stub): a
+    dimension over 32 bits still names the kernel launched with it, and nothing is launched past it."""
     import llvmlite.binding as llvm
 
     require_tool("clang-22", 22)
@@ -214,19 +214,26 @@ def test_every_stub_launches_through_one_shared_function_that_names_its_kernel(t
     assert done.returncode == 0, done.stderr
     module = llvm.parse_assembly((tmp_path / "wide.ll").read_text())
 
-    def callees(function) -> list[str]:  # a call's last operand is the called function
-        return [list(i.operands)[-1].name for b in function.blocks for i in b.instructions if i.opcode == "call"]
+    def calls(function) -> list[list[str]]:  # a call's last operand is the called function
+        return [[o.name for o in i.operands] for b in function.blocks for i in b.instructions if i.opcode == "call"]
+
+    def callees(function) -> list[str]:
+        return [operands[-1] for operands in calls(function)]
 
     launchers = [f.name for f in module.functions if not f.is_declaration and "cudaLaunchKernel" in callees(f)]
     assert launchers == ["__mlir_offload_launch"]
-    # Both kernels take one memref: one packing function serves both stubs, each stub is one call.
-    stubs = ("__mlir_offload_stub.narrow", "__mlir_offload_stub.wide")
-    packers = {stub: callees(module.get_function(stub)) for stub in stubs}
-    assert packers[stubs[0]] == packers[stubs[1]] == ["__mlir_offload_pack.0"]
+    # Both kernels take one memref: main calls one packing function for both, with each kernel's entry.
+    launches = [operands for operands in calls(module.get_function("main")) if operands[-1] == "__mlir_offload_pack.0"]
+    assert [operands[0] for operands in launches] == [".offloading.entry.narrow", ".offloading.entry.wide"]
+    assert [f.name for f in module.functions if f.name.startswith("__mlir_offload_stub")] == []
+    assert module.get_function("__mlir_offload_pack.0").linkage == llvm.Linkage.internal
     # clang's stubs (what a .cu file's <<<>>> calls): one call each, to one function per argument list that
-    # pops the configuration, then packs the same way.
-    for stub in ("__device_stub__narrow", "__device_stub__wide"):
-        assert callees(module.get_function(stub)) == ["__mlir_offload_pop.0"]
+    # pops the configuration, then packs the same way; -O0 code at link (optnone).
+    for kernel in ("narrow", "wide"):
+        stub = module.get_function(f"__device_stub__{kernel}")
+        ((entry, *arguments, callee),) = calls(stub)
+        assert (entry, len(arguments), callee) == (f".offloading.entry.{kernel}", 5, "__mlir_offload_pop.0")
+        assert {"noinline", "optnone"} <= set(b" ".join(stub.attributes).decode().split())
     assert callees(module.get_function("__mlir_offload_pop.0")) == [
         "__cudaPopCallConfiguration",
         "__mlir_offload_pack.0",

@@ -169,7 +169,7 @@ def test_output_over_an_input_is_refused(work):
 def test_dash_output_is_standard_output(work):
     text = run_cli("compile", "saxpy.mlir", "--offload-arch", "sm_80", "-S", "-o", "-", cwd=work)
     assert text.returncode == 0, text.stderr
-    assert "define void @__mlir_offload_stub.saxpy" in text.stdout
+    assert "define void @__device_stub__saxpy" in text.stdout
     binary = subprocess.run(
         [sys.executable, "-m", "offload", "device", "saxpy.mlir", "--offload-arch", "sm_80", "-o", "-"],
         cwd=work,

@@ -387,15 +387,23 @@ def test_a_token_carried_through_a_loop_is_refused_at_its_user(tmp_path):
     )
 
 
-def test_a_program_function_named_like_a_launch_stub_is_a_located_error(tmp_path):
+@pytest.mark.parametrize(
+    "taken, what",
+    [
+        ("__device_stub__clear", "the host stub that launches"),
+        ("__mlir_offload_pack.0", "the launch code shared by"),
+        (".offloading.entry.clear", "the offload entry of"),
+    ],
+)
+def test_a_program_function_named_like_a_launch_symbol_is_a_located_error(tmp_path, taken, what):
     source = tmp_path / "stub.mlir"
     source.write_text(
         ASYNC_WITHOUT_DEPENDENCIES.replace("%BODY%", "    gpu.wait [%made, %cleared]").replace(
-            "  func.func @main", "  func.func @__device_stub__clear() {\n    return\n  }\n  func.func @main"
+            "  func.func @main", f'  func.func @"{taken}"() {{\n    return\n  }}\n  func.func @main'
         )
     )
     done = run_cli("compile", str(source), "--offload-arch", "sm_80", "-o", str(tmp_path / "x.bc"))
     assert done.returncode == 1 and done.stderr == (
-        f"{source}:11:16: error: the program defines '__device_stub__clear', the name of the host stub that "
-        "launches kernel 'clear': rename the program's function\n"
+        f"{source}:11:16: error: the program defines '{taken}', the name of {what} "
+        "kernel 'clear': rename the program's function\n"
     )

@@ -35,8 +35,8 @@ def test_bundle_has_clang22_entries_embedded_object_and_record(saxpy_bundle):
     assert str(entry.global_value_type) == (
         "%struct.__tgt_offload_entry = type { i64, i16, i16, i32, ptr, ptr, i64, i64, ptr }"
     )
-    stub = module.get_function("__mlir_offload_stub.saxpy")
-    assert not stub.is_declaration and len(list(stub.arguments)) == 8 + 12  # config + f32, 2 memrefs, index
+    packing = module.get_function("__mlir_offload_pack.0")  # what main's launch of saxpy calls, with its entry
+    assert not packing.is_declaration and len(list(packing.arguments)) == 1 + 8 + 12  # config + f32, 2 memrefs, index
     clang_stub = module.get_function("__device_stub__saxpy")  # what a .cu file's saxpy<<<...>>>(...) calls
     assert not clang_stub.is_declaration and len(list(clang_stub.arguments)) == 12
     assert module.get_function("__cudaPopCallConfiguration").is_declaration
