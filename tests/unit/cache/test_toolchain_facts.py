@@ -336,3 +336,27 @@ def test_a_second_compile_and_link_start_no_probe_and_build_the_same_bytes(tmp_p
     assert not (cache / FACTS_NAME).exists()
     _, cleared_probes = _run(tmp_path, cache, *compile_args, "-o", "cleared.bc")
     assert len(cleared_probes) == len(first_probes)
+
+
+@pytest.mark.no_toolchain
+def test_concurrent_writers_leave_a_whole_file(tmp_path):
+    """Eight processes adding facts at once (a `make -j`): the file is always one writer's whole file."""
+    log = tmp_path / "log"
+    tool = fake_tool(tmp_path / "tool", log, "tool version 1")
+    children = []
+    for child in range(8):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                for flag in range(6):
+                    facts.forget()
+                    tool_output([str(tool), f"-{child}-{flag}"])
+                    assert facts.decode(facts_file().read_bytes())  # never torn, never empty
+            except BaseException:  # noqa: BLE001 - a forked child must never return into pytest
+                os._exit(1)
+            os._exit(0)
+        children.append(pid)
+    assert all(os.waitpid(pid, 0)[1] == 0 for pid in children)
+    kept = facts.decode(facts_file().read_bytes())
+    assert 1 <= len(kept) <= 48  # the last writer's, with the others' as the races left them
+    assert all(value == "tool version 1\ntool version 1\n" for value in kept.values())
