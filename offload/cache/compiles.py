@@ -9,7 +9,8 @@ libraries' and mlir-offload.toml's bytes, the resolved options, the output's and
 the current folder (a dependency file names them), the environment variables the compile consults, the
 files of this package and the identity of the MLIR bindings and of llvmlite. What the compile then found
 by itself (the vendor libraries, LLVM's tools, ptxas) is recorded as it runs (a Python audit hook sees
-every file the compiling process opens to read and every program it starts) and stored in the entry:
+every file the compiling process opens to read, every program it starts and every tool whose remembered
+answer it uses, facts.py) and stored in the entry:
 a file by its SHA-256, a program by its size and modification time. An entry is taken only when every
 one of them is unchanged; a compile that printed anything (a warning) is not stored, so that it runs,
 and warns, again."""
@@ -27,7 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from offload import trace
+from offload.cache.facts import FACT_EVENT
 from offload.cache.folder import COMPILE_SUFFIX
+from offload.cache.root import open_folder, remember_failure, remote_settings, remote_values
 from offload.cache.sealed import seal, unseal
 from offload.errors import pending_warnings
 from offload.fsutil import STDIN, STDOUT, current_folder
@@ -187,6 +190,8 @@ def _audit(event: str, arguments: tuple) -> None:
             search = (environment or {}).get("PATH") if isinstance(environment, dict) else None
             found = program if os.sep in program else shutil.which(program, path=search)
             recorder.programs.append(os.path.realpath(found) if found else program)
+        elif event == FACT_EVENT:  # a tool's remembered answer (facts.py): the compile depends on it as if it ran
+            recorder.programs.extend(arguments[0])
     except Exception:  # noqa: BLE001 - a hook that raises would fail the operation it watches
         recorder.files.append("\0unrecordable")
 
@@ -321,8 +326,6 @@ class CompileCache:
     REMOTE_PREFIX = "mlir-offload:compile:"
 
     def __init__(self, key: str, options):
-        from offload.cache.root import open_folder, remote_settings
-
         self.key = key
         self.folder = open_folder()
         url, mode, ttl = remote_settings(options)
@@ -336,8 +339,6 @@ class CompileCache:
 
     def lookup(self, allowed) -> dict[str, bytes] | None:
         """The files of the earlier compile (path -> bytes), or None: a miss (then the compile runs)."""
-        from offload.cache.root import remote_values
-
         if self.folder is not None:
             files = self._take(self.folder.read(self.key, COMPILE_SUFFIX), allowed)
             if files is not None:
@@ -382,8 +383,6 @@ class CompileCache:
             if self.folder is not None:
                 self.folder.write(self.key, entry, COMPILE_SUFFIX)
             if self.remote is not None:
-                from offload.cache.root import remember_failure
-
                 self.remote.put_many({self.key: entry}, self.REMOTE_PREFIX)
                 if self.folder is not None:
                     remember_failure(self.folder, self.remote)

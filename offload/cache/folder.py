@@ -13,7 +13,8 @@ first two hex digits of the key, that no other user can put device code into.
   least recently used go once the folder outgrows its bound.
 - Hit and miss counts live in a small file (STATS_NAME), updated under a lock and renamed into place.
 - A remote server that failed is remembered for REMOTE_DOWN_SECONDS in another (REMOTE_DOWN_NAME), so
-  that the compiles of a `make -j` do not each wait for its timeout."""
+  that the compiles of a `make -j` do not each wait for its timeout.
+- The toolchain facts (facts.py) are one more small file (FACTS_NAME), read and written as records."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ _MAX_STATS_BYTES = 1 << 16
 STAT_NAMES = ("local_hits", "remote_hits", "misses", "remote_writes", "compile_hits", "compile_remote_hits")
 REMOTE_DOWN_NAME = "remote-down.json"
 REMOTE_DOWN_SECONDS = 60
+FACTS_NAME = "toolchain-facts.json"  # what the installed tools said of themselves (facts.py)
 
 _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_ENTRY = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -252,10 +254,12 @@ class CacheFolder:
 
     def clear(self) -> int:
         """Remove every entry and shard folder (links removed, never followed); the stats stay, as with
-        ccache -C. Returns the number of entries removed. A remote server's failure is forgotten too."""
+        ccache -C. Returns the number of entries removed. A remote server's failure and the toolchain
+        facts are forgotten too (every tool is asked again)."""
         if self._fd is None:
             return 0
         self.forget_remote_down()
+        _unlink_quietly(FACTS_NAME, self._fd)
         removed = 0
         for shard in os.scandir(self._fd):
             if len(shard.name) != 2:
@@ -362,6 +366,23 @@ class CacheFolder:
             _replace(self._fd, REMOTE_DOWN_NAME, json.dumps(record).encode(), 0o660 if self.team else 0o600)
         except OSError:
             pass  # a hint: without it the next compile asks the server again
+
+    # ---- small records at the folder's top (the toolchain facts) ----------------------------------
+
+    def read_record(self, name: str, limit: int) -> bytes | None:
+        """The bytes of the record `name`, or None: absent, a link, not a regular file, another user's, or
+        larger than `limit`."""
+        return self._read_file(name, self._fd, limit) if self._fd is not None else None
+
+    def write_record(self, name: str, data: bytes) -> bool:
+        """Rename a new file with `data` over the record `name`; False when it cannot be written."""
+        if self._fd is None:
+            return False
+        try:
+            _replace(self._fd, name, data, 0o660 if self.team else 0o600)
+            return True
+        except OSError:
+            return False
 
     def forget_remote_down(self) -> None:
         if self._fd is not None:

@@ -16,7 +16,10 @@ from offload.errors import OffloadError, warn_when_done
     "--clear",
     "clear",
     is_flag=True,
-    help="Remove every image of the local cache folder (the counts stay; the remote cache is shared and left alone).",
+    help=(
+        "Remove every image of the local cache folder and the toolchain facts (the counts stay; the remote "
+        "cache is shared and left alone)."
+    ),
 )
 @click.option("-z", "--zero-stats", "zero_stats", is_flag=True, help="Set the hit and miss counts to zero.")
 def cache_command(clear: bool, zero_stats: bool) -> None:

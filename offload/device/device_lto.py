@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from offload import trace
 from offload.about import LLVM_MAJOR
+from offload.cache.facts import remembered
 from offload.device.optimizer import IN_PROCESS, OPT_ENVIRONMENT, llvm_tool_names
 from offload.errors import OffloadError
 from offload.interrupts import temporary_folder
@@ -74,31 +75,63 @@ def _run(command: list[str], what: str) -> bytes:
 # The feature clang's driver passes its nvlink wrapper ("--plugin-opt=-mattr=+ptx88"), and its version line.
 _PTX_FEATURE = re.compile(r'"--plugin-opt=-mattr=(\+ptx[0-9]+)"')
 _CLANG_VERSION = re.compile(r"clang version ([0-9]+)\.")
+_PTX_FEATURE_VALUE = re.compile(r"\+ptx[0-9]+")
+
+
+# The toolkit's files clang's driver reads its CUDA version from: a changed one is asked again.
+_CUDA_VERSION_FILES = ("version.json", "version.txt", "include/cuda.h")
 
 
 def driver_ptx_feature(clang: str, arch: str, cuda_root: str, major: int | None = None) -> str | None:
     """The +ptxNN feature `clang` gives the device link of `arch` with the toolkit at `cuda_root` (its
-    `-###` of an NVPTX link; the input only has to exist), if that clang is of `major` (its -### says)."""
+    `-###` of an NVPTX link; the input only has to exist), if that clang is of `major` (its -### says).
+    Asked once per clang, arch and toolkit, and remembered (offload.cache.facts)."""
+    answer = remembered(
+        "clang nvptx link feature",
+        [clang],
+        lambda: _ask_driver(clang, arch, cuda_root),
+        _is_driver_answer,
+        arguments=[arch, cuda_root],
+        inputs=[os.path.join(cuda_root, name) for name in _CUDA_VERSION_FILES],
+    )
+    if answer is None:
+        return None
+    version, feature = answer
+    if major is not None and version != major:
+        return None
+    return feature
+
+
+def _ask_driver(clang: str, arch: str, cuda_root: str) -> list | None:
+    """[clang's major or None, the +ptxNN feature or None] from its -### of an NVPTX link; None when it cannot run."""
     with temporary_folder("mlir-offload-device-lto-") as tmp:
         empty = os.path.join(tmp, "empty.o")
         open(empty, "wb").close()
         command = [clang, "--target=nvptx64-nvidia-cuda", f"-march={arch}", f"--cuda-path={cuda_root}", "-###", empty]
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+            done = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=60)
         except (OSError, subprocess.TimeoutExpired):
             return None
     version = _CLANG_VERSION.search(done.stderr)
-    if major is not None and (version is None or int(version.group(1)) != major):
-        return None
     found = _PTX_FEATURE.search(done.stderr)
-    return found.group(1) if found else None
+    return [int(version.group(1)) if version else None, found.group(1) if found else None]
+
+
+def _is_driver_answer(answer: object) -> bool:
+    return (
+        isinstance(answer, list)
+        and len(answer) == 2
+        and (answer[0] is None or (isinstance(answer[0], int) and not isinstance(answer[0], bool)))
+        and (answer[1] is None or (isinstance(answer[1], str) and _PTX_FEATURE_VALUE.fullmatch(answer[1]) is not None))
+    )
 
 
 def find_device_lto(profile, arch: str, cuda_root: str | None) -> DeviceLto | None:
     """The target's device link for `arch`, where this machine can run it as the target would: the
     profile records the level, opt and llc of our LLVM major exist, and a clang of the profile's major
     (the link's clang discovery order) names the PTX feature. None otherwise (the in-process code
-    generation then makes the cubin). One process per arch: the clang's -###, which also gives its version."""
+    generation then makes the cubin). One process per arch, the first time: the clang's -###, which also
+    gives its version (remembered: offload.cache.facts)."""
 
     level = profile.cuda.get("device_lto_opt_level")
     if level is None or cuda_root is None or profile.llvm_major != LLVM_MAJOR:

@@ -31,7 +31,7 @@ from offload.formats.vendors import CUDA, HIP, Vendor, vendor_for, vendor_of_tri
 from offload.interrupts import temporary_folder
 from offload.options import DEFAULT_OPT_LEVEL, compile_option
 from offload.packager import ImageKind, read_offload_images
-from offload.toolchain.tools import find_cuda, tool_version
+from offload.toolchain.tools import find_cuda, tool_output, tool_version
 
 
 def _llvm():
@@ -202,8 +202,7 @@ class Codegen:
 
 def _ptxas_identity(codegen: Codegen) -> list[str]:
     """ptxas's own account of its release (`ptxas --version`) and the flags it runs with."""
-    done = subprocess.run([codegen.ptxas(), "--version"], capture_output=True, text=True, timeout=60)
-    return [" ".join((done.stdout + done.stderr).split()), " ".join(codegen.ptxas.flags)]
+    return [" ".join(tool_output([codegen.ptxas(), "--version"]).split()), " ".join(codegen.ptxas.flags)]
 
 
 def _llc_identity(codegen: Codegen) -> list[str]:

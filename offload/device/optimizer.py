@@ -22,16 +22,20 @@ compares it per kernel). HIP images, whose ISA nothing here compares, keep `lto-
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 
 from offload.about import LLVM_MAJOR
+from offload.cache.facts import remembered
 from offload.errors import OffloadError
 from offload.packager.bitcode_ident import bitcode_module, bitcode_producer
 from offload.toolchain.tools import tool_version
 
 OPT_ENVIRONMENT = "MLIR_OFFLOAD_OPT"
+_VERSION = re.compile(r"[0-9][0-9A-Za-z.+~_-]{0,63}")  # a bitcode producer's "22.1.8"
+_DATA_LAYOUT = re.compile(r"[A-Za-z0-9:-]{0,1000}")  # "e-p6:32:32-i64:64-...": LLVM's data layout grammar
 IN_PROCESS = "llvmlite"
 
 
@@ -102,10 +106,26 @@ def find_llvm_tool(tool: str, llvm_major: int, candidates: tuple[str, ...] | Non
 
 def _probe(opt: str, major: int, triples: tuple[str, ...]) -> Optimizer | None:
     """The tools of `opt`, when it is of LLVM `major` and has an llvm-link beside it. One empty module per
-    triple through opt gives its version (the bitcode's producer) and the triple's data layout."""
+    triple through opt gives its version (the bitcode's producer) and the triple's data layout: asked once
+    per opt binary and triples, and remembered (offload.cache.facts)."""
     link = _link_beside(opt)
     if link is None:
         return None
+    answer = remembered(
+        "opt data layouts",
+        [opt],
+        lambda: _ask_opt(opt, triples),
+        lambda answer: _is_opt_answer(answer, triples),
+        list(triples),
+    )
+    if not answer or not answer[0].startswith(f"{major}."):
+        return None
+    return Optimizer(opt, answer[0], link, tuple((triple, layout) for triple, layout in answer[1]))
+
+
+def _ask_opt(opt: str, triples: tuple[str, ...]) -> list | None:
+    """[LLVM version, [[triple, data layout], ...]] of `opt`; [] when it is no opt that writes bitcode;
+    None when it cannot be run."""
     version, layouts = "", []
     for triple in triples or ("",):
         command = [opt, "-o", "-", "-"] + ([f"-mtriple={triple}"] if triple else [])
@@ -115,12 +135,28 @@ def _probe(opt: str, major: int, triples: tuple[str, ...]) -> Optimizer | None:
             return None
         producer = bitcode_producer(done.stdout) or ""
         module = bitcode_module(done.stdout)
-        if done.returncode != 0 or not producer.startswith(f"LLVM{major}.") or module is None:
-            return None
+        if done.returncode != 0 or not producer.startswith("LLVM") or module is None:
+            return []
         version = producer[len("LLVM") :]
         if triple:
-            layouts.append((triple, module.data_layout))
-    return Optimizer(opt, version, link, tuple(layouts))
+            layouts.append([triple, module.data_layout])
+    return [version, layouts]
+
+
+def _is_opt_answer(answer: object, triples: tuple[str, ...]) -> bool:
+    """[] or [version, a data layout per triple, in order]: what _ask_opt answers (a stored answer is
+    checked, as its texts reach opt's command line)."""
+    if answer == []:
+        return True
+    if not (isinstance(answer, list) and len(answer) == 2 and isinstance(answer[0], str)):
+        return False
+    version, layouts = answer
+    return (
+        _VERSION.fullmatch(version) is not None
+        and isinstance(layouts, list)
+        and [pair[0] if isinstance(pair, list) and len(pair) == 2 else None for pair in layouts] == list(triples)
+        and all(isinstance(layout, str) and _DATA_LAYOUT.fullmatch(layout) for _, layout in layouts)
+    )
 
 
 def _link_beside(opt: str) -> str | None:

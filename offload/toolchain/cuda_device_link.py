@@ -12,11 +12,11 @@ threads a machine lacks only take turns. Which clangs take the options is profil
 
 from __future__ import annotations
 
-import functools
 import os
 import subprocess
 from dataclasses import dataclass, field
 
+from offload.cache.facts import remembered
 from offload.formats.vendors import CUDA
 
 # One partition per this much device bitcode of an arch (1000 bench kernels: 164 KB), at most MAX_PARTITIONS.
@@ -91,11 +91,18 @@ def cuda_device_link_speed(profile, bundles, words: list[str], cuda, serial: boo
     return DeviceLinkSpeed(arguments, env, path_prepend)
 
 
-@functools.lru_cache(maxsize=8)
 def ptxas_splits(ptxas: str) -> bool:
-    """Whether this ptxas takes --split-compile (its --help lists it)."""
+    """Whether this ptxas takes --split-compile (its --help lists it; remembered: offload.cache.facts)."""
+    return remembered("ptxas split-compile", [ptxas], lambda: _ask_splits(ptxas), _is_flag) or False
+
+
+def _ask_splits(ptxas: str) -> bool | None:
     try:
         done = subprocess.run([ptxas, "--help"], capture_output=True, text=True, errors="replace", timeout=60)
     except (OSError, subprocess.TimeoutExpired):
-        return False
+        return None
     return done.returncode == 0 and "--split-compile" in done.stdout
+
+
+def _is_flag(answer: object) -> bool:
+    return isinstance(answer, bool)

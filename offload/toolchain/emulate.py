@@ -85,7 +85,7 @@ class EmulationTools:
 
 def find_emulation_tools(clang_path: str | None = None) -> EmulationTools:
     """clang, clang++, opt and llvm-config of LLVM 22, from one installation (Debian's llvm-22 folder)."""
-    from offload.toolchain.tools import describe_clang
+    from offload.toolchain.tools import describe_clang, tool_output
 
     clang = describe_clang(clang_path or f"clang-{EMULATED_LLVM}") or (None if clang_path else describe_clang("clang"))
     if clang is None or clang.major != EMULATED_LLVM:
@@ -110,8 +110,7 @@ def find_emulation_tools(clang_path: str | None = None) -> EmulationTools:
             )
         )
     if not Path(
-        subprocess.run([str(folder / "llvm-config"), "--includedir"], capture_output=True, text=True).stdout.strip()
-        or "/nonexistent",
+        tool_output([str(folder / "llvm-config"), "--includedir"]).strip() or "/nonexistent",
         "llvm",
         "Plugins",
         "PassPlugin.h",

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from offload.cache.facts import remembered
 from offload.errors import OffloadError
 from offload.formats.vendors import CUDA, HIP, Vendor
 from offload.options.link import link_option
@@ -68,17 +69,27 @@ class Rocm:
     libamdhip64: str | None
 
 
-def _run_version(argv: list[str]) -> str:
+def tool_output(argv: list[str]) -> str:
+    """What a tool asked about itself (`--version`, `-dumpmachine`) prints, its output then its errors; ""
+    when it cannot be run. Asked once per tool binary and remembered (offload.cache.facts)."""
+    return remembered("output", argv[:1], lambda: _output(argv), _is_text, arguments=argv[1:]) or ""
+
+
+def _output(argv: list[str]) -> str | None:
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=60)
     except (OSError, subprocess.TimeoutExpired):
-        return ""
+        return None
     return done.stdout + done.stderr
+
+
+def _is_text(answer: object) -> bool:
+    return isinstance(answer, str)
 
 
 def tool_version(path: str, product: str) -> str | None:
     """'22.1.8' from `TOOL --version` ("... <product> version 22.1.8 ..."), None if it does not say so."""
-    words = _run_version([path, "--version"]).split()
+    words = tool_output([path, "--version"]).split()
     for i, word in enumerate(words[:-1]):
         if word == "version" and i > 0 and words[i - 1] == product:
             return words[i + 1]
@@ -97,7 +108,7 @@ def clang_target_host(path: str, flags: Sequence[str] = ()):
         elif flag in ("-target", "--target") and index + 1 < len(flags):
             target = flags[index + 1]
     if target is None:
-        target = _run_version([path, "-dumpmachine"]).strip()
+        target = tool_output([path, "-dumpmachine"]).strip()
     try:
         return host_triple(target)
     except OffloadError as e:
@@ -260,7 +271,7 @@ def _cuda_version(root: str, ptxas: str | None) -> str:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     if ptxas:  # "Cuda compilation tools, release 13.0, V13.0.88"
-        for word in _run_version([ptxas, "--version"]).split():
+        for word in tool_output([ptxas, "--version"]).split():
             if word.startswith("V") and word[1:2].isdigit():
                 return word[1:]
     return ""
