@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 import errno
 import importlib
 import os
@@ -53,6 +52,8 @@ class LazyGroup(click.Group):
     def resolve_command(self, ctx: click.Context, args: list[str]):
         name = args[0] if args else ""
         if name and not name.startswith("-") and name not in COMMANDS and name not in self.commands:
+            import difflib  # only a misspelt command needs it
+
             close = difflib.get_close_matches(name, list(COMMANDS), n=1)
             hint = f"; did you mean '{close[0]}'?" if close else f"; commands: {', '.join(COMMANDS)}"
             ctx.fail(f"no such command '{name}'{hint}")

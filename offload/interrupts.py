@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 import signal
 import sys
@@ -243,7 +242,8 @@ def temporary_folder(prefix: str, folder: str | None = None) -> Iterator[str]:
 def _recorded_folder(prefix: str, folder: str | None) -> Iterator[str]:
     parent = folder if folder is not None else tempfile.gettempdir()
     while True:
-        path = os.path.join(parent, prefix + secrets.token_hex(4))
+        # secrets.token_hex(4) is this; importing secrets (hmac, OpenSSL) would cost every command 3 ms
+        path = os.path.join(parent, prefix + os.urandom(4).hex())
         _litter[path] = os.getpid()
         try:
             os.mkdir(path, 0o700)

@@ -2,7 +2,9 @@
 same Program), its symbols renamed and checked, translated to LLVM IR text for the target's triple.
 
 MLIR's Python modules are imported inside lower_to_llvm_ir: this module is imported with offload.device
-by commands that never lower (ship, link's bundle reading), and `import mlir.ir` costs them 60 ms."""
+by commands that never lower (ship, link's bundle reading), and `import mlir.ir` costs them 60 ms. A
+dialect's Python module (mlir.dialects.X, hundreds of op classes: 5 to 15 ms of CPU each) is imported by
+a rewrite only once it has found an op to rewrite: most programs need none of them here."""
 
 from __future__ import annotations
 
@@ -342,8 +344,6 @@ def _promote_printf_arguments(device, ir) -> None:
     """gpu.printf integers narrower than 32 bits become i32 (i1 zero-, i8/i16 sign-extended), as C's
     default argument promotions make them: MLIR's vprintf lowering stores an i8 as one byte of the
     argument buffer, where %d reads four (the other three are uninitialized padding)."""
-    from mlir.dialects import arith
-
     i32 = ir.IntegerType.get_signless(32)
     found = []
 
@@ -353,6 +353,10 @@ def _promote_printf_arguments(device, ir) -> None:
         return ir.WalkResult.ADVANCE
 
     device.operation.walk(collect)
+    if not found:
+        return
+    from mlir.dialects import arith  # only now: see the module docstring
+
     for op in found:
         for index, value in enumerate(list(op.operands)):
             narrow = value.type.maybe_downcast() if hasattr(value.type, "maybe_downcast") else value.type
@@ -386,8 +390,6 @@ def _expand_subgroup_reductions(device, subgroup_size: int, path: str, ir) -> No
     of `gpu.shuffle xor` over the subgroup (width `subgroup_size`): log2(cluster size) steps at offsets
     stride, 2*stride, ... (a cluster is `cluster_size` lanes `cluster_stride` apart; default: the whole
     subgroup), as upstream's expand-to-shuffles test pattern does. Every lane gets its cluster's result."""
-    from mlir.dialects import arith, gpu
-
     found = []
 
     def collect(op):
@@ -396,6 +398,10 @@ def _expand_subgroup_reductions(device, subgroup_size: int, path: str, ir) -> No
         return ir.WalkResult.ADVANCE
 
     device.operation.walk(collect)
+    if not found:
+        return
+    from mlir.dialects import arith, gpu  # only now: see the module docstring
+
     i32 = ir.IntegerType.get_signless(32)
     for op in found:
         value = op.operands[0]
@@ -435,8 +441,6 @@ def _expand_subgroup_queries(device, subgroup_size: int, ir) -> None:
     gpu.subgroup_size (not lowered to NVVM) become index arithmetic on the target's subgroup width (as
     upstream's subgroup-id rewrite does): the linear thread id (x fastest) / width, and the block's
     threads / width rounded up."""
-    from mlir.dialects import arith, gpu
-
     found = []
 
     def collect(op):
@@ -445,6 +449,10 @@ def _expand_subgroup_queries(device, subgroup_size: int, ir) -> None:
         return ir.WalkResult.ADVANCE
 
     device.operation.walk(collect)
+    if not found:
+        return
+    from mlir.dialects import arith, gpu  # only now: see the module docstring
+
     index = ir.IndexType.get()
     for op in found:
         with ir.InsertionPoint(op), op.location:
@@ -471,8 +479,6 @@ def _expand_subgroup_broadcasts(device, subgroup_size: int, ir) -> None:
     readlane/readfirstlane): specific_lane becomes `gpu.shuffle idx` over the warp from that lane;
     first_active_lane a `shfl.sync.idx` among the lanes of `activemask` from the lowest of them (32-bit
     values; wider ones through `gpu.shuffle`)."""
-    from mlir.dialects import arith, gpu, llvm, nvvm
-
     found = []
 
     def collect(op):
@@ -481,6 +487,10 @@ def _expand_subgroup_broadcasts(device, subgroup_size: int, ir) -> None:
         return ir.WalkResult.ADVANCE
 
     device.operation.walk(collect)
+    if not found:
+        return
+    from mlir.dialects import arith, gpu, llvm, nvvm  # only now: see the module docstring
+
     i1, i32 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(32)
     for op in found:
         value = op.operands[0]

@@ -17,7 +17,6 @@ def widen_narrow_element_accesses(module) -> None:
     """Every load/store of a memref whose element is an integer narrower than 8 bits, in `module`
     (an MLIR operation), goes through an i8 view of that memref."""
     import mlir.ir as ir
-    from mlir.dialects import arith
 
     found = []
 
@@ -28,6 +27,10 @@ def widen_narrow_element_accesses(module) -> None:
         return ir.WalkResult.ADVANCE
 
     module.walk(collect)
+    if not found:
+        return
+    from mlir.dialects import arith  # its op classes cost 4 ms: only for a program that has such an access
+
     i8 = ir.IntegerType.get_signless(8)
     for op in found:
         at = ELEMENT_ACCESSES[op.name]

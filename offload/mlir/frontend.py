@@ -229,8 +229,6 @@ def add_empty_device_module_for_host_only(module, ir) -> None:
     upstream pipeline lowered them to) has no device code: it gets an empty gpu.module, so that its bundle
     carries device images (and with them the bundle record) like any other and registers with the runtime
     as clang's objects do."""
-    from mlir.dialects import gpu
-
     top = list(child_ops(module.operation, ir))
     if any(op.name == "gpu.module" for op in top):
         return
@@ -245,6 +243,8 @@ def add_empty_device_module_for_host_only(module, ir) -> None:
     module.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
     if not found:
         return
+    from mlir.dialects import gpu  # its op classes cost 15 ms: only for a host-only program
+
     with ir.InsertionPoint.at_block_begin(module.body), module.operation.location:
         gpu.GPUModuleOp(HOST_ONLY_DEVICE_MODULE).regions[0].blocks.append()
     module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()

@@ -334,9 +334,13 @@ def _read_module(bits: _Bits) -> BitcodeModule | None:
         for code, ops in block.records():
             if code == _CST_SETTYPE:
                 continue
-            # An array of wider elements (a program's i32 or float table) is no byte array: no initializer.
-            if value in wanted and code in (_CST_STRING, _CST_CSTRING, _CST_DATA) and all(0 <= op < 256 for op in ops):
-                module["constants"][value] = bytes(ops) + (b"\0" if code == _CST_CSTRING else b"")
+            if value in wanted and code in (_CST_STRING, _CST_CSTRING, _CST_DATA):
+                try:  # checked by bytes() itself: the embedded images are megabytes of operands
+                    data = bytes(ops)
+                except ValueError:  # an array of wider elements (an i32 or float table): no byte initializer
+                    data = None
+                if data is not None:
+                    module["constants"][value] = data + (b"\0" if code == _CST_CSTRING else b"")
             value += 1
         return True
 
