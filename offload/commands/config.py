@@ -6,6 +6,7 @@ import os
 
 import click
 
+from offload.data import data_path
 from offload.errors import OffloadError
 from offload.formats.vendors import runtime_link_flags, vendor_for
 from offload.options import LINK_SPECS, SPECS, TOML_SPECS, command_options, given_flags, resolve, resolve_link
@@ -59,10 +60,7 @@ def config(
         click.echo(find_target_clang(resolve_link({}, project).options.clang, major).path)
         return
     if mk or cmake_dir:
-        from importlib import resources
-
-        data = resources.files("offload.data")
-        click.echo(str(data.joinpath("mlir-offload.mk") if mk else data.joinpath("cmake")))
+        click.echo(data_path("mlir-offload.mk") if mk else data_path("cmake"))
         return
     if ctx.invoked_subcommand is not None:
         if cflags or ldflags:
@@ -108,16 +106,14 @@ def config(
 
 def header_gap_flags(spec, root: str) -> list[str]:
     """-I of a stand-in for each header clang's wrapper headers include that the toolkit at `root` lacks."""
-    from importlib import resources
-
     if not spec.header_gaps:
         return []
-    gaps = resources.files("offload.data").joinpath(spec.header_gaps)
+    gaps = data_path(spec.header_gaps)
     flags = []
-    for folder in sorted(gaps.iterdir(), key=lambda entry: entry.name):
-        if not folder.is_dir():
+    for folder in (os.path.join(gaps, name) for name in sorted(os.listdir(gaps))):
+        if not os.path.isdir(folder):
             continue
-        headers = [entry.name for entry in folder.iterdir() if entry.name.endswith(".h")]
+        headers = [name for name in os.listdir(folder) if name.endswith(".h")]
         if any(not os.path.isfile(os.path.join(root, "include", header)) for header in headers):
             flags.append(f"-I{folder}")
     return flags

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from offload.data import read_data
+
 OPTIONS_FILE = "clang/separate-argument-options.txt"
 END_OF_OPTIONS = "--"  # clang: every word after it is an input
 
@@ -14,10 +16,8 @@ END_OF_OPTIONS = "--"  # clang: every word after it is an input
 @lru_cache(maxsize=1)
 def separate_argument_options() -> tuple[frozenset[str], tuple[str, ...]]:
     """(exact spellings, prefixes) of the clang options that take the next word as their argument."""
-    from importlib import resources
-
     exact, prefixes = set(), []
-    for line in resources.files("offload.data").joinpath(OPTIONS_FILE).read_text().splitlines():
+    for line in read_data(OPTIONS_FILE).splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue

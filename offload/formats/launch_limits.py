@@ -13,6 +13,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from offload.data import read_data
 from offload.formats.toolkit_archs import arch_number
 
 LIMITS_FILE = "targets/launch-limits.toml"
@@ -45,9 +46,7 @@ class LaunchLimits:
 
 @lru_cache(maxsize=1)
 def _table() -> dict:
-    from importlib import resources
-
-    return tomllib.loads(resources.files("offload.data").joinpath(LIMITS_FILE).read_text())
+    return tomllib.loads(read_data(LIMITS_FILE))
 
 
 def _shared_kib(vendor: dict, arch: str) -> int:

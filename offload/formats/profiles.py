@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
+from offload.data import data_path, read_data
 from offload.errors import Mention, OffloadError
 
 DEFAULT_TARGET_CLANG = 22
@@ -52,12 +53,10 @@ class Profile:
 
 
 def _profile_files() -> dict[int, str]:
-    root = resources.files("offload.data").joinpath("profiles")
     found = {}
-    for entry in root.iterdir():
-        name = entry.name
+    for name in os.listdir(data_path("profiles")):
         if name.startswith("clang") and name.endswith(".toml"):
-            found[int(name[len("clang") : -len(".toml")])] = entry.read_text(encoding="utf-8")
+            found[int(name[len("clang") : -len(".toml")])] = read_data(f"profiles/{name}", encoding="utf-8")
     return found
 
 

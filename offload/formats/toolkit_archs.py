@@ -7,6 +7,8 @@ import sys
 from dataclasses import dataclass
 from functools import lru_cache
 
+from offload.data import read_data
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -27,9 +29,7 @@ class ArchRange:
 
 @lru_cache(maxsize=1)
 def toolkit_arch_ranges() -> dict[int, ArchRange]:
-    from importlib import resources
-
-    data = tomllib.loads(resources.files("offload.data").joinpath(ARCHS_FILE).read_text())
+    data = tomllib.loads(read_data(ARCHS_FILE))
     return {int(major): ArchRange(int(row["oldest"]), int(row["newest"])) for major, row in data.items()}
 
 

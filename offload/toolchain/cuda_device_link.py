@@ -17,6 +17,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from offload.cache.facts import remembered
+from offload.data import data_path
 from offload.formats.vendors import CUDA
 
 # One partition per this much device bitcode of an arch (1000 bench kernels: 164 KB), at most MAX_PARTITIONS.
@@ -82,9 +83,7 @@ def cuda_device_link_speed(profile, bundles, words: list[str], cuda, serial: boo
         and cuda.nvlink
         and ptxas_splits(cuda.ptxas)
     ):
-        from importlib import resources
-
-        wrapper_root = str(resources.files("offload.data").joinpath("ptxas"))
+        wrapper_root = data_path("ptxas")
         arguments += [DEVICE_LINKER_OPTION, f"--cuda-path={wrapper_root}"]
         env = {PTXAS_ENVIRONMENT: cuda.ptxas, PTXAS_OPTIONS_ENVIRONMENT: f"--split-compile={PTXAS_THREADS}"}
         path_prepend = [os.path.dirname(cuda.nvlink)]

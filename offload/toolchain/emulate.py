@@ -24,9 +24,9 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, replace
-from importlib import resources
 from pathlib import Path
 
+from offload.data import read_data_bytes
 from offload.errors import OffloadError, Part, warn_when_done
 from offload.formats.launch_limits import launch_limits
 from offload.formats.sanitizers import SANITIZERS, sanitizer_mask
@@ -152,7 +152,7 @@ def cache_folder() -> Path:
 
 
 def _source(name: str) -> bytes:
-    return resources.files("offload.data").joinpath(f"emulator/{name}").read_bytes()
+    return read_data_bytes(f"emulator/{name}")
 
 
 def _run(argv: list[str], what: str, scratch: str | None = None) -> subprocess.CompletedProcess:

@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from offload.data import data_path
 from offload.errors import FLAG, OffloadError, Part, worded
 from offload.formats import profiles
 from offload.formats.profiles import load_profile
@@ -219,8 +220,6 @@ def plan_link(bundles, inputs: list[str], output: str, options: LinkOptions = DE
     ptx_beside adds each bundle's ptx_files_beside (what the Makefile and CMake rules ask for) unless ptx
     files are given; cudart none where `inputs` name the runtime library; a bundle compiled with -G asks
     for device_debug itself; serial_device_link: no --offload-jobs, LTO partitions or ptxas --split-compile."""
-    from importlib import resources
-
     from offload.formats.clang_arguments import own_options
     from offload.formats.hosts import host_refusal
     from offload.fsutil import read_input
@@ -321,7 +320,7 @@ def plan_link(bundles, inputs: list[str], output: str, options: LinkOptions = DE
                 # clang 19/21 call fatbinary --image=..., which CUDA 13 rejects (docs/targets-and-shipping.md).
                 # clang 21 forwards --cuda-path to its linker wrapper, which then runs <cuda>/bin/fatbinary before
                 # PATH's: the toolkit goes on PATH behind the rewriting script instead of --cuda-path.
-                path_prepend.append(str(resources.files("offload.data").joinpath("scripts")))
+                path_prepend.append(data_path("scripts"))
                 path_prepend.append(os.path.join(root, "bin"))
                 toolkit_on_path = True
             if ptx_images:
@@ -474,11 +473,9 @@ def _ptx_through_fatbinary_wrapper(
     """Environment and clang flags that make the linker wrapper's fatbinary step run
     offload/data/scripts/fatbinary, which adds the PTX images (kind=ptx) beside the linked cubins and drops
     the cubins of the `ptx_only` archs."""
-    from importlib import resources
-
     if cuda.fatbinary is None:
         raise OffloadError(f"CUDA at {cuda.root} has no bin/fatbinary: PTX images cannot be added")
-    scripts = str(resources.files("offload.data").joinpath("scripts"))
+    scripts = data_path("scripts")
     extra = []
     if profile.cuda.get("fatbinary_lookup") == "cuda_path":
         # This linker wrapper runs <--cuda-path>/bin/fatbinary; scripts/bin/fatbinary is the wrapper.

@@ -25,9 +25,9 @@ import shlex
 import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from importlib import resources
 
 from offload import __version__
+from offload.data import read_data, read_data_bytes
 from offload.errors import OffloadError
 from offload.formats.hosts import X86_64, host_triple
 from offload.formats.profiles import Profile, available_profiles, link_table, load_profile
@@ -287,7 +287,7 @@ def render_build_sh(
     runtime_refusal = (
         shipped_refusal(facts.record.sparse_tensor_runtime) if facts.record.sparse_tensor_runtime else ("", "")
     )
-    template = resources.files("offload.data").joinpath("ship/build.sh.in").read_text("utf-8")
+    template = read_data("ship/build.sh.in", "utf-8")
     values = {
         "@TOOL@": f"mlir-offload {__version__}",
         "@APP@": app,
@@ -352,7 +352,7 @@ def render_build_sh(
 
 def render_makefile(app: str, bundle: str, record: BundleRecord | None = None) -> str:
     """The Makefile; `record`'s sparse tensor runtime (if any) is said in its head, with how to give it."""
-    template = resources.files("offload.data").joinpath("ship/Makefile.in").read_text("utf-8")
+    template = read_data("ship/Makefile.in", "utf-8")
     function = record.sparse_tensor_runtime if record else ""
     needs = (
         f"# The program calls MLIR's sparse tensor runtime ({function}), which the archive does not hold:\n"
@@ -373,11 +373,11 @@ def render_makefile(app: str, bundle: str, record: BundleRecord | None = None) -
 
 
 def fatbinary_wrapper() -> bytes:
-    return resources.files("offload.data").joinpath("scripts/fatbinary").read_bytes()
+    return read_data_bytes("scripts/fatbinary")
 
 
 def ptxas_wrapper() -> bytes:
-    return resources.files("offload.data").joinpath("ptxas/bin/ptxas").read_bytes()
+    return read_data_bytes("ptxas/bin/ptxas")
 
 
 @dataclass(frozen=True)
