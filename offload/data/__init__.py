@@ -9,7 +9,7 @@ FOLDER = os.path.dirname(os.path.abspath(__file__))
 
 def data_path(name: str) -> str:
     """The package data file or folder `name` ("profiles/clang22.toml"). The data are files on disk (a link
-    puts scripts/ on PATH), so a path does: importlib.resources cost every compile and link 10 ms of imports."""
+    puts scripts/ on PATH), so a path does: importlib.resources costs a link 10 ms of imports."""
     return os.path.join(FOLDER, *name.split("/"))
 
 

@@ -4,6 +4,7 @@ outline `gpu.launch` bodies into gpu.module/gpu.func kernels. Shared by the devi
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -78,22 +79,21 @@ MLIR_BYTECODE_MAGIC = b"ML\xefR"
 MAX_NESTING = 512  # regions, attributes and types deeper than this overflow MLIR's recursive parser and passes
 
 
+# What check_nesting reads of the text, in order: a string (to its closing quote, or to the end of its line,
+# which it takes with it; a backslash takes the next byte, a newline too), a // comment, a newline, a
+# bracket. A regular expression finds them (the loop over every byte was 10 ms of a 200-kernel compile).
+_NESTING_TOKENS = re.compile(rb'"(?:\\.|[^"\\\n])*(?:["\n]|\\?\Z)|//[^\n]*|[\n()\[\]{}<>]', re.DOTALL)
+
+
 def check_nesting(data: bytes, path: str) -> None:
     """Refuse text nesting (), [], {} or <> deeper than MAX_NESTING (outside strings and comments), at the
     bracket that goes too deep: MLIR's recursive descent would overflow the stack and kill the process."""
-    depth, line, column_start, index, size = 0, 1, 0, 0, len(data)
-    while index < size:
+    depth, line, column_start = 0, 1, 0
+    for token in _NESTING_TOKENS.finditer(data):
+        index = token.start()
         byte = data[index]
         if byte == 0x0A:
             line, column_start = line + 1, index + 1
-        elif byte == 0x22:  # a string: skip to its closing quote (\" escaped)
-            index += 1
-            while index < size and data[index] not in (0x22, 0x0A):
-                index += 2 if data[index] == 0x5C else 1
-        elif byte == 0x2F and data[index + 1 : index + 2] == b"/":  # a comment: skip to the end of the line
-            end = data.find(b"\n", index)
-            index = size if end < 0 else end
-            continue
         elif byte in b"([{<":
             depth += 1
             if depth > MAX_NESTING:
@@ -104,7 +104,6 @@ def check_nesting(data: bytes, path: str) -> None:
                 )
         elif byte in b")]}>" and not (byte == 0x3E and index and data[index - 1] == 0x2D):  # not the '>' of '->'
             depth = max(depth - 1, 0)  # a stray closer (a '>=' in an affine set) only lowers the count
-        index += 1
 
 
 @called_from_native
