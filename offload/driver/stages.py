@@ -330,7 +330,7 @@ def start_lower(program, device_symbol, debug: bool = False, host_sites: bool = 
     # of CPU); this process imports it, and the host tables annotate reads, once for all three.
     import mlir.dialects.llvm  # noqa: F401
 
-    from offload.host import async_runtime, runner_utils, sparse_runtime  # noqa: F401
+    from offload.host import async_runtime, entries, runner_utils, sparse_runtime  # noqa: F401
     from offload.host.lower import start_lower_host
 
     return start_lower_host(program, device_symbol, debug, host_sites)
