@@ -12,7 +12,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -130,7 +129,7 @@ class BuildCache:
         if self._fd is None:
             return self.problem
         mode = 0o660 if self.team else 0o600
-        temporary = f".{key}.{secrets.token_hex(6)}.tmp"
+        temporary = f".{key}.{os.urandom(6).hex()}.tmp"
         try:
             os.mkdir(temporary, 0o2770 if self.team else 0o700, dir_fd=self._fd)
             fd = os.open(temporary, _OPEN_DIRECTORY, dir_fd=self._fd)
@@ -159,7 +158,7 @@ class BuildCache:
 
     def _remove_aside(self, key: str) -> None:
         """Move a damaged entry out of the way (renamed first: a concurrent link never sees it half removed)."""
-        aside = f".{key}.{secrets.token_hex(6)}.old"
+        aside = f".{key}.{os.urandom(6).hex()}.old"
         try:
             os.rename(key, aside, src_dir_fd=self._fd, dst_dir_fd=self._fd)
         except OSError:
