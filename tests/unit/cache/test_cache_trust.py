@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cache_compiles import SAXPY, TIMEOUT, compile_saxpy
 from conftest import REPO, require_tool
 from emulation import require_emulation
 from offload.cache.folder import CacheFolder
@@ -21,34 +22,6 @@ from offload.cache.root import CACHE_ENVIRONMENT
 from offload.device import cache_entry
 from offload.device.images import DeviceImage
 from offload.formats.targets import parse_offload_arch
-
-SAXPY = str(REPO / "examples" / "saxpy.mlir")
-TIMEOUT = 180  # a compile that waits on a FIFO would hang: the test fails instead
-
-
-def compile_saxpy(cache: Path | None, out: Path, *flags: str, env: dict | None = None):
-    environment = {**os.environ, **(env or {}), "PYTHONPATH": str(REPO)}  # this checkout's code
-    environment.pop("MLIR_OFFLOAD_REMOTE_CACHE", None)
-    if cache is not None:
-        environment[CACHE_ENVIRONMENT] = str(cache)
-    command = [
-        sys.executable,
-        "-m",
-        "offload",
-        "compile",
-        SAXPY,
-        "--offload-arch",
-        "sm_80",
-        "-o",
-        str(out),
-        "-v",
-        *flags,
-        *(["--no-cache"] if cache is None else []),
-    ]
-    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=TIMEOUT)
-    assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr
-    return done
 
 
 @pytest.fixture(scope="module")

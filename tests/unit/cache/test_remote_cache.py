@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from cache_compiles import SAXPY, TIMEOUT, clean_environment, compile_saxpy
 from conftest import REPO
 from offload.cache.remote import KEY_PREFIX, URL_ENVIRONMENT, redact
 from offload.cache.root import CACHE_ENVIRONMENT
 
-SAXPY = str(REPO / "examples" / "saxpy.mlir")
-TIMEOUT = 180
 PASSWORD = "s3cret-pass"
 
 
@@ -100,43 +99,6 @@ def server(tmp_path):
     running.stop()
 
 
-def compile_saxpy(
-    cache: Path | None, out: Path, url: str | None, *flags: str, env: dict | None = None, check: bool = True
-):
-    environment = clean_environment()
-    environment.update(env or {})
-    if url:
-        environment[URL_ENVIRONMENT] = url
-    if cache is not None:
-        environment[CACHE_ENVIRONMENT] = str(cache)
-    command = [
-        sys.executable,
-        "-m",
-        "offload",
-        "compile",
-        SAXPY,
-        "--offload-arch",
-        "sm_80",
-        "-o",
-        str(out),
-        "-v",
-        *flags,
-        *(["--no-cache"] if cache is None else []),
-    ]
-    done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=TIMEOUT)
-    if check:
-        assert done.returncode == 0, done.stderr
-        assert "Traceback" not in done.stderr
-    return done
-
-
-def clean_environment() -> dict[str, str]:
-    """This checkout's code, no remote cache setting of the caller's."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("MLIR_OFFLOAD_REMOTE_CACHE")}
-    environment["PYTHONPATH"] = str(REPO)
-    return environment
-
-
 def warnings_of(done) -> list[str]:
     return [line for line in done.stderr.splitlines() if "warning:" in line]
 
@@ -144,31 +106,31 @@ def warnings_of(done) -> list[str]:
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> bytes:
     out = tmp_path_factory.mktemp("reference") / "saxpy.bc"
-    compile_saxpy(None, out, None)
+    compile_saxpy(None, out)
     return out.read_bytes()
 
 
 def test_two_machines_share_images(tmp_path, server, reference):
-    first = compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", server.url())
+    first = compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", url=server.url())
     assert "cache: miss sm_80" in first.stderr and not warnings_of(first)
     assert server.client().dbsize() == 1
-    second = compile_saxpy(tmp_path / "machine2", tmp_path / "b.bc", server.url())
+    second = compile_saxpy(tmp_path / "machine2", tmp_path / "b.bc", url=server.url())
     assert "cache: remote hit sm_80" in second.stderr and "cache: miss" not in second.stderr
     assert (tmp_path / "a.bc").read_bytes() == (tmp_path / "b.bc").read_bytes() == reference
-    third = compile_saxpy(tmp_path / "machine2", tmp_path / "c.bc", server.url())  # kept locally
+    third = compile_saxpy(tmp_path / "machine2", tmp_path / "c.bc", url=server.url())  # kept locally
     assert "cache: hit sm_80" in third.stderr
     assert (tmp_path / "c.bc").read_bytes() == reference
 
 
 def _tamper_swapped(client, key: bytes, tmp_path: Path, server) -> None:
-    compile_saxpy(tmp_path / "other", tmp_path / "o1.bc", server.url(), "-O1")
+    compile_saxpy(tmp_path / "other", tmp_path / "o1.bc", "-O1", url=server.url())
     [other] = [k for k in client.keys(KEY_PREFIX + "*") if k != key]
     client.set(key, client.get(other))  # valid bitcode for the same target, another program's
 
 
 @pytest.mark.parametrize("tamper", ["swapped", "garbage", "truncated", "empty"])
 def test_tampered_values_are_misses(tmp_path, server, reference, tamper):
-    compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", server.url())
+    compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", url=server.url())
     client = server.client()
     [key] = client.keys(KEY_PREFIX + "*")
     value = client.get(key)
@@ -180,7 +142,7 @@ def test_tampered_values_are_misses(tmp_path, server, reference, tamper):
         client.set(key, value[: len(value) // 2])
     else:
         client.set(key, b"")
-    done = compile_saxpy(tmp_path / "machine2", tmp_path / "b.bc", server.url())
+    done = compile_saxpy(tmp_path / "machine2", tmp_path / "b.bc", url=server.url())
     assert "cache: miss sm_80" in done.stderr and "remote hit" not in done.stderr
     assert (tmp_path / "b.bc").read_bytes() == reference
     assert client.get(key) == value  # the miss wrote the real image back
@@ -188,9 +150,9 @@ def test_tampered_values_are_misses(tmp_path, server, reference, tamper):
 
 def test_server_gone_is_one_warning_and_the_same_output(tmp_path, server, reference):
     url = server.url()
-    compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", url)
+    compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", url=url)
     server.stop()
-    done = compile_saxpy(tmp_path / "machine2", tmp_path / "b.bc", url)
+    done = compile_saxpy(tmp_path / "machine2", tmp_path / "b.bc", url=url)
     assert len(warnings_of(done)) == 1 and "cannot read from the remote cache" in warnings_of(done)[0]
     assert (tmp_path / "b.bc").read_bytes() == reference
 
@@ -226,17 +188,17 @@ def test_server_stopped_in_the_middle_of_a_compile(tmp_path, server, reference, 
 
 def test_slow_server_times_out_with_one_warning(tmp_path, server, reference):
     server.client().execute_command("CLIENT", "PAUSE", "8000", "ALL")  # answers nothing for 8 s
-    done = compile_saxpy(tmp_path / "machine", tmp_path / "b.bc", server.url())
+    done = compile_saxpy(tmp_path / "machine", tmp_path / "b.bc", url=server.url())
     assert len(warnings_of(done)) == 1 and "Timeout" in warnings_of(done)[0]
     assert (tmp_path / "b.bc").read_bytes() == reference
 
 
 def test_read_only_mode_never_writes(tmp_path, server, reference):
     read_only = {"MLIR_OFFLOAD_REMOTE_CACHE_MODE": "read-only"}
-    done = compile_saxpy(tmp_path / "developer", tmp_path / "a.bc", server.url(), env=read_only)
+    done = compile_saxpy(tmp_path / "developer", tmp_path / "a.bc", url=server.url(), env=read_only)
     assert "cache: miss sm_80" in done.stderr and server.client().dbsize() == 0
-    compile_saxpy(tmp_path / "ci", tmp_path / "b.bc", server.url())  # CI writes
-    done = compile_saxpy(tmp_path / "developer2", tmp_path / "c.bc", server.url(), env=read_only)
+    compile_saxpy(tmp_path / "ci", tmp_path / "b.bc", url=server.url())  # CI writes
+    done = compile_saxpy(tmp_path / "developer2", tmp_path / "c.bc", url=server.url(), env=read_only)
     assert "cache: remote hit sm_80" in done.stderr
     assert (tmp_path / "c.bc").read_bytes() == reference
     project = tmp_path / "project"  # the same from mlir-offload.toml
@@ -268,7 +230,9 @@ def test_read_only_mode_never_writes(tmp_path, server, reference):
 
 
 def test_ttl_option(tmp_path, server):
-    compile_saxpy(tmp_path / "machine", tmp_path / "a.bc", server.url(), env={"MLIR_OFFLOAD_REMOTE_CACHE_TTL": "600"})
+    compile_saxpy(
+        tmp_path / "machine", tmp_path / "a.bc", url=server.url(), env={"MLIR_OFFLOAD_REMOTE_CACHE_TTL": "600"}
+    )
     client = server.client()
     [key] = client.keys(KEY_PREFIX + "*")
     assert 0 < client.ttl(key) <= 600
@@ -278,16 +242,16 @@ def test_password_is_used_and_never_shown(tmp_path, reference):
     running = RedisServer(tmp_path, "--requirepass", PASSWORD)
     running.password = PASSWORD
     try:
-        done = compile_saxpy(tmp_path / "m1", tmp_path / "a.bc", running.url(PASSWORD))
+        done = compile_saxpy(tmp_path / "m1", tmp_path / "a.bc", url=running.url(PASSWORD))
         assert not warnings_of(done) and running.client().dbsize() == 1
         done = compile_saxpy(
-            tmp_path / "m2", tmp_path / "b.bc", running.url(), env={"MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD": PASSWORD}
+            tmp_path / "m2", tmp_path / "b.bc", url=running.url(), env={"MLIR_OFFLOAD_REMOTE_CACHE_PASSWORD": PASSWORD}
         )  # from the environment
         assert "cache: remote hit sm_80" in done.stderr
-        done = compile_saxpy(tmp_path / "m3", tmp_path / "c.bc", running.url(), env={"REDISCLI_AUTH": PASSWORD})
+        done = compile_saxpy(tmp_path / "m3", tmp_path / "c.bc", url=running.url(), env={"REDISCLI_AUTH": PASSWORD})
         assert "cache: remote hit sm_80" in done.stderr
         wrong = "wrong-" + PASSWORD
-        done = compile_saxpy(tmp_path / "m4", tmp_path / "d.bc", running.url(wrong))
+        done = compile_saxpy(tmp_path / "m4", tmp_path / "d.bc", url=running.url(wrong))
         assert len(warnings_of(done)) == 1 and wrong not in done.stderr and "***" in done.stderr
         assert (tmp_path / "d.bc").read_bytes() == reference
         environment = {**clean_environment(), URL_ENVIRONMENT: running.url(PASSWORD)}
@@ -343,7 +307,7 @@ def test_missing_client_is_one_error_line(tmp_path):
 
 
 def test_a_url_that_is_not_redis_is_one_error_line(tmp_path):
-    done = compile_saxpy(tmp_path / "c", tmp_path / "a.bc", "http://user:pw@127.0.0.1:1/", check=False)
+    done = compile_saxpy(tmp_path / "c", tmp_path / "a.bc", url="http://user:pw@127.0.0.1:1/", check=False)
     assert done.returncode == 1 and "pw" not in done.stderr and "redis://HOST:PORT/DB" in done.stderr
 
 
@@ -379,11 +343,11 @@ def test_tls(tmp_path, reference):
     try:
         url = f"rediss://localhost:{running.port}/0"
         trust = {"SSL_CERT_FILE": str(cert)}  # the server's self-signed certificate is the one CA trusted
-        compile_saxpy(tmp_path / "m1", tmp_path / "a.bc", url, env=trust)
-        done = compile_saxpy(tmp_path / "m2", tmp_path / "b.bc", url, env=trust)
+        compile_saxpy(tmp_path / "m1", tmp_path / "a.bc", url=url, env=trust)
+        done = compile_saxpy(tmp_path / "m2", tmp_path / "b.bc", url=url, env=trust)
         assert "cache: remote hit sm_80" in done.stderr and not warnings_of(done)
         assert (tmp_path / "b.bc").read_bytes() == reference
-        done = compile_saxpy(tmp_path / "m3", tmp_path / "c.bc", url)  # certificate not trusted: one warning
+        done = compile_saxpy(tmp_path / "m3", tmp_path / "c.bc", url=url)  # certificate not trusted: one warning
         assert len(warnings_of(done)) == 1 and (tmp_path / "c.bc").read_bytes() == reference
     finally:
         running.stop()
@@ -446,7 +410,7 @@ def test_huge_value_is_not_downloaded_whole(tmp_path, server, reference):
     MAX_VALUE_BYTES + 1 bytes are read, never the whole value; the miss writes the real image back."""
     from offload.cache.remote import MAX_VALUE_BYTES
 
-    compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", server.url())
+    compile_saxpy(tmp_path / "machine1", tmp_path / "a.bc", url=server.url())
     client = server.client()
     [key] = client.keys(KEY_PREFIX + "*")
     value = client.get(key)
@@ -501,7 +465,7 @@ def test_failed_server_is_remembered_for_the_next_compiles(tmp_path, reference, 
     port = silent.port if silent else _free_port()  # nothing listens on a port just freed
     url = f"redis://127.0.0.1:{port}/0"
     try:
-        first = compile_saxpy(tmp_path / "machine", tmp_path / "a.bc", url)
+        first = compile_saxpy(tmp_path / "machine", tmp_path / "a.bc", url=url)
         [warning] = warnings_of(first)
         assert "cannot read from the remote cache" in warning
         assert ("Timeout" in warning) if silent else ("refused" in warning), warning
@@ -511,12 +475,12 @@ def test_failed_server_is_remembered_for_the_next_compiles(tmp_path, reference, 
             [sys.executable, "-m", "offload", "cache"], env=environment, capture_output=True, text=True, timeout=TIMEOUT
         ).stdout
         assert "(read-write; failed " in shown and "not asked for" in shown, shown
-        second = compile_saxpy(tmp_path / "machine", tmp_path / "b.bc", url, "-O1")  # a local miss: would ask
+        second = compile_saxpy(tmp_path / "machine", tmp_path / "b.bc", "-O1", url=url)  # a local miss: would ask
         [warning] = warnings_of(second)
         assert "not asked again for" in warning and "cache: miss sm_80" in second.stderr
         if silent:
             assert len(silent.accepted) == 1  # the second compile did not connect
-        other = compile_saxpy(tmp_path / "machine", tmp_path / "c.bc", f"redis://127.0.0.1:{port}/1", "-O2")
+        other = compile_saxpy(tmp_path / "machine", tmp_path / "c.bc", "-O2", url=f"redis://127.0.0.1:{port}/1")
         assert "cannot read from the remote cache" in warnings_of(other)[0]  # another server: asked
         cleared = subprocess.run(
             [sys.executable, "-m", "offload", "cache", "--clear"],
@@ -770,7 +734,7 @@ def test_a_server_dripping_its_answer_holds_no_compile(tmp_path, reference, drip
     # hangs until TIMEOUT).
     dripping = DrippingServer(drips)
     try:
-        done = compile_saxpy(tmp_path / "machine", tmp_path / "a.bc", f"redis://127.0.0.1:{dripping.port}/0")
+        done = compile_saxpy(tmp_path / "machine", tmp_path / "a.bc", url=f"redis://127.0.0.1:{dripping.port}/0")
     finally:
         dripping.close()
     action = "read from" if drips == "read" else "write to"
