@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from offload.errors import OffloadError
 from offload.mlir.frontend import location_of
+from offload.mlir.walk import ops_where
 
 MMA_OPS = (
     "gpu.subgroup_mma_load_matrix",
@@ -60,14 +61,7 @@ def lowers_subgroup_mma(arch: str, wavefront_size: int) -> bool:
 
 def lower_subgroup_mma_to_wmma(device, path: str, ir) -> None:
     """Every gpu.subgroup_mma_* op in `device` (gpu.modules for a gfx11 target) rewritten as above."""
-    found = []
-
-    def collect(op):
-        if op.name in MMA_OPS:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    device.operation.walk(collect)
+    found = ops_where(device.operation, lambda op: op.name in MMA_OPS, ir)
     if not found:
         return
     fragments = {ir.Type.parse(f.matrix_type): f for f in FRAGMENTS}

@@ -8,6 +8,7 @@ that lowering passes no function name, so HIP's `FUNCTION` slot reads `(unknown)
 from __future__ import annotations
 
 from offload.mlir.frontend import location_of
+from offload.mlir.walk import ops_where
 
 # The device-assert line as upstream MLIR's ROCDL lowering of cf.assert prints it.
 ASSERT_FORMAT = "{file}:{line}: (unknown) Device-side assertion `{message}' failed.\n"
@@ -17,14 +18,7 @@ def lower_device_asserts(device, path: str, ir) -> None:
     """Each cf.assert becomes `scf.if (not cond) { gpu.printf ...; llvm.intr.trap }`."""
     from mlir.dialects import arith, scf
 
-    found = []
-
-    def collect(op):
-        if op.name == "cf.assert":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    device.operation.walk(collect)
+    found = ops_where(device.operation, lambda op: op.name == "cf.assert", ir)
     i1 = ir.IntegerType.get_signless(1)
     for op in found:
         where = location_of(op.location, path)

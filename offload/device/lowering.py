@@ -19,6 +19,7 @@ from offload.device.kinds import TargetKind, function_attributes
 from offload.errors import Location, OffloadError
 from offload.mlir.byte_elements import widen_narrow_element_accesses
 from offload.mlir.frontend import Program, child_ops, location_of, run_mlir
+from offload.mlir.walk import ops_where
 from offload.mlir.wmma_workarounds import rewrite_unlowered_elementwise
 from offload.options import CompileOptions, compile_option
 
@@ -108,15 +109,8 @@ def _allocas_in_address_space(device, space: int, ir) -> None:
     """Every llvm.alloca of a generic pointer (memref.alloca's lowering) allocates in `space` and is cast
     to the generic pointer its users take, as clang emits them: the AMDGPU backend allows stack objects
     in the private address space only (the LLVM verifier refuses, an assertions build crashes, others)."""
-    found = []
-
-    def collect(op):
-        if op.name == "llvm.alloca" and ir.Type.parse("!llvm.ptr") == op.results[0].type:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    device.operation.walk(collect)
     private, generic = ir.Type.parse(f"!llvm.ptr<{space}>"), ir.Type.parse("!llvm.ptr")
+    found = ops_where(device.operation, lambda op: op.name == "llvm.alloca" and op.results[0].type == generic, ir)
     for op in found:
         attributes = {name: op.attributes[name] for name in op.attributes}
         with ir.InsertionPoint(op), op.location:
@@ -345,14 +339,7 @@ def _promote_printf_arguments(device, ir) -> None:
     default argument promotions make them: MLIR's vprintf lowering stores an i8 as one byte of the
     argument buffer, where %d reads four (the other three are uninitialized padding)."""
     i32 = ir.IntegerType.get_signless(32)
-    found = []
-
-    def collect(op):
-        if op.name == "gpu.printf":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    device.operation.walk(collect)
+    found = ops_where(device.operation, lambda op: op.name == "gpu.printf", ir)
     if not found:
         return
     from mlir.dialects import arith  # only now: see the module docstring
@@ -390,14 +377,7 @@ def _expand_subgroup_reductions(device, subgroup_size: int, path: str, ir) -> No
     of `gpu.shuffle xor` over the subgroup (width `subgroup_size`): log2(cluster size) steps at offsets
     stride, 2*stride, ... (a cluster is `cluster_size` lanes `cluster_stride` apart; default: the whole
     subgroup), as upstream's expand-to-shuffles test pattern does. Every lane gets its cluster's result."""
-    found = []
-
-    def collect(op):
-        if op.name == "gpu.subgroup_reduce":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    device.operation.walk(collect)
+    found = ops_where(device.operation, lambda op: op.name == "gpu.subgroup_reduce", ir)
     if not found:
         return
     from mlir.dialects import arith, gpu  # only now: see the module docstring
@@ -441,14 +421,7 @@ def _expand_subgroup_queries(device, subgroup_size: int, ir) -> None:
     gpu.subgroup_size (not lowered to NVVM) become index arithmetic on the target's subgroup width (as
     upstream's subgroup-id rewrite does): the linear thread id (x fastest) / width, and the block's
     threads / width rounded up."""
-    found = []
-
-    def collect(op):
-        if op.name in SUBGROUP_QUERIES:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    device.operation.walk(collect)
+    found = ops_where(device.operation, lambda op: op.name in SUBGROUP_QUERIES, ir)
     if not found:
         return
     from mlir.dialects import arith, gpu  # only now: see the module docstring
@@ -479,14 +452,7 @@ def _expand_subgroup_broadcasts(device, subgroup_size: int, ir) -> None:
     readlane/readfirstlane): specific_lane becomes `gpu.shuffle idx` over the warp from that lane;
     first_active_lane a `shfl.sync.idx` among the lanes of `activemask` from the lowest of them (32-bit
     values; wider ones through `gpu.shuffle`)."""
-    found = []
-
-    def collect(op):
-        if op.name == "gpu.subgroup_broadcast":
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    device.operation.walk(collect)
+    found = ops_where(device.operation, lambda op: op.name == "gpu.subgroup_broadcast", ir)
     if not found:
         return
     from mlir.dialects import arith, gpu, llvm, nvvm  # only now: see the module docstring

@@ -9,6 +9,8 @@ legalizes an i1 store or load itself."""
 
 from __future__ import annotations
 
+from offload.mlir.walk import ops_where
+
 # Ops that access one element, and where their memref operand is (after the stored value for stores).
 ELEMENT_ACCESSES = {"memref.load": 0, "affine.load": 0, "memref.store": 1, "affine.store": 1}
 
@@ -18,15 +20,7 @@ def widen_narrow_element_accesses(module) -> None:
     (an MLIR operation), goes through an i8 view of that memref."""
     import mlir.ir as ir
 
-    found = []
-
-    def collect(op):
-        at = ELEMENT_ACCESSES.get(op.name)
-        if at is not None and _is_narrow(op.operands[at].type, ir):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(collect)
+    found = ops_where(module, lambda op: _is_narrow_access(op, ir), ir)
     if not found:
         return
     from mlir.dialects import arith  # its op classes cost 4 ms: only for a program that has such an access
@@ -52,6 +46,11 @@ def widen_narrow_element_accesses(module) -> None:
                 byte = arith.ExtUIOp(i8, op.operands[0]).result
                 ir.Operation.create(op.name, operands=[byte, view, *indices], attributes=attributes)
         op.erase()
+
+
+def _is_narrow_access(op, ir) -> bool:
+    at = ELEMENT_ACCESSES.get(op.name)
+    return at is not None and _is_narrow(op.operands[at].type, ir)
 
 
 def _is_narrow(memref_type, ir) -> bool:

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from offload.mlir.walk import ops_where
+
 # The name of the location wrapped around a transposed transfer_write while convert-vector-to-gpu runs.
 TRANSPOSED_MARK = "mlir-offload.transposed-store"
 VECTOR_TO_GPU = "convert-vector-to-gpu"
@@ -17,14 +19,9 @@ VECTOR_TO_GPU = "convert-vector-to-gpu"
 
 def rewrite_unlowered_elementwise(device, ir) -> None:
     """Each `negatef`/`subf` gpu.subgroup_mma_elementwise rewritten with mulf by -1 and addf."""
-    found = []
-
-    def collect(op):
-        if op.name == "gpu.subgroup_mma_elementwise" and _kind(op) in ("negatef", "subf"):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    device.operation.walk(collect)
+    found = ops_where(
+        device.operation, lambda op: op.name == "gpu.subgroup_mma_elementwise" and _kind(op) in ("negatef", "subf"), ir
+    )
     for op in found:
         matrix = op.results[0].type
         element = ir.Type.parse(str(matrix).split("x")[-1].split(",")[0])
