@@ -48,6 +48,14 @@ def require_tool(name: str, llvm_major: int | None = None) -> str:
     return path
 
 
+def cuda_rdc_object(clang: str, source: Path, output: Path) -> None:
+    """A CUDA C++ file compiled as clang's offload driver does for a relocatable device link (-fgpu-rdc,
+    the new driver; sm_80), without the CUDA headers and libraries: the device code beside our bundles."""
+    command = [clang, "-x", "cuda", "-nocudainc", "-nocudalib", "--offload-arch=sm_80", "-fgpu-rdc"]
+    command += ["--offload-new-driver", "-Wno-unknown-cuda-version", "-c", str(source), "-o", str(output)]
+    subprocess.run(command, check=True, capture_output=True)
+
+
 def run_cli(
     *args: str, cwd: str | os.PathLike | None = None, env: dict | None = None, input: bytes | None = None
 ) -> subprocess.CompletedProcess:

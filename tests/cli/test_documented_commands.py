@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, require_tool, run_cli
+from conftest import REPO, cuda_rdc_object, require_tool, run_cli
 
 PAGES = (REPO / "README.md", REPO / "docs" / "cli.md")
 
@@ -51,26 +51,7 @@ def test_every_documented_command_runs(tmp_path, page):
     (tmp_path / "main.c").write_text("int helper_of_main(void) { return 0; }\n")
     subprocess.run([clang, "-c", "main.c", "-o", "main.o"], cwd=tmp_path, check=True)
     (tmp_path / "lib.cu").write_text('extern "C" __attribute__((device)) float scale(float x) { return 3.0f * x; }\n')
-    subprocess.run(
-        [
-            clang,
-            "-x",
-            "cuda",
-            "-nocudainc",
-            "-nocudalib",
-            "--offload-arch=sm_80",
-            "-fgpu-rdc",
-            "--offload-new-driver",
-            "-Wno-unknown-cuda-version",
-            "-c",
-            "lib.cu",
-            "-o",
-            "lib.o",
-        ],
-        cwd=tmp_path,
-        check=True,
-        capture_output=True,
-    )
+    cuda_rdc_object(clang, tmp_path / "lib.cu", tmp_path / "lib.o")
     for arch in ("sm_80", "gfx90a"):
         done = run_cli("device", "app.mlir", "--offload-arch", arch, "--emit=bc", "-o", "k", cwd=tmp_path)
         assert done.returncode == 0, done.stderr

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from conftest import require_tool, run_cli
+from conftest import cuda_rdc_object, require_tool, run_cli
 from offload.errors import OffloadError
 
 PROGRAM = """\
@@ -105,32 +105,12 @@ CUDA_SCALE = 'extern "C" __attribute__((device)) float scale(float x) { return 3
 @pytest.mark.parametrize("image", ["bitcode", "cubin"])
 def test_declared_function_links_from_a_gpu_rdc_cuda_object(tmp_path, image):
     """With -fgpu-rdc the declaration may be defined by CUDA device code of the link (as nvcc -rdc=true)."""
-    import subprocess
-
     clang = require_tool("clang-22", 22)
     require_tool("ptxas")
     program = tmp_path / "decl.mlir"
     program.write_text(PROGRAM)
     (tmp_path / "scale.cu").write_text(CUDA_SCALE)
-    subprocess.run(
-        [
-            clang,
-            "-x",
-            "cuda",
-            "-nocudainc",
-            "-nocudalib",
-            "--offload-arch=sm_80",
-            "-fgpu-rdc",
-            "--offload-new-driver",
-            "-Wno-unknown-cuda-version",
-            "-c",
-            str(tmp_path / "scale.cu"),
-            "-o",
-            str(tmp_path / "scale.o"),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    cuda_rdc_object(clang, tmp_path / "scale.cu", tmp_path / "scale.o")
     bundle = tmp_path / ("decl.offload.bc" if image == "bitcode" else "decl.offload.o")
     formats = ["--device-image", image] + (["--host-format", "obj"] if image == "cubin" else [])
     done = run_cli("compile", str(program), "--offload-arch", "sm_80", *formats, "-o", str(bundle))
