@@ -15,6 +15,12 @@ STDOUT = "-"  # `-o -`: the output goes to standard output, as with clang and th
 STDIN = "-"  # the input path that reads the program from standard input, as mlir-opt does
 
 
+def random_hex(size: int) -> str:
+    """`size` random bytes as hex, for a temporary name no other process picks: secrets.token_hex(size),
+    without importing secrets (hmac, OpenSSL: 3 ms at every start of every command)."""
+    return os.urandom(size).hex()
+
+
 def atomic_write(path: str | os.PathLike, data: bytes, mode: int = 0o644, inputs=()) -> None:
     write_all({path: data}, mode, inputs)
 

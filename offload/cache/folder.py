@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from offload.errors import warn_when_done
+from offload.fsutil import random_hex
 from offload.trust import folder_problem, trusted_entry
 
 SUFFIX = ".image"
@@ -410,7 +411,7 @@ class CacheFolder:
 def _replace(folder: int, name: str, data: bytes, mode: int) -> None:
     """Write `data` to a new temporary file in `folder`, then rename it over `name` (the rename replaces
     whatever `name` was, a link included, without following it)."""
-    temporary = f".{name}.{os.urandom(6).hex()}.tmp"  # secrets.token_hex(6), without importing secrets
+    temporary = f".{name}.{random_hex(6)}.tmp"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=folder)
     try:
         os.fchmod(fd, mode)  # whatever the umask: a team's entries are its group's to read

@@ -15,6 +15,7 @@ import os
 import stat
 from pathlib import Path
 
+from offload.fsutil import random_hex
 from offload.trust import folder_problem, trusted_entry
 
 DIGEST_SUFFIX = ".sha256"
@@ -129,7 +130,7 @@ class BuildCache:
         if self._fd is None:
             return self.problem
         mode = 0o660 if self.team else 0o600
-        temporary = f".{key}.{os.urandom(6).hex()}.tmp"
+        temporary = f".{key}.{random_hex(6)}.tmp"
         try:
             os.mkdir(temporary, 0o2770 if self.team else 0o700, dir_fd=self._fd)
             fd = os.open(temporary, _OPEN_DIRECTORY, dir_fd=self._fd)
@@ -158,7 +159,7 @@ class BuildCache:
 
     def _remove_aside(self, key: str) -> None:
         """Move a damaged entry out of the way (renamed first: a concurrent link never sees it half removed)."""
-        aside = f".{key}.{os.urandom(6).hex()}.old"
+        aside = f".{key}.{random_hex(6)}.old"
         try:
             os.rename(key, aside, src_dir_fd=self._fd, dst_dir_fd=self._fd)
         except OSError:

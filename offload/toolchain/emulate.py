@@ -30,6 +30,7 @@ from offload.data import read_data_bytes
 from offload.errors import OffloadError, Part, warn_when_done
 from offload.formats.launch_limits import launch_limits
 from offload.formats.sanitizers import SANITIZERS, sanitizer_mask
+from offload.fsutil import check_outputs
 from offload.interrupts import removed_unless_kept, temporary_folder
 from offload.options.compile import compile_option
 from offload.options.link import DEFAULT_LINK, LinkOptions, link_option
@@ -589,8 +590,6 @@ def link_emulated(
     refuse_unlinked(bundles, inputs, shown)
 
     import click
-
-    from offload.fsutil import check_outputs
 
     check_outputs([output], [item for item in inputs if not item.startswith("-")])  # never over an input
     final = output

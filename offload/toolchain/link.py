@@ -18,6 +18,7 @@ from offload.errors import FLAG, OffloadError, Part, worded
 from offload.formats import profiles
 from offload.formats.profiles import load_profile
 from offload.formats.vendors import CUDA, VENDORS, runtime_link_flags, runtime_named, vendor_of_triple
+from offload.fsutil import check_outputs, read_input, stream_of, write_stream
 from offload.interrupts import removed_unless_kept, temporary_folder
 from offload.options.compile import compile_option
 from offload.options.link import DEFAULT_LINK, LinkOptions, link_option
@@ -165,7 +166,6 @@ def find_bundles(arguments: list[str], read_images=None) -> list[LinkBundle]:
     first file argument's reading error (through `read_images`, see read_bundle_record) says why it is
     not one."""
     from offload.formats.clang_arguments import input_files
-    from offload.fsutil import read_input
 
     inputs = input_files(arguments)
     files = [a for a in inputs if os.path.isfile(a)]
@@ -222,7 +222,6 @@ def plan_link(bundles, inputs: list[str], output: str, options: LinkOptions = DE
     for device_debug itself; serial_device_link: no --offload-jobs, LTO partitions or ptxas --split-compile."""
     from offload.formats.clang_arguments import own_options
     from offload.formats.hosts import host_refusal
-    from offload.fsutil import read_input
     from offload.toolchain.doctor import fatbinary_wrapper_needed
 
     if isinstance(bundles, str):
@@ -493,8 +492,6 @@ def link_bundle(bundles, inputs: list[str], output: str, options: LinkOptions = 
     instead, options.verbose prints it and clang's messages."""
     import click
 
-    from offload.fsutil import check_outputs
-
     # Before clang runs: not over an input (clang would overwrite the bundle or an object), a device or a folder.
     check_outputs([output], [item for item in inputs if not item.startswith("-")])
     plan = plan_link(bundles, inputs, output, options)
@@ -525,8 +522,6 @@ def link_bundle(bundles, inputs: list[str], output: str, options: LinkOptions = 
     env = dict(os.environ, **plan.env)
     if plan.env_path_prepend:
         env["PATH"] = os.pathsep.join(plan.env_path_prepend + [env.get("PATH", "")])
-    from offload.fsutil import stream_of, write_stream
-
     final = output
     assert plan.command[-2:] == ["-o", final]
     stream = stream_of(final)

@@ -34,6 +34,7 @@ from offload.formats.profiles import Profile, available_profiles, link_table, lo
 from offload.formats.sparse_tensor_runtime import LIBRARY as SPARSE_TENSOR_LIBRARY
 from offload.formats.sparse_tensor_runtime import shipped_refusal
 from offload.formats.vendors import VENDORS, runtime_link_flags, vendor_for
+from offload.fsutil import read_input
 from offload.packager import ImageKind, image_kind_name
 from offload.packager.bitcode_ident import bitcode_globals, bitcode_producer
 from offload.packager.bundle import (
@@ -595,7 +596,6 @@ def read_manifest(path: str) -> dict:
     """manifest.json of a .tar.gz archive, an unpacked folder, or the manifest file itself, checked to be
     a manifest of this format (every field read later has its type)."""
     from offload.formats.ustar import read_member
-    from offload.fsutil import read_input
 
     if os.path.isdir(path):
         path = os.path.join(path, "manifest.json")
@@ -683,7 +683,6 @@ GZIP_MAGIC = b"\x1f\x8b"
 def read_bundle_needs(path: str):
     """(BundleNeeds, whether the archive ships the fatbinary wrapper) of a shipped manifest, or of a bundle
     (`.offload.bc`, `.offload.o`: what `mlir-offload link` links, which brings the wrapper itself)."""
-    from offload.fsutil import read_input
     from offload.toolchain.doctor import BundleNeeds
 
     if os.path.isfile(path) and not path.endswith(".json"):
