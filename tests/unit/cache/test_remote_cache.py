@@ -504,31 +504,9 @@ def test_server_that_never_answers_costs_one_timeout_without_a_folder(tmp_path, 
     folder.chmod(0o777)
     silent = SilentServer()
     try:
-        environment = {
-            **clean_environment(),
-            URL_ENVIRONMENT: f"redis://127.0.0.1:{silent.port}/0",
-            CACHE_ENVIRONMENT: str(folder),
-        }
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "offload",
-                "compile",
-                SAXPY,
-                "--offload-arch",
-                "sm_80",
-                "-o",
-                str(tmp_path / "a.bc"),
-            ],
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-        )
+        done = compile_saxpy(folder, tmp_path / "a.bc", url=f"redis://127.0.0.1:{silent.port}/0")
     finally:
         silent.close()
-    assert done.returncode == 0, done.stderr
     remote = [line for line in warnings_of(done) if "remote cache" in line]
     assert len(remote) == 1 and "Timeout" in remote[0], done.stderr
     assert len(silent.accepted) == 1
